@@ -1,0 +1,45 @@
+# Every target creates its own virtual environment; nothing needs to be installed by hand.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: help install demo test lint typecheck pytest bench bench-quick clean
+
+help:
+	@echo "make demo         set up and run sigmatool silent on the bundled Big-Math sample"
+	@echo "make test         set up and run the tests, ruff and mypy"
+	@echo "make bench-quick  a benchmark that finishes in under a minute"
+	@echo "make bench        the full benchmark (10^8-row datasets; needs several GB of disk)"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/sigmatool silent --G 4,8,16,32,64
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check sigmatool tests bench
+	$(BIN)/ruff format --check sigmatool tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+test: pytest lint typecheck
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py --size full
+
+bench-quick: $(STAMP)
+	$(BIN)/python bench/run.py --size quick
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
