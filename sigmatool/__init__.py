@@ -1,0 +1,30 @@
+"""sigmatool: what a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates.
+
+Built on the group-standard-deviation identity of arXiv:2607.00152: for 0/1 rewards the per-prompt GRPO
+update is exactly the group's reward std σ times a direction.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from sigmatool import kernels
+from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
+from sigmatool.load import Dataset, InputOptions, bundled_sample, histogram, load, per_prompt_frame
+from sigmatool.silent import summarize as silent_summary
+
+__all__ = [
+    "DataError",
+    "Dataset",
+    "ExitCode",
+    "InputOptions",
+    "SigmaError",
+    "UsageError",
+    "__version__",
+    "bundled_sample",
+    "histogram",
+    "kernels",
+    "load",
+    "per_prompt_frame",
+    "silent_summary",
+]

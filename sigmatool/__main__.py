@@ -1,0 +1,5 @@
+"""``python -m sigmatool``."""
+
+from sigmatool.cli import main
+
+main()

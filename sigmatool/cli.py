@@ -1,0 +1,278 @@
+"""The typer app: each command loads, computes and renders; the work lives in the other modules."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+from enum import Enum
+from typing import Annotated, Optional
+
+import polars as pl
+import typer
+from rich.text import Text
+
+from sigmatool import __version__, silent
+from sigmatool.aggregate import parse_group_sizes
+from sigmatool.errors import ExitCode, SigmaError
+from sigmatool.load import Dataset, InputOptions, histogram, load
+from sigmatool.render import View, sink_frame, stderr_console, write_frame
+
+app = typer.Typer(
+    name="sigmatool",
+    help=(
+        "What a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates.\n\n"
+        "For 0/1 rewards the per-prompt GRPO update is exactly the group's reward std σ times a direction "
+        "(arXiv:2607.00152). sigmatool turns that identity into answers on a difficulty dataset: silent "
+        "groups, the gradient budget across difficulty, the group size each prompt needs, and a controlled "
+        "training run.\n\nWith no DATA and nothing piped in, commands run on the bundled Big-Math sample."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+INPUT = "Input"
+OUTPUT = "Output"
+
+
+class InputFormatChoice(str, Enum):
+    csv = "csv"
+    tsv = "tsv"
+    parquet = "parquet"
+    jsonl = "jsonl"
+    json = "json"
+
+
+class OutputFormat(str, Enum):
+    auto = "auto"
+    table = "table"
+    csv = "csv"
+    tsv = "tsv"
+    json = "json"
+    jsonl = "jsonl"
+    parquet = "parquet"
+
+
+class EstimatorChoice(str, Enum):
+    plugin = "plugin"
+    unbiased = "unbiased"
+
+
+# Shared options, declared once. Flags are spelled for people (see the README's option list).
+DataArg = Annotated[
+    Optional[list[str]],  # noqa: UP045 - typer needs Optional here on Python 3.10
+    typer.Argument(
+        help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
+        "Default: stdin when piped, else the bundled Big-Math sample.",
+        show_default=False,
+    ),
+]
+InputFormatOpt = Annotated[
+    Optional[InputFormatChoice],  # noqa: UP045
+    typer.Option("--input-format", help="Format of stdin or of files without a known extension.", rich_help_panel=INPUT),
+]
+ColOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--col", help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate).", rich_help_panel=INPUT),
+]
+KColOpt = Annotated[Optional[str], typer.Option("--k-col", help="Column of right answers k (with --n-col).", rich_help_panel=INPUT)]  # noqa: UP045
+NColOpt = Annotated[Optional[str], typer.Option("--n-col", help="Column of samples n behind each k.", rich_help_panel=INPUT)]  # noqa: UP045
+SamplesOpt = Annotated[
+    Optional[int],  # noqa: UP045
+    typer.Option("--samples", min=1, help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.", rich_help_panel=INPUT),
+]
+RolloutsOpt = Annotated[
+    bool,
+    typer.Option("--rollouts", help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.", rich_help_panel=INPUT),
+]
+PromptColOpt = Annotated[Optional[str], typer.Option("--prompt-col", help="Prompt id column of a rollout log.", rich_help_panel=INPUT)]  # noqa: UP045
+RewardColOpt = Annotated[Optional[str], typer.Option("--reward-col", help="Reward column of a rollout log (0/1 or boolean).", rich_help_panel=INPUT)]  # noqa: UP045
+ThresholdOpt = Annotated[
+    Optional[float],  # noqa: UP045
+    typer.Option("--threshold", help="Count a rollout as right when its reward ≥ T (for non-binary rewards).", rich_help_panel=INPUT),
+]
+WeightColOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--weight-col", help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result).", rich_help_panel=INPUT),
+]
+ByOpt = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Option("--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT),
+]
+IdColOpt = Annotated[Optional[str], typer.Option("--id-col", help="Prompt id for per-prompt output (default: row number).", rich_help_panel=INPUT)]  # noqa: UP045
+SkipInvalidOpt = Annotated[
+    bool,
+    typer.Option("--skip-invalid", help="Skip and count rows with a bad value instead of stopping.", rich_help_panel=INPUT),
+]
+FormatOpt = Annotated[
+    OutputFormat,
+    typer.Option("--format", "-f", help="auto: a table on a terminal, CSV in a pipe (or from -o's extension).", rich_help_panel=OUTPUT),
+]
+OutputOpt = Annotated[
+    Optional[str],  # noqa: UP045
+    typer.Option("--output", "-o", help="Write to this file (atomically); the format follows its extension.", rich_help_panel=OUTPUT),
+]
+GroupSizesOpt = Annotated[
+    Optional[list[str]],  # noqa: UP045
+    typer.Option("--G", "-G", "--group-size", help="Group size G: repeatable or a comma list, e.g. --G 4,8,16.", show_default="8"),
+]
+BinsOpt = Annotated[
+    Optional[int],  # noqa: UP045
+    typer.Option("--bins", min=1, max=1000, help="Also break the summary down into N equal-width bins of p."),
+]
+PerPromptOpt = Annotated[bool, typer.Option("--per-prompt", help="One row per input prompt instead of a summary (streamed).")]
+EstimatorOpt = Annotated[
+    EstimatorChoice,
+    typer.Option("--estimator", help="plugin: use p̂ as p. unbiased: draw the group from the logged samples (needs counts)."),
+]
+
+
+def _input_options(
+    data: list[str] | None,
+    input_format: InputFormatChoice | None,
+    col: str | None,
+    k_col: str | None,
+    n_col: str | None,
+    samples: int | None,
+    rollouts: bool,
+    prompt_col: str | None,
+    reward_col: str | None,
+    threshold: float | None,
+    weight_col: str | None,
+    by: list[str] | None,
+    id_col: str | None,
+    skip_invalid: bool,
+) -> InputOptions:
+    return InputOptions(
+        paths=tuple(data or ()),
+        input_format=input_format.value if input_format else None,
+        col=col,
+        k_col=k_col,
+        n_col=n_col,
+        samples=samples,
+        rollouts=rollouts,
+        prompt_col=prompt_col,
+        reward_col=reward_col,
+        threshold=threshold,
+        weight_col=weight_col,
+        by=tuple(by or ()),
+        id_col=id_col,
+        skip_invalid=skip_invalid,
+    )
+
+
+@contextlib.contextmanager
+def _reported() -> Iterator[None]:
+    """Turn sigmatool's own errors into one line on stderr and the documented exit code."""
+    try:
+        yield
+    except SigmaError as exc:
+        stderr_console().print(Text(f"error: {exc}", style="bold red"))
+        raise typer.Exit(int(exc.exit_code)) from None
+    except KeyboardInterrupt:
+        stderr_console().print(Text("interrupted", style="red"))
+        raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+
+
+def _note(lines: list[str]) -> None:
+    console = stderr_console()
+    for line in lines:
+        console.print(Text(f"note: {line}", style="dim"))
+    lines.clear()
+
+
+def _scan(options: InputOptions) -> tuple[pl.DataFrame, Dataset]:
+    """Load and histogram the input, with a spinner on a terminal; notes go to stderr."""
+    ds = load(options)
+    console = stderr_console()
+    status = console.status("reading the input …") if console.is_terminal else contextlib.nullcontext()
+    with status:
+        hist, ds = histogram(ds)
+    _note(ds.notes)
+    return hist, ds
+
+
+@app.command("silent")
+def silent_command(
+    data: DataArg = None,
+    group_sizes: GroupSizesOpt = None,
+    estimator: EstimatorOpt = EstimatorChoice.plugin,
+    dapo_cap: Annotated[
+        Optional[int],  # noqa: UP045
+        typer.Option("--dapo-cap", min=1, help="DAPO draws at most T groups per prompt (default: no cap)."),
+    ] = None,
+    bins: BinsOpt = None,
+    per_prompt: PerPromptOpt = False,
+    input_format: InputFormatOpt = None,
+    col: ColOpt = None,
+    k_col: KColOpt = None,
+    n_col: NColOpt = None,
+    samples: SamplesOpt = None,
+    rollouts: RolloutsOpt = False,
+    prompt_col: PromptColOpt = None,
+    reward_col: RewardColOpt = None,
+    threshold: ThresholdOpt = None,
+    weight_col: WeightColOpt = None,
+    by: ByOpt = None,
+    id_col: IdColOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+    output: OutputOpt = None,
+) -> None:
+    """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
+
+    A group of G answers whose rewards are all equal has σ = 0: GRPO and Dr. GRPO get no gradient from it,
+    DAPO throws it away and draws another. For a prompt with pass rate p that happens with probability
+    p^G + (1−p)^G.
+
+    Example:
+
+        sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16
+    """
+    with _reported():
+        options = _input_options(data, input_format, col, k_col, n_col, samples, rollouts, prompt_col,
+                                 reward_col, threshold, weight_col, by, id_col, skip_invalid)
+        sizes = parse_group_sizes(group_sizes or ["8"])
+        hist, ds = _scan(options)
+        if per_prompt:
+            rows = silent.per_prompt(ds, hist, sizes, estimator=estimator.value, cap=dapo_cap)
+            sink_frame(rows, fmt.value, output)
+            return
+        summary = silent.summarize(hist, ds.by, sizes, estimator=estimator.value, cap=dapo_cap, bins=bins)
+        overall = summary if not ds.by and bins is None else silent.summarize(hist, (), sizes, estimator=estimator.value, cap=dapo_cap)
+        view = View(
+            headline=silent.headline(overall),
+            percent=("silent_rate", "all_right_rate", "all_wrong_rate", "always_silent_share", "dapo_unfilled_rate"),
+            bars=("silent_rate",),
+            footer=["dapo_draws_per_group: groups DAPO draws per usable group when silent ones are redrawn from fresh prompts"],
+        )
+        write_frame(summary, fmt.value, output, view)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        typer.echo(f"sigmatool {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[
+        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """What a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates."""
+
+
+def main() -> None:
+    """Console entry point: a broken pipe (``| head``) ends quietly."""
+    try:
+        app(prog_name="sigmatool")
+    except BrokenPipeError:
+        # Python flushes stdout at exit; point it at devnull so that flush cannot fail again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        sys.exit(int(ExitCode.OK))

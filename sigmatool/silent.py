@@ -1,0 +1,154 @@
+"""Silent groups: the share of size-G groups that are all right or all wrong (σ = 0), and DAPO's cost.
+
+Columns of the summary, in order: [--by columns], ``G``, [``p_lo``, ``p_hi`` with bins], ``prompts``,
+``silent_rate``, ``all_right_rate``, ``all_wrong_rate``, ``always_silent_share``, ``dapo_draws_per_group``,
+``dapo_draws_per_group_learnable``; with a DAPO cap also ``dapo_unfilled_rate``.
+Per-prompt columns: [--by columns], ``id``, ``p``, ``G``, ``p_silent``, ``p_all_right``, ``p_all_wrong``,
+``dapo_expected_draws``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from sigmatool import kernels
+from sigmatool.aggregate import all_bins, bin_columns, g_label, order, weighted_mean
+from sigmatool.errors import UsageError
+from sigmatool.load import Dataset, per_prompt_frame
+
+Estimator = Literal["plugin", "unbiased"]
+PER_GROUP = ("p_silent", "p_all_right", "p_all_wrong", "dapo_expected_draws")
+
+
+def value_keys(estimator: str) -> list[str]:
+    """Distinct inputs a kernel needs: p̂ for the plug-in estimator, (k, n) for the unbiased one."""
+    return ["k", "n"] if estimator == "unbiased" else ["p"]
+
+
+def check_unbiased(hist: pl.DataFrame, sizes: Sequence[float], estimator: str) -> None:
+    """The unbiased estimator needs counts, and a group no larger than the logged samples."""
+    if estimator != "unbiased":
+        return
+    if "n" not in hist.columns:
+        raise UsageError(
+            "--estimator unbiased needs counts: give --k-col/--n-col, --samples N (the samples behind each "
+            "rate), or --rollouts"
+        )
+    n_min = int(hist["n"].min())  # type: ignore[arg-type]
+    too_big = [g_label(G) for G in sizes if G > n_min]
+    if too_big:
+        short = int(hist.filter(pl.col("n") < max(sizes))["prompts"].sum())
+        raise UsageError(
+            f"--G {','.join(too_big)}: larger than the n = {n_min} logged samples of some prompts ({short:,}); "
+            "no unbiased estimate exists for a group bigger than the samples it is drawn from. "
+            "Use smaller G or --estimator plugin"
+        )
+
+
+def silent_kernels(
+    values: pl.DataFrame, sizes: Sequence[float], estimator: str, cap: int | None
+) -> pl.DataFrame:
+    """Per distinct value and G: silent, all-right, all-wrong probabilities and DAPO's expected draws."""
+    keys = value_keys(estimator)
+    distinct = values.select(keys).unique(maintain_order=True)
+    parts = []
+    for G in sizes:
+        size = int(G)
+        if estimator == "unbiased":
+            k, n = distinct["k"].to_numpy(), distinct["n"].to_numpy()
+            right = kernels.all_right_probability_unbiased(k, n, size)
+            wrong = kernels.all_wrong_probability_unbiased(k, n, size)
+        else:
+            p = distinct["p"].to_numpy()
+            right = kernels.all_right_probability(p, size)
+            wrong = kernels.all_wrong_probability(p, size)
+        silent = np.asarray(right + wrong, dtype=np.float64)
+        parts.append(
+            distinct.with_columns(
+                pl.lit(size, dtype=pl.Int64).alias("G"),
+                pl.Series("p_silent", silent),
+                pl.Series("p_all_right", np.asarray(right, dtype=np.float64)),
+                pl.Series("p_all_wrong", np.asarray(wrong, dtype=np.float64)),
+                pl.Series("dapo_expected_draws", np.asarray(kernels.dapo_expected_draws(silent, cap), dtype=np.float64)),
+            )
+        )
+    return pl.concat(parts)
+
+
+def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
+    return pl.Series(np.asarray(kernels.dapo_expected_draws(rate.fill_null(np.nan).to_numpy(), cap), dtype=np.float64))
+
+
+def summarize(
+    hist: pl.DataFrame,
+    by: Sequence[str],
+    sizes: Sequence[float],
+    *,
+    estimator: str = "plugin",
+    cap: int | None = None,
+    bins: int | None = None,
+) -> pl.DataFrame:
+    """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given)."""
+    check_unbiased(hist, sizes, estimator)
+    table = silent_kernels(hist, sizes, estimator, cap)
+    rows = hist.join(table, on=value_keys(estimator), how="left").with_columns(
+        pl.col("p").is_in([0.0, 1.0]).alias("__always"),
+    )
+    keys = [*by, "G"]
+    if bins is not None:
+        rows = rows.with_columns(bin_columns(bins))
+        keys.append("bin")
+    learnable = pl.col("prompts").filter(~pl.col("__always"))
+    out = rows.group_by(keys).agg(
+        pl.col("prompts").sum(),
+        weighted_mean("p_silent").alias("silent_rate"),
+        weighted_mean("p_all_right").alias("all_right_rate"),
+        weighted_mean("p_all_wrong").alias("all_wrong_rate"),
+        (pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()).alias("always_silent_share"),
+        ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
+            "__learnable_silent"
+        ),
+    )
+    if bins is not None:
+        grid = all_bins(bins, out.select(keys[:-1]).unique())
+        out = grid.join(out, on=keys, how="left").with_columns(pl.col("prompts").fill_null(0))
+    out = out.with_columns(
+        _dapo_draws(out["silent_rate"], cap).alias("dapo_draws_per_group"),
+        _dapo_draws(out["__learnable_silent"], cap).alias("dapo_draws_per_group_learnable"),
+    )
+    columns = [*by, "G", *(["p_lo", "p_hi"] if bins is not None else []), "prompts", "silent_rate",
+               "all_right_rate", "all_wrong_rate", "always_silent_share", "dapo_draws_per_group",
+               "dapo_draws_per_group_learnable"]
+    if cap is not None:
+        out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
+        columns.append("dapo_unfilled_rate")
+    sort_keys = [*by, "G", *(["bin"] if bins is not None else [])]
+    return order(out, sort_keys).select(columns)
+
+
+def per_prompt(ds: Dataset, hist: pl.DataFrame, sizes: Sequence[float], *, estimator: str = "plugin",
+               cap: int | None = None) -> pl.LazyFrame:
+    """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value."""
+    check_unbiased(hist, sizes, estimator)
+    table = silent_kernels(hist, sizes, estimator, cap)
+    keys = value_keys(estimator)
+    prompts = per_prompt_frame(ds).join(
+        pl.LazyFrame({"G": [int(G) for G in sizes]}, schema={"G": pl.Int64}), how="cross", maintain_order="left"
+    )
+    joined = prompts.join(table.lazy(), on=[*keys, "G"], how="left", maintain_order="left")
+    return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])
+
+
+def headline(summary: pl.DataFrame) -> str:
+    """One plain sentence for the table view, from an overall (no --by, no bins) summary."""
+    parts = [f"{100 * r['silent_rate']:.1f}% at G={r['G']}" for r in summary.iter_rows(named=True)]
+    always = float(summary["always_silent_share"][0])
+    if len(parts) == 1:
+        lead = f"{parts[0].replace(' at ', ' of groups are silent at ')}"
+    else:
+        lead = "Silent groups: " + ", ".join(parts)
+    return f"{lead}; {100 * always:.1f}% of prompts are silent at every G (never or always solved)."
