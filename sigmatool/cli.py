@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Iterator
@@ -31,6 +32,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 
@@ -175,6 +177,17 @@ def _reported() -> Iterator[None]:
     except KeyboardInterrupt:
         stderr_console().print(Text("interrupted", style="red"))
         raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+    except OSError as exc:
+        if not _is_broken_pipe(exc):
+            raise
+        # `sigmatool … | head` closed the pipe: that is the reader's choice, not an error.
+        _quiet_stdout()
+        raise typer.Exit(int(ExitCode.OK)) from None
+
+
+def _is_broken_pipe(exc: OSError) -> bool:
+    # polars reports a closed pipe as a plain OSError carrying the OS's text, without errno.
+    return exc.errno == errno.EPIPE or "Broken pipe" in str(exc)
 
 
 def _note(lines: list[str]) -> None:
@@ -247,6 +260,15 @@ def silent_command(
             headline=silent.headline(overall),
             percent=("silent_rate", "all_right_rate", "all_wrong_rate", "always_silent_share", "dapo_unfilled_rate"),
             bars=("silent_rate",),
+            labels={
+                "silent_rate": "silent groups",
+                "all_right_rate": "all right",
+                "all_wrong_rate": "all wrong",
+                "always_silent_share": "always\nsilent",
+                "dapo_draws_per_group": "DAPO draws\nper group",
+                "dapo_draws_per_group_learnable": "…learnable\nprompts only",
+                "dapo_unfilled_rate": "DAPO\nunfilled",
+            },
             footer=["dapo_draws_per_group: groups DAPO draws per usable group when silent ones are redrawn from fresh prompts"],
         )
         write_frame(summary, fmt.value, output, view)
@@ -267,12 +289,28 @@ def main_callback(
     """What a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates."""
 
 
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at devnull so that the final flush cannot fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def main() -> None:
-    """Console entry point: a broken pipe (``| head``) ends quietly."""
+    """Console entry point: one-line usage errors, documented exit codes, quiet on a broken pipe."""
     try:
-        app(prog_name="sigmatool")
+        code = app(prog_name="sigmatool", standalone_mode=False)
+        sys.stdout.flush()
     except BrokenPipeError:
-        # Python flushes stdout at exit; point it at devnull so that flush cannot fail again.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        sys.exit(int(ExitCode.OK))
+        _quiet_stdout()
+        code = ExitCode.OK
+    except typer.TyperException as exc:
+        # Parsing errors from typer (an option out of its range, an unknown flag): one line, exit 2.
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            typer.echo(message, err=True)
+        else:
+            command = " ".join(sys.argv[1:2]) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else ""
+            hint = f" (see 'sigmatool {command} --help')".replace("  ", " ")
+            stderr_console().print(Text(f"error: {message}{hint}", style="bold red"))
+        code = getattr(exc, "exit_code", ExitCode.USAGE)
+    sys.exit(int(code or 0))

@@ -586,6 +586,9 @@ def _check_histogram(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
         .agg(pl.col("__wsum").sum().alias("prompts"), pl.col("rows").sum())
         .filter(pl.col("prompts") > 0)
     )
+    if (out["prompts"] == out["prompts"].round(0)).all() and float(out["prompts"].max()) < 2**53:  # type: ignore[arg-type]
+        # Whole-prompt weights (the usual case) print as whole numbers.
+        out = out.with_columns(pl.col("prompts").cast(pl.Int64))
     return out.sort([*ds.by, "p"])
 
 

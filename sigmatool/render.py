@@ -36,7 +36,7 @@ EXTENSIONS = {
     ".txt": "table",
 }
 TABLE_PREVIEW_ROWS = 40
-BAR_WIDTH = 24
+BAR_WIDTH = 12
 
 
 @dataclass
@@ -49,6 +49,7 @@ class View:
     bars: Sequence[str] = ()
     hide: Sequence[str] = ()
     title: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 def stderr_console() -> Console:
@@ -177,9 +178,7 @@ def _cell(value: Any, name: str, view: View) -> Text:
             return Text(text)
         if value != value or value in (float("inf"), float("-inf")):
             return Text(str(value), style="dim")
-        if value.is_integer() and abs(value) < 1e15:
-            return Text(f"{int(value):,}")
-        return Text(f"{value:.4g}" if abs(value) >= 1e4 or abs(value) < 1e-3 else f"{value:.4f}")
+        return Text(f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}")
     if isinstance(value, int) and not isinstance(value, bool):
         return Text(f"{value:,}")
     return Text(str(value))
@@ -194,7 +193,8 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str]) -> None:
     columns = [c for c in df.columns if c not in view.hide]
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
     for name in columns:
-        table.add_column(name, justify="right" if name in numeric else "left", no_wrap=name not in view.bars)
+        header = view.labels.get(name, name.replace("_", " "))
+        table.add_column(header, justify="right" if name in numeric else "left", no_wrap=True)
     for row in df.select(columns).iter_rows(named=True):
         table.add_row(*[_cell(row[c], c, view) for c in columns])
     console.print(table)
