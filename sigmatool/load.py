@@ -277,13 +277,13 @@ def _problems(ds: Dataset) -> list[tuple[str, pl.Expr]]:
         rate = _numeric(RAW_P)
         checks.append((f"column {opts.col!r}: not a number", pl.col(RAW_P).is_not_null() & rate.is_null()))
         checks.append((f"column {opts.col!r}: NaN is not a pass rate", rate.is_nan()))
-        checks.append((f"column {opts.col!r}: pass rate outside [0, 1]", (rate < 0) | (rate > 1)))
+        checks.append((f"column {opts.col!r}: pass rate outside [0, 1]", ~rate.is_nan() & ((rate < 0) | (rate > 1))))
         if opts.samples is not None:
             scaled = rate * opts.samples
             checks.append(
                 (
                     f"column {opts.col!r}: rate × {opts.samples} (--samples) is not a whole number",
-                    (scaled - scaled.round(0)).abs() > INTEGER_TOLERANCE,
+                    ~rate.is_nan() & ((scaled - scaled.round(0)).abs() > INTEGER_TOLERANCE),
                 )
             )
     if opts.weight_col:
@@ -608,11 +608,10 @@ def _describe_bad_rows(ds: Dataset) -> str:
                 listed = ", ".join(str(r) for r in rows[ROW].to_list())
                 more = " and more" if rows.height == MAX_ROWS_NAMED else ""
                 plural = "s" if rows.height > 1 else ""
-                found.append(f"{source.label}: {problem} at row{plural} {listed}{more}")
+                found.append(f"{problem} at row{plural} {listed}{more}")
         if found:
-            break
-    found = found or ["the input has invalid values"]
-    return "; ".join(found) + " (--skip-invalid skips such rows)"
+            return f"{source.label}: " + "; ".join(found) + " (--skip-invalid skips such rows)"
+    return "the input has invalid values (--skip-invalid skips such rows)"
 
 
 def _load_raw_rollouts(ds: Dataset) -> pl.LazyFrame:

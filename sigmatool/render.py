@@ -47,6 +47,7 @@ class View:
     footer: list[str] = field(default_factory=list)
     percent: Sequence[str] = ()
     bars: Sequence[str] = ()
+    bar_full: float = 1.0  # the value that fills a whole bar; larger values are drawn full
     hide: Sequence[str] = ()
     title: str = ""
     labels: dict[str, str] = field(default_factory=dict)
@@ -86,7 +87,8 @@ def _target(output: str | None, binary: bool) -> Iterator[IO[Any]]:
         raise UsageError(f"-o {output}: the folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=".sigmatool-", suffix=".part", dir=folder)
     try:
-        with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8", newline="") as handle:
+        handle = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
+        with handle:
             yield handle
         os.replace(tmp, output)
     except BaseException:
@@ -173,7 +175,7 @@ def _cell(value: Any, name: str, view: View) -> Text:
         if name in view.percent:
             text = f"{100 * value:.2f}%"
             if name in view.bars:
-                filled = round(max(0.0, min(1.0, value)) * BAR_WIDTH)
+                filled = round(max(0.0, min(1.0, value / view.bar_full)) * BAR_WIDTH)
                 return Text(f"{text:>7} ") + Text("█" * filled, style="cyan") + Text("·" * (BAR_WIDTH - filled), style="dim")
             return Text(text)
         if value != value or value in (float("inf"), float("-inf")):
