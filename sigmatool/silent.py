@@ -95,7 +95,9 @@ def summarize(
     """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given)."""
     check_unbiased(hist, sizes, estimator)
     table = silent_kernels(hist, sizes, estimator, cap)
-    rows = hist.join(table, on=value_keys(estimator), how="left").with_columns(
+    # A fixed row order inside each group makes the float sums, and so the output, identical for every
+    # form of the same data (expanded rows, a weighted histogram, a rollout log).
+    rows = hist.join(table, on=value_keys(estimator), how="left", maintain_order="left_right").with_columns(
         pl.col("p").is_in([0.0, 1.0]).alias("__always"),
     )
     keys = [*by, "G"]
@@ -103,7 +105,7 @@ def summarize(
         rows = rows.with_columns(bin_columns(bins))
         keys.append("bin")
     learnable = pl.col("prompts").filter(~pl.col("__always"))
-    out = rows.group_by(keys).agg(
+    out = rows.group_by(keys, maintain_order=True).agg(
         pl.col("prompts").sum(),
         weighted_mean("p_silent").alias("silent_rate"),
         weighted_mean("p_all_right").alias("all_right_rate"),

@@ -50,9 +50,11 @@ def test_summary_columns_are_in_the_documented_order(bigmath_csv: pl.DataFrame) 
     assert SUMMARY_COLUMNS == bigmath_csv.columns
 
 
-def test_counts_csv_with_weights_gives_the_parquet_numbers(bigmath_csv: pl.DataFrame) -> None:
-    weighted = csv_of(invoke("silent", BIGMATH_COUNTS, "--weight-col", "count", "--G", "4,8,16,32,64", "--format", "csv"))
-    assert_frame_equal(bigmath_csv, weighted, abs_tol=1e-12, rel_tol=0)
+def test_counts_csv_with_weights_gives_byte_identical_output() -> None:
+    args = ("--G", "4,8,16,32,64", "--bins", "10", "--format", "csv")
+    expanded = invoke("silent", BIGMATH, *args)
+    weighted = invoke("silent", BIGMATH_COUNTS, "--weight-col", "count", *args)
+    assert (0, expanded.stdout) == (weighted.exit_code, weighted.stdout)
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
