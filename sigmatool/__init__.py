@@ -9,11 +9,14 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from sigmatool import kernels
+from sigmatool.budget import Segments as BudgetSegments
+from sigmatool.budget import summarize as budget_summary
 from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
 from sigmatool.load import Dataset, InputOptions, bundled_sample, histogram, load, per_prompt_frame
 from sigmatool.silent import summarize as silent_summary
 
 __all__ = [
+    "BudgetSegments",
     "DataError",
     "Dataset",
     "ExitCode",
@@ -21,6 +24,7 @@ __all__ = [
     "SigmaError",
     "UsageError",
     "__version__",
+    "budget_summary",
     "bundled_sample",
     "histogram",
     "kernels",

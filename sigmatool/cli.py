@@ -14,7 +14,7 @@ import polars as pl
 import typer
 from rich.text import Text
 
-from sigmatool import __version__, silent
+from sigmatool import __version__, budget, silent
 from sigmatool.aggregate import parse_group_sizes
 from sigmatool.errors import ExitCode, SigmaError
 from sigmatool.load import Dataset, InputOptions, histogram, load
@@ -270,6 +270,103 @@ def silent_command(
                 "dapo_unfilled_rate": "DAPO\nunfilled",
             },
             footer=["dapo_draws_per_group: groups DAPO draws per usable group when silent ones are redrawn from fresh prompts"],
+        )
+        write_frame(summary, fmt.value, output, view)
+
+
+@app.command("budget")
+def budget_command(
+    data: DataArg = None,
+    group_sizes: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option(
+            "--G",
+            "-G",
+            "--group-size",
+            help="Group size G, or inf for the large-group limits; repeatable or a comma list: --G 8,inf.",
+            show_default="8",
+        ),
+    ] = None,
+    estimator: EstimatorOpt = EstimatorChoice.plugin,
+    bins: Annotated[
+        int, typer.Option("--bins", min=1, max=1000, help="Equal-width bins of p (the last one closed).")
+    ] = 10,
+    extreme: Annotated[
+        float, typer.Option("--extreme", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5.")
+    ] = 0.1,
+    medium: Annotated[
+        str, typer.Option("--medium", help="Medium prompts: lo ≤ p ≤ hi, given as lo,hi.")
+    ] = "0.4,0.6",
+    input_format: InputFormatOpt = None,
+    col: ColOpt = None,
+    k_col: KColOpt = None,
+    n_col: NColOpt = None,
+    samples: SamplesOpt = None,
+    rollouts: RolloutsOpt = False,
+    prompt_col: PromptColOpt = None,
+    reward_col: RewardColOpt = None,
+    threshold: ThresholdOpt = None,
+    weight_col: WeightColOpt = None,
+    by: ByOpt = None,
+    id_col: IdColOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+    output: OutputOpt = None,
+) -> None:
+    """Where GRPO and Dr. GRPO spend their gradient across difficulty: each segment's share of the update.
+
+    Three operations on the group std σ: GRPO divides the advantages by σ, so a prompt's update is σ times
+    a direction and weighs E[σ] (→ √(p(1−p)) as G grows); Dr. GRPO does not divide, so it weighs E[σ²]
+    (→ p(1−p)) and gives less to very easy and very hard prompts; DAPO keeps GRPO's σ and redraws groups
+    with σ = 0, which weigh nothing anyway, so DAPO's shares equal GRPO's (it changes the cost, not the
+    direction).
+
+    Rows per G (--G inf: the large-group limits): bins of p, then extreme (p < x or p > 1 − x), medium
+    (lo ≤ p ≤ hi) and all. Prompts with p̂ = 0 or 1 weigh nothing but are counted.
+
+    Example:
+
+        sigmatool budget sample_data/bigmath_solve_rates.parquet --G 8 --G inf
+    """
+    with _reported():
+        options = _input_options(
+            data,
+            input_format,
+            col,
+            k_col,
+            n_col,
+            samples,
+            rollouts,
+            prompt_col,
+            reward_col,
+            threshold,
+            weight_col,
+            by,
+            id_col,
+            skip_invalid,
+        )
+        sizes = parse_group_sizes(group_sizes or ["8"], allow_inf=True, option="--G")
+        budget.check_sizes(sizes, estimator.value)
+        segments = budget.Segments(bins, extreme, budget.parse_medium(medium))
+        hist, ds = _scan(options)
+        summary = budget.summarize(hist, ds.by, sizes, estimator=estimator.value, segments=segments)
+        overall = summary
+        if ds.by:
+            overall = budget.summarize(hist, (), sizes, estimator=estimator.value, segments=segments)
+        full = budget.bar_scale(summary)
+        view = View(
+            headline=budget.headline(overall),
+            percent=("prompt_share", "grpo_share", "drgrpo_share", "silent_rate"),
+            bars=("grpo_share", "drgrpo_share"),
+            bar_full=full,
+            labels={
+                "prompt_share": "prompts\nshare",
+                "grpo_share": "GRPO\n(= DAPO)",
+                "drgrpo_share": "Dr. GRPO",
+                "grpo_over_drgrpo": "GRPO ÷\nDr. GRPO",
+                "silent_rate": "silent\ngroups",
+            },
+            footer=budget.notes(overall, full),
         )
         write_frame(summary, fmt.value, output, view)
 
