@@ -29,7 +29,9 @@ def parse_group_sizes(values: Iterable[str], *, allow_inf: bool = False, option:
                     size = float(int(text))
                 except ValueError:
                     hint = ", or inf" if allow_inf else ""
-                    raise UsageError(f"{option}: {part.strip()!r} is not a group size (whole numbers ≥ 1{hint})") from None
+                    raise UsageError(
+                        f"{option}: {part.strip()!r} is not a group size (whole numbers ≥ 1{hint})"
+                    ) from None
                 if size < 1:
                     raise UsageError(f"{option}: the group size must be at least 1, not {int(size)}")
             if size not in sizes:
@@ -65,7 +67,9 @@ def all_bins(bins: int, keys: pl.DataFrame | None = None) -> pl.DataFrame:
 def weighted_mean(value: str, weight: str = "prompts") -> pl.Expr:
     """Σ w·x / Σ w over the group; null for an empty group."""
     total = pl.col(weight).sum()
-    return pl.when(total > 0).then((pl.col(value) * pl.col(weight)).sum() / total).otherwise(None).alias(value)
+    return (
+        pl.when(total > 0).then((pl.col(value) * pl.col(weight)).sum() / total).otherwise(None).alias(value)
+    )
 
 
 def order(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:

@@ -86,7 +86,9 @@ class Source:
             if self.fmt == "parquet":
                 return pl.scan_parquet(self.path, glob=False)
             if self.fmt == "jsonl":
-                return pl.scan_ndjson(self.path, infer_schema_length=10_000, schema_overrides=overrides or None)
+                return pl.scan_ndjson(
+                    self.path, infer_schema_length=10_000, schema_overrides=overrides or None
+                )
             return _read_json_array(self.path)
         except pl.exceptions.NoDataError as exc:
             raise DataError(f"{self.label}: the file is empty") from exc
@@ -277,7 +279,9 @@ def _problems(ds: Dataset) -> list[tuple[str, pl.Expr]]:
         rate = _numeric(RAW_P)
         checks.append((f"column {opts.col!r}: not a number", pl.col(RAW_P).is_not_null() & rate.is_null()))
         checks.append((f"column {opts.col!r}: NaN is not a pass rate", rate.is_nan()))
-        checks.append((f"column {opts.col!r}: pass rate outside [0, 1]", ~rate.is_nan() & ((rate < 0) | (rate > 1))))
+        checks.append(
+            (f"column {opts.col!r}: pass rate outside [0, 1]", ~rate.is_nan() & ((rate < 0) | (rate > 1)))
+        )
         if opts.samples is not None:
             scaled = rate * opts.samples
             checks.append(
@@ -288,7 +292,9 @@ def _problems(ds: Dataset) -> list[tuple[str, pl.Expr]]:
             )
     if opts.weight_col:
         w = _numeric(RAW_W)
-        checks.append((f"column {opts.weight_col!r}: weight is not a number", pl.col(RAW_W).is_not_null() & w.is_null()))
+        checks.append(
+            (f"column {opts.weight_col!r}: weight is not a number", pl.col(RAW_W).is_not_null() & w.is_null())
+        )
         checks.append(
             (
                 f"column {opts.weight_col!r}: weight must be a finite number ≥ 0",
@@ -389,7 +395,9 @@ def _schema(source: Source, lf: pl.LazyFrame) -> pl.Schema:
         raise DataError(f"{source.label}: cannot read it as {source.fmt}: {_first_line(exc)}") from exc
 
 
-def _project(source: Source, opts: InputOptions, rate_col: str | None, string_cols: Sequence[str]) -> pl.LazyFrame:
+def _project(
+    source: Source, opts: InputOptions, rate_col: str | None, string_cols: Sequence[str]
+) -> pl.LazyFrame:
     """Scan one source and rename its columns to the internal names."""
     lf = source.scan(string_cols)
     schema = _schema(source, lf)
@@ -404,7 +412,10 @@ def _project(source: Source, opts: InputOptions, rate_col: str | None, string_co
     lf = lf.with_row_index(ROW, offset=1)
     exprs.append(pl.col(ROW))
     if opts.rollouts:
-        exprs += [pl.col(opts.prompt_col or "").alias(RAW_ID), pl.col(opts.reward_col or "").alias("__reward")]
+        exprs += [
+            pl.col(opts.prompt_col or "").alias(RAW_ID),
+            pl.col(opts.reward_col or "").alias("__reward"),
+        ]
     else:
         exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(ROW).alias(RAW_ID))
         if opts.k_col:
@@ -481,13 +492,13 @@ def _collect(lf: pl.LazyFrame, ds: Dataset) -> pl.DataFrame:
     except pl.exceptions.ComputeError as exc:
         text = str(exc)
         if "could not parse" in text and not ds.string_cols:
-            raise _TextInColumn(text) from exc
+            raise _TextInColumnError(text) from exc
         raise DataError(f"cannot read the input: {_first_line(exc)}") from exc
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"cannot read the input: {_first_line(exc)}") from exc
 
 
-class _TextInColumn(Exception):
+class _TextInColumnError(Exception):
     """A CSV/JSON column held text past the rows used to guess its type; read it again as text."""
 
 
@@ -516,7 +527,7 @@ def histogram(ds: Dataset) -> tuple[pl.DataFrame, Dataset]:
     for attempt in with_text_retry(ds):
         try:
             return _histogram(attempt), attempt
-        except _TextInColumn:
+        except _TextInColumnError:
             continue
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -624,7 +635,10 @@ def _reward_problems(ds: Dataset) -> list[tuple[str, pl.Expr]]:
     value = pl.col("__reward").cast(pl.Float64, strict=False)
     text = pl.col("__reward").is_not_null() & value.is_null()
     if ds.options.threshold is not None:
-        return [(f"column {name!r}: reward is not a number", text), (f"column {name!r}: NaN reward", value.is_nan())]
+        return [
+            (f"column {name!r}: reward is not a number", text),
+            (f"column {name!r}: NaN reward", value.is_nan()),
+        ]
     return [
         (f"column {name!r}: reward is not a number", text),
         (

@@ -101,7 +101,9 @@ def _finite(frame: pl.DataFrame | pl.LazyFrame) -> Any:
     """Non-finite floats (an infinite expectation, an undefined ratio) become null in data formats."""
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     floats = [name for name, dtype in schema.items() if dtype.is_float()]
-    return frame.with_columns(pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c) for c in floats)
+    return frame.with_columns(
+        pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c) for c in floats
+    )
 
 
 def write_frame(df: pl.DataFrame, fmt: str, output: str | None, view: View | None = None) -> None:
@@ -176,7 +178,11 @@ def _cell(value: Any, name: str, view: View) -> Text:
             text = f"{100 * value:.2f}%"
             if name in view.bars:
                 filled = round(max(0.0, min(1.0, value / view.bar_full)) * BAR_WIDTH)
-                return Text(f"{text:>7} ") + Text("█" * filled, style="cyan") + Text("·" * (BAR_WIDTH - filled), style="dim")
+                return (
+                    Text(f"{text:>7} ")
+                    + Text("█" * filled, style="cyan")
+                    + Text("·" * (BAR_WIDTH - filled), style="dim")
+                )
             return Text(text)
         if value != value or value in (float("inf"), float("-inf")):
             return Text(str(value), style="dim")

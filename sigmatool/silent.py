@@ -73,14 +73,19 @@ def silent_kernels(
                 pl.Series("p_silent", silent),
                 pl.Series("p_all_right", np.asarray(right, dtype=np.float64)),
                 pl.Series("p_all_wrong", np.asarray(wrong, dtype=np.float64)),
-                pl.Series("dapo_expected_draws", np.asarray(kernels.dapo_expected_draws(silent, cap), dtype=np.float64)),
+                pl.Series(
+                    "dapo_expected_draws",
+                    np.asarray(kernels.dapo_expected_draws(silent, cap), dtype=np.float64),
+                ),
             )
         )
     return pl.concat(parts)
 
 
 def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
-    return pl.Series(np.asarray(kernels.dapo_expected_draws(rate.fill_null(np.nan).to_numpy(), cap), dtype=np.float64))
+    return pl.Series(
+        np.asarray(kernels.dapo_expected_draws(rate.fill_null(np.nan).to_numpy(), cap), dtype=np.float64)
+    )
 
 
 def summarize(
@@ -110,7 +115,9 @@ def summarize(
         weighted_mean("p_silent").alias("silent_rate"),
         weighted_mean("p_all_right").alias("all_right_rate"),
         weighted_mean("p_all_wrong").alias("all_wrong_rate"),
-        (pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()).alias("always_silent_share"),
+        (pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()).alias(
+            "always_silent_share"
+        ),
         ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
             "__learnable_silent"
         ),
@@ -122,9 +129,18 @@ def summarize(
         _dapo_draws(out["silent_rate"], cap).alias("dapo_draws_per_group"),
         _dapo_draws(out["__learnable_silent"], cap).alias("dapo_draws_per_group_learnable"),
     )
-    columns = [*by, "G", *(["p_lo", "p_hi"] if bins is not None else []), "prompts", "silent_rate",
-               "all_right_rate", "all_wrong_rate", "always_silent_share", "dapo_draws_per_group",
-               "dapo_draws_per_group_learnable"]
+    columns = [
+        *by,
+        "G",
+        *(["p_lo", "p_hi"] if bins is not None else []),
+        "prompts",
+        "silent_rate",
+        "all_right_rate",
+        "all_wrong_rate",
+        "always_silent_share",
+        "dapo_draws_per_group",
+        "dapo_draws_per_group_learnable",
+    ]
     if cap is not None:
         out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
         columns.append("dapo_unfilled_rate")
@@ -132,14 +148,22 @@ def summarize(
     return order(out, sort_keys).select(columns)
 
 
-def per_prompt(ds: Dataset, hist: pl.DataFrame, sizes: Sequence[float], *, estimator: str = "plugin",
-               cap: int | None = None) -> pl.LazyFrame:
+def per_prompt(
+    ds: Dataset,
+    hist: pl.DataFrame,
+    sizes: Sequence[float],
+    *,
+    estimator: str = "plugin",
+    cap: int | None = None,
+) -> pl.LazyFrame:
     """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value."""
     check_unbiased(hist, sizes, estimator)
     table = silent_kernels(hist, sizes, estimator, cap)
     keys = value_keys(estimator)
     prompts = per_prompt_frame(ds).join(
-        pl.LazyFrame({"G": [int(G) for G in sizes]}, schema={"G": pl.Int64}), how="cross", maintain_order="left"
+        pl.LazyFrame({"G": [int(G) for G in sizes]}, schema={"G": pl.Int64}),
+        how="cross",
+        maintain_order="left",
     )
     joined = prompts.join(table.lazy(), on=[*keys, "G"], how="left", maintain_order="left")
     return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])

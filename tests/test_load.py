@@ -31,7 +31,10 @@ def toy_frame() -> pl.DataFrame:
 
 
 def test_bundled_sample_is_the_sample_data_file() -> None:
-    assert hashlib.sha256(BIGMATH.read_bytes()).hexdigest() == hashlib.sha256(bundled_sample().read_bytes()).hexdigest()
+    assert (
+        hashlib.sha256(BIGMATH.read_bytes()).hexdigest()
+        == hashlib.sha256(bundled_sample().read_bytes()).hexdigest()
+    )
 
 
 def test_bigmath_parquet_has_all_prompts() -> None:
@@ -46,7 +49,9 @@ def test_counts_csv_with_weights_equals_expanded_parquet() -> None:
 
 
 @pytest.mark.parametrize("fmt", ["csv", "tsv", "jsonl", "json", "parquet", "csv.gz"])
-def test_every_file_format_gives_the_same_histogram(toy_frame: pl.DataFrame, tmp_path: Path, fmt: str) -> None:
+def test_every_file_format_gives_the_same_histogram(
+    toy_frame: pl.DataFrame, tmp_path: Path, fmt: str
+) -> None:
     path = tmp_path / f"toy.{fmt}"
     if fmt == "csv":
         toy_frame.write_csv(path)
@@ -81,7 +86,9 @@ def test_samples_turns_rates_into_counts() -> None:
 
 def test_by_column_splits_the_histogram() -> None:
     frame = hist(paths=(str(TOY),), by=("source",))
-    assert {"algebra": 10, "geometry": 10} == dict(frame.group_by("source").agg(pl.col("prompts").sum()).iter_rows())
+    assert {"algebra": 10, "geometry": 10} == dict(
+        frame.group_by("source").agg(pl.col("prompts").sum()).iter_rows()
+    )
 
 
 def test_rollouts_are_aggregated_to_k_and_n(write_csv) -> None:  # type: ignore[no-untyped-def]
@@ -135,7 +142,10 @@ def test_piped_stdin_is_read_when_no_data_is_given() -> None:
 
 def test_no_data_and_no_stdin_reads_the_bundled_sample() -> None:
     result = invoke("silent", "--format", "csv")
-    assert ([215_608], "bundled Big-Math sample") == (csv_of(result)["prompts"].to_list(), "bundled Big-Math sample")
+    assert ([215_608], "bundled Big-Math sample") == (
+        csv_of(result)["prompts"].to_list(),
+        "bundled Big-Math sample",
+    )
     assert "bundled Big-Math sample" in result.stderr
 
 
@@ -192,16 +202,23 @@ def test_skip_invalid_skips_and_counts_bad_rows(write_csv) -> None:  # type: ign
 
 def test_non_binary_rewards_are_refused(write_csv) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(DataError, match=r"reward is not 0/1 .* at row 3"):
-        hist(paths=(str(write_csv("pid,r\na,1\na,0\nb,0.5\n")),), rollouts=True, prompt_col="pid", reward_col="r")
+        hist(
+            paths=(str(write_csv("pid,r\na,1\na,0\nb,0.5\n")),),
+            rollouts=True,
+            prompt_col="pid",
+            reward_col="r",
+        )
 
 
 def test_missing_columns_are_listed_with_the_existing_ones() -> None:
-    with pytest.raises(DataError, match=r"missing column\(s\) 'kk', 'nn'; the columns are: prompt_id, source, k, n"):
+    with pytest.raises(
+        DataError, match=r"missing column\(s\) 'kk', 'nn'; the columns are: prompt_id, source, k, n"
+    ):
         hist(paths=(str(TOY),), k_col="kk", n_col="nn")
 
 
 def test_no_rate_column_lists_numeric_columns(write_csv) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(DataError, match="no pass-rate column found .* Numeric columns: score, tries"):
+    with pytest.raises(DataError, match=r"no pass-rate column found .* Numeric columns: score, tries"):
         hist(paths=(str(write_csv("name,score,tries\na,0.5,3\n")),))
 
 
@@ -260,14 +277,24 @@ def test_impossible_option_combinations_are_usage_errors(options: dict, expected
         (["--G", "0"], ExitCode.USAGE, "--G"),
         (["--G", "abc"], ExitCode.USAGE, "--G"),
         (["--estimator", "unbiased"], ExitCode.USAGE, "needs counts"),
-        (["--estimator", "unbiased", "--k-col", "k", "--n-col", "n", "--G", "32"], ExitCode.USAGE, "larger than the n = 16"),
+        (
+            ["--estimator", "unbiased", "--k-col", "k", "--n-col", "n", "--G", "32"],
+            ExitCode.USAGE,
+            "larger than the n = 16",
+        ),
         (["--bins", "0"], ExitCode.USAGE, "--bins"),
         (["--dapo-cap", "0"], ExitCode.USAGE, "--dapo-cap"),
     ],
 )
-def test_cli_errors_are_one_line_with_the_documented_exit_code(args: list[str], code: int, expected: str) -> None:
+def test_cli_errors_are_one_line_with_the_documented_exit_code(
+    args: list[str], code: int, expected: str
+) -> None:
     result = invoke("silent", TOY, *args)
-    assert (int(code), True, False) == (result.exit_code, expected in result.stderr, "Traceback" in result.stderr)
+    assert (int(code), True, False) == (
+        result.exit_code,
+        expected in result.stderr,
+        "Traceback" in result.stderr,
+    )
 
 
 def test_cli_data_error_is_a_single_line() -> None:

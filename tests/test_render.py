@@ -105,7 +105,11 @@ def test_table_view_rounds_and_shows_shares_as_percentages() -> None:
     frame = pl.DataFrame({"G": [8], "silent_rate": [0.44278603], "draws": [1.794642]})
     print_table(frame, View(headline="Headline.", percent=("silent_rate",)), buffer)
     text = buffer.getvalue()
-    assert ("Headline.", "44.28%", "1.795") == (text.splitlines()[0], "44.28%" if "44.28%" in text else "", "1.795" if "1.795" in text else "")
+    assert ("Headline.", "44.28%", "1.795") == (
+        text.splitlines()[0],
+        "44.28%" if "44.28%" in text else "",
+        "1.795" if "1.795" in text else "",
+    )
 
 
 def _run(args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -116,12 +120,16 @@ def _run(args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 def test_a_closed_pipe_ends_quietly() -> None:
-    done = _run(f"set -o pipefail; {sys.executable} -m sigmatool silent {TOY} --per-prompt --G 1,2,3,4,5,6,7,8 --format csv | head -1")
+    done = _run(
+        f"set -o pipefail; {sys.executable} -m sigmatool silent {TOY} --per-prompt --G 1,2,3,4,5,6,7,8 --format csv | head -1"
+    )
     assert ("", 0) == (done.stderr.replace("note: using pass-rate column 'pass_rate'\n", ""), done.returncode)
 
 
 def test_no_colour_codes_when_piped_or_with_no_color() -> None:
-    done = _run(f"{sys.executable} -m sigmatool silent {TOY} --format table --col nope", env={"NO_COLOR": "1"})
+    done = _run(
+        f"{sys.executable} -m sigmatool silent {TOY} --format table --col nope", env={"NO_COLOR": "1"}
+    )
     assert (1, False) == (done.returncode, "\x1b[" in done.stderr + done.stdout)
 
 

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
 
 from sigmatool import kernels
 from sigmatool.load import InputOptions, histogram, load
@@ -42,7 +41,18 @@ def test_bigmath_always_silent_share_matches_the_paper(bigmath_csv: pl.DataFrame
 
 
 def test_bigmath_unbiased_silent_rates_match_the_paper() -> None:
-    args = ("silent", BIGMATH, "--G", "4,8,16", "--estimator", "unbiased", "--samples", "64", "--format", "csv")
+    args = (
+        "silent",
+        BIGMATH,
+        "--G",
+        "4,8,16",
+        "--estimator",
+        "unbiased",
+        "--samples",
+        "64",
+        "--format",
+        "csv",
+    )
     assert [0.5859, 0.4307, 0.3019] == [round(x, 4) for x in csv_of(invoke(*args))["silent_rate"]]
 
 
@@ -70,7 +80,7 @@ def test_same_data_in_any_format_or_on_stdin_gives_identical_output(tmp_path: Pa
     assert (reference, reference) == (from_file, from_stdin)
 
 
-def test_silent_rate_is_the_prompt_mean_of_p_to_the_G_plus_its_complement() -> None:
+def test_silent_rate_is_the_prompt_mean_of_p_to_the_g_plus_its_complement() -> None:
     p = pl.read_csv(TOY)["pass_rate"].to_numpy()
     out = csv_of(invoke("silent", TOY, "--G", "3", "--format", "csv"))
     assert float(np.mean(p**3 + (1 - p) ** 3)) == pytest.approx(out["silent_rate"][0], abs=1e-15)
@@ -104,7 +114,9 @@ def test_learnable_draws_leave_always_silent_prompts_out() -> None:
 def test_dapo_cap_limits_the_draws_and_reports_unfilled_slots() -> None:
     out = csv_of(invoke("silent", TOY, "--dapo-cap", "2", "--format", "csv"))
     silent = out["silent_rate"][0]
-    assert (1 + silent, silent**2) == pytest.approx((out["dapo_draws_per_group"][0], out["dapo_unfilled_rate"][0]))
+    assert (1 + silent, silent**2) == pytest.approx(
+        (out["dapo_draws_per_group"][0], out["dapo_unfilled_rate"][0])
+    )
 
 
 def test_bins_partition_the_prompts() -> None:
@@ -124,11 +136,15 @@ def test_last_bin_is_closed_and_holds_p_equal_one() -> None:
 
 def test_by_groups_each_get_their_own_rows() -> None:
     out = csv_of(invoke("silent", TOY, "--by", "source", "--G", "4,8", "--format", "csv"))
-    assert [("algebra", 4), ("algebra", 8), ("geometry", 4), ("geometry", 8)] == list(out.select("source", "G").iter_rows())
+    assert [("algebra", 4), ("algebra", 8), ("geometry", 4), ("geometry", 8)] == list(
+        out.select("source", "G").iter_rows()
+    )
 
 
-def test_per_prompt_has_one_row_per_prompt_and_G_in_input_order() -> None:
-    out = csv_of(invoke("silent", TOY, "--per-prompt", "--id-col", "prompt_id", "--G", "4,8", "--format", "csv"))
+def test_per_prompt_has_one_row_per_prompt_and_g_in_input_order() -> None:
+    out = csv_of(
+        invoke("silent", TOY, "--per-prompt", "--id-col", "prompt_id", "--G", "4,8", "--format", "csv")
+    )
     ids = pl.read_csv(TOY)["prompt_id"].to_list()
     assert ([i for i in ids for _ in (4, 8)], [4, 8] * 20) == (out["id"].to_list(), out["G"].to_list())
 
@@ -162,11 +178,40 @@ def test_rollout_log_gives_the_same_summary_as_its_counts(tmp_path: Path) -> Non
     log.write_parquet(tmp_path / "log.parquet")
     counts = log.group_by("prompt").agg(pl.col("reward").sum().alias("k"), pl.len().alias("n"))
     counts.write_csv(tmp_path / "counts.csv")
-    direct = invoke("silent", tmp_path / "log.parquet", "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward", "--estimator", "unbiased", "--G", "4", "--format", "csv")
-    via_counts = invoke("silent", tmp_path / "counts.csv", "--k-col", "k", "--n-col", "n", "--estimator", "unbiased", "--G", "4", "--format", "csv")
+    direct = invoke(
+        "silent",
+        tmp_path / "log.parquet",
+        "--rollouts",
+        "--prompt-col",
+        "prompt",
+        "--reward-col",
+        "reward",
+        "--estimator",
+        "unbiased",
+        "--G",
+        "4",
+        "--format",
+        "csv",
+    )
+    via_counts = invoke(
+        "silent",
+        tmp_path / "counts.csv",
+        "--k-col",
+        "k",
+        "--n-col",
+        "n",
+        "--estimator",
+        "unbiased",
+        "--G",
+        "4",
+        "--format",
+        "csv",
+    )
     assert via_counts.stdout == direct.stdout
 
 
 def test_table_view_leads_with_a_sentence() -> None:
     result = invoke("silent", BIGMATH, "--format", "table")
-    assert result.stdout.startswith("44.3% of groups are silent at G=8; 11.2% of prompts are silent at every G")
+    assert result.stdout.startswith(
+        "44.3% of groups are silent at G=8; 11.2% of prompts are silent at every G"
+    )
