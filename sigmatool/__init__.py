@@ -14,6 +14,7 @@ from sigmatool.budget import summarize as budget_summary
 from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
 from sigmatool.load import Dataset, InputOptions, bundled_sample, histogram, load, per_prompt_frame
 from sigmatool.silent import summarize as silent_summary
+from sigmatool.simulate import simulate
 
 __all__ = [
     "BudgetSegments",
@@ -31,4 +32,5 @@ __all__ = [
     "load",
     "per_prompt_frame",
     "silent_summary",
+    "simulate",
 ]

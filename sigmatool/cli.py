@@ -19,6 +19,7 @@ from sigmatool.aggregate import parse_group_sizes
 from sigmatool.errors import ExitCode, SigmaError
 from sigmatool.load import Dataset, InputOptions, histogram, load
 from sigmatool.render import View, sink_frame, stderr_console, write_frame
+from sigmatool.simulate import PROGRESS_WORK, check_run, headline, simulate, start_input
 
 app = typer.Typer(
     name="sigmatool",
@@ -369,6 +370,130 @@ def budget_command(
             footer=budget.notes(overall, full),
         )
         write_frame(summary, fmt.value, output, view)
+
+
+@app.command("simulate")
+def simulate_command(
+    init: Annotated[
+        Optional[str],  # noqa: UP045
+        typer.Option(
+            "--init",
+            metavar="DATA",
+            help="Start population: the interior p̂ of this data (any input; the input options apply), or "
+            "beta-mix for the paper's fallback mixture. Default: the bundled Big-Math sample (stdin only as -).",
+            show_default=False,
+        ),
+    ] = None,
+    prompts: Annotated[int, typer.Option("--prompts", min=1, help="Number of simulated prompts M.")] = 6000,
+    group_size: Annotated[
+        int, typer.Option("--G", "-G", "--group-size", min=2, max=100_000, help="Group size G.")
+    ] = 8,
+    steps: Annotated[int, typer.Option("--steps", min=1, help="Training steps.")] = 150,
+    lr: Annotated[float, typer.Option("--lr", help="Learning rate on θ = logit(p), > 0.")] = 0.5,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="The same seed gives byte-identical output.")
+    ] = 7,
+    methods: Annotated[
+        str, typer.Option("--methods", help="Comma list of update rules: grpo, drgrpo, dapo.")
+    ] = "grpo,drgrpo,dapo",
+    dapo_cap: Annotated[
+        int, typer.Option("--dapo-cap", min=1, help="DAPO draws at most T groups per prompt and step.")
+    ] = 4,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Output the per-step trace instead of the per-method summary.")
+    ] = False,
+    input_format: InputFormatOpt = None,
+    col: ColOpt = None,
+    k_col: KColOpt = None,
+    n_col: NColOpt = None,
+    samples: SamplesOpt = None,
+    rollouts: RolloutsOpt = False,
+    prompt_col: PromptColOpt = None,
+    reward_col: RewardColOpt = None,
+    threshold: ThresholdOpt = None,
+    weight_col: WeightColOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+    output: OutputOpt = None,
+) -> None:
+    """The paper's controlled training run: M one-parameter prompts trained by GRPO, Dr. GRPO and DAPO.
+
+    Each prompt is a policy p = sigmoid(θ). A step draws k ~ Binomial(G, p) and moves θ by lr·σ (GRPO),
+    lr·σ² (Dr. GRPO), or lr·σ of the first non-silent group of up to --dapo-cap draws (DAPO; 0 if all are
+    silent), σ = √(k(G−k))/G: the exact update of the group-std identity for the score y − p. The summary
+    sets the observed silent fraction against the closed form mean p^G + (1−p)^G (R²), follows the
+    hardest start quartile, counts DAPO's samples against GRPO's, and gives the gradient share of extreme
+    prompts (p < 0.1 or p > 0.9) at the start, measured from simulated draws and predicted from E[σ]
+    (GRPO, DAPO) or E[σ²] (Dr. GRPO). The start is --prompts draws of the data's p̂ with 0 < p̂ < 1,
+    clipped to [0.02, 0.98].
+
+    Example:
+
+        sigmatool simulate --init sample_data/bigmath_solve_rates.parquet --trace -o trace.parquet
+    """
+    from rich.progress import Progress  # only this command draws a progress bar
+
+    with _reported():
+        chosen = check_run(prompts, group_size, steps, lr, seed, methods, dapo_cap)
+        options = start_input(
+            init,
+            _input_options(
+                None,
+                input_format,
+                col,
+                k_col,
+                n_col,
+                samples,
+                rollouts,
+                prompt_col,
+                reward_col,
+                threshold,
+                weight_col,
+                None,
+                None,
+                skip_invalid,
+            ),
+        )
+        start = options if isinstance(options, str) else _scan(options)[0]
+        notes: list[str] = []
+        console = stderr_console()
+        quick = prompts * steps * len(chosen) < PROGRESS_WORK
+        with Progress(console=console, transient=True, disable=quick or not console.is_terminal) as bar:
+            task = bar.add_task("simulating", total=steps * len(chosen))
+            frames = simulate(
+                start,
+                prompts=prompts,
+                group_size=group_size,
+                steps=steps,
+                lr=lr,
+                seed=seed,
+                methods=chosen,
+                dapo_cap=dapo_cap,
+                notes=notes,
+                on_step=lambda: bar.advance(task),
+            )
+        _note(notes)
+        view = View(
+            headline=headline(frames[1], steps=steps, group_size=group_size, prompts=prompts),
+            percent=(
+                "observed_silent",
+                "predicted_silent",
+                "extreme_share_measured",
+                "extreme_share_predicted",
+            ),
+            labels={
+                "observed_silent": "silent\nobserved",
+                "predicted_silent": "silent\npredicted",
+                "q1_mean_p": "q1 mean p\n(hardest)",
+                "silent_r2": "silent R²",
+                "start_hardest_quartile_mean_p": "hardest ¼\nstart p",
+                "final_hardest_quartile_mean_p": "hardest ¼\nfinal p",
+                "samples_vs_grpo": "samples\n÷ GRPO's",
+                "extreme_share_measured": "extreme share\nmeasured",
+                "extreme_share_predicted": "extreme share\npredicted",
+            },
+        )
+        write_frame(frames[0] if trace else frames[1], fmt.value, output, view)
 
 
 def version_callback(value: bool) -> None:
