@@ -75,61 +75,129 @@ DataArg = Annotated[
 ]
 InputFormatOpt = Annotated[
     Optional[InputFormatChoice],  # noqa: UP045
-    typer.Option("--input-format", help="Format of stdin or of files without a known extension.", rich_help_panel=INPUT),
+    typer.Option(
+        "--input-format", help="Format of stdin or of files without a known extension.", rich_help_panel=INPUT
+    ),
 ]
 ColOpt = Annotated[
     Optional[str],  # noqa: UP045
-    typer.Option("--col", help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate).", rich_help_panel=INPUT),
+    typer.Option(
+        "--col",
+        help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate).",
+        rich_help_panel=INPUT,
+    ),
 ]
-KColOpt = Annotated[Optional[str], typer.Option("--k-col", help="Column of right answers k (with --n-col).", rich_help_panel=INPUT)]  # noqa: UP045
-NColOpt = Annotated[Optional[str], typer.Option("--n-col", help="Column of samples n behind each k.", rich_help_panel=INPUT)]  # noqa: UP045
+KColOpt = Annotated[
+    Optional[str],
+    typer.Option("--k-col", help="Column of right answers k (with --n-col).", rich_help_panel=INPUT),
+]  # noqa: UP045
+NColOpt = Annotated[
+    Optional[str], typer.Option("--n-col", help="Column of samples n behind each k.", rich_help_panel=INPUT)
+]  # noqa: UP045
 SamplesOpt = Annotated[
     Optional[int],  # noqa: UP045
-    typer.Option("--samples", min=1, help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.", rich_help_panel=INPUT),
+    typer.Option(
+        "--samples",
+        min=1,
+        help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.",
+        rich_help_panel=INPUT,
+    ),
 ]
 RolloutsOpt = Annotated[
     bool,
-    typer.Option("--rollouts", help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.", rich_help_panel=INPUT),
+    typer.Option(
+        "--rollouts",
+        help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.",
+        rich_help_panel=INPUT,
+    ),
 ]
-PromptColOpt = Annotated[Optional[str], typer.Option("--prompt-col", help="Prompt id column of a rollout log.", rich_help_panel=INPUT)]  # noqa: UP045
-RewardColOpt = Annotated[Optional[str], typer.Option("--reward-col", help="Reward column of a rollout log (0/1 or boolean).", rich_help_panel=INPUT)]  # noqa: UP045
+PromptColOpt = Annotated[
+    Optional[str],
+    typer.Option("--prompt-col", help="Prompt id column of a rollout log.", rich_help_panel=INPUT),
+]  # noqa: UP045
+RewardColOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--reward-col", help="Reward column of a rollout log (0/1 or boolean).", rich_help_panel=INPUT
+    ),
+]  # noqa: UP045
 ThresholdOpt = Annotated[
     Optional[float],  # noqa: UP045
-    typer.Option("--threshold", help="Count a rollout as right when its reward ≥ T (for non-binary rewards).", rich_help_panel=INPUT),
+    typer.Option(
+        "--threshold",
+        help="Count a rollout as right when its reward ≥ T (for non-binary rewards).",
+        rich_help_panel=INPUT,
+    ),
 ]
 WeightColOpt = Annotated[
     Optional[str],  # noqa: UP045
-    typer.Option("--weight-col", help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result).", rich_help_panel=INPUT),
+    typer.Option(
+        "--weight-col",
+        help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result).",
+        rich_help_panel=INPUT,
+    ),
 ]
 ByOpt = Annotated[
     Optional[list[str]],  # noqa: UP045
-    typer.Option("--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT),
+    typer.Option(
+        "--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT
+    ),
 ]
-IdColOpt = Annotated[Optional[str], typer.Option("--id-col", help="Prompt id for per-prompt output (default: row number).", rich_help_panel=INPUT)]  # noqa: UP045
+IdColOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--id-col", help="Prompt id for per-prompt output (default: row number).", rich_help_panel=INPUT
+    ),
+]  # noqa: UP045
 SkipInvalidOpt = Annotated[
     bool,
-    typer.Option("--skip-invalid", help="Skip and count rows with a bad value instead of stopping.", rich_help_panel=INPUT),
+    typer.Option(
+        "--skip-invalid",
+        help="Skip and count rows with a bad value instead of stopping.",
+        rich_help_panel=INPUT,
+    ),
 ]
 FormatOpt = Annotated[
     OutputFormat,
-    typer.Option("--format", "-f", help="auto: a table on a terminal, CSV in a pipe (or from -o's extension).", rich_help_panel=OUTPUT),
+    typer.Option(
+        "--format",
+        "-f",
+        help="auto: a table on a terminal, CSV in a pipe (or from -o's extension).",
+        rich_help_panel=OUTPUT,
+    ),
 ]
 OutputOpt = Annotated[
     Optional[str],  # noqa: UP045
-    typer.Option("--output", "-o", help="Write to this file (atomically); the format follows its extension.", rich_help_panel=OUTPUT),
+    typer.Option(
+        "--output",
+        "-o",
+        help="Write to this file (atomically); the format follows its extension.",
+        rich_help_panel=OUTPUT,
+    ),
 ]
 GroupSizesOpt = Annotated[
     Optional[list[str]],  # noqa: UP045
-    typer.Option("--G", "-G", "--group-size", help="Group size G: repeatable or a comma list, e.g. --G 4,8,16.", show_default="8"),
+    typer.Option(
+        "--G",
+        "-G",
+        "--group-size",
+        help="Group size G: repeatable or a comma list, e.g. --G 4,8,16.",
+        show_default="8",
+    ),
 ]
 BinsOpt = Annotated[
     Optional[int],  # noqa: UP045
     typer.Option("--bins", min=1, max=1000, help="Also break the summary down into N equal-width bins of p."),
 ]
-PerPromptOpt = Annotated[bool, typer.Option("--per-prompt", help="One row per input prompt instead of a summary (streamed).")]
+PerPromptOpt = Annotated[
+    bool, typer.Option("--per-prompt", help="One row per input prompt instead of a summary (streamed).")
+]
 EstimatorOpt = Annotated[
     EstimatorChoice,
-    typer.Option("--estimator", help="plugin: use p̂ as p. unbiased: draw the group from the logged samples (needs counts)."),
+    typer.Option(
+        "--estimator",
+        help="plugin: use p̂ as p. unbiased: draw the group from the logged samples (needs counts).",
+    ),
 ]
 
 
@@ -247,8 +315,22 @@ def silent_command(
         sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16
     """
     with _reported():
-        options = _input_options(data, input_format, col, k_col, n_col, samples, rollouts, prompt_col,
-                                 reward_col, threshold, weight_col, by, id_col, skip_invalid)
+        options = _input_options(
+            data,
+            input_format,
+            col,
+            k_col,
+            n_col,
+            samples,
+            rollouts,
+            prompt_col,
+            reward_col,
+            threshold,
+            weight_col,
+            by,
+            id_col,
+            skip_invalid,
+        )
         sizes = parse_group_sizes(group_sizes or ["8"])
         hist, ds = _scan(options)
         if per_prompt:
@@ -256,10 +338,20 @@ def silent_command(
             sink_frame(rows, fmt.value, output)
             return
         summary = silent.summarize(hist, ds.by, sizes, estimator=estimator.value, cap=dapo_cap, bins=bins)
-        overall = summary if not ds.by and bins is None else silent.summarize(hist, (), sizes, estimator=estimator.value, cap=dapo_cap)
+        overall = (
+            summary
+            if not ds.by and bins is None
+            else silent.summarize(hist, (), sizes, estimator=estimator.value, cap=dapo_cap)
+        )
         view = View(
             headline=silent.headline(overall),
-            percent=("silent_rate", "all_right_rate", "all_wrong_rate", "always_silent_share", "dapo_unfilled_rate"),
+            percent=(
+                "silent_rate",
+                "all_right_rate",
+                "all_wrong_rate",
+                "always_silent_share",
+                "dapo_unfilled_rate",
+            ),
             bars=("silent_rate",),
             labels={
                 "silent_rate": "silent groups",
@@ -270,7 +362,10 @@ def silent_command(
                 "dapo_draws_per_group_learnable": "…learnable\nprompts only",
                 "dapo_unfilled_rate": "DAPO\nunfilled",
             },
-            footer=["dapo_draws_per_group: groups DAPO draws per usable group when silent ones are redrawn from fresh prompts"],
+            footer=[
+                "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
+                "prompts; …learnable: the same once never- and always-solved prompts are dropped"
+            ],
         )
         write_frame(summary, fmt.value, output, view)
 
@@ -505,7 +600,10 @@ def version_callback(value: bool) -> None:
 @app.callback()
 def main_callback(
     version: Annotated[
-        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Show the version and exit.")
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Show the version and exit."
+        ),
     ] = False,
 ) -> None:
     """What a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates."""

@@ -196,7 +196,7 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str]) -> None:
     """A readable table with a leading sentence; rounding and colour live only here."""
     console = Console(file=handle, highlight=False, soft_wrap=False, width=None if handle.isatty() else 160)
     if view.headline:
-        console.print(Text(view.headline, style="bold"))
+        console.print(Text(view.headline, style="bold"), soft_wrap=True)
     table = Table(title=view.title or None, show_edge=False, header_style="bold", pad_edge=False)
     columns = [c for c in df.columns if c not in view.hide]
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
@@ -207,4 +207,4 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str]) -> None:
         table.add_row(*[_cell(row[c], c, view) for c in columns])
     console.print(table)
     for line in view.footer:
-        console.print(Text(line, style="dim"))
+        console.print(Text(line, style="dim"), soft_wrap=True)
