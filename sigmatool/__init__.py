@@ -14,7 +14,7 @@ from sigmatool.budget import summarize as budget_summary
 from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
 from sigmatool.load import Dataset, InputOptions, bundled_sample, histogram, load, per_prompt_frame
 from sigmatool.silent import summarize as silent_summary
-from sigmatool.simulate import simulate
+from sigmatool.simulate import simulate as run_simulation
 
 __all__ = [
     "BudgetSegments",
@@ -31,6 +31,6 @@ __all__ = [
     "kernels",
     "load",
     "per_prompt_frame",
+    "run_simulation",
     "silent_summary",
-    "simulate",
 ]

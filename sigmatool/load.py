@@ -465,7 +465,7 @@ def load(options: InputOptions, string_cols: Sequence[str] = ()) -> Dataset:
     if not options.rollouts and not options.k_col and rate_col is None:
         first = sources[0]
         rate_col = _pick_rate_column(_schema(first, first.scan(string_cols)), first.label)
-        if options.paths or first.label == "<stdin>":
+        if first.path != str(bundled_sample()):
             notes.append(f"using pass-rate column {rate_col!r}")
     opts = replace(options, col=rate_col)
     frames = [_project(s, opts, rate_col, string_cols) for s in sources]

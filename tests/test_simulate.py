@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from typer.testing import Result
 
-from sigmatool import simulate
+from sigmatool import run_simulation as simulate
 from sigmatool.cli import simulate_command
 from tests.conftest import BIGMATH, BIGMATH_COUNTS, ROOT, TOY, csv_of, invoke
 
