@@ -456,11 +456,14 @@ def _aggregate_rollouts(lf: pl.LazyFrame, opts: InputOptions, reward_dtype: pl.D
     )
 
 
-def load(options: InputOptions, string_cols: Sequence[str] = ()) -> Dataset:
+def load(
+    options: InputOptions, string_cols: Sequence[str] = (), sources: Sequence[Source] | None = None
+) -> Dataset:
     """Resolve, scan and check the columns of the input. Reads schemas only, never the data."""
     _check_options(options)
     notes: list[str] = []
-    sources = resolve_sources(options, notes)
+    # Re-reads (to find bad rows, or to read a column as text) reuse the resolved sources: stdin is read once.
+    sources = list(sources) if sources is not None else resolve_sources(options, notes)
     rate_col = options.col
     if not options.rollouts and not options.k_col and rate_col is None:
         first = sources[0]
@@ -514,7 +517,7 @@ def _text_columns(ds: Dataset) -> tuple[str, ...]:
 def with_text_retry(ds: Dataset) -> Iterator[Dataset]:
     """Yield the dataset, then once more with value columns read as text if a parse error needs it."""
     yield ds
-    yield load(ds.options, _text_columns(ds))
+    yield load(ds.options, _text_columns(ds), ds.sources)
 
 
 def histogram(ds: Dataset) -> tuple[pl.DataFrame, Dataset]:
@@ -607,8 +610,7 @@ def _describe_bad_rows(ds: Dataset) -> str:
     """Second pass, only on failure: name each kind of problem with its first offending rows."""
     found: list[str] = []
     for source in ds.sources:
-        single = load(replace(ds.options, paths=(source.path,)), _text_columns(ds))
-        single = replace(single, sources=[source])
+        single = load(ds.options, _text_columns(ds), [source])
         if ds.options.rollouts:
             frame, problems = _load_raw_rollouts(single), _reward_problems(single)
         else:

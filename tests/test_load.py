@@ -310,3 +310,16 @@ def test_random_rates_match_a_direct_count(tmp_path: Path) -> None:
     values, counts = np.unique(rates, return_counts=True)
     frame = hist(paths=(str(path),))
     assert (values.tolist(), counts.tolist()) == (frame["p"].to_list(), frame["prompts"].to_list())
+
+
+def test_bad_values_on_stdin_are_named_by_row() -> None:
+    result = invoke("silent", input="pass_rate\n0.5\nabc\n1.5\n")
+    assert (1, "<stdin>: column 'pass_rate': not a number at row 2") == (
+        result.exit_code,
+        result.stderr.strip().removeprefix("error: ")[:50],
+    )
+
+
+def test_text_past_the_type_guess_on_stdin_is_found_by_row() -> None:
+    result = invoke("silent", "-", input="pass_rate\n" + "0.5\n" * 20_000 + "abc\n")
+    assert (1, True) == (result.exit_code, "not a number at row 20001" in result.stderr)
