@@ -12,6 +12,8 @@ from sigmatool import kernels
 from sigmatool.budget import Segments as BudgetSegments
 from sigmatool.budget import summarize as budget_summary
 from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
+from sigmatool.groupsize import GroupSizeOptions, group_size_table, group_sizes
+from sigmatool.groupsize import summarize as groupsize_summary
 from sigmatool.load import Dataset, InputOptions, bundled_sample, histogram, load, per_prompt_frame
 from sigmatool.silent import summarize as silent_summary
 from sigmatool.simulate import simulate as run_simulation
@@ -21,12 +23,16 @@ __all__ = [
     "DataError",
     "Dataset",
     "ExitCode",
+    "GroupSizeOptions",
     "InputOptions",
     "SigmaError",
     "UsageError",
     "__version__",
     "budget_summary",
     "bundled_sample",
+    "group_size_table",
+    "group_sizes",
+    "groupsize_summary",
     "histogram",
     "kernels",
     "load",

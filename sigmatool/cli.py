@@ -14,7 +14,7 @@ import polars as pl
 import typer
 from rich.text import Text
 
-from sigmatool import __version__, budget, silent
+from sigmatool import __version__, budget, groupsize, silent
 from sigmatool.aggregate import parse_group_sizes
 from sigmatool.errors import ExitCode, SigmaError
 from sigmatool.load import Dataset, InputOptions, histogram, load
@@ -589,6 +589,129 @@ def simulate_command(
             },
         )
         write_frame(frames[0] if trace else frames[1], fmt.value, output, view)
+
+
+@app.command("groupsize")
+def groupsize_command(
+    data: DataArg = None,
+    fidelity: Annotated[
+        float,
+        typer.Option(
+            "--fidelity",
+            min=0.0,
+            max=1.0,
+            metavar="φ*",
+            help="Target fidelity, strictly between 0 and 1: the share of its large-group update each prompt "
+            "should get.",
+        ),
+    ] = 0.9,
+    objective: Annotated[
+        str,
+        typer.Option(
+            "--objective",
+            metavar="grpo|drgrpo",
+            help="grpo: φ = E[σ]/√(p(1−p)), exact at every G. drgrpo: φ = 1 − 1/G, the same at every p.",
+        ),
+    ] = "grpo",
+    max_silent: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option(
+            "--max-silent",
+            min=0.0,
+            max=1.0,
+            metavar="S",
+            help="Also require P_silent = p^G + (1−p)^G ≤ S; the answer is the larger of the two G.",
+        ),
+    ] = None,
+    min_size: Annotated[int, typer.Option("--min-G", min=1, help="Smallest group size considered.")] = 2,
+    max_size: Annotated[
+        int, typer.Option("--max-G", min=1, max=2**31, help="A prompt that needs a larger G is unreachable.")
+    ] = 4096,
+    std: Annotated[
+        str,
+        typer.Option(
+            "--std",
+            metavar="population|bessel",
+            help="bessel: torch's std (TRL, verl, OpenRLHF) realises √((G−1)/G) of the update: more G needed.",
+        ),
+    ] = "population",
+    law: Annotated[
+        bool,
+        typer.Option(
+            "--law", help="Also give the closed-form law ⌈1/(8εp(1−p))⌉, ε = 1 − φ*, beside the exact G."
+        ),
+    ] = False,
+    uniform: Annotated[
+        int,
+        typer.Option("--uniform", min=1, help="The uniform G compared against (share_at_target_uniform)."),
+    ] = 8,
+    bins: Annotated[
+        int,
+        typer.Option("--bins", min=0, max=1000, help="Equal-width bins of p; 0 for the overall row only."),
+    ] = 10,
+    per_prompt: PerPromptOpt = False,
+    input_format: InputFormatOpt = None,
+    col: ColOpt = None,
+    k_col: KColOpt = None,
+    n_col: NColOpt = None,
+    samples: SamplesOpt = None,
+    rollouts: RolloutsOpt = False,
+    prompt_col: PromptColOpt = None,
+    reward_col: RewardColOpt = None,
+    threshold: ThresholdOpt = None,
+    weight_col: WeightColOpt = None,
+    by: ByOpt = None,
+    id_col: IdColOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
+    fmt: FormatOpt = OutputFormat.auto,
+    output: OutputOpt = None,
+) -> None:
+    """The group size each prompt needs to reach a target fidelity, and what a per-prompt schedule saves.
+
+    Fidelity is the share of its large-group update that a group of G answers gives a prompt: for GRPO
+    φ(G, p) = E[σ]/√(p(1−p)), which rises with G, fastest at p = ½ (φ(8, 0.5) = 0.93, φ(8, 0.05) = 0.54).
+    Each prompt gets the smallest G ≥ --min-G with φ ≥ φ*, exact (not the law 1/(8εp(1−p))). Prompts
+    with p̂ = 0 or 1 have no signal at any G and, like those needing G > --max-G, are unreachable: counted,
+    never given a number. Rows: all prompts, then bins of p, per --by group; --per-prompt streams one row
+    per prompt, ready for a trainer's config.
+
+    Example:
+
+        sigmatool groupsize sample_data/bigmath_solve_rates.parquet --fidelity 0.9
+    """
+    with _reported():
+        options = _input_options(
+            data,
+            input_format,
+            col,
+            k_col,
+            n_col,
+            samples,
+            rollouts,
+            prompt_col,
+            reward_col,
+            threshold,
+            weight_col,
+            by,
+            id_col,
+            skip_invalid,
+        )
+        target = groupsize.GroupSizeOptions(
+            fidelity, objective, std, min_size, max_size, max_silent, uniform, law
+        )
+        hist, ds = _scan(options)
+        table = groupsize.group_size_table(hist, target, detail=per_prompt)
+        if per_prompt:
+            sink_frame(groupsize.per_prompt(ds, table, target), fmt.value, output)
+            return
+        summary = groupsize.summarize(hist, ds.by, target, bins=bins, table=table)
+        view = View(
+            headline=groupsize.headline(hist, table, target),
+            percent=("share_at_target_uniform",),
+            labels=groupsize.LABELS,
+            footer=groupsize.footer(target),
+        )
+        write_frame(summary, fmt.value, output, view)
 
 
 def version_callback(value: bool) -> None:
