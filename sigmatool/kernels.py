@@ -194,6 +194,16 @@ def _distinct_rows(*columns: FloatArray) -> tuple[list[FloatArray], IntArray]:
     return [c[new] for c in sorted_columns], inverse
 
 
+def _row_sum(x: FloatArray) -> FloatArray:
+    """Left-to-right sum of each row of a 2-D array.
+
+    Sequential on purpose: a row's result depends on its own terms only, not on the other rows of the
+    batch nor on the zero padding after them, so a value is the same bits in every call (pairwise sums
+    and BLAS products regroup terms with the batch's shape).
+    """
+    return np.asarray(np.cumsum(x, axis=1)[:, -1], dtype=np.float64)
+
+
 def _window_mean(
     lo: IntArray,
     hi: IntArray,
@@ -219,7 +229,7 @@ def _window_mean(
             k = np.minimum(k, top)
             log_w = np.where(inside, log_weight(rows, k), -np.inf)
             w = np.exp(log_w - log_w.max(axis=1, keepdims=True))
-            out[rows] = (w * value(rows, k)).sum(axis=1) / w.sum(axis=1)
+            out[rows] = _row_sum(w * value(rows, k)) / _row_sum(w)
     return out
 
 
@@ -427,7 +437,7 @@ def _binomial_expected_sigma(p: FloatArray, G: IntArray) -> FloatArray:
         k = np.arange(g + 1, dtype=np.int64)
         coefficients = np.array([math.comb(g, i) for i in range(g + 1)], dtype=np.float64)
         pmf = coefficients * np.power(p_u[rows, None], k) * np.power(q_u[rows, None], g - k)
-        out[rows] = pmf @ _sigma_of(k, np.int64(g))
+        out[rows] = _row_sum(pmf * _sigma_of(k, np.int64(g)))
     large = np.flatnonzero(~small)
     if large.size:
         p_l, q_l, G_l = p_u[large], q_u[large], G_u[large]

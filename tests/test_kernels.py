@@ -684,3 +684,18 @@ def test_silent_group_size_for_one_percent_silence_at_half() -> None:
 def test_silent_group_size_with_min_g_above_max_g_raises() -> None:
     with pytest.raises(ValueError, match="min_G"):
         silent_group_size(0.5, 0.1, max_G=4, min_G=5)
+
+
+@pytest.mark.parametrize("G", [8, 64, 65, 300, 5000])
+def test_expected_sigma_bits_do_not_depend_on_the_batch(G: int) -> None:
+    p = np.array([0.013, 0.3, 0.5, 0.77, 0.999])
+    alone = [float(expected_sigma(x, G)) for x in p]
+    in_batch = expected_sigma(np.concatenate([p, np.linspace(0.001, 0.999, 257)]), G)[:5].tolist()
+    assert alone == in_batch
+
+
+def test_unbiased_expected_sigma_bits_do_not_depend_on_the_batch() -> None:
+    k = np.array([1, 17, 40, 63])
+    alone = [float(expected_sigma_unbiased(x, 64, 16)) for x in k]
+    batch = expected_sigma_unbiased(np.concatenate([k, np.arange(65)]), 64, 16)[:4].tolist()
+    assert alone == batch
