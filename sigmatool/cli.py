@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import polars as pl
 import typer
@@ -66,7 +66,7 @@ class EstimatorChoice(str, Enum):
 
 # Shared options, declared once. Flags are spelled for people (see the README's option list).
 DataArg = Annotated[
-    Optional[list[str]],  # noqa: UP045 - typer needs Optional here on Python 3.10
+    list[str] | None,
     typer.Argument(
         help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
         "Default: stdin when piped, else the bundled Big-Math sample.",
@@ -74,13 +74,13 @@ DataArg = Annotated[
     ),
 ]
 InputFormatOpt = Annotated[
-    Optional[InputFormatChoice],  # noqa: UP045
+    InputFormatChoice | None,
     typer.Option(
         "--input-format", help="Format of stdin or of files without a known extension.", rich_help_panel=INPUT
     ),
 ]
 ColOpt = Annotated[
-    Optional[str],  # noqa: UP045
+    str | None,
     typer.Option(
         "--col",
         help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate).",
@@ -88,14 +88,14 @@ ColOpt = Annotated[
     ),
 ]
 KColOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--k-col", help="Column of right answers k (with --n-col).", rich_help_panel=INPUT),
-]  # noqa: UP045
+]
 NColOpt = Annotated[
-    Optional[str], typer.Option("--n-col", help="Column of samples n behind each k.", rich_help_panel=INPUT)
-]  # noqa: UP045
+    str | None, typer.Option("--n-col", help="Column of samples n behind each k.", rich_help_panel=INPUT)
+]
 SamplesOpt = Annotated[
-    Optional[int],  # noqa: UP045
+    int | None,
     typer.Option(
         "--samples",
         min=1,
@@ -112,17 +112,17 @@ RolloutsOpt = Annotated[
     ),
 ]
 PromptColOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--prompt-col", help="Prompt id column of a rollout log.", rich_help_panel=INPUT),
-]  # noqa: UP045
+]
 RewardColOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--reward-col", help="Reward column of a rollout log (0/1 or boolean).", rich_help_panel=INPUT
     ),
-]  # noqa: UP045
+]
 ThresholdOpt = Annotated[
-    Optional[float],  # noqa: UP045
+    float | None,
     typer.Option(
         "--threshold",
         help="Count a rollout as right when its reward ≥ T (for non-binary rewards).",
@@ -130,7 +130,7 @@ ThresholdOpt = Annotated[
     ),
 ]
 WeightColOpt = Annotated[
-    Optional[str],  # noqa: UP045
+    str | None,
     typer.Option(
         "--weight-col",
         help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result).",
@@ -138,17 +138,17 @@ WeightColOpt = Annotated[
     ),
 ]
 ByOpt = Annotated[
-    Optional[list[str]],  # noqa: UP045
+    list[str] | None,
     typer.Option(
         "--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT
     ),
 ]
 IdColOpt = Annotated[
-    Optional[str],
+    str | None,
     typer.Option(
         "--id-col", help="Prompt id for per-prompt output (default: row number).", rich_help_panel=INPUT
     ),
-]  # noqa: UP045
+]
 SkipInvalidOpt = Annotated[
     bool,
     typer.Option(
@@ -167,7 +167,7 @@ FormatOpt = Annotated[
     ),
 ]
 OutputOpt = Annotated[
-    Optional[str],  # noqa: UP045
+    str | None,
     typer.Option(
         "--output",
         "-o",
@@ -176,7 +176,7 @@ OutputOpt = Annotated[
     ),
 ]
 GroupSizesOpt = Annotated[
-    Optional[list[str]],  # noqa: UP045
+    list[str] | None,
     typer.Option(
         "--G",
         "-G",
@@ -186,7 +186,7 @@ GroupSizesOpt = Annotated[
     ),
 ]
 BinsOpt = Annotated[
-    Optional[int],  # noqa: UP045
+    int | None,
     typer.Option("--bins", min=1, max=1000, help="Also break the summary down into N equal-width bins of p."),
 ]
 PerPromptOpt = Annotated[
@@ -283,7 +283,7 @@ def silent_command(
     group_sizes: GroupSizesOpt = None,
     estimator: EstimatorOpt = EstimatorChoice.plugin,
     dapo_cap: Annotated[
-        Optional[int],  # noqa: UP045
+        int | None,
         typer.Option("--dapo-cap", min=1, help="DAPO draws at most T groups per prompt (default: no cap)."),
     ] = None,
     bins: BinsOpt = None,
@@ -374,7 +374,7 @@ def silent_command(
 def budget_command(
     data: DataArg = None,
     group_sizes: Annotated[
-        Optional[list[str]],  # noqa: UP045
+        list[str] | None,
         typer.Option(
             "--G",
             "-G",
@@ -470,7 +470,7 @@ def budget_command(
 @app.command("simulate")
 def simulate_command(
     init: Annotated[
-        Optional[str],  # noqa: UP045
+        str | None,
         typer.Option(
             "--init",
             metavar="DATA",
@@ -614,7 +614,7 @@ def groupsize_command(
         ),
     ] = "grpo",
     max_silent: Annotated[
-        Optional[float],  # noqa: UP045
+        float | None,
         typer.Option(
             "--max-silent",
             min=0.0,
