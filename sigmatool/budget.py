@@ -1,6 +1,6 @@
 """Gradient budget: the share of GRPO's and Dr. GRPO's update that each difficulty segment receives.
 
-Per prompt, GRPO's expected update weight is ``E[σ](p, G)`` and Dr. GRPO's is ``E[σ²](p, G)`` (THEORY.md §3,
+Per prompt, GRPO's expected update weight is ``E[σ](p, G)`` and Dr. GRPO's is ``E[σ²](p, G)`` (docs/theory.md §3,
 §5); at ``G = inf`` the limits ``sqrt(p (1 − p))`` and ``p (1 − p)``. A segment's share is
 ``Σ_segment prompts·w / Σ_all prompts·w`` within its ``--by`` group and G. Prompts with p̂ ∈ {0, 1} weigh 0
 but are counted in ``prompts``. DAPO's shares equal GRPO's (silent groups weigh 0 in both), so they are not

@@ -1,6 +1,6 @@
 """Group size: the smallest G at which each prompt reaches a target fidelity, and what a per-prompt schedule saves.
 
-Fidelity is the share of the large-group update that a group of G answers realises (THEORY.md §3–4):
+Fidelity is the share of the large-group update that a group of G answers realises (docs/theory.md §3–4):
 GRPO ``φ(G, p) = E[σ](p, G) / sqrt(p (1 − p))`` (times ``sqrt((G − 1)/G)`` with ``std="bessel"``), Dr. GRPO
 ``1 − 1/G`` at every p. A prompt's group size is the smallest integer G ≥ ``min_G`` with ``φ(G, p) ≥ φ*``
 (and, with ``max_silent``, ``P_silent(p, G) ≤ S``: the larger of the two answers). A prompt is
@@ -252,7 +252,7 @@ def group_sizes(
     """Smallest integer G in [min_G, max_G] with fidelity ``φ(G, p) ≥ target`` (and ``P_silent ≤ max_silent``).
 
     NaN where no such G exists: p ∈ {0, 1}, an answer above max_G, or p outside [0, 1]. Each distinct p is
-    solved once. Returns float64 (integer-valued). THEORY.md §4: p = 0.5 needs 7, 11, 51 at φ* = 0.90,
+    solved once. Returns float64 (integer-valued). docs/theory.md §4: p = 0.5 needs 7, 11, 51 at φ* = 0.90,
     0.95, 0.99.
 
     >>> group_sizes([0.5, 0.3, 0.1, 0.05, 0.0], 0.9).tolist()

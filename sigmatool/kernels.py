@@ -1,4 +1,4 @@
-"""Numerical kernels: the quantities of THEORY.md as pure numpy functions of (p, G) or (k, n, G).
+"""Numerical kernels: the quantities of docs/theory.md as pure numpy functions of (p, G) or (k, n, G).
 
 Every kernel takes scalars or arrays, broadcasts them, and returns a float64 ndarray (0-d for scalar
 input). An element outside the domain (a probability outside [0, 1], NaN, a non-integer or negative count,
@@ -252,7 +252,7 @@ def _sigma_of(k: IntArray, G: IntArray) -> FloatArray:
 def group_std(k: ArrayLike, G: ArrayLike) -> FloatArray:
     """Population std of a group of G 0/1 rewards with k right: ``σ = sqrt(k (G − k)) / G``.
 
-    Valid for integers G ≥ 1 and 0 ≤ k ≤ G; NaN elsewhere. Returns float64. THEORY.md §1 (reference row
+    Valid for integers G ≥ 1 and 0 ≤ k ≤ G; NaN elsewhere. Returns float64. docs/theory.md §1 (reference row
     at G = 8: 0, .3307, .4330, .4841, .5, .4841, .4330, .3307, 0).
 
     >>> [round(s, 4) for s in group_std([0, 1, 2, 3, 4], 8).tolist()]
@@ -269,7 +269,7 @@ def bessel_factor(G: ArrayLike) -> FloatArray:
     """``sqrt((G − 1) / G)``: the factor on the update when the std divides by G − 1 (torch ``.std()``).
 
     With Bessel's std the GRPO update is ``sqrt((G − 1)/G) · σ (s̄₊ − s̄₋)``. Valid for integers G ≥ 1
-    (0 at G = 1); NaN elsewhere. Returns float64. THEORY.md §1.
+    (0 at G = 1); NaN elsewhere. Returns float64. docs/theory.md §1.
 
     >>> round(float(bessel_factor(8)), 4)
     0.9354
@@ -289,7 +289,7 @@ def all_right_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     """Probability that all G answers are right: ``p^G``.
 
     Valid for p in [0, 1] and integers G ≥ 1; NaN elsewhere. Underflow to 0 at large G is the correct
-    float64 answer. Returns float64. THEORY.md §2.
+    float64 answer. Returns float64. docs/theory.md §2.
 
     >>> round(float(all_right_probability(0.5, 4)), 4)
     0.0625
@@ -304,7 +304,7 @@ def all_right_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
 def all_wrong_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     """Probability that all G answers are wrong: ``(1 − p)^G``, evaluated as ``exp(G log1p(−p))``.
 
-    Valid for p in [0, 1] and integers G ≥ 1; NaN elsewhere. Returns float64. THEORY.md §2.
+    Valid for p in [0, 1] and integers G ≥ 1; NaN elsewhere. Returns float64. docs/theory.md §2.
 
     >>> round(float(all_wrong_probability(0.1, 8)), 4)
     0.4305
@@ -320,7 +320,7 @@ def silent_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     """Probability that a group is silent (σ = 0): ``P_silent(p, G) = p^G + (1 − p)^G``.
 
     Valid for p in [0, 1] and integers G ≥ 1; NaN elsewhere. 1 at p ∈ {0, 1}; non-increasing in G.
-    Returns float64. THEORY.md §2.
+    Returns float64. docs/theory.md §2.
 
     >>> round(float(silent_probability(0.5, 8)), 4)
     0.0078
@@ -357,7 +357,7 @@ def all_right_probability_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> 
 
     The probability that G of the n logged samples, drawn without replacement, are all right. Valid for
     integers 0 ≤ k ≤ n and 1 ≤ G ≤ n; NaN elsewhere, including G > n (no unbiased estimate exists).
-    Returns float64. THEORY.md §2.
+    Returns float64. docs/theory.md §2.
 
     >>> round(float(all_right_probability_unbiased(3, 4, 2)), 4)
     0.5
@@ -369,7 +369,7 @@ def all_wrong_probability_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> 
     """Unbiased estimate of ``(1 − p)^G`` from k right of n samples: ``C(n − k, G) / C(n, G)``.
 
     Valid for integers 0 ≤ k ≤ n and 1 ≤ G ≤ n; NaN elsewhere, including G > n. Returns float64.
-    THEORY.md §2.
+    docs/theory.md §2.
 
     >>> round(float(all_wrong_probability_unbiased(1, 4, 2)), 4)
     0.5
@@ -385,7 +385,7 @@ def silent_probability_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> Flo
 
     ``[C(k, G) + C(n − k, G)] / C(n, G)``: the probability that a size-G draw without replacement from the
     n logged samples is all right or all wrong. Valid for integers 0 ≤ k ≤ n and 1 ≤ G ≤ n; NaN elsewhere,
-    including G > n (no unbiased estimate exists). Returns float64. THEORY.md §2 (Big-Math, n = 64:
+    including G > n (no unbiased estimate exists). Returns float64. docs/theory.md §2 (Big-Math, n = 64:
     G = 4/8/16 → 58.59 / 43.07 / 30.19 %).
 
     >>> round(float(silent_probability_unbiased(32, 64, 8)), 4)
@@ -400,7 +400,7 @@ def hypergeometric_pmf(j: ArrayLike, n: ArrayLike, k: ArrayLike, G: ArrayLike) -
     ``Hyp(j; n, k, G) = C(k, j) C(n − k, G − j) / C(n, G)``, evaluated as a ratio of Loader saddle-point
     binomial pmfs (as R's dhyper), so it keeps ~1e-14 relative accuracy for any n. Valid for
     integers 0 ≤ k ≤ n, 1 ≤ G ≤ n and integer j (0 outside max(0, G − n + k) ≤ j ≤ min(k, G)); NaN
-    elsewhere. Returns float64. THEORY.md §2.
+    elsewhere. Returns float64. docs/theory.md §2.
 
     >>> [round(x, 4) for x in hypergeometric_pmf([0, 1, 2], 4, 2, 2).tolist()]
     [0.1667, 0.6667, 0.1667]
@@ -463,7 +463,7 @@ def expected_sigma(p: ArrayLike, G: ArrayLike, std: str = "population") -> Float
     G = 5000). Each distinct (p, G) is evaluated once: 10^5 distinct p at G = 8 take tens of ms.
     Valid for p in [0, 1] and integers 1 ≤ G ≤ 2^31 (p and G broadcast); NaN elsewhere; 0 at
     p ∈ {0, 1} and at G = 1. Returns float64. Raises ValueError unless std is "population" or "bessel".
-    THEORY.md §3; limit ``sqrt(p (1 − p))`` as G → ∞.
+    docs/theory.md §3; limit ``sqrt(p (1 − p))`` as G → ∞.
 
     >>> round(float(expected_sigma(0.5, 8)), 4)
     0.4639
@@ -489,7 +489,7 @@ def expected_sigma_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike, std: str =
     as ``expected_sigma`` sums (log space, window of 40 sd + 60). Each distinct (k, n, G) is evaluated once.
     Valid for integers 0 ≤ k ≤ n and 1 ≤ G ≤ min(n, 2^31); NaN elsewhere, including G > n (no unbiased
     estimate exists). Returns float64. Raises ValueError unless std is "population" or "bessel".
-    THEORY.md §2–3.
+    docs/theory.md §2–3.
 
     >>> round(float(expected_sigma_unbiased(2, 4, 2)), 4)
     0.3333
@@ -522,7 +522,7 @@ def expected_sigma_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike, std: str =
 def expected_sigma_squared(p: ArrayLike, G: ArrayLike) -> FloatArray:
     """Exact expected group variance ``E[σ²](p, G) = p (1 − p) (1 − 1/G)``: the per-prompt Dr. GRPO weight.
 
-    Valid for p in [0, 1] and integers G ≥ 1; NaN elsewhere. Returns float64. THEORY.md §3; limit
+    Valid for p in [0, 1] and integers G ≥ 1; NaN elsewhere. Returns float64. docs/theory.md §3; limit
     ``p (1 − p)`` as G → ∞.
 
     >>> round(float(expected_sigma_squared(0.5, 8)), 4)
@@ -539,7 +539,7 @@ def expected_sigma_squared_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike) ->
     """Unbiased estimate of ``E[σ²](p, G)`` from k right of n samples.
 
     ``Σ_j Hyp(j; n, k, G) j (G − j) / G² = k (n − k) / (n (n − 1)) · (1 − 1/G)`` (0 at G = 1). Valid for
-    integers 0 ≤ k ≤ n and 1 ≤ G ≤ n; NaN elsewhere, including G > n. Returns float64. THEORY.md §2–3.
+    integers 0 ≤ k ≤ n and 1 ≤ G ≤ n; NaN elsewhere, including G > n. Returns float64. docs/theory.md §2–3.
 
     >>> round(float(expected_sigma_squared_unbiased(2, 4, 2)), 4)
     0.1667
@@ -555,7 +555,7 @@ def grpo_weight_limit(p: ArrayLike) -> FloatArray:
     """GRPO's large-group per-prompt weight ``lim_{G→∞} E[σ] = sqrt(p (1 − p))``.
 
     Its inverse ``1/sqrt(p (1 − p))`` is GRPO's difficulty weight (2 at p = ½, 4.6 at p = 0.05). Valid for p
-    in [0, 1]; NaN elsewhere. Returns float64. THEORY.md §3.
+    in [0, 1]; NaN elsewhere. Returns float64. docs/theory.md §3.
 
     >>> round(float(grpo_weight_limit(0.5)), 4)
     0.5
@@ -569,7 +569,7 @@ def grpo_weight_limit(p: ArrayLike) -> FloatArray:
 def drgrpo_weight_limit(p: ArrayLike) -> FloatArray:
     """Dr. GRPO's large-group per-prompt weight ``lim_{G→∞} E[σ²] = p (1 − p)``.
 
-    Valid for p in [0, 1]; NaN elsewhere. Returns float64. THEORY.md §3.
+    Valid for p in [0, 1]; NaN elsewhere. Returns float64. docs/theory.md §3.
 
     >>> round(float(drgrpo_weight_limit(0.05)), 4)
     0.0475
@@ -583,7 +583,7 @@ def fidelity(p: ArrayLike, G: ArrayLike, std: str = "population") -> FloatArray:
 
     Rises with G towards 1 (population std). Valid for p in (0, 1) and integers 1 ≤ G ≤ 2^31; NaN
     elsewhere, including p ∈ {0, 1} where it is 0/0. Returns float64. Raises ValueError unless std is
-    "population" or "bessel". THEORY.md §3: φ(8, 0.5) = 0.9278, φ(8, 0.05) = 0.5390.
+    "population" or "bessel". docs/theory.md §3: φ(8, 0.5) = 0.9278, φ(8, 0.05) = 0.5390.
 
     >>> round(float(fidelity(0.5, 8)), 4), round(float(fidelity(0.05, 8)), 4)
     (0.9278, 0.539)
@@ -600,7 +600,7 @@ def fidelity_expansion(p: ArrayLike, G: ArrayLike) -> FloatArray:
     """Large-G expansion of the fidelity: ``φ ≈ 1 − 1/(8 G p (1 − p))``, poor near p = 0 and 1.
 
     Valid for p in (0, 1) and integers G ≥ 1; NaN elsewhere (as ``fidelity``, it is undefined at p ∈ {0, 1}).
-    Returns float64. THEORY.md §3: 0.6711 at (G, p) = (8, 0.05), where the exact value is 0.5390.
+    Returns float64. docs/theory.md §3: 0.6711 at (G, p) = (8, 0.05), where the exact value is 0.5390.
 
     >>> round(float(fidelity_expansion(0.05, 8)), 4)
     0.6711
@@ -615,7 +615,7 @@ def fidelity_expansion(p: ArrayLike, G: ArrayLike) -> FloatArray:
 def drgrpo_fidelity(G: ArrayLike) -> FloatArray:
     """Dr. GRPO's fidelity ``E[σ²] / (p (1 − p)) = 1 − 1/G``, the same at every p.
 
-    Valid for integers G ≥ 1; NaN elsewhere. Returns float64. THEORY.md §3.
+    Valid for integers G ≥ 1; NaN elsewhere. Returns float64. docs/theory.md §3.
 
     >>> round(float(drgrpo_fidelity(8)), 4)
     0.875
@@ -635,7 +635,7 @@ def group_size_law(p: ArrayLike, target: ArrayLike) -> FloatArray:
 
     Real-valued, not rounded (the exact integer answer is the smallest G with ``fidelity(p, G) ≥ φ*``).
     Valid for p in [0, 1] and target in (0, 1); NaN elsewhere; inf at p ∈ {0, 1}, where no finite G
-    exists. Returns float64. THEORY.md §4 (p = 0.5: 5, 10, 50 at φ* = 0.90, 0.95, 0.99).
+    exists. Returns float64. docs/theory.md §4 (p = 0.5: 5, 10, 50 at φ* = 0.90, 0.95, 0.99).
 
     >>> round(float(group_size_law(0.5, 0.95)), 4)
     10.0
@@ -654,7 +654,7 @@ def silent_group_size(p: ArrayLike, max_silent: ArrayLike, max_G: int, min_G: in
     ``log(s) / log(q)`` and ``log(s/2) / log(q)``; a bisection against the exact formula inside that
     bracket (one step or a few) makes it exact. Valid for p and max_silent in [0, 1] (broadcast); NaN
     elsewhere and where no G ≤ max_G works, e.g. p ∈ {0, 1} with max_silent < 1. Returns float64
-    (integer-valued). Raises ValueError unless 1 ≤ min_G ≤ max_G are integers. THEORY.md §4.
+    (integer-valued). Raises ValueError unless 1 ≤ min_G ≤ max_G are integers. docs/theory.md §4.
 
     >>> silent_group_size([0.5, 0.1, 0.0], 0.1, 1000).tolist()
     [5.0, 22.0, nan]
@@ -701,7 +701,7 @@ def dapo_expected_draws(p_silent: ArrayLike, cap: int | None = None) -> FloatArr
     Uncapped: ``1 / (1 − P)`` (inf at P = 1). With a cap of T draws: ``1 + P + … + P^(T−1) =
     (1 − P^T) / (1 − P)`` (T at P = 1), evaluated as ``−expm1(T log P) / (1 − P)`` for accuracy near
     P = 1. Over a dataset refilled from fresh prompts pass the mean P. Valid for P in [0, 1]; NaN
-    elsewhere. Returns float64. Raises ValueError unless cap is None or an integer ≥ 1. THEORY.md §2.
+    elsewhere. Returns float64. Raises ValueError unless cap is None or an integer ≥ 1. docs/theory.md §2.
 
     >>> round(float(dapo_expected_draws(0.5)), 4), round(float(dapo_expected_draws(0.5, cap=2)), 4)
     (2.0, 1.5)
@@ -721,7 +721,7 @@ def dapo_still_silent_probability(p_silent: ArrayLike, cap: int) -> FloatArray:
     """Probability that DAPO's group is still silent after a cap of T draws: ``P^T``.
 
     Valid for P in [0, 1]; NaN elsewhere. Returns float64. Raises ValueError unless cap is an integer ≥ 1.
-    THEORY.md §2.
+    docs/theory.md §2.
 
     >>> round(float(dapo_still_silent_probability(0.5, 4)), 4)
     0.0625

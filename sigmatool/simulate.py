@@ -1,4 +1,4 @@
-"""The controlled training run of THEORY.md §6: one-parameter Bernoulli-logit prompts trained by each rule.
+"""The controlled training run of docs/theory.md §6: one-parameter Bernoulli-logit prompts trained by each rule.
 
 Each prompt is a policy ``p = sigmoid(θ)`` whose score is ``y − p``, so ``s̄₊ − s̄₋ = 1`` and one step moves θ
 by exactly ``lr · gain``: ``σ`` (GRPO), ``σ²`` (Dr. GRPO), or ``σ`` of the first non-silent group out of up to
@@ -341,7 +341,7 @@ def simulate(
     notes: list[str] | None = None,
     on_step: Callable[[], None] | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Run THEORY.md §6's controlled training run; returns (trace, summary) frames.
+    """Run docs/theory.md §6's controlled training run; returns (trace, summary) frames.
 
     ``start``: a histogram from :func:`sigmatool.histogram` (``p``, ``prompts``), a data file path, an array
     of pass rates, ``"beta-mix"``, or None for the bundled Big-Math sample. ``notes`` collects lines for

@@ -1,4 +1,4 @@
-"""`sigmatool groupsize`: THEORY.md's table of exact G, minimality, the summary's definitions and the CLI."""
+"""`sigmatool groupsize`: docs/theory.md's table of exact G, minimality, the summary's definitions and the CLI."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from sigmatool.groupsize import COLUMNS, GroupSizeOptions, law_group_sizes
 from tests.conftest import BIGMATH, BIGMATH_COUNTS, csv_of, invoke
 
 PAPER_P = ("0.5", "0.3", "0.7", "0.1", "0.9", "0.05", "0.95")
-# THEORY.md §4: the exact G per p (0.3 and 0.7 alike, and so on) at φ* = 0.90, 0.95, 0.99.
+# docs/theory.md §4: the exact G per p (0.3 and 0.7 alike, and so on) at φ* = 0.90, 0.95, 0.99.
 PAPER_G = {
     "0.90": {"0.5": 7, "0.3": 9, "0.1": 22, "0.05": 42},
     "0.95": {"0.5": 11, "0.3": 14, "0.1": 36, "0.05": 69},

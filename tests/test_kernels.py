@@ -1,4 +1,4 @@
-"""Kernels against THEORY.md's reference values, brute-force enumeration, Monte Carlo and properties."""
+"""Kernels against docs/theory.md's reference values, brute-force enumeration, Monte Carlo and properties."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ SMALL_LOGS = [(k, n, G) for n in range(1, 11) for k in range(n + 1) for G in ran
 
 
 # --------------------------------------------------------------------------------------------------
-# THEORY.md reference values
+# docs/theory.md reference values
 
 
 def test_group_std_matches_reference_row_at_g8() -> None:
@@ -138,7 +138,7 @@ def test_grpo_difficulty_weight_is_2_at_half_and_46_at_005() -> None:
     assert expected == np.round(1.0 / grpo_weight_limit([0.5, 0.05]), 1).tolist()
 
 
-# Exact G, and the law rounded to nearest, for φ* = 0.90 / 0.95 / 0.99 (THEORY.md §4).
+# Exact G, and the law rounded to nearest, for φ* = 0.90 / 0.95 / 0.99 (docs/theory.md §4).
 GROUP_SIZE_TABLE = {
     0.50: [(7, 5), (11, 10), (51, 50)],
     0.30: [(9, 6), (14, 12), (61, 60)],

@@ -1,4 +1,4 @@
-"""`sigmatool simulate`: the paper's controlled run (THEORY.md §6), reproducibility, and the CLI contract."""
+"""`sigmatool simulate`: the paper's controlled run (docs/theory.md §6), reproducibility, and the CLI contract."""
 
 from __future__ import annotations
 
@@ -111,7 +111,7 @@ def test_default_run_starts_from_the_same_population_for_every_method(
 
 
 def test_predicted_extreme_shares_on_a_large_big_math_start_match_the_paper() -> None:
-    # THEORY.md §5: 17.0 % (GRPO) vs 14.3 % (Dr. GRPO) at G = 8 on the simulation's start population.
+    # docs/theory.md §5: 17.0 % (GRPO) vs 14.3 % (Dr. GRPO) at G = 8 on the simulation's start population.
     args = ("--prompts", "200000", "--steps", "1", "--methods", "grpo,drgrpo", "--format", "csv")
     shares = {
         r["method"]: r["extreme_share_predicted"]
