@@ -12,12 +12,13 @@ from typing import Annotated
 
 import polars as pl
 import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 from sigmatool import __version__, budget, groupsize, silent
 from sigmatool.aggregate import parse_group_sizes
 from sigmatool.errors import ExitCode, SigmaError
-from sigmatool.load import Dataset, InputOptions, histogram, load
+from sigmatool.load import Dataset, InputOptions, histogram, load, row_count
 from sigmatool.render import View, sink_frame, stderr_console, write_frame
 from sigmatool.simulate import PROGRESS_WORK, check_run, headline, simulate, start_input
 
@@ -267,12 +268,22 @@ def _note(lines: list[str]) -> None:
 
 
 def _scan(options: InputOptions) -> tuple[pl.DataFrame, Dataset]:
-    """Load and histogram the input, with a spinner on a terminal; notes go to stderr."""
+    """Load and histogram the input, with rows read shown on a terminal; notes go to stderr."""
     ds = load(options)
     console = stderr_console()
-    status = console.status("reading the input …") if console.is_terminal else contextlib.nullcontext()
-    with status:
+    if not console.is_terminal:
         hist, ds = histogram(ds)
+    else:
+        columns = (
+            SpinnerColumn(),
+            TextColumn("reading"),
+            BarColumn(),
+            TextColumn("{task.completed:,} rows"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=console, transient=True) as progress:
+            task = progress.add_task("reading", total=row_count(ds))
+            hist, ds = histogram(ds, on_rows=lambda rows: progress.advance(task, rows))
     _note(ds.notes)
     return hist, ds
 

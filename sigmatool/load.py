@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -214,6 +214,7 @@ class Dataset:
     has_counts: bool
     notes: list[str] = field(default_factory=list)
     string_cols: tuple[str, ...] = ()
+    raw: pl.LazyFrame | None = None  # rollouts: the rows before aggregation (else the same as frame)
 
     @property
     def by(self) -> tuple[str, ...]:
@@ -438,22 +439,30 @@ def _reward_right(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.E
     return (value == 1).cast(pl.Int64), text_bad | value.is_nan() | ~value.is_in([0.0, 1.0])
 
 
-def _aggregate_rollouts(lf: pl.LazyFrame, opts: InputOptions, reward_dtype: pl.DataType) -> pl.LazyFrame:
+def _rollout_rows(lf: pl.LazyFrame, opts: InputOptions, reward_dtype: pl.DataType) -> pl.LazyFrame:
+    """Raw rollout rows with flags: right (0/1), bad reward, reward present."""
     right, bad = _reward_right(opts, reward_dtype)
-    present = pl.col("__reward").is_not_null()
-    keys = [*opts.by, RAW_ID]
-    return (
-        lf.with_columns(__right=right.fill_null(0), __badrow=bad.fill_null(False), __present=present)
-        .group_by(keys)
-        .agg(
-            pl.col("__right").filter(pl.col("__present") & ~pl.col("__badrow")).sum().alias(RAW_K),
-            (pl.col("__present") & ~pl.col("__badrow")).sum().alias(RAW_N),
-            pl.col("__badrow").sum().alias("__bad_rewards"),
-            (~pl.col("__present")).sum().alias("__null_rewards"),
-            pl.col(ROW).min(),
-        )
-        .with_columns(pl.lit(1.0).alias(RAW_W))
+    return lf.with_columns(
+        __right=right.fill_null(0), __badrow=bad.fill_null(False), __present=pl.col("__reward").is_not_null()
     )
+
+
+def _rollout_aggregates() -> list[tuple[pl.Expr, str]]:
+    """Per-prompt aggregates of rollout rows, each with how partial results combine (sum or min)."""
+    usable = pl.col("__present") & ~pl.col("__badrow")
+    return [
+        (pl.col("__right").filter(usable).sum().alias(RAW_K), "sum"),
+        (usable.sum().alias(RAW_N), "sum"),
+        (pl.col("__badrow").sum().alias("__bad_rewards"), "sum"),
+        ((~pl.col("__present")).sum().alias("__null_rewards"), "sum"),
+        (pl.col(ROW).min(), "min"),
+    ]
+
+
+def _aggregate_rollouts(rows: pl.LazyFrame, opts: InputOptions) -> pl.LazyFrame:
+    """(k, n) per prompt, lazily: what per-prompt output streams from."""
+    aggs = [expr for expr, _ in _rollout_aggregates()]
+    return rows.group_by([*opts.by, RAW_ID]).agg(aggs).with_columns(pl.lit(1.0).alias(RAW_W))
 
 
 def load(
@@ -477,28 +486,64 @@ def load(
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"the input files do not share one schema: {_first_line(exc)}") from exc
     has_counts = opts.rollouts or bool(opts.k_col) or opts.samples is not None
+    raw = frame
     if opts.rollouts:
-        reward_dtype = frame.collect_schema()["__reward"]
-        frame = _aggregate_rollouts(frame, opts, reward_dtype)
+        raw = _rollout_rows(frame, opts, frame.collect_schema()["__reward"])
+        frame = _aggregate_rollouts(raw, opts)
     elif opts.samples is not None:
         scaled = (_numeric(RAW_P) * opts.samples).round(0)
         frame = frame.with_columns(scaled.alias(RAW_K), pl.lit(float(opts.samples)).alias(RAW_N))
-    return Dataset(frame, sources, opts, has_counts, notes, tuple(string_cols))
+    return Dataset(frame, sources, opts, has_counts, notes, tuple(string_cols), raw)
 
 
 # --------------------------------------------------------------------------------------------- histogram
 
 
-def _collect(lf: pl.LazyFrame, ds: Dataset) -> pl.DataFrame:
+Progress = Callable[[int], None]
+BATCH_ROWS = 4_000_000
+COMPACT_ROWS = 8_000_000
+MERGE = {"sum": pl.Expr.sum, "min": pl.Expr.min, "max": pl.Expr.max}
+
+
+def _read_error(exc: pl.exceptions.PolarsError, ds: Dataset) -> Exception:
+    text = str(exc)
+    if isinstance(exc, pl.exceptions.ComputeError) and "could not parse" in text and not ds.string_cols:
+        return _TextInColumnError(text)
+    return DataError(f"cannot read the input: {_first_line(exc)}")
+
+
+def aggregate(
+    lf: pl.LazyFrame,
+    keys: Sequence[str],
+    aggs: Sequence[tuple[pl.Expr, str]],
+    ds: Dataset,
+    on_rows: Progress | None = None,
+) -> pl.DataFrame:
+    """Group ``lf`` by ``keys`` in one streaming pass of batches, calling ``on_rows`` with each batch's size.
+
+    Each aggregate comes with how partial results combine ("sum", "min" or "max"); partial results are
+    compacted as they grow, so memory holds the distinct keys, never the rows.
+    """
+    first = [expr for expr, _ in aggs]
+    names = [expr.meta.output_name() for expr, _ in aggs]
+    merge = [MERGE[how](pl.col(name)) for name, (_, how) in zip(names, aggs, strict=True)]
+    parts: list[pl.DataFrame] = []
+    held = 0
     try:
-        return lf.collect(engine="streaming")
-    except pl.exceptions.ComputeError as exc:
-        text = str(exc)
-        if "could not parse" in text and not ds.string_cols:
-            raise _TextInColumnError(text) from exc
-        raise DataError(f"cannot read the input: {_first_line(exc)}") from exc
+        for batch in lf.collect_batches(chunk_size=BATCH_ROWS, maintain_order=False, engine="streaming"):
+            if on_rows is not None:
+                on_rows(batch.height)
+            part = batch.group_by(keys).agg(first)
+            parts.append(part)
+            held += part.height
+            if len(parts) > 1 and held > COMPACT_ROWS:
+                parts = [pl.concat(parts).group_by(keys).agg(merge)]
+                held = parts[0].height
+        if not parts:
+            return lf.head(0).group_by(keys).agg(first).collect()
     except pl.exceptions.PolarsError as exc:
-        raise DataError(f"cannot read the input: {_first_line(exc)}") from exc
+        raise _read_error(exc, ds) from exc
+    return parts[0] if len(parts) == 1 else pl.concat(parts).group_by(keys).agg(merge)
 
 
 class _TextInColumnError(Exception):
@@ -520,37 +565,56 @@ def with_text_retry(ds: Dataset) -> Iterator[Dataset]:
     yield load(ds.options, _text_columns(ds), ds.sources)
 
 
-def histogram(ds: Dataset) -> tuple[pl.DataFrame, Dataset]:
+def row_count(ds: Dataset) -> int | None:
+    """Input rows, when the files say so without being read (parquet metadata); else None."""
+    if not all(source.fmt == "parquet" and not _is_remote(source.path) for source in ds.sources):
+        return None
+    try:
+        return sum(int(pl.scan_parquet(s.path).select(pl.len()).collect().item()) for s in ds.sources)
+    except pl.exceptions.PolarsError:
+        return None
+
+
+def histogram(ds: Dataset, on_rows: Progress | None = None) -> tuple[pl.DataFrame, Dataset]:
     """One streaming pass: usable rows grouped by ``--by`` columns and distinct values.
 
     Returns a frame with the ``--by`` columns, ``p`` (and ``k``, ``n`` with counts), ``prompts`` (summed
     weight) and ``rows``; plus the dataset that produced it (re-read with text columns if needed).
     Bad values raise :class:`DataError` naming the column and first rows, unless ``--skip-invalid``.
+    ``on_rows`` is called with the number of input rows read, batch by batch (for a progress display).
     """
     for attempt in with_text_retry(ds):
         try:
-            return _histogram(attempt), attempt
+            return _histogram(attempt, on_rows), attempt
         except _TextInColumnError:
             continue
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _histogram(ds: Dataset) -> pl.DataFrame:
-    keys = [*ds.by, *ds.value_keys]
-    aggs = [pl.col(RAW_W).cast(pl.Float64, strict=False).sum().alias("__wsum"), pl.len().alias("rows")]
+def _histogram(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
+    if ds.options.rollouts and ds.raw is not None:
+        # Rollout rows → (k, n) per prompt in one pass; the per-prompt table then fits in memory.
+        per_prompt = aggregate(ds.raw, [*ds.by, RAW_ID], _rollout_aggregates(), ds, on_rows)
+        frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
+    else:
+        frame = ds.frame
+    aggs: list[tuple[pl.Expr, str]] = [
+        (pl.col(RAW_W).cast(pl.Float64, strict=False).sum().alias("__wsum"), "sum"),
+        (pl.len().alias("rows"), "sum"),
+    ]
     if ds.options.weight_col:
         # A bad weight must be seen even when its value is averaged away: keep min, max and NaN count.
         w = _numeric(RAW_W)
         aggs += [
-            w.min().alias("__wmin"),
-            w.max().alias("__wmax"),
-            w.is_nan().sum().alias("__wnan"),
-            (pl.col(RAW_W).is_not_null() & w.is_null()).sum().alias("__wtext"),
-            pl.col(RAW_W).is_null().sum().alias("__wnull"),
+            (w.min().alias("__wmin"), "min"),
+            (w.max().alias("__wmax"), "max"),
+            (w.is_nan().sum().alias("__wnan"), "sum"),
+            ((pl.col(RAW_W).is_not_null() & w.is_null()).sum().alias("__wtext"), "sum"),
+            (pl.col(RAW_W).is_null().sum().alias("__wnull"), "sum"),
         ]
     if ds.options.rollouts:
-        aggs += [pl.col("__bad_rewards").sum(), pl.col("__null_rewards").sum()]
-    grouped = _collect(ds.frame.group_by(keys).agg(aggs), ds)
+        aggs += [(pl.col("__bad_rewards").sum(), "sum"), (pl.col("__null_rewards").sum(), "sum")]
+    grouped = aggregate(frame, [*ds.by, *ds.value_keys], aggs, ds, on_rows)
     return _check_histogram(grouped, ds)
 
 
@@ -603,7 +667,7 @@ def _check_histogram(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
     if (out["prompts"] == out["prompts"].round(0)).all() and float(out["prompts"].max()) < 2**53:  # type: ignore[arg-type]
         # Whole-prompt weights (the usual case) print as whole numbers.
         out = out.with_columns(pl.col("prompts").cast(pl.Int64))
-    return out.sort([*ds.by, "p"])
+    return out.sort([*ds.by, "p", *(["k", "n"] if ds.has_counts else [])])
 
 
 def _describe_bad_rows(ds: Dataset) -> str:
@@ -612,7 +676,8 @@ def _describe_bad_rows(ds: Dataset) -> str:
     for source in ds.sources:
         single = load(ds.options, _text_columns(ds), [source])
         if ds.options.rollouts:
-            frame, problems = _load_raw_rollouts(single), _reward_problems(single)
+            assert single.raw is not None
+            frame, problems = single.raw, _reward_problems(single)
         else:
             frame, problems = single.frame, _problems(single)
         for problem, check in problems:
@@ -625,11 +690,6 @@ def _describe_bad_rows(ds: Dataset) -> str:
         if found:
             return f"{source.label}: " + "; ".join(found) + " (--skip-invalid skips such rows)"
     return "the input has invalid values (--skip-invalid skips such rows)"
-
-
-def _load_raw_rollouts(ds: Dataset) -> pl.LazyFrame:
-    source = ds.sources[0]
-    return _project(source, ds.options, None, _text_columns(ds))
 
 
 def _reward_problems(ds: Dataset) -> list[tuple[str, pl.Expr]]:

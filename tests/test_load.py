@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -323,3 +324,25 @@ def test_bad_values_on_stdin_are_named_by_row() -> None:
 def test_text_past_the_type_guess_on_stdin_is_found_by_row() -> None:
     result = invoke("silent", "-", input="pass_rate\n" + "0.5\n" * 20_000 + "abc\n")
     assert (1, True) == (result.exit_code, "not a number at row 20001" in result.stderr)
+
+
+def test_progress_callback_sees_every_input_row() -> None:
+    seen: list[int] = []
+    histogram(load(InputOptions(paths=(str(BIGMATH),))), on_rows=seen.append)
+    assert 215_608 == sum(seen)
+
+
+def test_many_small_batches_give_the_one_batch_histogram(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    rng = np.random.default_rng(5)
+    path = tmp_path / "log.parquet"
+    pl.DataFrame(
+        {"prompt": rng.integers(0, 300, 20_000), "reward": rng.integers(0, 2, 20_000)}
+    ).write_parquet(path)
+    options = {"paths": (str(path),), "rollouts": True, "prompt_col": "prompt", "reward_col": "reward"}
+    whole = hist(**options)
+    module = sys.modules["sigmatool.load"]  # the package exports a function of the same name
+    monkeypatch.setattr(module, "BATCH_ROWS", 1_000)
+    monkeypatch.setattr(module, "COMPACT_ROWS", 500)
+    assert_frame_equal(whole, hist(**options))
