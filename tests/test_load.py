@@ -345,4 +345,7 @@ def test_many_small_batches_give_the_one_batch_histogram(
     module = sys.modules["sigmatool.load"]  # the package exports a function of the same name
     monkeypatch.setattr(module, "BATCH_ROWS", 1_000)
     monkeypatch.setattr(module, "COMPACT_ROWS", 500)
-    assert_frame_equal(whole, hist(**options))
+    batches: list[int] = []
+    batched, _ = histogram(load(InputOptions(**options)), on_rows=batches.append)  # type: ignore[arg-type]
+    assert_frame_equal(whole, batched)
+    assert 20 == len(batches)
