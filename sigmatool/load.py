@@ -605,11 +605,9 @@ def _histogram(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
         frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
     else:
         frame = ds.frame
-    aggs: list[tuple[pl.Expr, str]] = [
-        (pl.col(RAW_W).cast(pl.Float64, strict=False).sum().alias("__wsum"), "sum"),
-        (pl.len().alias("rows"), "sum"),
-    ]
+    aggs: list[tuple[pl.Expr, str]] = [(pl.len().alias("rows"), "sum")]
     if ds.options.weight_col:
+        aggs.append((pl.col(RAW_W).cast(pl.Float64, strict=False).sum().alias("__wsum"), "sum"))
         # A bad weight must be seen even when its value is averaged away: keep min, max and NaN count.
         w = _numeric(RAW_W)
         aggs += [
@@ -622,6 +620,8 @@ def _histogram(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
     if ds.options.rollouts:
         aggs += [(pl.col("__bad_rewards").sum(), "sum"), (pl.col("__null_rewards").sum(), "sum")]
     grouped = aggregate(frame, [*ds.by, *ds.value_keys], aggs, ds, on_rows)
+    if not ds.options.weight_col:
+        grouped = grouped.with_columns(pl.col("rows").cast(pl.Float64).alias("__wsum"))
     return _check_histogram(grouped, ds)
 
 
