@@ -427,42 +427,39 @@ def _project(
     return lf.select(exprs)
 
 
-def _reward_right(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
-    """(is right, is bad) for one rollout row's reward."""
+def _reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
+    """(right, usable) for one rollout row's reward, both false on a null; bad = present and not usable."""
     reward = pl.col("__reward")
     if dtype == pl.Boolean:
-        return reward.cast(pl.Int64), pl.lit(False)
-    value = reward.cast(pl.Float64, strict=False)
-    text_bad = reward.is_not_null() & value.is_null()
+        return reward.fill_null(False), reward.is_not_null()
+    # Numbers are compared in their own dtype (no cast per row); text is parsed and mostly fails.
+    value = reward if dtype.is_numeric() else reward.cast(pl.Float64, strict=False)
     if opts.threshold is not None:
-        return (value >= opts.threshold).cast(pl.Int64), text_bad | value.is_nan()
-    return (value == 1).cast(pl.Int64), text_bad | value.is_nan() | ~value.is_in([0.0, 1.0])
+        usable = value.is_not_null() & ~value.cast(pl.Float64).is_nan()
+        return (value >= opts.threshold).fill_null(False) & usable, usable
+    return (value == 1).fill_null(False), ((value == 0) | (value == 1)).fill_null(False)
 
 
 def _rollout_rows(lf: pl.LazyFrame, opts: InputOptions, reward_dtype: pl.DataType) -> pl.LazyFrame:
-    """Raw rollout rows with flags: right (0/1), bad reward, reward present."""
-    right, bad = _reward_right(opts, reward_dtype)
-    return lf.with_columns(
-        __right=right.fill_null(0), __badrow=bad.fill_null(False), __present=pl.col("__reward").is_not_null()
-    )
+    """Raw rollout rows with two flags: the answer is right; the reward is usable (0/1, or a number with
+    --threshold). A present but unusable reward is bad; a null one is skipped."""
+    right, usable = _reward_flags(opts, reward_dtype)
+    return lf.with_columns(__right=right, __usable=usable)
 
 
-def _rollout_aggregates() -> list[tuple[pl.Expr, str]]:
-    """Per-prompt aggregates of rollout rows, each with how partial results combine (sum or min)."""
-    usable = pl.col("__present") & ~pl.col("__badrow")
+def _rollout_aggregates() -> list[pl.Expr]:
+    """Per-prompt aggregates of rollout rows."""
     return [
-        (pl.col("__right").filter(usable).sum().alias(RAW_K), "sum"),
-        (usable.sum().alias(RAW_N), "sum"),
-        (pl.col("__badrow").sum().alias("__bad_rewards"), "sum"),
-        ((~pl.col("__present")).sum().alias("__null_rewards"), "sum"),
-        (pl.col(ROW).min(), "min"),
+        pl.col("__right").sum().alias(RAW_K),
+        pl.col("__usable").sum().alias(RAW_N),
+        (pl.col("__reward").is_not_null() & ~pl.col("__usable")).sum().alias("__bad_rewards"),
+        pl.col("__reward").null_count().alias("__null_rewards"),
     ]
 
 
 def _aggregate_rollouts(rows: pl.LazyFrame, opts: InputOptions) -> pl.LazyFrame:
     """(k, n) per prompt, lazily: what per-prompt output streams from."""
-    aggs = [expr for expr, _ in _rollout_aggregates()]
-    return rows.group_by([*opts.by, RAW_ID]).agg(aggs).with_columns(pl.lit(1.0).alias(RAW_W))
+    return rows.group_by([*opts.by, RAW_ID]).agg(_rollout_aggregates()).with_columns(pl.lit(1.0).alias(RAW_W))
 
 
 def load(
@@ -500,9 +497,6 @@ def load(
 
 
 Progress = Callable[[int], None]
-BATCH_ROWS = 4_000_000
-COMPACT_ROWS = 8_000_000
-MERGE = {"sum": pl.Expr.sum, "min": pl.Expr.min, "max": pl.Expr.max}
 
 
 def _read_error(exc: pl.exceptions.PolarsError, ds: Dataset) -> Exception:
@@ -515,42 +509,27 @@ def _read_error(exc: pl.exceptions.PolarsError, ds: Dataset) -> Exception:
 def aggregate(
     lf: pl.LazyFrame,
     keys: Sequence[str],
-    aggs: Sequence[tuple[pl.Expr, str]],
+    aggs: Sequence[pl.Expr],
     ds: Dataset,
     on_rows: Progress | None = None,
 ) -> pl.DataFrame:
     """Group ``lf`` by ``keys`` in one streaming pass; memory holds the distinct keys, never the rows.
 
-    With ``on_rows`` (a progress display), the pass goes batch by batch and ``on_rows`` gets each batch's
-    size; each aggregate then comes with how partial results combine ("sum", "min" or "max"), and partial
-    results are compacted as they grow. Whole-number sums are the same either way.
+    ``on_rows`` (for a progress display) is called with the size of each batch of input rows as it passes;
+    it may be called from several threads.
     """
-    first = [expr for expr, _ in aggs]
-    names = [expr.meta.output_name() for expr, _ in aggs]
-    merge = [MERGE[how](pl.col(name)) for name, (_, how) in zip(names, aggs, strict=True)]
-    if on_rows is None:
-        # Nobody is watching: polars' own streaming group-by is fastest, and as lean for many keys.
-        try:
-            return lf.group_by(keys).agg(first).collect(engine="streaming")
-        except pl.exceptions.PolarsError as exc:
-            raise _read_error(exc, ds) from exc
-    parts: list[pl.DataFrame] = []
-    held = 0
+    if on_rows is not None:
+        report = on_rows
+
+        def count(batch: pl.DataFrame) -> pl.DataFrame:
+            report(batch.height)
+            return batch
+
+        lf = lf.map_batches(count, streamable=True)
     try:
-        for batch in lf.collect_batches(chunk_size=BATCH_ROWS, maintain_order=False, engine="streaming"):
-            if on_rows is not None:
-                on_rows(batch.height)
-            part = batch.group_by(keys).agg(first)
-            parts.append(part)
-            held += part.height
-            if len(parts) > 1 and held > COMPACT_ROWS:
-                parts = [pl.concat(parts).group_by(keys).agg(merge)]
-                held = parts[0].height
-        if not parts:
-            return lf.head(0).group_by(keys).agg(first).collect()
+        return lf.group_by(keys).agg(aggs).collect(engine="streaming")
     except pl.exceptions.PolarsError as exc:
         raise _read_error(exc, ds) from exc
-    return parts[0] if len(parts) == 1 else pl.concat(parts).group_by(keys).agg(merge)
 
 
 class _TextInColumnError(Exception):
@@ -605,20 +584,20 @@ def _histogram(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
         frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
     else:
         frame = ds.frame
-    aggs: list[tuple[pl.Expr, str]] = [(pl.len().alias("rows"), "sum")]
+    aggs = [pl.len().alias("rows")]
     if ds.options.weight_col:
-        aggs.append((pl.col(RAW_W).cast(pl.Float64, strict=False).sum().alias("__wsum"), "sum"))
         # A bad weight must be seen even when its value is averaged away: keep min, max and NaN count.
         w = _numeric(RAW_W)
         aggs += [
-            (w.min().alias("__wmin"), "min"),
-            (w.max().alias("__wmax"), "max"),
-            (w.is_nan().sum().alias("__wnan"), "sum"),
-            ((pl.col(RAW_W).is_not_null() & w.is_null()).sum().alias("__wtext"), "sum"),
-            (pl.col(RAW_W).is_null().sum().alias("__wnull"), "sum"),
+            w.sum().alias("__wsum"),
+            w.min().alias("__wmin"),
+            w.max().alias("__wmax"),
+            w.is_nan().sum().alias("__wnan"),
+            (pl.col(RAW_W).is_not_null() & w.is_null()).sum().alias("__wtext"),
+            pl.col(RAW_W).is_null().sum().alias("__wnull"),
         ]
     if ds.options.rollouts:
-        aggs += [(pl.col("__bad_rewards").sum(), "sum"), (pl.col("__null_rewards").sum(), "sum")]
+        aggs += [pl.col("__bad_rewards").sum(), pl.col("__null_rewards").sum()]
     grouped = aggregate(frame, [*ds.by, *ds.value_keys], aggs, ds, on_rows)
     if not ds.options.weight_col:
         grouped = grouped.with_columns(pl.col("rows").cast(pl.Float64).alias("__wsum"))

@@ -52,23 +52,25 @@ def check_unbiased(hist: pl.DataFrame, sizes: Sequence[float], estimator: str) -
 def silent_kernels(
     values: pl.DataFrame, sizes: Sequence[float], estimator: str, cap: int | None
 ) -> pl.DataFrame:
-    """Per distinct value and G: silent, all-right, all-wrong probabilities and DAPO's expected draws."""
-    keys = value_keys(estimator)
-    distinct = values.select(keys).unique(maintain_order=True)
+    """Per row of ``values`` and G: silent, all-right, all-wrong probabilities and DAPO's expected draws.
+
+    The kernels are elementwise, so they run on the rows as given, in their order (G-major): pass distinct
+    values to compute each once.
+    """
     parts = []
     for G in sizes:
         size = int(G)
         if estimator == "unbiased":
-            k, n = distinct["k"].to_numpy(), distinct["n"].to_numpy()
+            k, n = values["k"].to_numpy(), values["n"].to_numpy()
             right = kernels.all_right_probability_unbiased(k, n, size)
             wrong = kernels.all_wrong_probability_unbiased(k, n, size)
         else:
-            p = distinct["p"].to_numpy()
+            p = values["p"].to_numpy()
             right = kernels.all_right_probability(p, size)
             wrong = kernels.all_wrong_probability(p, size)
         silent = np.asarray(right + wrong, dtype=np.float64)
         parts.append(
-            distinct.with_columns(
+            values.with_columns(
                 pl.lit(size, dtype=pl.Int64).alias("G"),
                 pl.Series("p_silent", silent),
                 pl.Series("p_all_right", np.asarray(right, dtype=np.float64)),
@@ -99,18 +101,15 @@ def summarize(
 ) -> pl.DataFrame:
     """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given)."""
     check_unbiased(hist, sizes, estimator)
-    table = silent_kernels(hist, sizes, estimator, cap)
-    # A fixed row order inside each group makes the float sums, and so the output, identical for every
-    # form of the same data (expanded rows, a weighted histogram, a rollout log).
-    rows = hist.join(table, on=value_keys(estimator), how="left", maintain_order="left_right").with_columns(
-        pl.col("p").is_in([0.0, 1.0]).alias("__always"),
-    )
+    # The histogram's fixed row order, kept inside each group, makes the float sums, and so the output,
+    # identical for every form of the same data (expanded rows, a weighted histogram, a rollout log).
+    base = hist.with_columns(pl.col("p").is_in([0.0, 1.0]).alias("__always"))
     keys = [*by, "G"]
     if bins is not None:
-        rows = rows.with_columns(bin_columns(bins))
+        base = base.with_columns(bin_columns(bins))
         keys.append("bin")
     learnable = pl.col("prompts").filter(~pl.col("__always"))
-    out = rows.group_by(keys, maintain_order=True).agg(
+    aggs = [
         pl.col("prompts").sum(),
         weighted_mean("p_silent").alias("silent_rate"),
         weighted_mean("p_all_right").alias("all_right_rate"),
@@ -121,6 +120,10 @@ def summarize(
         ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
             "__learnable_silent"
         ),
+    ]
+    # One G at a time: memory stays at the histogram's size, however many group sizes are asked for.
+    out = pl.concat(
+        silent_kernels(base, [G], estimator, cap).group_by(keys, maintain_order=True).agg(aggs) for G in sizes
     )
     if bins is not None:
         grid = all_bins(bins, out.select(keys[:-1]).unique())
@@ -158,8 +161,8 @@ def per_prompt(
 ) -> pl.LazyFrame:
     """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value."""
     check_unbiased(hist, sizes, estimator)
-    table = silent_kernels(hist, sizes, estimator, cap)
     keys = value_keys(estimator)
+    table = silent_kernels(hist.select(keys).unique(maintain_order=True), sizes, estimator, cap)
     prompts = per_prompt_frame(ds).join(
         pl.LazyFrame({"G": [int(G) for G in sizes]}, schema={"G": pl.Int64}),
         how="cross",
