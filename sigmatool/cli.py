@@ -12,15 +12,13 @@ from typing import Annotated
 
 import polars as pl
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from sigmatool import __version__, budget, groupsize, silent
+from sigmatool import __version__, silent
 from sigmatool.aggregate import parse_group_sizes
 from sigmatool.errors import ExitCode, SigmaError
 from sigmatool.load import Dataset, InputOptions, histogram, load, row_count
 from sigmatool.render import View, sink_frame, stderr_console, write_frame
-from sigmatool.simulate import PROGRESS_WORK, check_run, headline, simulate, start_input
 
 app = typer.Typer(
     name="sigmatool",
@@ -274,6 +272,9 @@ def _scan(options: InputOptions) -> tuple[pl.DataFrame, Dataset]:
     if not console.is_terminal:
         hist, ds = histogram(ds)
     else:
+        # Imported here: only a terminal shows progress, and start-up time counts on every run.
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
         columns = (
             SpinnerColumn(),
             TextColumn("reading"),
@@ -436,6 +437,8 @@ def budget_command(
         sigmatool budget sample_data/bigmath_solve_rates.parquet --G 8 --G inf
     """
     with _reported():
+        from sigmatool import budget  # imported by its command only: start-up time counts
+
         options = _input_options(
             data,
             input_format,
@@ -540,6 +543,14 @@ def simulate_command(
     from rich.progress import Progress  # only this command draws a progress bar
 
     with _reported():
+        from sigmatool.simulate import (
+            PROGRESS_WORK,
+            check_run,
+            headline,
+            simulate,
+            start_input,
+        )  # imported by its command only: start-up time counts
+
         chosen = check_run(prompts, group_size, steps, lr, seed, methods, dapo_cap)
         options = start_input(
             init,
@@ -691,6 +702,8 @@ def groupsize_command(
         sigmatool groupsize sample_data/bigmath_solve_rates.parquet --fidelity 0.9
     """
     with _reported():
+        from sigmatool import groupsize  # imported by its command only: start-up time counts
+
         options = _input_options(
             data,
             input_format,
