@@ -295,7 +295,7 @@ Check = Callable[[pl.DataFrame, dict[str, Any]], list[str]]
 
 @dataclasses.dataclass(frozen=True)
 class Targets:
-    """The issue's targets for one case; None where a target does not apply."""
+    """The performance targets for one case; None where a target does not apply."""
 
     floor_ratio: float | None = None  # sigmatool's time at most this multiple of the floor's
     speedup: float | None = None  # at least this many times faster than the plain approach
