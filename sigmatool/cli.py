@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Iterator
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Any
 
 import polars as pl
 import typer
@@ -200,37 +200,24 @@ EstimatorOpt = Annotated[
 ]
 
 
-def _input_options(
-    data: list[str] | None,
-    input_format: InputFormatChoice | None,
-    col: str | None,
-    k_col: str | None,
-    n_col: str | None,
-    samples: int | None,
-    rollouts: bool,
-    prompt_col: str | None,
-    reward_col: str | None,
-    threshold: float | None,
-    weight_col: str | None,
-    by: list[str] | None,
-    id_col: str | None,
-    skip_invalid: bool,
-) -> InputOptions:
+def _input_options(params: dict[str, Any]) -> InputOptions:
+    """The shared input options, from a command's parameters (its ``locals()``); absent ones are unset."""
+    input_format = params.get("input_format")
     return InputOptions(
-        paths=tuple(data or ()),
+        paths=tuple(params.get("data") or ()),
         input_format=input_format.value if input_format else None,
-        col=col,
-        k_col=k_col,
-        n_col=n_col,
-        samples=samples,
-        rollouts=rollouts,
-        prompt_col=prompt_col,
-        reward_col=reward_col,
-        threshold=threshold,
-        weight_col=weight_col,
-        by=tuple(by or ()),
-        id_col=id_col,
-        skip_invalid=skip_invalid,
+        col=params.get("col"),
+        k_col=params.get("k_col"),
+        n_col=params.get("n_col"),
+        samples=params.get("samples"),
+        rollouts=bool(params.get("rollouts")),
+        prompt_col=params.get("prompt_col"),
+        reward_col=params.get("reward_col"),
+        threshold=params.get("threshold"),
+        weight_col=params.get("weight_col"),
+        by=tuple(params.get("by") or ()),
+        id_col=params.get("id_col"),
+        skip_invalid=bool(params.get("skip_invalid")),
     )
 
 
@@ -327,22 +314,7 @@ def silent_command(
         sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16
     """
     with _reported():
-        options = _input_options(
-            data,
-            input_format,
-            col,
-            k_col,
-            n_col,
-            samples,
-            rollouts,
-            prompt_col,
-            reward_col,
-            threshold,
-            weight_col,
-            by,
-            id_col,
-            skip_invalid,
-        )
+        options = _input_options(locals())
         sizes = parse_group_sizes(group_sizes or ["8"])
         hist, ds = _scan(options)
         if per_prompt:
@@ -439,22 +411,7 @@ def budget_command(
     with _reported():
         from sigmatool import budget  # imported by its command only: start-up time counts
 
-        options = _input_options(
-            data,
-            input_format,
-            col,
-            k_col,
-            n_col,
-            samples,
-            rollouts,
-            prompt_col,
-            reward_col,
-            threshold,
-            weight_col,
-            by,
-            id_col,
-            skip_invalid,
-        )
+        options = _input_options(locals())
         sizes = parse_group_sizes(group_sizes or ["8"], allow_inf=True, option="--G")
         budget.check_sizes(sizes, estimator.value)
         segments = budget.Segments(bins, extreme, budget.parse_medium(medium))
@@ -554,22 +511,7 @@ def simulate_command(
         chosen = check_run(prompts, group_size, steps, lr, seed, methods, dapo_cap)
         options = start_input(
             init,
-            _input_options(
-                None,
-                input_format,
-                col,
-                k_col,
-                n_col,
-                samples,
-                rollouts,
-                prompt_col,
-                reward_col,
-                threshold,
-                weight_col,
-                None,
-                None,
-                skip_invalid,
-            ),
+            _input_options(locals()),
         )
         start = options if isinstance(options, str) else _scan(options)[0]
         notes: list[str] = []
@@ -704,22 +646,7 @@ def groupsize_command(
     with _reported():
         from sigmatool import groupsize  # imported by its command only: start-up time counts
 
-        options = _input_options(
-            data,
-            input_format,
-            col,
-            k_col,
-            n_col,
-            samples,
-            rollouts,
-            prompt_col,
-            reward_col,
-            threshold,
-            weight_col,
-            by,
-            id_col,
-            skip_invalid,
-        )
+        options = _input_options(locals())
         target = groupsize.GroupSizeOptions(
             fidelity, objective, std, min_size, max_size, max_silent, uniform, law
         )
