@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import Result
 
-from sigmatool import budget_summary
+from sigmatool import budget as budget_module
+from sigmatool import budget_summary, kernels
 from sigmatool.aggregate import bin_columns
 from sigmatool.cli import budget_command
 from sigmatool.render import BAR_WIDTH
@@ -136,6 +137,90 @@ def test_counts_csv_with_weight_col_gives_identical_output_to_the_expanded_parqu
     weighted = invoke("budget", BIGMATH_COUNTS, "--weight-col", "count", *args)
     assert (expanded.exit_code, weighted.exit_code) == (0, 0)
     assert expanded.stdout == weighted.stdout
+
+
+def fsum_segments(p: list[float], prompts: list[float], G: float, bins: int) -> dict[str, list[float]]:
+    """Per segment (bins by index, then extreme, medium, all): fsum of prompts, of GRPO and of Dr. GRPO weight."""
+    q, w = np.array(p), np.array(prompts)
+    grpo = w * (kernels.grpo_weight_limit(q) if math.isinf(G) else kernels.expected_sigma(q, int(G)))
+    drgrpo = w * (
+        kernels.drgrpo_weight_limit(q) if math.isinf(G) else kernels.expected_sigma_squared(q, int(G))
+    )
+    index = np.minimum(np.floor(q * bins), bins - 1)
+    masks = {f"bin{b}": index == b for b in range(bins)}
+    masks |= {"extreme": (q < 0.1) | (q > 0.9), "medium": (q >= 0.4) & (q <= 0.6), "all": q == q}
+    return {name: [math.fsum(x[mask]) for x in (w, grpo, drgrpo)] for name, mask in masks.items()}
+
+
+def assert_exact_sums(out: pl.DataFrame, p: list[float], prompts: list[float], G: float, bins: int) -> None:
+    expected = fsum_segments(p, prompts, G, bins)
+    names = [f"bin{b}" for b in range(bins)] + ["extreme", "medium", "all"]
+    for name, row in zip(names, out.iter_rows(named=True), strict=True):
+        n, grpo, drgrpo = expected[name]
+        total = expected["all"]
+        assert row["prompts"] == n, name
+        assert row["grpo_share"] == (grpo / total[1] if total[1] > 0 else None), name
+        assert row["drgrpo_share"] == (drgrpo / total[2] if total[2] > 0 else None), name
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0.0, 1.0, allow_subnormal=True),
+            st.sampled_from([1.0, 3.0])
+            | st.floats(0.0, 1e300, allow_subnormal=True)
+            | st.integers(0, 2**40).map(float),
+        ),
+        min_size=1,
+        max_size=80,
+    ),
+    st.sampled_from([2.0, 8.0, 100.0, math.inf]),
+)
+def test_segment_sums_are_the_exactly_rounded_sums_of_any_weights(
+    rows: list[tuple[float, float]], G: float
+) -> None:
+    # Subnormal, tiny and huge weights (2^990 and up), repeated p: every sum is fsum's, to the last bit.
+    p, prompts = [q for q, _ in rows], [w for _, w in rows]
+    hist = pl.DataFrame({"p": p, "prompts": prompts, "rows": [1] * len(p)})
+    assert_exact_sums(budget_summary(hist, (), [G], bins=5), p, prompts, G, 5)
+
+
+@pytest.mark.parametrize(
+    ("block", "exact_rows", "dense"), [(None, None, None), (3, 5, 1 << 21), (4, 1 << 25, 0), (64, 7, 0)]
+)
+def test_sums_do_not_depend_on_blocks_or_bucket_layout(
+    monkeypatch: pytest.MonkeyPatch, block: int | None, exact_rows: int | None, dense: int | None
+) -> None:
+    rng = np.random.default_rng(7)
+    p = np.concatenate([rng.random(300), [0.0, 1.0, 0.4, 0.6, 0.1, 0.9]]).tolist()
+    prompts = (rng.random(306) * 10.0 ** rng.integers(-5, 5, 306)).tolist()
+    hist = pl.DataFrame({"p": p, "prompts": prompts, "rows": [1] * len(p)})
+    for name, value in (("_BLOCK", block), ("_EXACT_ROWS", exact_rows), ("_DENSE_BUCKETS", dense)):
+        if value is not None:
+            monkeypatch.setattr(budget_module, name, value)
+    out = budget_summary(hist, (), [8, math.inf], bins=5)
+    assert_exact_sums(out.filter(pl.col("G") == "8"), p, prompts, 8, 5)
+    assert_exact_sums(out.filter(pl.col("G") == "inf"), p, prompts, math.inf, 5)
+
+
+def test_exact_sums_keep_infinities_and_nans_as_fsum_does() -> None:
+    sums = budget_module._ExactSums(2)
+    base = np.array([0, 0, 1, 1]) * budget_module._EXPONENTS
+    sums.add(np.array([math.inf, 1.0, math.nan, 2.0]), base)
+    first, second = (math.fsum(terms) for terms in sums.terms())
+    assert (first, math.isnan(second)) == (math.inf, True)
+
+
+def test_by_groups_need_not_be_contiguous_rows() -> None:
+    rng = np.random.default_rng(3)
+    hist = pl.DataFrame(
+        {"source": rng.choice(["a", "b", "c"], 200), "p": rng.random(200), "prompts": rng.integers(1, 9, 200)}
+    ).with_columns(rows=pl.col("prompts"))
+    ordered = hist.sort("source", "p")
+    expected = budget_summary(ordered, ["source"], [8, math.inf], bins=4)
+    assert expected.equals(budget_summary(hist, ["source"], [8, math.inf], bins=4))
+    assert expected["source"].unique(maintain_order=True).to_list() == ["a", "b", "c"]
 
 
 # ---------------------------------------------------------------------------------- hand values
