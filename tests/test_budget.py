@@ -388,12 +388,3 @@ def test_the_help_example_runs_on_the_sample_data() -> None:
     assert example is not None
     args = shlex.split(example.group(1).replace("sample_data/", f"{ROOT}/sample_data/"))
     assert invoke(*args, "--format", "csv").exit_code == 0
-
-
-def test_docs_commands_run() -> None:
-    text = (ROOT / "docs" / "budget.md").read_text()
-    commands = re.findall(r"^\$ sigmatool (budget[^\n]*)", text, flags=re.MULTILINE)
-    assert commands
-    for command in commands:
-        args = shlex.split(command.replace("sample_data/", f"{ROOT}/sample_data/"))
-        assert invoke(*args).exit_code == 0, command

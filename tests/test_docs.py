@@ -1,4 +1,4 @@
-"""The README is the manual: every `$ sigmatool …` example runs, and prints what the README shows."""
+"""The README and docs/ are the manual: every `$ sigmatool …` example runs and prints what they show."""
 
 from __future__ import annotations
 
@@ -44,28 +44,33 @@ def examples(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def run_example(command: str) -> tuple[int, list[str]]:
-    """Run one README command in-process; a trailing `| head -N` keeps the first N lines."""
-    head = None
-    if "| head" in command:
-        command, _, tail = command.partition("|")
-        head = int(tail.split("-")[-1])
+    """Run one documented command in-process; `| head -N` and `| grep -v TEXT` after it are applied."""
+    command, *filters = command.split("|")
     args = shlex.split(command)[1:]
     if "--format" not in args and "-f" not in args and "-o" not in args:
         args += ["--format", "table"]
     result = invoke(*args)
     out = result.stdout.splitlines()
-    return result.exit_code, out[:head] if head else out
+    for step in filters:
+        name, *rest = shlex.split(step)
+        if name == "head":
+            out = out[: int(rest[0].lstrip("-"))]
+        else:
+            assert (name, rest[0]) == ("grep", "-v"), step
+            out = [line for line in out if rest[1] not in line]
+    return result.exit_code, out
 
 
-EXAMPLES = examples(README)
+DOCS = [README, *sorted((ROOT / "docs").glob("*.md"))]
+EXAMPLES = [(f"{path.name}: {command}", command, shown) for path in DOCS for command, shown in examples(path)]
 
 
 def test_the_readme_has_examples() -> None:
     assert len(EXAMPLES) >= 4
 
 
-@pytest.mark.parametrize(("command", "shown"), EXAMPLES, ids=[c for c, _ in EXAMPLES])
-def test_readme_example_prints_what_the_readme_shows(command: str, shown: list[str]) -> None:
+@pytest.mark.parametrize(("command", "shown"), [e[1:] for e in EXAMPLES], ids=[e[0] for e in EXAMPLES])
+def test_documented_example_prints_what_the_docs_show(command: str, shown: list[str]) -> None:
     code, out = run_example(command)
     assert (0, [s.rstrip() for s in shown]) == (code, [o.rstrip() for o in out])
 

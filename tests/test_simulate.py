@@ -342,37 +342,6 @@ def test_the_help_example_runs_on_the_sample_data(tmp_path: Path, monkeypatch: p
     assert TRACE_COLUMNS == pl.read_parquet(tmp_path / "trace.parquet").columns
 
 
-def _docs_examples() -> list[tuple[str, list[str]]]:
-    """(command, the stdout lines shown under it) for each `$ sigmatool` line in docs/simulate.md."""
-    found: list[tuple[str, list[str]]] = []
-    for block in re.findall(
-        r"^```[^\n]*\n(.*?)^```", (ROOT / "docs" / "simulate.md").read_text(), re.M | re.S
-    ):
-        lines = block.splitlines()
-        for i, line in enumerate(lines):
-            if line.startswith("$ sigmatool "):
-                shown = []
-                for after in lines[i + 1 :]:
-                    if after.startswith("$ "):
-                        break
-                    shown.append(after)
-                found.append((line[2:], shown))
-    return found
-
-
-def test_docs_examples_print_what_the_docs_show() -> None:
-    examples = _docs_examples()
-    assert examples
-    for command, shown in examples:
-        command, _, tail = command.partition("|")
-        args = shlex.split(command)[1:]
-        if "--format" not in args:
-            args += ["--format", "table"]
-        result = invoke(*args)
-        out = result.stdout.splitlines()[: int(tail.split("-")[-1])] if tail else result.stdout.splitlines()
-        assert (0, [s.rstrip() for s in shown]) == (result.exit_code, [o.rstrip() for o in out]), command
-
-
 def test_docs_usage_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = (ROOT / "docs" / "simulate.md").read_text()
     commands = re.findall(r"^(sigmatool simulate[^#\n]*)", text, flags=re.MULTILINE)
