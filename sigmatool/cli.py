@@ -683,6 +683,11 @@ def main_callback(
     """What a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates."""
 
 
+# typer's parsing errors derive from click's ClickException; typer re-exports BadParameter from whichever
+# click it uses (its own copy in newer releases), so find the base class through it.
+_PARSE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+
+
 def _quiet_stdout() -> None:
     """After a broken pipe, point stdout at devnull so that the final flush cannot fail again."""
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -697,7 +702,7 @@ def main() -> None:
     except BrokenPipeError:
         _quiet_stdout()
         code = ExitCode.OK
-    except typer.TyperException as exc:
+    except _PARSE_ERROR as exc:
         # Parsing errors from typer (an option out of its range, an unknown flag): one line, exit 2.
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         if type(exc).__name__ == "NoArgsIsHelpError":

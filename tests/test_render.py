@@ -136,3 +136,17 @@ def test_no_colour_codes_when_piped_or_with_no_color() -> None:
 def test_python_dash_m_runs_the_cli() -> None:
     done = _run(f"{sys.executable} -m sigmatool --version")
     assert "sigmatool 0.1.0" == done.stdout.strip()
+
+
+def test_a_usage_error_from_the_entry_point_is_one_line_with_exit_code_2() -> None:
+    done = _run(f"{sys.executable} -m sigmatool silent {TOY} --bins 0")
+    assert (2, 1, "--bins") == (
+        done.returncode,
+        len(done.stderr.strip().splitlines()),
+        "--bins" * ("--bins" in done.stderr),
+    )
+
+
+def test_no_command_shows_the_help() -> None:
+    done = _run(f"{sys.executable} -m sigmatool")
+    assert (True, "Traceback" in done.stderr) == ("silent" in done.stdout + done.stderr, False)
