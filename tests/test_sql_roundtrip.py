@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import polars as pl
 import pytest
@@ -17,8 +18,6 @@ from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
 from sigmatool.cli import app
-
-duckdb = pytest.importorskip("duckdb")
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -54,14 +53,6 @@ PROMPTS = 300
 MIN_N, MAX_N = 4, 16
 
 
-def _command_exists(name: str) -> bool:
-    return any(command.name == name for command in app.registered_commands)
-
-
-def _needs(name: str) -> pytest.MarkDecorator:
-    return pytest.mark.skipif(not _command_exists(name), reason=f"sigmatool {name} is not written yet")
-
-
 # Every command, as the arguments after the input. The --by cases use the SQL that keeps `source`.
 CASES = [
     pytest.param(["silent", "--G", "4,8,16"], id="silent-plugin"),
@@ -69,21 +60,18 @@ CASES = [
     pytest.param(["silent", "--G", "8", "--dapo-cap", "4"], id="silent-dapo-cap"),
     pytest.param(["silent", "--G", "4,8", "--bins", "5"], id="silent-bins"),
     pytest.param(["silent", "--G", "8", "--by", "source"], id="silent-by"),
-    pytest.param(["budget"], id="budget", marks=_needs("budget")),
-    pytest.param(["budget", "--G", "2,4,8,inf", "--bins", "4"], id="budget-sizes", marks=_needs("budget")),
-    pytest.param(
-        ["budget", "--estimator", "unbiased", "--G", "2,3"], id="budget-unbiased", marks=_needs("budget")
-    ),
-    pytest.param(["budget", "--by", "source"], id="budget-by", marks=_needs("budget")),
-    pytest.param(["groupsize"], id="groupsize", marks=_needs("groupsize")),
-    pytest.param(["groupsize", "--fidelity", "0.95"], id="groupsize-fidelity", marks=_needs("groupsize")),
+    pytest.param(["budget"], id="budget"),
+    pytest.param(["budget", "--G", "2,4,8,inf", "--bins", "4"], id="budget-sizes"),
+    pytest.param(["budget", "--estimator", "unbiased", "--G", "2,3"], id="budget-unbiased"),
+    pytest.param(["budget", "--by", "source"], id="budget-by"),
+    pytest.param(["groupsize"], id="groupsize"),
+    pytest.param(["groupsize", "--fidelity", "0.95"], id="groupsize-fidelity"),
     pytest.param(
         ["groupsize", "--fidelity", "0.9", "--max-silent", "0.2", "--uniform", "16", "--std", "bessel"],
         id="groupsize-silent-cap",
-        marks=_needs("groupsize"),
     ),
-    pytest.param(["groupsize", "--objective", "drgrpo"], id="groupsize-drgrpo", marks=_needs("groupsize")),
-    pytest.param(["groupsize", "--by", "source"], id="groupsize-by", marks=_needs("groupsize")),
+    pytest.param(["groupsize", "--objective", "drgrpo"], id="groupsize-drgrpo"),
+    pytest.param(["groupsize", "--by", "source"], id="groupsize-by"),
 ]
 
 
