@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -305,10 +305,11 @@ def _problems(ds: Dataset) -> list[tuple[str, pl.Expr]]:
     return checks
 
 
-def _null_expr(ds: Dataset) -> pl.Expr:
-    """Rows skipped as missing (and counted): a null pass rate, count or weight."""
+def _null_expr(ds: Dataset, *, weight: bool = True) -> pl.Expr:
+    """Rows skipped as missing (and counted): a null pass rate, count or (with ``weight``) weight; for
+    rollouts also a prompt with no graded reward."""
     cols = [RAW_K, RAW_N] if ds.has_counts else [RAW_P]
-    if ds.options.weight_col:
+    if weight and ds.options.weight_col:
         cols.append(RAW_W)
     expr = pl.col(RAW_N) == 0 if ds.options.rollouts else pl.lit(False)
     for col in cols:
@@ -316,17 +317,12 @@ def _null_expr(ds: Dataset) -> pl.Expr:
     return expr
 
 
-def invalid_expr(ds: Dataset) -> pl.Expr:
-    """True on a row with any bad value (nulls are not bad, only missing)."""
-    expr = pl.lit(False)
-    for _, check in _problems(ds):
-        expr = expr | check.fill_null(False)
-    return expr & ~_null_expr(ds)
-
-
 def usable_expr(ds: Dataset) -> pl.Expr:
-    """Rows that take part in the analysis."""
-    return ~_null_expr(ds) & ~invalid_expr(ds)
+    """Rows that take part in the analysis: nothing missing and no bad value."""
+    bad = pl.lit(False)
+    for _, check in _problems(ds):
+        bad = bad | check.fill_null(False)
+    return ~_null_expr(ds) & ~bad
 
 
 # --------------------------------------------------------------------------------------------- loading
@@ -545,12 +541,6 @@ def _text_columns(ds: Dataset) -> tuple[str, ...]:
     return tuple(c for c in cols if c)
 
 
-def with_text_retry(ds: Dataset) -> Iterator[Dataset]:
-    """Yield the dataset, then once more with value columns read as text if a parse error needs it."""
-    yield ds
-    yield load(ds.options, _text_columns(ds), ds.sources)
-
-
 def row_count(ds: Dataset) -> int | None:
     """Input rows, when the files say so without being read (parquet metadata); else None."""
     if not all(source.fmt == "parquet" and not _is_remote(source.path) for source in ds.sources):
@@ -569,12 +559,13 @@ def histogram(ds: Dataset, on_rows: Progress | None = None) -> tuple[pl.DataFram
     Bad values raise :class:`DataError` naming the column and first rows, unless ``--skip-invalid``.
     ``on_rows`` is called with the number of input rows read, batch by batch (for a progress display).
     """
-    for attempt in with_text_retry(ds):
-        try:
-            return _histogram(attempt, on_rows), attempt
-        except _TextInColumnError:
-            continue
-    raise AssertionError("unreachable")  # pragma: no cover
+    try:
+        return _histogram(ds, on_rows), ds
+    except _TextInColumnError:
+        # A CSV or JSON column held text past the rows polars used to guess its type: read the value
+        # columns as text this time, so that the bad values are found and named by row.
+        ds = load(ds.options, _text_columns(ds), ds.sources)
+        return _histogram(ds, on_rows), ds
 
 
 def _histogram(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
@@ -614,9 +605,8 @@ def _check_histogram(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
     if opts.weight_col:
         bad = bad | (pl.col("__wmin") < 0) | (pl.col("__wnan") > 0) | (pl.col("__wtext") > 0)
         bad = bad | pl.col("__wmax").is_infinite().fill_null(False)
-    value_null = pl.col(RAW_N) == 0 if opts.rollouts else pl.lit(False)
-    for col in ds.value_keys:
-        value_null = value_null | pl.col(col).is_null()
+    # Weights are aggregated, so their nulls are counted from the aggregates below.
+    value_null = _null_expr(ds, weight=False)
     flagged = grouped.with_columns(__bad=bad & ~value_null, __null=value_null)
     n_bad = int(flagged.filter(pl.col("__bad"))["rows"].sum())
     if opts.rollouts:
@@ -683,20 +673,20 @@ def _describe_bad_rows(ds: Dataset) -> str:
 
 
 def _reward_problems(ds: Dataset) -> list[tuple[str, pl.Expr]]:
+    """Bad rewards by kind, on the rows of ``_rollout_rows``: the same ``__usable`` flag that aggregation
+    counts, split into text and other values."""
     name = ds.options.reward_col
-    value = pl.col("__reward").cast(pl.Float64, strict=False)
-    text = pl.col("__reward").is_not_null() & value.is_null()
+    reward = pl.col("__reward")
+    text = reward.is_not_null() & reward.cast(pl.Float64, strict=False).is_null()
+    bad = reward.is_not_null() & ~pl.col("__usable") & ~text
     if ds.options.threshold is not None:
-        return [
-            (f"column {name!r}: reward is not a number", text),
-            (f"column {name!r}: NaN reward", value.is_nan()),
-        ]
+        return [(f"column {name!r}: reward is not a number", text), (f"column {name!r}: NaN reward", bad)]
     return [
         (f"column {name!r}: reward is not a number", text),
         (
             f"column {name!r}: reward is not 0/1 (the identity holds for binary rewards; "
             "--threshold T counts reward ≥ T as right)",
-            value.is_nan() | ~value.is_in([0.0, 1.0]),
+            bad,
         ),
     ]
 
