@@ -2,44 +2,85 @@
 
 Built on the group-standard-deviation identity of arXiv:2607.00152: for 0/1 rewards the per-prompt GRPO
 update is exactly the group's reward std σ times a direction.
+
+Every public name loads on first use, so that ``sigmatool --version`` imports neither polars nor numpy.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from sigmatool import kernels
-from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
-from sigmatool.load import Dataset, InputOptions, bundled_sample, histogram, load, per_prompt_frame
-from sigmatool.silent import summarize as silent_summary
-
 if TYPE_CHECKING:
-    from sigmatool.budget import Segments as BudgetSegments
+    from sigmatool import kernels
     from sigmatool.budget import summarize as budget_summary
-    from sigmatool.groupsize import GroupSizeOptions, group_size_table, group_sizes
+    from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
+    from sigmatool.groupsize import group_size_table, group_sizes
     from sigmatool.groupsize import summarize as groupsize_summary
-    from sigmatool.simulate import simulate as run_simulation
+    from sigmatool.load import (
+        Dataset,
+        Histogram,
+        bundled_sample,
+        dataset,
+        histogram,
+        per_prompt_frame,
+        read_histogram,
+        sample_histogram,
+    )
+    from sigmatool.options import GroupSizeOptions, InputOptions
+    from sigmatool.options import Segments as BudgetSegments
+    from sigmatool.silent import summarize as silent_summary
 
-# The other analyses load on first use, so that `sigmatool silent` does not pay for their imports.
 _LAZY = {
-    "BudgetSegments": ("sigmatool.budget", "Segments"),
+    "kernels": ("sigmatool.kernels", None),
+    "BudgetSegments": ("sigmatool.options", "Segments"),
     "budget_summary": ("sigmatool.budget", "summarize"),
-    "GroupSizeOptions": ("sigmatool.groupsize", "GroupSizeOptions"),
+    "DataError": ("sigmatool.errors", "DataError"),
+    "ExitCode": ("sigmatool.errors", "ExitCode"),
+    "SigmaError": ("sigmatool.errors", "SigmaError"),
+    "UsageError": ("sigmatool.errors", "UsageError"),
+    "GroupSizeOptions": ("sigmatool.options", "GroupSizeOptions"),
     "group_size_table": ("sigmatool.groupsize", "group_size_table"),
     "group_sizes": ("sigmatool.groupsize", "group_sizes"),
     "groupsize_summary": ("sigmatool.groupsize", "summarize"),
-    "run_simulation": ("sigmatool.simulate", "simulate"),
+    "Dataset": ("sigmatool.load", "Dataset"),
+    "Histogram": ("sigmatool.load", "Histogram"),
+    "bundled_sample": ("sigmatool.load", "bundled_sample"),
+    "dataset": ("sigmatool.load", "dataset"),
+    "histogram": ("sigmatool.load", "histogram"),
+    "per_prompt_frame": ("sigmatool.load", "per_prompt_frame"),
+    "read_histogram": ("sigmatool.load", "read_histogram"),
+    "sample_histogram": ("sigmatool.load", "sample_histogram"),
+    "InputOptions": ("sigmatool.options", "InputOptions"),
+    "silent_summary": ("sigmatool.silent", "summarize"),
 }
+
+
+def run_simulation(start: Any = None, **options: Any) -> Any:
+    """The controlled training run of docs/theory.md §6 (see :func:`sigmatool.simulate.simulate`).
+
+    ``start`` is a histogram frame, an array of pass rates, ``"beta-mix"``, a data file's path, or None for
+    the bundled Big-Math sample. Returns the (trace, summary) frames.
+    """
+    from sigmatool.load import read_histogram, sample_histogram
+    from sigmatool.options import InputOptions
+    from sigmatool.simulate import BETA_MIX, simulate
+
+    if start is None:
+        start = sample_histogram().frame
+    elif isinstance(start, str) and start != BETA_MIX:
+        start = read_histogram(InputOptions(paths=(start,))).frame
+    return simulate(start, **options)
 
 
 def __getattr__(name: str) -> Any:
     if name not in _LAZY:
         raise AttributeError(f"module 'sigmatool' has no attribute {name!r}")
     module, attribute = _LAZY[name]
-    value = getattr(importlib.import_module(module), attribute)
+    loaded = importlib.import_module(module)
+    value = loaded if attribute is None else getattr(loaded, attribute)
     globals()[name] = value
     return value
 
@@ -50,19 +91,22 @@ __all__ = [
     "Dataset",
     "ExitCode",
     "GroupSizeOptions",
+    "Histogram",
     "InputOptions",
     "SigmaError",
     "UsageError",
     "__version__",
     "budget_summary",
     "bundled_sample",
+    "dataset",
     "group_size_table",
     "group_sizes",
     "groupsize_summary",
     "histogram",
     "kernels",
-    "load",
     "per_prompt_frame",
+    "read_histogram",
     "run_simulation",
+    "sample_histogram",
     "silent_summary",
 ]

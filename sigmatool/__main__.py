@@ -1,6 +1,6 @@
 """``python -m sigmatool``."""
 
-from sigmatool.cli import main
+from sigmatool.entry import run
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -1,12 +1,13 @@
-"""Exception types and exit codes. The core raises these; only ``cli.py`` turns them into exits."""
+"""Exception types and exit codes. The core raises these; only ``sigmatool.cli.main`` turns them into exits."""
 
 from __future__ import annotations
 
+import signal
 from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Process exit codes, documented in the README."""
+    """Process exit codes, documented in the README. A signal N ends the run with 128 + N."""
 
     OK = 0
     DATA = 1
@@ -26,7 +27,34 @@ class DataError(SigmaError):
     exit_code = ExitCode.DATA
 
 
+class OutputError(SigmaError):
+    """An output cannot be written: a read-only folder, a full disk, a path that is not a file."""
+
+    exit_code = ExitCode.DATA
+
+
 class UsageError(SigmaError):
     """An option is impossible on its own or with the others or the data."""
 
     exit_code = ExitCode.USAGE
+
+
+class Interrupted(BaseException):
+    """A termination signal (SIGTERM, SIGHUP) arrived: unwind, clean up, exit 128 + the signal number.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` swallows it.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    def __str__(self) -> str:
+        try:
+            return f"interrupted by {signal.Signals(self.signum).name}"
+        except ValueError:
+            return f"interrupted by signal {self.signum}"

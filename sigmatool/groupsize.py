@@ -38,23 +38,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
-from sigmatool.aggregate import all_bins, bin_columns
-from sigmatool.errors import UsageError
 from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.options import GroupSizeOptions
+from sigmatool.render import View
+from sigmatool.segments import all_bins, with_bins
 
-OBJECTIVES = ("grpo", "drgrpo")
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 
 DEFAULT_BINS = 10
-MAX_KERNEL_G = 2**31
 COLUMNS = (
     "segment",
     "p_lo",
@@ -89,144 +88,110 @@ LABELS = {
 LAW_ALLOWANCE = 1e-9
 # Beyond this, float64 no longer holds every integer: the law's value is reported as null.
 LAW_MAX = 2.0**53
-# Distinct values whose q = min(p, 1 − p) lies within this relative distance of a point where the answer
-# changes are checked against the kernel one by one, so rounding cannot break minimality.
-TIE_WINDOW = 1e-9
-# A fidelity this close to the target (relative) is decided by a one-value kernel call (see _meets).
-TIE_FIDELITY = 1e-12
+# Thresholds q*(G) are tabulated up to this G; the rare values that need more are walked up from there.
+TABLE_MAX_G = 8192
+# A value whose q lies within this relative distance of a threshold is checked by the kernel itself.
+THRESHOLD_CHECK = 1e-9
+# Kernel calls per threshold (the root finder's iterations, about): to weigh a table against bisection.
+ROOT_STEPS = 12
 # Weighted CDFs are compared with this relative allowance, so weights such as 0.1 sum to a clean quantile.
 CDF_ALLOWANCE = 1e-12
-
-
-@dataclass(frozen=True)
-class GroupSizeOptions:
-    """The target and the rules: fidelity φ*, objective, std convention, G range, silent cap, uniform G."""
-
-    target: float = 0.9
-    objective: str = "grpo"
-    std: str = "population"
-    min_size: int = 2
-    max_size: int = 4096
-    max_silent: float | None = None
-    uniform: int = 8
-    law: bool = False
-
-    def __post_init__(self) -> None:
-        if not 0.0 < self.target < 1.0:
-            raise UsageError(f"--fidelity must lie strictly between 0 and 1, not {self.target:g}")
-        if self.objective not in OBJECTIVES:
-            raise UsageError(f"--objective must be grpo or drgrpo, not {self.objective!r}")
-        if self.std not in kernels.STD_CONVENTIONS:
-            raise UsageError(f"--std must be population or bessel, not {self.std!r}")
-        if self.objective == "drgrpo" and self.std == "bessel":
-            raise UsageError(
-                "--std bessel applies to --objective grpo only: Dr. GRPO does not divide by the std"
-            )
-        if self.objective == "drgrpo" and self.law:
-            raise UsageError(
-                "--law is GRPO's closed form; with --objective drgrpo the exact answer ⌈1/ε⌉ is closed-form"
-            )
-        if self.min_size < 1:
-            raise UsageError(f"--min-G must be at least 1, not {self.min_size}")
-        if not self.min_size <= self.max_size <= MAX_KERNEL_G:
-            raise UsageError(
-                f"--max-G must lie between --min-G ({self.min_size}) and {MAX_KERNEL_G}, not {self.max_size}"
-            )
-        if self.max_silent is not None and not 0.0 < self.max_silent <= 1.0:
-            raise UsageError(f"--max-silent must lie in (0, 1], not {self.max_silent:g}")
-        if self.uniform < 1:
-            raise UsageError(f"--uniform must be at least 1, not {self.uniform}")
 
 
 # --------------------------------------------------------------------------------------------- numpy level
 
 
-def _meets(p: FloatArray, G: IntArray, target: float, std: str) -> NDArray[np.bool_]:
-    """φ(G, p) ≥ φ* for 1-D p and G, as a one-value call of ``kernels.fidelity`` decides it.
-
-    The kernel's last bit can depend on the other values of its batch (their padding changes the order of
-    the sum), so a value within TIE_FIDELITY of the target is evaluated again on its own: every decision is
-    then a fixed function of (p, G), and agrees with ``kernels.fidelity(p, G) >= target``.
-    """
-    value = kernels.fidelity(p, G, std=std)
-    for i in np.flatnonzero(np.abs(value - target) <= TIE_FIDELITY * target):
-        value[i] = kernels.fidelity(p[i], G[i], std=std)
-    return np.asarray(value >= target, dtype=np.bool_)
-
-
-def _reaches(p: FloatArray, G: IntArray, target: float, std: str, max_G: int) -> NDArray[np.bool_]:
-    """φ(G, p) ≥ φ*, False for G outside [1, max_G]."""
-    inside = (G >= 1) & (G <= max_G)
-    return np.asarray(inside & _meets(p, np.clip(G, 1, max_G), target, std), dtype=np.bool_)
+def _reaches(p: FloatArray, G: IntArray, target: float, std: str) -> BoolArray:
+    """φ(G, p) ≥ φ* as the kernel evaluates it, for 1-D p and G."""
+    return np.asarray(kernels.fidelity(p, G, std=std) >= target, dtype=np.bool_)
 
 
 def _settle(p: FloatArray, G: IntArray, target: float, std: str, min_G: int, max_G: int) -> IntArray:
     """Walk each G to the exact answer: φ(G) ≥ φ* and (G = min_G or φ(G − 1) < φ*); max_G + 1 if none."""
     G = G.copy()
     while True:
-        up = ~_reaches(p, G, target, std, max_G) & (G <= max_G)
-        down = ~up & (G > min_G) & _reaches(p, G - 1, target, std, max_G)
+        inside = G <= max_G
+        up = inside & ~_reaches(p, np.minimum(G, max_G), target, std)
+        lower = np.maximum(G - 1, 1)
+        down = ~up & (G > min_G) & (G - 1 <= max_G) & _reaches(p, np.minimum(lower, max_G), target, std)
         if not (up.any() or down.any()):
             return G
         G = G + up.astype(np.int64) - down.astype(np.int64)
 
 
-def _split(ps: FloatArray, lo: IntArray, hi: IntArray, G: IntArray, target: float, std: str) -> IntArray:
-    """Per segment [lo, hi) of ``ps`` (sorted so that φ rises along it): first index with φ(G) ≥ φ*."""
-    lo, hi = lo.copy(), hi.copy()
-    while (active := lo < hi).any():
-        at = np.flatnonzero(active)
-        mid = (lo[at] + hi[at]) // 2
-        ok = _meets(ps[mid], G[at], target, std)
-        hi[at] = np.where(ok, mid, hi[at])
-        lo[at] = np.where(ok, lo[at], mid + 1)
-    return lo
+def _thresholds(G: IntArray, target: float, std: str) -> FloatArray:
+    """q*(G): the smallest q in (0, ½] with φ(G, q) ≥ φ*, to 1e-13 relative; inf where φ(G, ½) < φ*.
+
+    φ(G, ·) rises on (0, ½], so q*(G) is the root of φ(G, q) − φ*, bracketed by the law's q (where the
+    large-G expansion, which overstates φ, reaches φ*: the exact φ is still below) and ½. scipy's
+    vectorised bracketing solver finds all of them at once.
+    """
+    from scipy.optimize.elementwise import find_root
+
+    out = np.full(G.shape, np.inf)
+    top = kernels.fidelity(0.5, G, std=std) >= target
+    g = G[top].astype(np.float64)
+    if not g.size:
+        return out
+    # The law: 8 ε G q (1 − q) = 1; where it has no root below ½, start from a small q and halve below.
+    disc = 1.0 - 0.5 / ((1.0 - target) * g)
+    lo = np.where(disc > 0, (1.0 - np.sqrt(np.maximum(disc, 0.0))) / 2.0, 0.25)
+    while (reached := kernels.fidelity(lo, g, std=std) >= target).any():
+        lo = np.where(reached, lo / 2.0, lo)
+
+    def gap(q: FloatArray, size: FloatArray) -> FloatArray:
+        return np.asarray(kernels.fidelity(q, size, std=std) - target, dtype=np.float64)
+
+    bracket = (lo, np.full(g.shape, 0.5))
+    result = find_root(gap, bracket, args=(g,), tolerances={"xrtol": 1e-13, "xatol": 0.0})
+    out[top] = result.bracket[1]
+    return out
 
 
 def _grpo_group_sizes(p: FloatArray, target: float, std: str, min_G: int, max_G: int) -> IntArray:
     """Smallest G in [min_G, max_G] with φ(G, p) ≥ φ* for distinct p in (0, 1); max_G + 1 where none.
 
-    For fixed G, φ is symmetric in p ↔ 1 − p and rises with q = min(p, 1 − p); it also rises with G. So along
-    the values sorted by q the answer never increases, and a divide and conquer over G finds it: a node
-    holds a run of sorted values whose answers lie in [G_lo, G_hi]; a bisection over the run finds where
-    φ(G_mid) ≥ φ* starts, which splits it into [G_lo, G_mid] and [G_mid + 1, G_hi]. Each level is one
-    vectorised bisection; there are log2(max_G) levels, and the kernel runs once per probe. Values whose q
-    lies within TIE_WINDOW of a change of the answer, or of either end, are then checked (:func:`_settle`).
+    φ rises with G, so each value's answer can be found by bisection over G: exact by construction, and the
+    cheaper way for a few distinct values (k-of-n data). For many values, φ also rises with
+    q = min(p, 1 − p) at each G, so a threshold per G, q*(G), decides every value at once: the answer is
+    the smallest G whose threshold lies at or below q (a ``searchsorted`` over the thresholds' running
+    minimum). Thresholds are tabulated only up to the answer of the hardest value (at most
+    ``TABLE_MAX_G``; beyond, bisection). The kernel itself then checks each value whose q lies within
+    ``THRESHOLD_CHECK`` of the thresholds around it, so every answer is the smallest G that the kernel says
+    reaches φ*.
     """
-    n = p.size
     q = np.minimum(p, 1.0 - p)
-    order = np.argsort(q, kind="stable")
-    ps, qs = p[order], q[order]
-    answer = np.empty(n, dtype=np.int64)
-    lo = np.array([0], dtype=np.int64)
-    hi = np.array([n], dtype=np.int64)
-    g_lo = np.array([min_G], dtype=np.int64)
-    g_hi = np.array([max_G + 1], dtype=np.int64)
-    while lo.size:
-        done = g_lo == g_hi
-        for a, b, g in zip(lo[done], hi[done], g_lo[done], strict=True):
-            answer[a:b] = g
-        lo, hi, g_lo, g_hi = lo[~done], hi[~done], g_lo[~done], g_hi[~done]
-        if not lo.size:
-            break
-        g_mid = (g_lo + g_hi) // 2
-        cut = _split(ps, lo, hi, g_mid, target, std)
-        # [cut, hi) reach the target at g_mid: answers in [g_lo, g_mid]; [lo, cut) need more.
-        lo, hi = np.concatenate([cut, lo]), np.concatenate([hi, cut])
-        g_lo, g_hi = np.concatenate([g_lo, g_mid + 1]), np.concatenate([g_mid, g_hi])
-        keep = lo < hi
-        lo, hi, g_lo, g_hi = lo[keep], hi[keep], g_lo[keep], g_hi[keep]
-    # Kernel rounding can only mislead the inference from probed to unprobed values within ~1e-13 of a
-    # threshold q_G; such a threshold lies next to a change of the answer or beyond either end of the run.
-    changes = np.flatnonzero(answer[1:] != answer[:-1]) + 1
-    edges = np.concatenate([qs[[0, n - 1]], qs[changes], qs[changes - 1]])
-    first = np.searchsorted(qs, edges * (1.0 - TIE_WINDOW), side="left")
-    last = np.searchsorted(qs, edges * (1.0 + TIE_WINDOW), side="right")
-    near = np.unique(np.concatenate([np.arange(a, b) for a, b in zip(first, last, strict=True)]))
-    answer[near] = _settle(ps[near], answer[near], target, std, min_G, max_G)
-    out = np.empty(n, dtype=np.int64)
-    out[order] = answer
-    return out
+    hardest = p[np.argmin(q)]
+    top = min(int(_bisect(np.array([hardest]), min_G, max_G, target, std)[0]), max_G, TABLE_MAX_G)
+    span = max(top - min_G + 1, 1)
+    if p.size * math.log2(max_G - min_G + 2) <= span * ROOT_STEPS:
+        return _bisect(p, min_G, max_G, target, std)
+    sizes = np.arange(min_G, top + 1, dtype=np.int64)
+    reach = np.minimum.accumulate(_thresholds(sizes, target, std))
+    # reach is non-increasing; the answer is the first G with reach ≤ q.
+    index = sizes.size - np.searchsorted(reach[::-1], q, side="right")
+    answer = (min_G + index).astype(np.int64)
+    below = np.where(index > 0, reach[np.maximum(index - 1, 0)], np.inf)
+    at = np.where(index < sizes.size, reach[np.minimum(index, sizes.size - 1)], 0.0)
+    near = (np.abs(q - at) <= THRESHOLD_CHECK * q) | (np.abs(q - below) <= THRESHOLD_CHECK * q)
+    if near.any():
+        answer[near] = _settle(p[near], answer[near], target, std, min_G, max_G)
+    beyond = answer > top
+    if beyond.any() and top < max_G:
+        answer[beyond] = _bisect(p[beyond], top + 1, max_G, target, std)
+    return answer
+
+
+def _bisect(p: FloatArray, lo_G: int, hi_G: int, target: float, std: str) -> IntArray:
+    """Smallest G in [lo_G, hi_G] with φ(G, p) ≥ φ* (φ rises with G); hi_G + 1 where none."""
+    lo = np.full(p.shape, lo_G, dtype=np.int64)
+    hi = np.full(p.shape, hi_G + 1, dtype=np.int64)
+    while (active := lo < hi).any():
+        mid = (lo + hi) // 2
+        ok = active & (mid <= hi_G) & _reaches(p, np.minimum(mid, hi_G), target, std)
+        hi = np.where(ok, mid, hi)
+        lo = np.where(active & ~ok, mid + 1, lo)
+    return lo
 
 
 def _drgrpo_group_size(target: float, min_G: int, max_G: int) -> int:
@@ -424,7 +389,7 @@ def summarize(
     )
     parts = [overall]
     if bins:
-        binned = rows.with_columns(bin_columns(bins)).group_by([*by, "bin"], maintain_order=True).agg(aggs)
+        binned = with_bins(rows, bins).group_by([*by, "bin"], maintain_order=True).agg(aggs)
         grid = all_bins(bins, overall.select(by) if by else None)
         binned = grid.join(binned, on=[*by, "bin"], how="left", maintain_order="left").with_columns(
             pl.col("prompts").fill_null(0),
@@ -443,10 +408,13 @@ def summarize(
 
 
 def per_prompt(ds: Dataset, table: pl.DataFrame, options: GroupSizeOptions) -> pl.LazyFrame:
-    """One row per input prompt, streamed: the distinct-value ``table`` (with ``detail``) joined on p."""
+    """One row per input prompt, streamed: the distinct-value ``table`` (with ``detail``) joined on p̂."""
     detail = [*(["group_size_law"] if options.law else []), "fidelity_at_group_size", "silent_at_group_size"]
-    values = table.select("p", "group_size", *detail, "reachable").lazy()
-    rows = per_prompt_frame(ds).join(values, on="p", how="left", maintain_order="left")
+    values = table.select(pl.col("p").alias("__p"), "group_size", *detail, "reachable").lazy()
+    rows = per_prompt_frame(ds)
+    if ds.has_counts:
+        rows = rows.with_columns((pl.col("k") / pl.col("n")).alias("__p"))
+    rows = rows.join(values, on="__p", how="left", maintain_order="left")
     return rows.select([*ds.by, "id", "p", "group_size", *detail, "reachable"])
 
 
@@ -496,3 +464,14 @@ def footer(options: GroupSizeOptions) -> list[str]:
         "savings: uniform_g_needed ÷ mean_rollouts_schedule; "
         f"share_at_target_uniform: reachable prompts already at the target with G = {options.uniform} (--uniform)",
     ]
+
+
+def view(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions, by: Sequence[str]) -> View:
+    """The table view: the headline over all prompts, short headers, what the columns mean."""
+    return View(
+        headline=headline(hist, table, options),
+        percent=("share_at_target_uniform",),
+        labels=LABELS,
+        keys=list(by),
+        footer=footer(options),
+    )

@@ -10,43 +10,26 @@ Per-prompt columns: [--by columns], ``id``, ``p``, ``G``, ``p_silent``, ``p_all_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
 import numpy as np
 import polars as pl
 
 from sigmatool import kernels
-from sigmatool.aggregate import all_bins, bin_columns, g_label, order, weighted_mean
-from sigmatool.errors import UsageError
+from sigmatool.estimators import check_estimator
 from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.options import SilentOptions
+from sigmatool.render import View
+from sigmatool.segments import all_bins, with_bins
 
-Estimator = Literal["plugin", "unbiased"]
 PER_GROUP = ("p_silent", "p_all_right", "p_all_wrong", "dapo_expected_draws")
 
 
-def value_keys(estimator: str) -> list[str]:
-    """Distinct inputs a kernel needs: p̂ for the plug-in estimator, (k, n) for the unbiased one."""
-    return ["k", "n"] if estimator == "unbiased" else ["p"]
-
-
-def check_unbiased(hist: pl.DataFrame, sizes: Sequence[float], estimator: str) -> None:
-    """The unbiased estimator needs counts, and a group no larger than the logged samples."""
-    if estimator != "unbiased":
-        return
-    if "n" not in hist.columns:
-        raise UsageError(
-            "--estimator unbiased needs counts: give --k-col/--n-col, --samples N (the samples behind each "
-            "rate), or --rollouts"
-        )
-    n_min = int(hist["n"].min())  # type: ignore[arg-type]
-    too_big = [g_label(G) for G in sizes if G > n_min]
-    if too_big:
-        short = int(hist.filter(pl.col("n") < max(sizes))["prompts"].sum())
-        raise UsageError(
-            f"--G {','.join(too_big)}: larger than the n = {n_min} logged samples of some prompts ({short:,}); "
-            "no unbiased estimate exists for a group bigger than the samples it is drawn from. "
-            "Use smaller G or --estimator plugin"
-        )
+def weighted_mean(value: str, weight: str = "prompts") -> pl.Expr:
+    """Σ w·x / Σ w over the group; null for an empty group."""
+    total = pl.col(weight).sum()
+    return (
+        pl.when(total > 0).then((pl.col(value) * pl.col(weight)).sum() / total).otherwise(None).alias(value)
+    )
 
 
 def silent_kernels(
@@ -100,13 +83,13 @@ def summarize(
     bins: int | None = None,
 ) -> pl.DataFrame:
     """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given)."""
-    check_unbiased(hist, sizes, estimator)
+    check_estimator(hist, sizes, estimator)
     # The histogram's fixed row order, kept inside each group, makes the float sums, and so the output,
     # identical for every form of the same data (expanded rows, a weighted histogram, a rollout log).
     base = hist.with_columns(pl.col("p").is_in([0.0, 1.0]).alias("__always"))
     keys = [*by, "G"]
     if bins is not None:
-        base = base.with_columns(bin_columns(bins))
+        base = with_bins(base, bins)
         keys.append("bin")
     learnable = pl.col("prompts").filter(~pl.col("__always"))
     aggs = [
@@ -148,7 +131,7 @@ def summarize(
         out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
         columns.append("dapo_unfilled_rate")
     sort_keys = [*by, "G", *(["bin"] if bins is not None else [])]
-    return order(out, sort_keys).select(columns)
+    return out.sort(sort_keys, maintain_order=True).select(columns)
 
 
 def per_prompt(
@@ -159,16 +142,24 @@ def per_prompt(
     estimator: str = "plugin",
     cap: int | None = None,
 ) -> pl.LazyFrame:
-    """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value."""
-    check_unbiased(hist, sizes, estimator)
-    keys = value_keys(estimator)
-    table = silent_kernels(hist.select(keys).unique(maintain_order=True), sizes, estimator, cap)
+    """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value.
+
+    Rows are matched to the kernel table by their counts (k, n) when they have them, else by p̂.
+    """
+    check_estimator(hist, sizes, estimator)
+    join = ["k", "n"] if ds.has_counts else ["__p"]
+    distinct = hist.select(["k", "n", "p"] if ds.has_counts else ["p"]).unique(maintain_order=True)
+    table = silent_kernels(distinct, sizes, estimator, cap)
+    if not ds.has_counts:
+        table = table.rename({"p": "__p"})
     prompts = per_prompt_frame(ds).join(
         pl.LazyFrame({"G": [int(G) for G in sizes]}, schema={"G": pl.Int64}),
         how="cross",
         maintain_order="left",
     )
-    joined = prompts.join(table.lazy(), on=[*keys, "G"], how="left", maintain_order="left")
+    joined = prompts.join(
+        table.lazy().drop("p", strict=False), on=[*join, "G"], how="left", maintain_order="left"
+    )
     return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])
 
 
@@ -181,3 +172,35 @@ def headline(summary: pl.DataFrame) -> str:
     else:
         lead = "Silent groups: " + ", ".join(parts)
     return f"{lead}; {100 * always:.1f}% of prompts are silent at every G (never or always solved)."
+
+
+def view(hist: pl.DataFrame, summary: pl.DataFrame, options: SilentOptions, by: Sequence[str]) -> View:
+    """The table view of a summary: its headline (over all prompts), labels, percentages and bars."""
+    overall = summary
+    if by or options.bins is not None:
+        overall = summarize(hist, (), options.sizes, estimator=options.estimator, cap=options.cap)
+    return View(
+        headline=headline(overall),
+        percent=(
+            "silent_rate",
+            "all_right_rate",
+            "all_wrong_rate",
+            "always_silent_share",
+            "dapo_unfilled_rate",
+        ),
+        bars=("silent_rate",),
+        labels={
+            "silent_rate": "silent groups",
+            "all_right_rate": "all right",
+            "all_wrong_rate": "all wrong",
+            "always_silent_share": "always\nsilent",
+            "dapo_draws_per_group": "DAPO draws\nper group",
+            "dapo_draws_per_group_learnable": "…learnable\nprompts only",
+            "dapo_unfilled_rate": "DAPO\nunfilled",
+        },
+        keys=list(by),
+        footer=[
+            "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
+            "prompts; …learnable: the same once never- and always-solved prompts are dropped"
+        ],
+    )

@@ -30,19 +30,18 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load import InputOptions, bundled_sample, histogram, load
+from sigmatool.options import METHODS, SimulateOptions
+from sigmatool.render import View
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-METHODS = ("grpo", "drgrpo", "dapo")
 LABELS = {"grpo": "GRPO", "drgrpo": "Dr. GRPO", "dapo": "DAPO"}
 BETA_MIX = "beta-mix"
 BETA_SHAPES = ((0.7, 1.6), (1.6, 0.7))
 CLIP = (0.02, 0.98)
 EXTREME = (0.1, 0.9)
 QUARTILES = 4
-MAX_GROUP_SIZE = 100_000
 # Gradient shares are measured from about this many simulated steps per method (200 per prompt at 6,000
 # prompts), at least SHARE_MIN_DRAWS per prompt: enough for ~0.1-point precision at a fraction of the run.
 SHARE_DRAWS = 1_200_000
@@ -73,74 +72,10 @@ SUMMARY_COLUMNS = (
     "extreme_share_predicted",
 )
 
-Start = pl.DataFrame | str | ArrayLike | None
+Start = pl.DataFrame | str | ArrayLike
 
 
 # --------------------------------------------------------------------------------------------- options
-
-
-def parse_methods(values: str | Sequence[str]) -> tuple[str, ...]:
-    """``"dapo,grpo"`` (or a list of such) → the methods in canonical order (grpo, drgrpo, dapo)."""
-    parts = [values] if isinstance(values, str) else list(values)
-    chosen: set[str] = set()
-    for value in parts:
-        for part in value.split(","):
-            name = part.strip().lower()
-            if not name:
-                continue
-            if name not in METHODS:
-                raise UsageError(
-                    f"--methods: unknown method {part.strip()!r}; choose from {', '.join(METHODS)}"
-                )
-            chosen.add(name)
-    if not chosen:
-        raise UsageError(f"--methods: give at least one of {', '.join(METHODS)}")
-    return tuple(m for m in METHODS if m in chosen)
-
-
-def check_run(
-    prompts: int,
-    group_size: int,
-    steps: int,
-    lr: float,
-    seed: int,
-    methods: str | Sequence[str],
-    dapo_cap: int,
-) -> tuple[str, ...]:
-    """Check the run's options, naming every bad one at once; returns the methods in canonical order."""
-    problems = []
-    if prompts < 1:
-        problems.append(f"--prompts must be at least 1, not {prompts}")
-    if not 2 <= group_size <= MAX_GROUP_SIZE:
-        problems.append(
-            f"--G must be between 2 and {MAX_GROUP_SIZE:,} (a group of one has no spread), not {group_size}"
-        )
-    if steps < 1:
-        problems.append(f"--steps must be at least 1, not {steps}")
-    if not (math.isfinite(lr) and lr > 0):
-        problems.append(f"--lr must be a positive number, not {lr}")
-    if seed < 0:
-        problems.append(f"--seed must be at least 0, not {seed}")
-    if dapo_cap < 1:
-        problems.append(f"--dapo-cap must be at least 1, not {dapo_cap}")
-    if problems:
-        raise UsageError("; ".join(problems))
-    return parse_methods(methods)
-
-
-def start_input(init: str | None, options: InputOptions) -> InputOptions | str:
-    """The input to draw the start population from: ``--init DATA``, else the bundled Big-Math sample.
-
-    Never stdin unless ``--init -`` says so. ``--init beta-mix`` (which reads no data) is returned as is.
-    """
-    if init == BETA_MIX:
-        if options != InputOptions():
-            raise UsageError(
-                "--init beta-mix reads no data: the input options (--col, --weight-col, …) do not apply"
-            )
-        return BETA_MIX
-    path = init if init else str(bundled_sample())
-    return InputOptions(**{**options.__dict__, "paths": (path,)})
 
 
 # --------------------------------------------------------------------------------------------- start
@@ -154,11 +89,7 @@ class _Pool:
     weights: FloatArray
 
 
-def _pool(start: pl.DataFrame | str | ArrayLike | None) -> _Pool:
-    if start is None or isinstance(start, str):
-        options = start_input(start, InputOptions())
-        assert isinstance(options, InputOptions)
-        start, _ = histogram(load(options))
+def _pool(start: pl.DataFrame | ArrayLike) -> _Pool:
     if isinstance(start, pl.DataFrame):
         if not {"p", "prompts"} <= set(start.columns):
             raise UsageError(
@@ -199,6 +130,10 @@ def start_population(
             f"clipped to [{CLIP[0]}, {CLIP[1]}]"
         )
         return np.asarray(np.clip(p, *CLIP), dtype=np.float64)
+    if isinstance(start, str):
+        raise UsageError(
+            f"the start population is a histogram, an array of pass rates or {BETA_MIX!r}, not {start!r}"
+        )
     pool = _pool(start)
     total = float(pool.weights.sum())
     whole = bool(np.all(pool.weights == np.round(pool.weights)))
@@ -329,7 +264,7 @@ def _run(
 
 
 def simulate(
-    start: Start = None,
+    start: Start,
     *,
     prompts: int = 6000,
     group_size: int = 8,
@@ -343,11 +278,19 @@ def simulate(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Run docs/theory.md §6's controlled training run; returns (trace, summary) frames.
 
-    ``start``: a histogram from :func:`sigmatool.histogram` (``p``, ``prompts``), a data file path, an array
-    of pass rates, ``"beta-mix"``, or None for the bundled Big-Math sample. ``notes`` collects lines for
+    ``start``: a histogram frame (``p``, ``prompts``, as :func:`sigmatool.histogram` returns), an array of
+    pass rates, or ``"beta-mix"``. ``notes`` collects lines for
     people (how the start was drawn); ``on_step`` is called after each simulated step (a progress bar).
     """
-    chosen = check_run(prompts, group_size, steps, lr, seed, methods, dapo_cap)
+    chosen = SimulateOptions(
+        prompts,
+        group_size,
+        steps,
+        lr,
+        seed,
+        tuple(methods) if not isinstance(methods, str) else (methods,),
+        dapo_cap,
+    ).methods
     streams = [
         np.random.Generator(np.random.PCG64(s))
         for s in np.random.SeedSequence(seed).spawn(1 + 2 * len(METHODS))
@@ -424,3 +367,24 @@ def headline(summary: pl.DataFrame, *, steps: int, group_size: int, prompts: int
     if r2:
         parts.append(f"silent R² ≥ {math.floor(min(r2) * 1000) / 1000:.3f}")
     return "; ".join(parts) + "."
+
+
+def view(summary: pl.DataFrame, options: SimulateOptions) -> View:
+    """The table view of the summary (or trace): headline, percentages, short headers."""
+    return View(
+        headline=headline(
+            summary, steps=options.steps, group_size=options.group_size, prompts=options.prompts
+        ),
+        percent=("observed_silent", "predicted_silent", "extreme_share_measured", "extreme_share_predicted"),
+        labels={
+            "observed_silent": "silent\nobserved",
+            "predicted_silent": "silent\npredicted",
+            "q1_mean_p": "q1 mean p\n(hardest)",
+            "silent_r2": "silent R²",
+            "start_hardest_quartile_mean_p": "hardest ¼\nstart p",
+            "final_hardest_quartile_mean_p": "hardest ¼\nfinal p",
+            "samples_vs_grpo": "samples\n÷ GRPO's",
+            "extreme_share_measured": "extreme share\nmeasured",
+            "extreme_share_predicted": "extreme share\npredicted",
+        },
+    )

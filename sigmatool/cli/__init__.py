@@ -1,0 +1,76 @@
+"""The command line: a typer app whose commands load, compute and render, and the one place errors end.
+
+:func:`main` maps every way a run can end to its exit code (as httpie's ``core.main`` does): sigmatool's own
+errors print one line and exit 1 or 2, usage errors from parsing exit 2, Ctrl-C 130, SIGTERM and SIGHUP
+128 + the signal, a closed pipe 0 quietly. Any other exception is a bug and shows its traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+
+import click
+import typer
+
+from sigmatool.cli import budget, groupsize, silent, simulate  # noqa: F401  (commands register on the app)
+from sigmatool.cli.app import app
+from sigmatool.cli.run import error, is_broken_pipe, say, signals_trapped
+from sigmatool.errors import ExitCode, Interrupted, SigmaError
+
+__all__ = ["app", "main"]
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at devnull so that the final flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _usage_error(exc: click.ClickException, args: Sequence[str]) -> int:
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        typer.echo(exc.format_message(), err=True)
+        return int(ExitCode.USAGE)
+    command = args[0] if args and not args[0].startswith("-") else ""
+    hint = f" (see 'sigmatool {command} --help')" if command else " (see 'sigmatool --help')"
+    error(f"{exc.format_message()}{hint}")
+    return int(exc.exit_code)
+
+
+def _run(args: list[str]) -> int:
+    command = typer.main.get_command(app)
+    with command.make_context("sigmatool", args) as ctx:
+        command.invoke(ctx)
+    sys.stdout.flush()
+    return int(ExitCode.OK)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point: run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    with signals_trapped():
+        try:
+            return _run(args)
+        except click.exceptions.Exit as exc:
+            return int(exc.exit_code)
+        except click.ClickException as exc:
+            return _usage_error(exc, args)
+        except SigmaError as exc:
+            error(str(exc))
+            return int(exc.exit_code)
+        except (KeyboardInterrupt, click.exceptions.Abort):
+            say("interrupted", "red")
+            return int(ExitCode.INTERRUPTED)
+        except Interrupted as exc:
+            say(str(exc), "red")
+            return exc.exit_code
+        except (OSError, RuntimeError) as exc:
+            if not is_broken_pipe(exc):
+                raise
+            # `sigmatool … | head` closed the pipe: that is the reader's choice, not an error.
+            _quiet_stdout()
+            return int(ExitCode.OK)

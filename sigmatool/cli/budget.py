@@ -1,0 +1,74 @@
+"""``sigmatool budget``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.params import EstimatorOpt, input_options, output_options, uses
+from sigmatool.options import (
+    BudgetOptions,
+    Estimator,
+    InputOptions,
+    OutputOptions,
+    Segments,
+    parse_group_sizes,
+    parse_medium,
+)
+
+
+@app.command("budget")
+@uses(inputs=input_options, out=output_options)
+def budget_command(
+    group_sizes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--G",
+            "-G",
+            "--group-size",
+            help="Group size G, or inf for the large-group limits; repeatable or a comma list: --G 8,inf.",
+            show_default="8",
+        ),
+    ] = None,
+    estimator: EstimatorOpt = Estimator.plugin,
+    bins: Annotated[
+        int, typer.Option("--bins", help="Equal-width bins of p, 1–1000 (the last one closed).")
+    ] = 10,
+    extreme: Annotated[
+        float, typer.Option("--extreme", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5.")
+    ] = 0.1,
+    medium: Annotated[
+        str, typer.Option("--medium", help="Medium prompts: lo ≤ p ≤ hi, given as lo,hi.")
+    ] = "0.4,0.6",
+    inputs: InputOptions = InputOptions(),
+    out: OutputOptions = OutputOptions(),
+) -> None:
+    """Where GRPO and Dr. GRPO spend their gradient across difficulty: each segment's share of the update.
+
+    Three operations on the group std σ: GRPO divides the advantages by σ, so a prompt's update is σ times
+    a direction and weighs E[σ] (→ √(p(1−p)) as G grows); Dr. GRPO does not divide, so it weighs E[σ²]
+    (→ p(1−p)) and gives less to very easy and very hard prompts; DAPO keeps GRPO's σ and redraws groups
+    with σ = 0, which weigh nothing anyway, so DAPO's shares equal GRPO's (it changes the cost, not the
+    direction).
+
+    Rows per G (--G inf: the large-group limits): bins of p, then extreme (p < x or p > 1 − x), medium
+    (lo ≤ p ≤ hi) and all. Prompts with p̂ = 0 or 1 weigh nothing but are counted.
+
+    Example:
+
+        sigmatool budget sample_data/bigmath_solve_rates.parquet --G 8 --G inf
+    """
+    sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
+    options = BudgetOptions(sizes, estimator.value, Segments(bins, extreme, parse_medium(medium)))
+    run.check(inputs, out)
+    from sigmatool import budget
+    from sigmatool.render import write_frame
+
+    with run.histogram_of(inputs) as hist:
+        summary = budget.summarize(
+            hist.frame, inputs.by, options.sizes, estimator=options.estimator, segments=options.segments
+        )
+        write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by))

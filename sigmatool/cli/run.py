@@ -1,0 +1,106 @@
+"""What every command does around its analysis: talk to people on stderr, read the input, trap signals."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import signal
+import sys
+from collections.abc import Iterator, Sequence
+from types import FrameType
+from typing import TYPE_CHECKING
+
+from sigmatool.errors import Interrupted
+from sigmatool.options import InputOptions, OutputOptions, check_outputs
+
+if TYPE_CHECKING:
+    from sigmatool.load import Histogram
+
+TRAPPED = (signal.SIGTERM, signal.SIGHUP)
+
+
+def is_broken_pipe(exc: BaseException) -> bool:
+    """A closed pipe (``| head``); polars reports it as a plain error carrying the OS's text."""
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+        return True
+    return isinstance(exc, (OSError, RuntimeError)) and "Broken pipe" in str(exc)
+
+
+def say(line: str, style: str = "") -> None:
+    """One line for people on stderr: styled on a terminal (rich honours NO_COLOR), plain otherwise."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    if not stream.isatty():
+        stream.write(line + "\n")
+        stream.flush()
+        return
+    from rich.console import Console
+    from rich.text import Text
+
+    Console(stderr=True, highlight=False, soft_wrap=True).print(Text(line, style=style))
+
+
+def note(lines: Sequence[str]) -> None:
+    for line in lines:
+        say(f"note: {line}", "dim")
+
+
+def error(message: str) -> None:
+    say(f"error: {message}", "bold red")
+
+
+def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, str | None]) -> None:
+    """Before anything is read: no output may name an input file, or another output."""
+    check_outputs(inputs, [("-o", out.output), *extra])
+
+
+@contextlib.contextmanager
+def histogram_of(inputs: InputOptions) -> Iterator[Histogram]:
+    """The input's histogram, with rows read shown on a terminal and notes on stderr; valid in the block."""
+    from sigmatool import load
+
+    with load.dataset(inputs) as ds:
+        if not sys.stderr.isatty():
+            hist = load.histogram(ds)
+        else:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            columns = (
+                SpinnerColumn(),
+                TextColumn("reading"),
+                BarColumn(),
+                TextColumn("{task.completed:,} rows"),
+                TimeElapsedColumn(),
+            )
+            console = Console(stderr=True)
+            with Progress(*columns, console=console, transient=True) as progress:
+                task = progress.add_task("reading", total=load.parquet_rows(ds.sources))
+                hist = load.histogram(ds, on_rows=lambda rows: progress.advance(task, rows))
+        note(hist.notes)
+        yield hist
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    # Once is enough: the unwinding that follows (removing temporary files) must not be cut short.
+    for trapped in TRAPPED:
+        signal.signal(trapped, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_trapped() -> Iterator[None]:
+    """SIGTERM and SIGHUP (timeout, Slurm, Kubernetes) unwind like Ctrl-C, so temporary files are removed."""
+    previous = {}
+    try:
+        for signum in TRAPPED:
+            previous[signum] = signal.signal(signum, _raise)
+    except ValueError:  # not the main thread: leave signals to whoever owns it
+        yield
+        return
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,0 +1,66 @@
+"""``sigmatool silent``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.params import EstimatorOpt, GroupSizes, PerPrompt, input_options, output_options, uses
+from sigmatool.options import Estimator, InputOptions, OutputOptions, SilentOptions, parse_group_sizes
+
+
+@app.command("silent")
+@uses(inputs=input_options, out=output_options)
+def silent_command(
+    group_sizes: GroupSizes = None,
+    estimator: EstimatorOpt = Estimator.plugin,
+    dapo_cap: Annotated[
+        int | None,
+        typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt (default: no cap)."),
+    ] = None,
+    bins: Annotated[
+        int | None,
+        typer.Option("--bins", help="Also break the summary down into N equal-width bins of p (1–1000)."),
+    ] = None,
+    per_prompt: PerPrompt = False,
+    inputs: InputOptions = InputOptions(),
+    out: OutputOptions = OutputOptions(),
+) -> None:
+    """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
+
+    A group of G answers whose rewards are all equal has σ = 0: GRPO and Dr. GRPO get no gradient from it,
+    DAPO throws it away and draws another. For a prompt with pass rate p that happens with probability
+    p^G + (1−p)^G.
+
+    Example:
+
+        sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16
+    """
+    options = SilentOptions(
+        tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
+    )
+    run.check(inputs, out)
+    from sigmatool import silent
+    from sigmatool.render import sink_frame, write_frame
+
+    with run.histogram_of(inputs) as hist:
+        if options.per_prompt:
+            sink_frame(
+                silent.per_prompt(
+                    hist.dataset, hist.frame, options.sizes, estimator=options.estimator, cap=options.cap
+                ),
+                out,
+            )
+            return
+        summary = silent.summarize(
+            hist.frame,
+            inputs.by,
+            options.sizes,
+            estimator=options.estimator,
+            cap=options.cap,
+            bins=options.bins,
+        )
+        write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by))

@@ -1,0 +1,137 @@
+"""Any difficulty dataset into one checked, lazy shape.
+
+Inputs are per-prompt pass rates, k-of-n counts, or raw rollout rows, in parquet, CSV/TSV, JSON (lines),
+from files, globs or stdin. The jobs are split by module: :mod:`~sigmatool.load.sources` finds and opens the
+input, :mod:`~sigmatool.load.columns` picks and renames the value columns, :mod:`~sigmatool.load.validate`
+checks values, :mod:`~sigmatool.load.histogram` builds the histogram of distinct values. Nothing is read
+until an analysis asks for the histogram (one streaming pass) or streams per-prompt rows to an output.
+
+    with dataset(InputOptions(paths=("rates.csv",))) as ds:
+        hist = histogram(ds)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+
+import polars as pl
+
+from sigmatool.errors import DataError
+from sigmatool.load import dataset as _dataset
+from sigmatool.load import histogram as _histogram
+from sigmatool.load.columns import (
+    RAW_P,
+    REWARD,
+    RIGHT,
+    USABLE,
+    pick_rate_column,
+    project,
+    reward_flags,
+    source_schema,
+)
+from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
+from sigmatool.load.histogram import Histogram, Progress, aggregate
+from sigmatool.load.sources import (
+    SAMPLE_LABEL,
+    Source,
+    bundled_sample,
+    first_line,
+    opened,
+    parquet_rows,
+    sample_options,
+)
+from sigmatool.load.validate import usable_expr
+from sigmatool.options import InputOptions
+
+__all__ = [
+    "Dataset",
+    "Histogram",
+    "InputOptions",
+    "Source",
+    "aggregate",
+    "bundled_sample",
+    "dataset",
+    "histogram",
+    "load",
+    "opened",
+    "parquet_rows",
+    "per_prompt_frame",
+    "read_histogram",
+    "sample_histogram",
+    "sample_options",
+    "usable_expr",
+]
+
+
+def _rate_column(options: InputOptions, sources: Sequence[Source]) -> tuple[InputOptions, list[str]]:
+    """The options with the pass-rate column resolved (detected by name when not given)."""
+    if options.rollouts or options.k_col or options.col is not None:
+        return options, []
+    first = sources[0]
+    col = pick_rate_column(source_schema(first)[0], first.label)
+    note = [] if first.label == SAMPLE_LABEL else [f"using pass-rate column {col!r}"]
+    return replace(options, col=col), note
+
+
+def load(
+    options: InputOptions,
+    sources: Sequence[Source],
+    notes: Sequence[str] = (),
+    text_cols: Sequence[str] = (),
+) -> Dataset:
+    """Scan the sources and check their columns; reads schemas only, never the data."""
+    opts, found = _rate_column(options, sources)
+    frames = []
+    for source in sources:
+        frame, source_notes = project(source, opts, text_cols)
+        frames.append(frame)
+        found += source_notes
+    try:
+        frame = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+        schema = frame.collect_schema()
+    except pl.exceptions.PolarsError as exc:
+        raise DataError(f"the input files do not share one schema: {first_line(exc)}") from exc
+    ds = Dataset(frame, tuple(sources), opts, (*notes, *found), tuple(text_cols))
+    if opts.rollouts:
+        right, usable = reward_flags(opts, schema[REWARD])
+        raw = frame.with_columns(right.alias(RIGHT), usable.alias(USABLE))
+        return replace(ds, raw=raw, frame=raw)
+    ds = replace(ds, rate_dtype=schema.get(RAW_P))
+    if opts.samples is not None:
+        ds = replace(ds, frame=frame.with_columns(counts_from_rate(opts, rate_value(ds))))
+    return ds
+
+
+def reload(ds: Dataset, text_cols: tuple[str, ...]) -> Dataset:
+    """The same input read again, with ``text_cols`` as text."""
+    return load(ds.options, ds.sources, ds.notes, text_cols)
+
+
+def histogram(ds: Dataset, on_rows: Progress | None = None) -> Histogram:
+    """The checked histogram of distinct values (see :class:`Histogram`), in one streaming pass."""
+    return _histogram.histogram(ds, reload, on_rows)
+
+
+def per_prompt_frame(ds: Dataset) -> pl.LazyFrame:
+    """Usable rows, one per prompt: ``--by`` columns, ``id``, ``p``, kernel keys, ``weight``."""
+    return _dataset.per_prompt_frame(ds, usable_expr(ds))
+
+
+@contextlib.contextmanager
+def dataset(options: InputOptions) -> Iterator[Dataset]:
+    """The input as a :class:`Dataset`, valid inside the ``with`` block (stdin's copy is removed after)."""
+    with opened(options) as (sources, notes):
+        yield load(options, sources, notes)
+
+
+def read_histogram(options: InputOptions, on_rows: Progress | None = None) -> Histogram:
+    """Open, load and histogram in one call."""
+    with dataset(options) as ds:
+        return histogram(ds, on_rows)
+
+
+def sample_histogram() -> Histogram:
+    """The bundled Big-Math sample's histogram (215,608 prompts, 65 distinct pass rates)."""
+    return read_histogram(sample_options())

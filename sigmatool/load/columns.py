@@ -1,0 +1,212 @@
+"""Which columns hold the values, and their projection to sigmatool's internal names.
+
+A difficulty dataset gives each prompt a pass rate (``--col``, detected by name), k right of n samples
+(``--k-col``/``--n-col``, or a rate with ``--samples N``), or a log of single graded answers
+(``--rollouts``). Each source is scanned and its columns renamed to the internal names below; the values
+themselves stay raw until :mod:`sigmatool.load.validate` checks them on their distinct values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+import polars as pl
+
+from sigmatool.errors import DataError
+from sigmatool.load.sources import Source, read_error
+from sigmatool.options import InputOptions
+
+RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
+RATE_SUFFIXES = ("solve_rate", "pass_rate")
+# Internal names of the raw value columns, chosen not to clash with user columns.
+RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD = "__rate", "__k", "__n", "__w", "__id", "__row", "__reward"
+RIGHT, USABLE, BAD_REWARDS, NULL_REWARDS = "__right", "__usable", "__bad_rewards", "__null_rewards"
+_DUPLICATE = re.compile(r"^(.*)_duplicated_\d+$")
+
+
+def pick_rate_column(schema: pl.Schema, label: str) -> str:
+    """The pass-rate column, by name: exactly one candidate, else an error listing what there is."""
+    names = list(schema.names())
+    candidates = [
+        c for c in names if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES)
+    ]
+    if len(candidates) == 1:
+        return candidates[0]
+    numeric = [c for c, dtype in schema.items() if dtype.is_numeric()]
+    listing = ", ".join(numeric) if numeric else "none"
+    if not candidates:
+        raise DataError(
+            f"{label}: no pass-rate column found (looked for {', '.join(RATE_NAMES)} or a name ending in "
+            f"solve_rate/pass_rate); pick one with --col, or give --k-col/--n-col. Numeric columns: {listing}"
+        )
+    raise DataError(
+        f"{label}: several pass-rate columns ({', '.join(candidates)}); pick one with --col. "
+        f"Numeric columns: {listing}"
+    )
+
+
+def value_columns(opts: InputOptions) -> list[str]:
+    """The user's columns that hold the values (not --by, id or weight)."""
+    if opts.rollouts:
+        return [opts.reward_col or ""]
+    if opts.k_col:
+        return [opts.k_col, opts.n_col or ""]
+    return [opts.col or ""]
+
+
+def needed_columns(opts: InputOptions) -> list[str]:
+    cols: list[str] = list(opts.by)
+    if opts.rollouts:
+        cols.append(opts.prompt_col or "")
+    cols += value_columns(opts)
+    for extra in (opts.weight_col, opts.id_col):
+        if extra:
+            cols.append(extra)
+    return list(dict.fromkeys(cols))
+
+
+def source_schema(source: Source) -> tuple[pl.Schema, bool]:
+    """The source's columns, and whether they could only be listed (JSON whose types polars cannot unify).
+
+    In that case only the needed columns are read later, as text, so that an unused column mixing lists
+    and numbers does no harm.
+    """
+    try:
+        return source.scan().collect_schema(), False
+    except pl.exceptions.SchemaError:
+        if source.fmt not in ("json", "jsonl") or source.remote:
+            raise
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise read_error(source, exc) from exc
+    return pl.Schema(dict.fromkeys(_json_keys(source.path), pl.String())), True
+
+
+def _json_keys(path: str) -> list[str]:
+    """Keys of the first objects of a JSON-lines file or JSON array, in order of appearance."""
+    keys: dict[str, None] = {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        text = handle.read(1 << 20)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        with open(path, encoding="utf-8") as handle:
+            objects = json.load(handle)[:1000]
+    else:
+        objects = []
+        for line in stripped.splitlines()[:1000]:
+            try:
+                objects.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    for obj in objects:
+        if isinstance(obj, dict):
+            keys.update(dict.fromkeys(obj))
+    return list(keys)
+
+
+def check_columns(schema: pl.Schema, opts: InputOptions, label: str) -> list[str]:
+    """Missing, duplicated and wrongly typed value columns are errors; returns notes for the rest."""
+    needed = needed_columns(opts)
+    missing = [c for c in needed if c not in schema]
+    if missing:
+        raise DataError(
+            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; "
+            f"the columns are: {', '.join(n for n in schema.names() if not _DUPLICATE.match(n))}"
+        )
+    doubled = sorted(
+        {m.group(1) for n in schema.names() if (m := _DUPLICATE.match(n)) and m.group(1) in schema}
+    )
+    used = [d for d in doubled if d in needed]
+    if used:
+        raise DataError(
+            f"{label}: column name(s) {', '.join(repr(d) for d in used)} appear more than once in the "
+            "header, so it is not clear which to use; rename the copies"
+        )
+    for name in value_columns(opts) if not opts.rollouts else []:
+        dtype = schema[name]
+        if dtype == pl.Boolean:
+            raise DataError(
+                f"{label}: column {name!r} holds true/false values, not pass rates or counts; if each row "
+                f"is one graded answer, read it as a rollout log: --rollouts --prompt-col ID --reward-col {name}"
+            )
+        if dtype.is_nested():
+            raise DataError(
+                f"{label}: column {name!r} holds lists or records ({dtype}), not numbers; "
+                "give the column with the pass rate or the counts"
+            )
+    return [f"{label}: column {d!r} appears more than once in the header (not used)" for d in doubled]
+
+
+def project(source: Source, opts: InputOptions, text_cols: Sequence[str]) -> tuple[pl.LazyFrame, list[str]]:
+    """Scan one source, check its columns and rename them to the internal names; returns notes too."""
+    schema, listed_only = source_schema(source)
+    notes = check_columns(schema, opts, source.label)
+    needed = needed_columns(opts)
+    if listed_only:
+        lf = source.scan(dict.fromkeys(needed, pl.String()))
+    elif text_cols:
+        lf = source.scan(dict.fromkeys(text_cols, pl.String()))
+    else:
+        lf = source.scan()
+    exprs: list[pl.Expr] = [pl.col(b) for b in opts.by]
+    lf = lf.with_row_index(ROW, offset=1)
+    exprs.append(pl.col(ROW))
+    if opts.rollouts:
+        exprs += [pl.col(opts.prompt_col or "").alias(RAW_ID), pl.col(opts.reward_col or "").alias(REWARD)]
+    else:
+        exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(ROW).alias(RAW_ID))
+        if opts.k_col:
+            exprs += [pl.col(opts.k_col).alias(RAW_K), pl.col(opts.n_col or "").alias(RAW_N)]
+        else:
+            exprs.append(pl.col(opts.col or "").alias(RAW_P))
+        exprs.append(pl.col(opts.weight_col).alias(RAW_W) if opts.weight_col else pl.lit(1.0).alias(RAW_W))
+    return lf.select(exprs), notes
+
+
+# --------------------------------------------------------------------------------------------- values
+
+
+def numeric(col: str) -> pl.Expr:
+    """A raw column as Float64: text that is not a number becomes null (and is caught as invalid)."""
+    return pl.col(col).cast(pl.Float64, strict=False)
+
+
+def rate_expr(opts: InputOptions, dtype: pl.DataType | None) -> pl.Expr:
+    """The raw pass rate as a Float64 number (a percentage divided by 100 with ``--percent``)."""
+    if not opts.percent:
+        return numeric(RAW_P)
+    if dtype is not None and dtype.is_numeric():
+        return numeric(RAW_P) / 100.0
+    text = pl.col(RAW_P).cast(pl.String).str.strip_chars().str.strip_suffix("%")
+    return text.cast(pl.Float64, strict=False) / 100.0
+
+
+def shown_rate(opts: InputOptions, dtype: pl.DataType | None) -> pl.Expr:
+    """The pass rate as the input wrote it: a float column keeps its own dtype (0.7 in float32 prints 0.7)."""
+    if not opts.percent and dtype is not None and dtype.is_float():
+        return pl.col(RAW_P)
+    return rate_expr(opts, dtype)
+
+
+def reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
+    """(right, usable) for one rollout row's reward, both false on a null; bad = present and not usable."""
+    reward = pl.col(REWARD)
+    if dtype == pl.Boolean:
+        return reward.fill_null(False), reward.is_not_null()
+    # Numbers are compared in their own dtype (no cast per row); text is parsed and mostly fails.
+    value = reward if dtype.is_numeric() else reward.cast(pl.Float64, strict=False)
+    if opts.threshold is not None:
+        usable = value.is_not_null() & ~value.cast(pl.Float64).is_nan()
+        return (value >= opts.threshold).fill_null(False) & usable, usable
+    return (value == 1).fill_null(False), ((value == 0) | (value == 1)).fill_null(False)
+
+
+def rollout_aggregates() -> list[pl.Expr]:
+    """Per-prompt aggregates of rollout rows: k, n, and the bad and null rewards left out of them."""
+    return [
+        pl.col(RIGHT).sum().alias(RAW_K),
+        pl.col(USABLE).sum().alias(RAW_N),
+        (pl.col(REWARD).is_not_null() & ~pl.col(USABLE)).sum().alias(BAD_REWARDS),
+        pl.col(REWARD).null_count().alias(NULL_REWARDS),
+    ]

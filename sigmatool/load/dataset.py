@@ -1,0 +1,106 @@
+"""The checked, lazy dataset every analysis starts from, and the canonical values of its rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from sigmatool.errors import UsageError
+from sigmatool.load.columns import RAW_ID, RAW_K, RAW_N, RAW_P, RAW_W, numeric, rate_expr, shown_rate
+from sigmatool.load.sources import Source
+from sigmatool.options import InputOptions
+
+# A count read from a float column is a whole number within this.
+INTEGER_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A checked, lazy difficulty dataset.
+
+    ``frame`` has the ``--by`` columns, ``__id`` (for per-prompt output), ``__row`` and the raw value columns
+    ``__rate`` or ``__k``/``__n``, plus ``__w`` (weight); for a rollout log it is the per-prompt aggregate of
+    ``raw``, the graded rows. The canonical values are :func:`p_expr`, :func:`k_expr`, :func:`n_expr`.
+    """
+
+    frame: pl.LazyFrame
+    sources: tuple[Source, ...]
+    options: InputOptions
+    notes: tuple[str, ...] = ()
+    text_cols: tuple[str, ...] = ()
+    raw: pl.LazyFrame | None = None
+    rate_dtype: pl.DataType | None = None
+
+    @property
+    def by(self) -> tuple[str, ...]:
+        return self.options.by
+
+    @property
+    def has_counts(self) -> bool:
+        return self.options.has_counts
+
+    @property
+    def value_keys(self) -> list[str]:
+        """Raw columns whose distinct values determine every per-prompt quantity and its checks."""
+        if self.options.samples is not None:
+            return [RAW_P, RAW_K, RAW_N]
+        return [RAW_K, RAW_N] if self.has_counts else [RAW_P]
+
+    @property
+    def rate_is_float32(self) -> bool:
+        return self.rate_dtype == pl.Float32
+
+
+def needs_counts(ds: Dataset) -> None:
+    if not ds.has_counts:
+        raise UsageError("this needs counts: give --k-col and --n-col, --samples N, or --rollouts")
+
+
+def rate_value(ds: Dataset) -> pl.Expr:
+    """The raw pass rate as a Float64 number."""
+    return rate_expr(ds.options, ds.rate_dtype)
+
+
+def p_expr(ds: Dataset) -> pl.Expr:
+    """The pass rate p̂ used by the kernels: the rate column, or k/n."""
+    if ds.has_counts:
+        return (k_expr(ds) / n_expr(ds)).alias("p")
+    return rate_value(ds).alias("p")
+
+
+def k_expr(ds: Dataset) -> pl.Expr:
+    needs_counts(ds)
+    return numeric(RAW_K).round(0).cast(pl.Int64).alias("k")
+
+
+def n_expr(ds: Dataset) -> pl.Expr:
+    needs_counts(ds)
+    return numeric(RAW_N).round(0).cast(pl.Int64).alias("n")
+
+
+def weight_expr() -> pl.Expr:
+    return numeric(RAW_W).alias("weight")
+
+
+def counts_from_rate(opts: InputOptions, rate: pl.Expr) -> list[pl.Expr]:
+    """With ``--samples N``: k = rate × N rounded, n = N, as raw columns."""
+    samples = float(opts.samples or 1)
+    return [(rate * samples).round(0).alias(RAW_K), pl.lit(samples).alias(RAW_N)]
+
+
+def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
+    """Usable rows, one per prompt: ``--by`` columns, ``id``, ``p`` as given, the kernel keys, ``weight``.
+
+    ``p`` is the input's rate as written (with counts, k/n); the kernels are looked up by ``k``/``n`` when
+    there are counts and by ``p`` otherwise, so a rate such as 0.7 of 50 samples is never a bit away from
+    its histogram key.
+    """
+    cols = [*[pl.col(b) for b in ds.by], pl.col(RAW_ID).alias("id")]
+    if ds.has_counts:
+        shown = shown_rate(ds.options, ds.rate_dtype) if ds.options.samples is not None else p_expr(ds)
+        cols += [shown.alias("p"), k_expr(ds), n_expr(ds)]
+    else:
+        cols += [shown_rate(ds.options, ds.rate_dtype).alias("p"), rate_value(ds).alias("__p")]
+    cols.append(weight_expr())
+    return ds.frame.filter(usable).select(cols)

@@ -1,0 +1,191 @@
+"""The histogram of distinct values: one streaming pass over the rows, then checks on what it found.
+
+Every analysis needs only the distinct (``--by`` group, p̂) or (``--by`` group, k, n) values and how many
+prompts stand behind each: at most a few thousand rows for k-of-n data, however many prompts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import polars as pl
+
+from sigmatool.errors import DataError
+from sigmatool.load.columns import (
+    BAD_REWARDS,
+    NULL_REWARDS,
+    RAW_ID,
+    RAW_P,
+    RAW_W,
+    numeric,
+    rollout_aggregates,
+)
+from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr
+from sigmatool.load.sources import first_line
+from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
+
+Progress = Callable[[int], None]
+Reload = Callable[[Dataset, tuple[str, ...]], Dataset]
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """Distinct values with their prompts, the dataset that produced them, and notes for people.
+
+    ``frame`` has the ``--by`` columns, ``p`` (and ``k``, ``n`` with counts), ``prompts`` (summed weight)
+    and ``rows``, sorted by them.
+    """
+
+    frame: pl.DataFrame
+    dataset: Dataset
+    notes: tuple[str, ...] = ()
+
+
+def aggregate(
+    lf: pl.LazyFrame, keys: Sequence[str], aggs: Sequence[pl.Expr], on_rows: Progress | None = None
+) -> pl.DataFrame:
+    """Group ``lf`` by ``keys`` in one streaming pass; memory holds the distinct keys, never the rows.
+
+    ``on_rows`` (for a progress display) is called with the size of each batch of input rows as it passes;
+    it may be called from several threads.
+    """
+    if on_rows is not None:
+        report = on_rows
+
+        def count(batch: pl.DataFrame) -> pl.DataFrame:
+            report(batch.height)
+            return batch
+
+        lf = lf.map_batches(count, streamable=True)
+    return lf.group_by(keys).agg(aggs).collect(engine="streaming")
+
+
+def _late_text(exc: pl.exceptions.PolarsError) -> bool:
+    """A CSV or JSON column held text past the rows used to guess its type."""
+    return isinstance(exc, pl.exceptions.ComputeError) and "could not parse" in str(exc)
+
+
+def text_columns(ds: Dataset) -> tuple[str, ...]:
+    """The user's value and weight columns, to be read as text when a number was expected."""
+    opts = ds.options
+    cols = [opts.k_col, opts.n_col] if opts.k_col else [opts.col]
+    if opts.rollouts:
+        cols = [opts.reward_col]
+    cols.append(opts.weight_col)
+    return tuple(c for c in cols if c)
+
+
+def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> Histogram:
+    """One streaming pass: usable rows grouped by ``--by`` columns and distinct values, then checked.
+
+    Bad values raise :class:`DataError` naming the column and first rows, unless ``--skip-invalid``.
+    ``reload(ds, text_cols)`` reads the input again with those columns as text: when a CSV or JSON column
+    turns out to hold text past the rows polars guessed its type from, the pass is run once more that way.
+    """
+    try:
+        grouped = _group(ds, on_rows)
+    except pl.exceptions.PolarsError as exc:
+        if not _late_text(exc) or ds.text_cols:
+            raise DataError(f"cannot read the input: {first_line(exc)}") from exc
+        ds = reload(ds, text_columns(ds))
+        try:
+            grouped = _group(ds, on_rows)
+        except pl.exceptions.PolarsError as again:
+            raise DataError(f"cannot read the input: {first_line(again)}") from again
+    frame, notes = _check(grouped, ds, reload)
+    return Histogram(frame, ds, (*ds.notes, *notes))
+
+
+def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
+    if ds.options.rollouts and ds.raw is not None:
+        # Rollout rows → (k, n) per prompt in one pass; the per-prompt table then fits in memory.
+        per_prompt = aggregate(ds.raw, [*ds.by, RAW_ID], rollout_aggregates(), on_rows)
+        frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
+    else:
+        frame = ds.frame
+    aggs = [pl.len().alias("rows")]
+    if ds.options.weight_col:
+        # A bad weight must be seen even when its value is averaged away: keep min, max and NaN count.
+        w = numeric(RAW_W)
+        aggs += [
+            w.sum().alias("__wsum"),
+            w.min().alias("__wmin"),
+            w.max().alias("__wmax"),
+            w.is_nan().sum().alias("__wnan"),
+            (pl.col(RAW_W).is_not_null() & w.is_null()).sum().alias("__wtext"),
+            pl.col(RAW_W).is_null().sum().alias("__wnull"),
+        ]
+    if ds.options.rollouts:
+        aggs += [pl.col(BAD_REWARDS).sum(), pl.col(NULL_REWARDS).sum()]
+    grouped = aggregate(frame, [*ds.by, *ds.value_keys], aggs, on_rows)
+    if not ds.options.weight_col:
+        grouped = grouped.with_columns(pl.col("rows").cast(pl.Float64).alias("__wsum"))
+    return grouped
+
+
+def _flag(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
+    """Mark each distinct value bad (an invalid value or weight) or null (missing)."""
+    bad = pl.lit(False)
+    # Checks on distinct values use the same expressions as row checks; weight checks use the aggregates.
+    for _, check in problems(ds):
+        if RAW_W not in check.meta.root_names():
+            bad = bad | check.fill_null(False)
+    if ds.options.weight_col:
+        bad = bad | (pl.col("__wmin") < 0) | (pl.col("__wnan") > 0) | (pl.col("__wtext") > 0)
+        bad = bad | pl.col("__wmax").is_infinite().fill_null(False)
+    value_null = null_expr(ds, weight=False)  # weight nulls are counted from the aggregates
+    return grouped.with_columns(__bad=bad & ~value_null, __null=value_null)
+
+
+def _count_notes(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> list[str]:
+    """Raise on bad values (unless skipped); notes on what was skipped."""
+    opts = ds.options
+    notes: list[str] = []
+    n_bad = int(
+        flagged[BAD_REWARDS].sum() if opts.rollouts else flagged.filter(pl.col("__bad"))["rows"].sum()
+    )
+    if n_bad:
+        if not opts.skip_invalid:
+            text = text_columns(ds)
+            hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else ""
+            raise DataError(describe_bad_rows(ds, lambda source: reload(_only(ds, source), text)) + hint)
+        notes.append(f"skipped {n_bad:,} row(s) with an invalid value (--skip-invalid)")
+    if opts.rollouts:
+        n_null = int(flagged[NULL_REWARDS].sum())
+        if n_null:
+            notes.append(f"skipped {n_null:,} rollout row(s) with a null reward")
+    else:
+        n_null = int(flagged.filter(pl.col("__null") & ~pl.col("__bad"))["rows"].sum())
+        if n_null:
+            what = f"{opts.k_col!r}/{opts.n_col!r}" if opts.k_col else repr(opts.col)
+            notes.append(f"skipped {n_null:,} row(s) with a null {what}")
+    if opts.weight_col:
+        n_wnull = int(flagged.filter(~pl.col("__bad") & ~pl.col("__null"))["__wnull"].sum())
+        if n_wnull:
+            notes.append(f"skipped {n_wnull:,} row(s) with a null {opts.weight_col!r}")
+    return notes
+
+
+def _only(ds: Dataset, source: object) -> Dataset:
+    return replace(ds, sources=tuple(s for s in ds.sources if s == source))
+
+
+def _check(grouped: pl.DataFrame, ds: Dataset, reload: Reload) -> tuple[pl.DataFrame, list[str]]:
+    flagged = _flag(grouped, ds)
+    notes = _count_notes(flagged, ds, reload)
+    usable = flagged.filter(~pl.col("__bad") & ~pl.col("__null"))
+    if usable.height == 0 or float(usable["__wsum"].sum()) <= 0:
+        raise DataError("no usable prompts in the input (every row was empty, null or skipped)")
+    value_cols = [k_expr(ds), n_expr(ds), p_expr(ds)] if ds.has_counts else [p_expr(ds)]
+    names = [e.meta.output_name() for e in value_cols]
+    out = usable.with_columns(value_cols).rename({"__wsum": "prompts"})
+    if grouped.schema[ds.value_keys[0]] != pl.Float64 or len(ds.value_keys) > 1:
+        # Several raw forms can give one value (text "0.50" and "0.5"; a rate and its counts): merge them.
+        # A float rate column is its own canonical value and needs no second grouping.
+        out = out.group_by([*ds.by, *names]).agg(pl.col("prompts").sum(), pl.col("rows").sum())
+    out = out.select([*ds.by, *names, "prompts", "rows"]).filter(pl.col("prompts") > 0)
+    top = out["prompts"].max()
+    if (out["prompts"] == out["prompts"].round(0)).all() and isinstance(top, float) and top < 2**53:
+        out = out.with_columns(pl.col("prompts").cast(pl.Int64))  # whole-prompt weights print as integers
+    return out.sort([*ds.by, "p", *(["k", "n"] if ds.has_counts else [])]), notes

@@ -1,0 +1,371 @@
+"""Finding and opening the input: DATA arguments, standard input, globs, formats, separators.
+
+A :class:`Source` is one file (stdin is first copied to a temporary file, which :func:`opened` removes when
+the run ends, however it ends) with its format. Reading problems become one :class:`DataError` line that
+names the file and, where it can be found, the row and the likely cause.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import errno
+import glob
+import gzip
+import io
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import IO
+
+import polars as pl
+
+from sigmatool.errors import DataError, UsageError
+from sigmatool.options import InputFormat, InputOptions
+
+SAMPLE_NAME = "bigmath_solve_rates.parquet"
+SAMPLE_ROWS = 215_608
+SAMPLE_LABEL = "<bundled Big-Math sample>"
+STDIN_LABEL = "<stdin>"
+INFER_ROWS = 10_000
+SNIFF_BYTES = 1 << 16
+EXTENSIONS = {
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+}
+# Magic numbers of formats a text reader would misread.
+MAGIC = {
+    b"PAR1": "a parquet file",
+    b"\x1f\x8b": "gzip-compressed",
+    b"PK\x03\x04": "a zip archive (a torch.save checkpoint?)",
+    b"\x80": "a Python pickle",
+    b"(\xb5/\xfd": "zstd-compressed",
+}
+SEPARATORS = (",", "\t", ";", "|")
+
+
+def bundled_sample() -> Path:
+    """Path of the Big-Math solve-rate sample shipped inside the package."""
+    return Path(str(resources.files("sigmatool") / "data" / SAMPLE_NAME))
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input file (or stdin spooled to a file) and how to read it."""
+
+    path: str
+    fmt: str
+    label: str
+    separator: str = ","
+
+    @property
+    def remote(self) -> bool:
+        return "://" in self.path
+
+    def scan(self, schema: dict[str, pl.DataType] | None = None) -> pl.LazyFrame:
+        """Lazy scan. ``schema`` fixes the dtypes of the named columns (JSON: and reads only those)."""
+        try:
+            if self.fmt in ("csv", "tsv"):
+                return pl.scan_csv(
+                    self.path,
+                    separator=self.separator,
+                    infer_schema_length=INFER_ROWS,
+                    schema_overrides=schema or None,
+                    glob=False,
+                )
+            if self.fmt == "parquet":
+                return pl.scan_parquet(self.path, glob=False)
+            if self.fmt == "jsonl":
+                return pl.scan_ndjson(self.path, infer_schema_length=INFER_ROWS, schema=schema or None)
+            return _read_json_array(self.path, schema)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise read_error(self, exc) from exc
+
+
+def _read_json_array(path: str, schema: dict[str, pl.DataType] | None) -> pl.LazyFrame:
+    with open(path, "rb") as handle:
+        head = handle.read(4096).lstrip()
+    if not head:
+        raise pl.exceptions.NoDataError("empty")
+    if not head.startswith(b"["):
+        return pl.scan_ndjson(path, infer_schema_length=INFER_ROWS, schema=schema or None)
+    return pl.read_json(path, infer_schema_length=INFER_ROWS, schema=schema or None).lazy()
+
+
+def first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def read_error(source: Source, exc: BaseException) -> DataError:
+    """One line for a file polars cannot read: what the file looks like, else polars' own first line."""
+    if isinstance(exc, pl.exceptions.NoDataError):
+        return DataError(f"{source.label}: the file is empty")
+    if not source.remote:
+        looks = _looks_like(source)
+        if looks:
+            return DataError(f"{source.label}: cannot read it as {source.fmt}: the file is {looks}")
+        if source.fmt in ("csv", "tsv"):
+            ragged = _ragged_row(source)
+            if ragged:
+                return DataError(f"{source.label}: {ragged}")
+    text = first_line(exc)
+    if "utf-8" in text.lower():
+        text += " (a binary file, or text in another encoding?)"
+    if source.fmt == "parquet" and ("PAR1" in text or "out of spec" in text):
+        text = "not a parquet file (no PAR1 marker: truncated, or another format?)"
+    return DataError(f"{source.label}: cannot read it as {source.fmt}: {text}")
+
+
+def _looks_like(source: Source) -> str | None:
+    """What a file that should be text (or parquet) really is, from its first bytes."""
+    try:
+        with open(source.path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return None
+    compressed = source.path.lower().endswith((".gz", ".zst", ".zstd"))
+    for magic, what in MAGIC.items():
+        expected = (source.fmt == "parquet" and magic == b"PAR1") or (
+            compressed and magic in (b"\x1f\x8b", b"(\xb5/\xfd")
+        )
+        if head.startswith(magic) and not expected:
+            return what
+    if source.fmt != "parquet" and not compressed and b"\x00" in head:
+        return "binary, not text"
+    return None
+
+
+def _ragged_row(source: Source) -> str | None:
+    """The first data row whose field count differs from the header's (a second pass, only on failure)."""
+    try:
+        with open(source.path, newline="", encoding="utf-8", errors="replace") as handle:
+            rows = csv.reader(handle, delimiter=source.separator)
+            header = next(rows, None)
+            if header is None:
+                return None
+            for number, row in enumerate(rows, start=1):
+                if row and len(row) != len(header):
+                    return (
+                        f"row {number:,} has {len(row)} fields where the header has {len(header)} "
+                        "(ragged rows; a wrong --separator?)"
+                    )
+    except (OSError, csv.Error):
+        return None
+    return None
+
+
+def format_of(path: str, explicit: str | None) -> str:
+    """The input format: explicit, else from the extension (ignoring a compression suffix)."""
+    if explicit:
+        return explicit
+    name = path.lower()
+    for suffix in (".gz", ".zst", ".zstd"):
+        name = name.removesuffix(suffix)
+    for ext, fmt in EXTENSIONS.items():
+        if name.endswith(ext):
+            return fmt
+    raise UsageError(
+        f"cannot tell the format of {path!r} from its extension; "
+        f"pass --input-format ({'|'.join(InputFormat.__members__)})"
+    )
+
+
+def _open_text(path: str) -> IO[bytes]:
+    """The file's bytes, decompressed when its name says gzip; zstd is not sniffed (the usual separator)."""
+    lower = path.lower()
+    if lower.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    if lower.endswith((".zst", ".zstd")):
+        return io.BytesIO(b"")
+    return open(path, "rb")
+
+
+def sniff_separator(path: str, fmt: str, explicit: str | None) -> tuple[str, str | None]:
+    """(separator, note): explicit, else the one that splits the header line best (a note if not the usual)."""
+    usual = "\t" if fmt == "tsv" else ","
+    if explicit:
+        return explicit, None
+    try:
+        with _open_text(path) as handle:
+            header = handle.read(SNIFF_BYTES).split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    except (OSError, EOFError):
+        return usual, None
+    if usual in header:
+        return usual, None
+    counts = {sep: header.count(sep) for sep in SEPARATORS}
+    best = max(counts, key=lambda sep: counts[sep])
+    if counts[best] == 0:
+        return usual, None
+    shown = "\\t" if best == "\t" else best
+    return (
+        best,
+        f"{os.path.basename(path)}: fields are separated by {shown!r} (detected; --separator sets it)",
+    )
+
+
+def _sniff_stdin_format(first: bytes) -> str:
+    head = first.lstrip()
+    if first.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"["):
+        return "json"
+    if head.startswith(b"{"):
+        return "jsonl"
+    return "csv"
+
+
+# --------------------------------------------------------------------------------------------- stdin
+
+
+def stdin_has_data(stream: IO[str] | None) -> bool:
+    """Whether stdin is a data stream (a pipe, a file, a socket) rather than a terminal, /dev/null or closed.
+
+    Decided by the kind of file behind stdin, never by whether it happens to have bytes yet.
+    """
+    if stream is None:
+        return False
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return True  # an in-memory stream (an embedding program, a test runner): it is data
+    try:
+        if os.isatty(fd):
+            return False
+        info = os.fstat(fd)
+    except OSError as exc:
+        if exc.errno == errno.EBADF:
+            return False
+        raise
+    if stat.S_ISCHR(info.st_mode):
+        try:
+            return info.st_rdev != os.stat(os.devnull).st_rdev
+        except OSError:
+            return False
+    return True
+
+
+def _spool(stream: IO[bytes], first: bytes, folder: str) -> str:
+    """Copy stdin to a file in ``folder`` in chunks, so it can be scanned lazily like any file."""
+    fd, path = tempfile.mkstemp(prefix="stdin-", dir=folder)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(first)
+        shutil.copyfileobj(stream, handle, length=1 << 20)
+    return path
+
+
+def _stdin_bytes() -> IO[bytes]:
+    stream = sys.stdin
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        return buffer  # type: ignore[no-any-return]
+    return io.BytesIO(stream.read().encode())
+
+
+def _stdin_source(options: InputOptions, folder: str) -> Source:
+    stream = _stdin_bytes()
+    first = stream.read(SNIFF_BYTES)
+    if not first:
+        raise DataError(
+            "standard input is empty: nothing to analyse (did the command before the pipe match nothing?). "
+            "With no DATA and no pipe, sigmatool reads the bundled Big-Math sample"
+        )
+    fmt = options.input_format or _sniff_stdin_format(first)
+    path = _spool(stream, first, folder)
+    separator = options.separator or ("\t" if fmt == "tsv" else ",")
+    if fmt in ("csv", "tsv") and options.separator is None:
+        separator, _ = sniff_separator(path, fmt, None)
+    return Source(path, fmt, STDIN_LABEL, separator)
+
+
+# --------------------------------------------------------------------------------------------- files
+
+
+def _check_file(path: str) -> None:
+    try:
+        info = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DataError(f"{path}: a symbolic link loop") from None
+        if exc.errno == errno.ENOENT:
+            raise DataError(f"{path}: no such file") from None
+        raise DataError(f"{path}: cannot open it: {exc.strerror}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise DataError(f"{path}: is a folder; give the files in it, e.g. '{path}/*.parquet'")
+    if not os.access(path, os.R_OK):
+        raise DataError(f"{path}: cannot open it: permission denied")
+
+
+def _file_sources(arg: str, options: InputOptions) -> tuple[list[Source], list[str]]:
+    if "://" in arg:
+        return [Source(arg, format_of(arg, options.input_format), arg)], []
+    matches = sorted(glob.glob(arg)) if glob.has_magic(arg) else [arg]
+    if not matches:
+        raise DataError(f"{arg}: no file matches this pattern")
+    sources, notes = [], []
+    for match in matches:
+        _check_file(match)
+        fmt = format_of(match, options.input_format)
+        separator = "\t" if fmt == "tsv" else ","
+        if fmt in ("csv", "tsv"):
+            separator, note = sniff_separator(match, fmt, options.separator)
+            notes += [note] if note else []
+        sources.append(Source(match, fmt, match, separator))
+    return sources, notes
+
+
+@contextlib.contextmanager
+def opened(options: InputOptions) -> Iterator[tuple[list[Source], list[str]]]:
+    """The sources the DATA arguments name, and notes about them; stdin's spooled copy is removed on exit.
+
+    With no DATA, stdin is read when it is a pipe or a file; on a terminal, /dev/null or a closed stdin
+    the bundled Big-Math sample is used, and a note says so.
+    """
+    with tempfile.TemporaryDirectory(prefix="sigmatool-") as folder:
+        notes: list[str] = []
+        sources: list[Source] = []
+        if not options.paths:
+            if stdin_has_data(sys.stdin):
+                sources.append(_stdin_source(options, folder))
+            else:
+                notes.append(
+                    f"no DATA given: reading the bundled Big-Math sample ({SAMPLE_ROWS:,} prompts, "
+                    "llama8b_solve_rate); pass a file or pipe one in to analyse your own data"
+                )
+                sources.append(Source(str(bundled_sample()), "parquet", SAMPLE_LABEL))
+        for arg in options.paths:
+            if arg == "-":
+                sources.append(_stdin_source(options, folder))
+                continue
+            found, found_notes = _file_sources(arg, options)
+            sources += found
+            notes += found_notes
+        yield sources, notes
+
+
+def sample_options(options: InputOptions | None = None) -> InputOptions:
+    """The input options that read the bundled sample (the other options kept)."""
+    base = options or InputOptions()
+    return InputOptions(**{**base.__dict__, "paths": (str(bundled_sample()),)})
+
+
+def parquet_rows(sources: Sequence[Source]) -> int | None:
+    """Input rows, when the files say so without being read (local parquet metadata); else None."""
+    if not all(source.fmt == "parquet" and not source.remote for source in sources):
+        return None
+    try:
+        return sum(int(pl.scan_parquet(s.path).select(pl.len()).collect().item()) for s in sources)
+    except pl.exceptions.PolarsError:
+        return None

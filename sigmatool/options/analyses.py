@@ -1,0 +1,175 @@
+"""The options of each analysis, checked before any data is read or any heavy module imported."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sigmatool.errors import UsageError
+from sigmatool.options.common import MAX_G, Estimator, check_count, check_fraction
+
+OBJECTIVES = ("grpo", "drgrpo")
+STD_CONVENTIONS = ("population", "bessel")
+DEFAULT_BINS = 10
+DEFAULT_EXTREME = 0.1
+DEFAULT_MEDIUM = (0.4, 0.6)
+METHODS = ("grpo", "drgrpo", "dapo")
+MAX_BINS = 1000
+SIMULATE_MAX_G = 100_000
+
+
+def check_estimator(estimator: str) -> str:
+    if estimator not in Estimator.__members__:
+        raise UsageError(f"--estimator: one of {', '.join(Estimator.__members__)}, not {estimator!r}")
+    return estimator
+
+
+@dataclass(frozen=True)
+class SilentOptions:
+    """``silent``: group sizes, estimator, DAPO's cap, bins, and per-prompt rows instead of a summary."""
+
+    sizes: tuple[float, ...] = (8.0,)
+    estimator: str = "plugin"
+    cap: int | None = None
+    bins: int | None = None
+    per_prompt: bool = False
+
+    def __post_init__(self) -> None:
+        check_estimator(self.estimator)
+        if self.cap is not None:
+            check_count("--dapo-cap", self.cap, 1, 1_000_000)
+        if self.bins is not None:
+            check_count("--bins", self.bins, 1, MAX_BINS)
+            if self.per_prompt:
+                raise UsageError(
+                    "--bins summarises by bin; with --per-prompt there is no summary to break down"
+                )
+
+
+@dataclass(frozen=True)
+class Segments:
+    """How p is cut: ``bins`` equal-width bins, extreme = p < x or p > 1 − x, medium = lo ≤ p ≤ hi."""
+
+    bins: int = DEFAULT_BINS
+    extreme: float = DEFAULT_EXTREME
+    medium: tuple[float, float] = DEFAULT_MEDIUM
+
+    def __post_init__(self) -> None:
+        check_count("--bins", self.bins, 1, MAX_BINS)
+        if not (math.isfinite(self.extreme) and 0.0 < self.extreme < 0.5):
+            raise UsageError(
+                f"--extreme: give x with 0 < x < 0.5 (extreme = p < x or p > 1 − x), not {self.extreme:g}"
+            )
+        lo, hi = self.medium
+        if not 0.0 <= lo < hi <= 1.0:
+            raise UsageError(f"--medium: give lo,hi with 0 ≤ lo < hi ≤ 1, not {lo:g},{hi:g}")
+
+
+def parse_medium(text: str) -> tuple[float, float]:
+    """``"0.4,0.6"`` → ``(0.4, 0.6)``; the range itself is checked by :class:`Segments`."""
+    parts = [part.strip() for part in text.split(",")]
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        lo, hi = float(parts[0]), float(parts[1])
+    except ValueError:
+        raise UsageError(f"--medium: give two numbers lo,hi such as 0.4,0.6, not {text!r}") from None
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class BudgetOptions:
+    """``budget``: group sizes (``inf`` for the large-group limits), estimator and segments."""
+
+    sizes: tuple[float, ...] = (8.0,)
+    estimator: str = "plugin"
+    segments: Segments = Segments()
+
+    def __post_init__(self) -> None:
+        check_estimator(self.estimator)
+        if 1.0 in self.sizes:
+            raise UsageError(
+                "--G 1: a group of one answer always has σ = 0, so there is no budget; use G ≥ 2"
+            )
+        if self.estimator == "unbiased" and math.inf in self.sizes:
+            raise UsageError(
+                "--G inf: the large-group limit has no unbiased estimate from n logged samples; "
+                "use --estimator plugin, or a G no larger than n (G = n gives the limit's plug-in value)"
+            )
+
+
+@dataclass(frozen=True)
+class GroupSizeOptions:
+    """The target and the rules: fidelity φ*, objective, std convention, G range, silent cap, uniform G."""
+
+    target: float = 0.9
+    objective: str = "grpo"
+    std: str = "population"
+    min_size: int = 2
+    max_size: int = 4096
+    max_silent: float | None = None
+    uniform: int = 8
+    law: bool = False
+
+    def __post_init__(self) -> None:
+        check_fraction("--fidelity", self.target)
+        if self.objective not in OBJECTIVES:
+            raise UsageError(f"--objective: one of {', '.join(OBJECTIVES)}, not {self.objective!r}")
+        if self.std not in STD_CONVENTIONS:
+            raise UsageError(f"--std: one of {', '.join(STD_CONVENTIONS)}, not {self.std!r}")
+        if self.objective == "drgrpo" and self.std == "bessel":
+            raise UsageError(
+                "--std bessel applies to --objective grpo only: Dr. GRPO does not divide by the std"
+            )
+        if self.objective == "drgrpo" and self.law:
+            raise UsageError(
+                "--law is GRPO's closed form; with --objective drgrpo the exact answer ⌈1/ε⌉ is closed-form"
+            )
+        check_count("--min-G", self.min_size, 1, MAX_G)
+        check_count("--max-G", self.max_size, self.min_size, MAX_G)
+        if self.max_silent is not None:
+            check_fraction("--max-silent", self.max_silent, high_open=False)
+        check_count("--uniform", self.uniform, 1, MAX_G)
+
+
+def parse_methods(values: str | Sequence[str]) -> tuple[str, ...]:
+    """``"dapo,grpo"`` (or a list of such) → the methods in canonical order (grpo, drgrpo, dapo)."""
+    parts = [values] if isinstance(values, str) else list(values)
+    chosen: set[str] = set()
+    for value in parts:
+        for part in value.split(","):
+            name = part.strip().lower()
+            if not name:
+                continue
+            if name not in METHODS:
+                raise UsageError(
+                    f"--methods: unknown method {part.strip()!r}; choose from {', '.join(METHODS)}"
+                )
+            chosen.add(name)
+    if not chosen:
+        raise UsageError(f"--methods: give at least one of {', '.join(METHODS)}")
+    return tuple(m for m in METHODS if m in chosen)
+
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    """``simulate``: the controlled run's size, group size, steps, learning rate, seed, methods, DAPO cap."""
+
+    prompts: int = 6000
+    group_size: int = 8
+    steps: int = 150
+    lr: float = 0.5
+    seed: int = 7
+    methods: tuple[str, ...] = METHODS
+    dapo_cap: int = 4
+
+    def __post_init__(self) -> None:
+        check_count("--prompts", self.prompts, 1, 100_000_000)
+        check_count("--G", self.group_size, 2, SIMULATE_MAX_G)
+        check_count("--steps", self.steps, 1, 10_000_000)
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise UsageError(f"--lr: give a positive number, not {self.lr:g}")
+        check_count("--seed", self.seed, 0, 2**63 - 1)
+        object.__setattr__(self, "methods", parse_methods(self.methods))
+        check_count("--dapo-cap", self.dapo_cap, 1, 1_000_000)

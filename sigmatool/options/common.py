@@ -1,0 +1,100 @@
+"""Choices, ranges and group sizes: the checks every option goes through, with one message each."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from enum import Enum
+
+from sigmatool.errors import UsageError
+
+# The largest group size the kernels evaluate: beyond it a sum over the outcomes of one group would not fit
+# in memory, and the group sizes of any real trainer are far below it.
+MAX_G = 2**31
+INF = math.inf
+
+
+class InputFormat(str, Enum):
+    csv = "csv"
+    tsv = "tsv"
+    parquet = "parquet"
+    jsonl = "jsonl"
+    json = "json"
+
+
+class OutputFormat(str, Enum):
+    auto = "auto"
+    table = "table"
+    csv = "csv"
+    tsv = "tsv"
+    json = "json"
+    jsonl = "jsonl"
+    parquet = "parquet"
+
+
+class Estimator(str, Enum):
+    plugin = "plugin"
+    unbiased = "unbiased"
+
+
+class Std(str, Enum):
+    population = "population"
+    bessel = "bessel"
+
+
+class Objective(str, Enum):
+    grpo = "grpo"
+    drgrpo = "drgrpo"
+
+
+# --------------------------------------------------------------------------------------------- checks
+
+
+def check_fraction(option: str, value: float, *, low_open: bool = True, high_open: bool = True) -> float:
+    """A number in (0, 1), or with closed ends as asked; the message states the range as the help does."""
+    lo, hi = ("(" if low_open else "["), (")" if high_open else "]")
+    low_ok = value > 0 if low_open else value >= 0
+    high_ok = value < 1 if high_open else value <= 1
+    if not (math.isfinite(value) and low_ok and high_ok):
+        raise UsageError(f"{option}: give a number in {lo}0, 1{hi}, not {value:g}")
+    return value
+
+
+def check_count(option: str, value: int, low: int = 1, high: int | None = None) -> int:
+    """A whole number in [low, high]."""
+    if value < low or (high is not None and value > high):
+        bound = f"between {low:,} and {high:,}" if high is not None else f"at least {low:,}"
+        raise UsageError(f"{option}: give a whole number {bound}, not {value:,}")
+    return value
+
+
+def parse_group_sizes(values: Iterable[str], *, allow_inf: bool = False, option: str = "--G") -> list[float]:
+    """``["4,8", "16"]`` → ``[4, 8, 16]`` in the order given, without repeats; ``inf`` where allowed."""
+    sizes: list[float] = []
+    for value in values:
+        for part in str(value).split(","):
+            text = part.strip().lower()
+            if not text:
+                continue
+            if text in ("inf", "infinity", "∞"):
+                if not allow_inf:
+                    raise UsageError(f"{option}: 'inf' is not allowed here; give whole numbers ≥ 1")
+                size = INF
+            else:
+                try:
+                    number = int(text)
+                except ValueError:
+                    hint = ", or inf" if allow_inf else ""
+                    raise UsageError(
+                        f"{option}: {part.strip()!r} is not a group size (whole numbers ≥ 1{hint})"
+                    ) from None
+                size = float(check_count(option, number, 1, MAX_G))
+            if size not in sizes:
+                sizes.append(size)
+    if not sizes:
+        raise UsageError(f"{option}: give at least one group size")
+    return sizes
+
+
+def g_label(G: float) -> str:
+    return "inf" if math.isinf(G) else str(int(G))

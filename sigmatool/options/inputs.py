@@ -1,0 +1,139 @@
+"""What to read and where to write: the input and output options, and the guard that keeps them apart."""
+
+from __future__ import annotations
+
+import glob
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sigmatool.errors import UsageError
+from sigmatool.options.common import MAX_G, InputFormat, OutputFormat, check_count
+
+RESERVED = ("p", "k", "n", "weight", "id", "G", "segment")
+
+
+@dataclass(frozen=True)
+class InputOptions:
+    """Everything the user said about how to read the data."""
+
+    paths: tuple[str, ...] = ()
+    input_format: str | None = None
+    separator: str | None = None
+    col: str | None = None
+    k_col: str | None = None
+    n_col: str | None = None
+    samples: int | None = None
+    rollouts: bool = False
+    prompt_col: str | None = None
+    reward_col: str | None = None
+    threshold: float | None = None
+    weight_col: str | None = None
+    by: tuple[str, ...] = ()
+    id_col: str | None = None
+    skip_invalid: bool = False
+    percent: bool = False
+
+    def __post_init__(self) -> None:
+        if self.input_format is not None and self.input_format not in InputFormat.__members__:
+            raise UsageError(
+                f"--input-format: one of {', '.join(InputFormat.__members__)}, not {self.input_format!r}"
+            )
+        if self.separator is not None and len(self.separator) != 1:
+            raise UsageError(f"--separator: give one character, such as ';' or '|', not {self.separator!r}")
+        if self.paths.count("-") > 1:
+            raise UsageError("'-' (standard input) is given more than once; stdin can be read only once")
+        if self.threshold is not None and not math.isfinite(self.threshold):
+            raise UsageError(f"--threshold: give a finite number, not {self.threshold}")
+        if self.samples is not None:
+            check_count("--samples", self.samples, 1, MAX_G)
+        self._check_forms()
+        clash = [b for b in self.by if b in RESERVED]
+        if clash:
+            raise UsageError(f"--by column name(s) {', '.join(clash)} clash with output columns; rename them")
+        if len(set(self.by)) != len(self.by):
+            raise UsageError("--by: each column may be given once")
+
+    def _check_forms(self) -> None:
+        """The value columns must describe one form: rates, counts or rollouts."""
+        if self.rollouts:
+            if not self.prompt_col or not self.reward_col:
+                raise UsageError("--rollouts needs --prompt-col and --reward-col")
+            if self.col or self.k_col or self.n_col or self.samples is not None:
+                raise UsageError("--rollouts cannot be combined with --col, --k-col, --n-col or --samples")
+            if self.weight_col:
+                raise UsageError("--rollouts rows are single answers: --weight-col does not apply")
+        elif self.prompt_col or self.reward_col or self.threshold is not None:
+            raise UsageError("--prompt-col, --reward-col and --threshold need --rollouts")
+        if bool(self.k_col) != bool(self.n_col):
+            raise UsageError("--k-col and --n-col go together")
+        if self.k_col and (self.col or self.samples is not None):
+            raise UsageError("give either --k-col/--n-col or a rate column (--col, --samples), not both")
+        if self.percent and (self.k_col or self.rollouts):
+            raise UsageError(
+                "--percent reads a pass-rate column given in percent; counts and rollouts have none"
+            )
+
+    @property
+    def has_counts(self) -> bool:
+        """Whether each prompt's value is k right of n samples (rather than a bare rate)."""
+        return self.rollouts or bool(self.k_col) or self.samples is not None
+
+
+# --------------------------------------------------------------------------------------------- output
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """Where the result goes and in which format (``auto``: a table on a terminal, CSV in a pipe)."""
+
+    fmt: str = "auto"
+    output: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.fmt not in OutputFormat.__members__:
+            raise UsageError(f"--format: one of {', '.join(OutputFormat.__members__)}, not {self.fmt!r}")
+
+
+def _input_files(paths: Sequence[str]) -> list[str]:
+    files: list[str] = []
+    for arg in paths:
+        if arg == "-" or "://" in arg:
+            continue
+        files += glob.glob(arg) if glob.has_magic(arg) else [arg]
+    return files
+
+
+def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str | None]]) -> None:
+    """Refuse an output that names an input file (however spelled) or a folder, before anything is read.
+
+    ``outputs`` are (option, path) pairs; a path of None or ``-`` is stdout.
+    """
+    seen: dict[tuple[int, int], str] = {}
+    written: dict[str, str] = {}
+    for source in _input_files(inputs.paths) if inputs else []:
+        try:
+            info = os.stat(source)
+        except OSError:
+            continue  # a missing input is reported when it is read
+        seen[(info.st_dev, info.st_ino)] = source
+    for option, path in outputs:
+        if not path or path == "-":
+            continue
+        if os.path.isdir(path):
+            raise UsageError(f"{option} {path}: is a folder; give a file name")
+        real = os.path.realpath(path)
+        if real in written:
+            raise UsageError(f"{option} {path}: {written[real]} writes to the same file; give two names")
+        written[real] = option
+        try:
+            info = os.stat(path)
+        except OSError:
+            continue  # a new file cannot be an input
+        key = (info.st_dev, info.st_ino)
+        if key in seen:
+            raise UsageError(
+                f"{option} {path}: this is the input file {seen[key]}; writing there would destroy it. "
+                "Choose another output file"
+            )

@@ -1,0 +1,136 @@
+"""Output: the only package that branches on the output format.
+
+Data formats (csv, tsv, json, jsonl, parquet) carry full precision and write non-finite numbers as null.
+The table view (:mod:`.table`) is for people. Files are written atomically (:mod:`.files`). Notes, progress
+and errors go to stderr, in colour only on a terminal and without ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from sigmatool.errors import DataError, UsageError
+from sigmatool.options import OutputFormat, OutputOptions
+from sigmatool.render.files import target
+from sigmatool.render.table import TABLE_ROWS, View, print_table
+
+__all__ = ["View", "resolve_format", "sink_frame", "table_width", "write_frame"]
+
+EXTENSIONS = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+    ".txt": "table",
+}
+# Width of the table view when it does not go to a terminal (and COLUMNS is not set).
+PLAIN_WIDTH = 100
+
+
+def resolve_format(fmt: str, output: str | None) -> str:
+    """The concrete format: explicit, else from the output file's extension, else table on a terminal."""
+    if fmt not in OutputFormat.__members__:
+        raise UsageError(f"--format: one of {', '.join(OutputFormat.__members__)}, not {fmt!r}")
+    if fmt != "auto":
+        return fmt
+    if output and output != "-":
+        suffix = Path(output).suffix.lower()
+        if suffix not in EXTENSIONS:
+            raise UsageError(
+                f"-o {output}: cannot tell the format from {suffix or 'no extension'!r}; "
+                f"use one of {', '.join(EXTENSIONS)} or pass --format"
+            )
+        return EXTENSIONS[suffix]
+    return "table" if sys.stdout.isatty() else "csv"
+
+
+def table_width(handle: Any) -> int:
+    """Columns for the table view: the terminal's, else $COLUMNS, else PLAIN_WIDTH."""
+    if hasattr(handle, "isatty") and handle.isatty():
+        return shutil.get_terminal_size((PLAIN_WIDTH, 24)).columns
+    try:
+        return max(20, int(os.environ["COLUMNS"]))
+    except (KeyError, ValueError):
+        return PLAIN_WIDTH
+
+
+def _finite(frame: pl.DataFrame | pl.LazyFrame) -> Any:
+    """Non-finite floats (an infinite expectation, an undefined ratio) become null in data formats."""
+    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    floats = [name for name, dtype in schema.items() if dtype.is_float()]
+    return frame.with_columns(
+        pl.when(pl.col(c).is_finite()).then(pl.col(c)).otherwise(None).alias(c) for c in floats
+    )
+
+
+def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None) -> None:
+    """Write a (small) result frame in the resolved format."""
+    fmt = resolve_format(out.fmt, out.output)
+    if fmt == "table":
+        with target(out.output, binary=False) as handle:
+            print_table(df, view or View(), handle, table_width(handle))
+        return
+    data: pl.DataFrame = _finite(df)
+    with target(out.output, binary=fmt == "parquet") as handle:
+        if fmt in ("csv", "tsv"):
+            handle.write(data.write_csv(separator="\t" if fmt == "tsv" else ","))
+        elif fmt == "json":
+            json.dump(data.to_dicts(), handle, indent=2, default=str)
+            handle.write("\n")
+        elif fmt == "jsonl":
+            for row in data.iter_rows(named=True):
+                handle.write(json.dumps(row, default=str) + "\n")
+        else:
+            data.write_parquet(handle)
+
+
+def sink_frame(lf: pl.LazyFrame, out: OutputOptions, view: View | None = None) -> None:
+    """Stream a (possibly huge) per-row frame to the output without materialising it."""
+    fmt = resolve_format(out.fmt, out.output)
+    if fmt == "table":
+        preview = lf.head(TABLE_ROWS + 1).collect()
+        view = view or View()
+        if preview.height > TABLE_ROWS:
+            view.footer = [
+                *view.footer,
+                f"first {TABLE_ROWS} rows shown; use --format csv or -o FILE for all",
+            ]
+        write_frame(preview.head(TABLE_ROWS), OutputOptions("table", out.output), view)
+        return
+    data: pl.LazyFrame = _finite(lf)
+    try:
+        if fmt == "json":
+            _sink_json_array(data, out.output)
+            return
+        with target(out.output, binary=fmt == "parquet") as handle:
+            if fmt in ("csv", "tsv"):
+                data.sink_csv(handle, separator="\t" if fmt == "tsv" else ",")
+            elif fmt == "jsonl":
+                data.sink_ndjson(handle)
+            else:
+                data.sink_parquet(handle)
+    except pl.exceptions.PolarsError as exc:
+        if "Broken pipe" in str(exc):
+            raise BrokenPipeError(str(exc)) from exc
+        raise DataError(f"cannot read the input: {str(exc).strip().splitlines()[0]}") from exc
+
+
+def _sink_json_array(lf: pl.LazyFrame, output: str | None) -> None:
+    with target(output, binary=False) as handle:
+        handle.write("[")
+        first = True
+        for batch in lf.collect_batches():
+            for row in batch.iter_rows(named=True):
+                handle.write(("\n  " if first else ",\n  ") + json.dumps(row, default=str))
+                first = False
+        handle.write("\n]\n")

@@ -1,0 +1,75 @@
+"""Where output goes: stdout, or a file written atomically with the permissions a user expects.
+
+A file is written to a temporary ``.part`` file beside it and renamed over it only when complete, so a
+failed or interrupted run leaves the previous file untouched and no partial file behind. A new file
+follows the umask (0644 under umask 022); a replaced file keeps its mode.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import IO, Any
+
+from sigmatool.errors import OutputError, UsageError
+
+_UMASK: list[int] = []
+
+
+def umask() -> int:
+    """The process umask (read once: reading it means setting it)."""
+    if not _UMASK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        _UMASK.append(mask)
+    return _UMASK[0]
+
+
+def _mode_for(path: str, option: str) -> int:
+    """The permission bits the written file gets: the existing file's, else 0666 less the umask."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return 0o666 & ~umask()
+    except OSError as exc:
+        raise OutputError(f"{option} {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise OutputError(f"{option} {path}: not a regular file")
+    if not os.access(path, os.W_OK):
+        raise OutputError(f"{option} {path}: cannot write it: permission denied")
+    return stat.S_IMODE(info.st_mode)
+
+
+@contextlib.contextmanager
+def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[Any]]:
+    """Yield a handle for the output: stdout, or a temporary file renamed over ``output`` on success."""
+    if not output or output == "-":
+        yield sys.stdout.buffer if binary else sys.stdout
+        sys.stdout.flush()
+        return
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option} {output}: the folder {folder} does not exist")
+    mode = _mode_for(output, option)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".sigmatool-", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise OutputError(f"{option} {output}: cannot write in {folder}: {exc.strerror}") from None
+    try:
+        os.fchmod(fd, mode)
+        handle = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
+        with handle:
+            yield handle
+        os.replace(tmp, output)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OutputError(f"{option} {output}: cannot write it: {exc.strerror or exc}") from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

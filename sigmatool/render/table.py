@@ -1,0 +1,151 @@
+"""The table view, for people: rounded numbers, shares as percentages, bars, a leading sentence.
+
+A table must read at any terminal width. When it does not fit, bars go first, then headers wrap word by
+word, then the value columns are shown in several blocks, each repeating the identifying columns (``G``,
+``segment``, ``p_lo``/``p_hi``, ``method``, …), which never shrink; numbers are never cut. Long tables show
+their first rows and say how many were left out.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import polars as pl
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+BAR_WIDTH = 12
+TABLE_ROWS = 40
+# Columns that say which row this is: kept in every block, never abbreviated.
+KEY_COLUMNS = ("step", "method", "G", "segment", "p_lo", "p_hi", "id", "p", "bin")
+# Between two columns rich draws " │ " (padding, rule, padding).
+GAP = 3
+
+
+@dataclass
+class View:
+    """What the table view adds to a frame: a headline, notes under the table, and how to show columns."""
+
+    headline: str = ""
+    footer: list[str] = field(default_factory=list)
+    percent: Sequence[str] = ()
+    bars: Sequence[str] = ()
+    bar_full: float = 1.0  # the value that fills a whole bar; larger values are drawn full
+    hide: Sequence[str] = ()
+    title: str = ""
+    labels: dict[str, str] = field(default_factory=dict)
+    keys: Sequence[str] = ()  # identifying columns besides KEY_COLUMNS (the --by columns)
+    bar_note: str = ""  # a footer line about the bars, shown only when they are drawn
+
+
+def _number(value: Any, name: str, view: View) -> str:
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        if name in view.percent:
+            return f"{100 * value:.2f}%"
+        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
+
+
+def _cell(value: Any, name: str, view: View, bars: bool) -> Text:
+    if value is None:
+        return Text("–", style="dim")
+    text = _number(value, name, view)
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return Text(text, style="dim")
+    if bars and name in view.bars and isinstance(value, float):
+        filled = round(max(0.0, min(1.0, value / view.bar_full)) * BAR_WIDTH)
+        return (
+            Text(f"{text:>7} ")
+            + Text("█" * filled, style="cyan")
+            + Text("·" * (BAR_WIDTH - filled), style="dim")
+        )
+    return Text(text)
+
+
+def _header(name: str, view: View, wrap: int) -> str:
+    """The column's label; with ``wrap``, its words re-flowed to about that width (never cutting a word)."""
+    label = view.labels.get(name, name.replace("_", " "))
+    if not wrap:
+        return label
+    words = label.split()
+    return "\n".join(textwrap.wrap(" ".join(words), max(wrap, *(len(w) for w in words))))
+
+
+def _width(header: str, cells: Sequence[Text]) -> int:
+    return max([len(line) for line in header.splitlines()] + [c.cell_len for c in cells] + [1])
+
+
+@dataclass
+class _Layout:
+    headers: dict[str, str]
+    cells: dict[str, list[Text]]
+    blocks: list[list[str]]
+    bars: bool
+
+
+def _blocks(keys: list[str], values: list[str], widths: dict[str, int], limit: int) -> list[list[str]]:
+    """Value columns in consecutive blocks that fit within ``limit`` beside the key columns."""
+    base = sum(widths[c] + GAP for c in keys)
+    blocks: list[list[str]] = [[]]
+    used = base
+    for name in values:
+        need = widths[name] + GAP
+        if blocks[-1] and used + need - GAP > limit:
+            blocks.append([])
+            used = base
+        blocks[-1].append(name)
+        used += need
+    return [keys + block for block in blocks]
+
+
+def layout(df: pl.DataFrame, view: View, width: int) -> _Layout:
+    """Choose bars, header wrapping and blocks so that the table fits ``width`` columns."""
+    columns = [c for c in df.columns if c not in view.hide]
+    rows = list(df.select(columns).iter_rows(named=True))
+    keys = [c for c in columns if c in KEY_COLUMNS or c in view.keys]
+    values = [c for c in columns if c not in keys]
+    for bars, wrap in ((True, False), (False, False), (False, True)):
+        cells = {c: [_cell(r[c], c, view, bars) for r in rows] for c in columns}
+        fit = {c: _width("", cells[c]) if wrap and c not in keys else 0 for c in columns}
+        headers = {c: _header(c, view, fit[c]) for c in columns}
+        widths = {c: _width(headers[c], cells[c]) for c in columns}
+        if sum(widths.values()) + GAP * (len(columns) - 1) <= width:
+            return _Layout(headers, cells, [columns], bars)
+    return _Layout(headers, cells, _blocks(keys, values, widths, width), bars)
+
+
+def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> None:
+    """A readable table with a leading sentence; rounding and colour live only here."""
+    shown = df.head(TABLE_ROWS)
+    console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
+    for line in textwrap.wrap(view.headline, width) if view.headline else []:
+        console.print(Text(line, style="bold"))
+    plan = layout(shown, view, width)
+    numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
+    for number, block in enumerate(plan.blocks):
+        if number:
+            console.print()
+        table = Table(title=view.title or None, show_edge=False, header_style="bold", pad_edge=False)
+        for name in block:
+            table.add_column(plan.headers[name], justify="right" if name in numeric else "left", no_wrap=True)
+        for i in range(shown.height):
+            table.add_row(*[plan.cells[name][i] for name in block])
+        natural = sum(_width(plan.headers[c], plan.cells[c]) for c in block) + GAP * (len(block) - 1)
+        console.print(table, width=max(width, natural), crop=False)
+    footer = [*view.footer, *([view.bar_note] if view.bar_note and plan.bars and view.bars else [])]
+    if df.height > TABLE_ROWS:
+        footer.append(
+            f"first {TABLE_ROWS} of {df.height:,} rows shown; use --format csv or -o FILE for all of them"
+        )
+    for line in footer:
+        for part in textwrap.wrap(line, width):
+            console.print(Text(part, style="dim"))
