@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 
+import click
 import polars as pl
 import pytest
-from typer.testing import CliRunner, Result
+from click.testing import CliRunner, Result
 
-from sigmatool.cli import app
+from sigmatool.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"
@@ -18,9 +20,27 @@ BIGMATH_COUNTS = SAMPLE / "bigmath_solve_rate_counts.csv"
 TOY = SAMPLE / "toy_pass_rates.csv"
 
 
+def _entry(args: tuple[str, ...]) -> None:
+    sys.exit(main(list(args)))
+
+
+# The console script's path through sigmatool.cli.main (one place for exit codes), inside click's runner,
+# which captures stdout and stderr apart.
+ENTRY = click.Command(
+    "sigmatool",
+    callback=_entry,
+    params=[click.Argument(["args"], nargs=-1, type=click.UNPROCESSED)],
+    context_settings={
+        "ignore_unknown_options": True,
+        "allow_interspersed_args": False,
+        "help_option_names": [],
+    },
+)
+
+
 def invoke(*args: object, input: str | bytes | None = None) -> Result:
-    """Run the CLI in-process; arguments are stringified."""
-    return CliRunner().invoke(app, [str(a) for a in args], input=input)
+    """Run the CLI in-process, as the console script does; arguments are stringified."""
+    return CliRunner().invoke(ENTRY, [str(a) for a in args], input=input)
 
 
 def csv_of(result: Result) -> pl.DataFrame:
@@ -39,3 +59,13 @@ def write_csv(tmp_path: Path):  # type: ignore[no-untyped-def]
         return path
 
     return _write
+
+
+def headline(stdout: str) -> str:
+    """The table view's leading sentence, however the width wrapped it: the lines above the table."""
+    lines = []
+    for line in stdout.splitlines():
+        if "┃" in line or "│" in line:
+            break
+        lines.append(line.strip())
+    return " ".join(lines).strip()

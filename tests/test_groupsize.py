@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sigmatool import group_sizes, groupsize_summary, kernels
 from sigmatool.errors import UsageError
 from sigmatool.groupsize import COLUMNS, GroupSizeOptions, law_group_sizes
-from tests.conftest import BIGMATH, BIGMATH_COUNTS, csv_of, invoke
+from tests.conftest import BIGMATH, BIGMATH_COUNTS, csv_of, headline, invoke
 
 PAPER_P = ("0.5", "0.3", "0.7", "0.1", "0.9", "0.05", "0.95")
 # docs/theory.md §4: the exact G per p (0.3 and 0.7 alike, and so on) at φ* = 0.90, 0.95, 0.99.
@@ -346,7 +346,7 @@ def test_per_prompt_jsonl_gives_null_for_unreachable(paper_csv: Path, tmp_path: 
 
 def test_table_view_leads_with_the_headline() -> None:
     result = invoke("groupsize", BIGMATH, "--format", "table")
-    first = result.stdout.splitlines()[0]
+    first = headline(result.stdout)
     assert (0, True, True) == (
         result.exit_code,
         first.startswith("To reach 90% fidelity: median G = "),
@@ -356,4 +356,4 @@ def test_table_view_leads_with_the_headline() -> None:
 
 def test_headline_names_prompts_beyond_max_g() -> None:
     result = invoke("groupsize", BIGMATH, "--max-G", "50", "--format", "table")
-    assert "need G > 50" in result.stdout.splitlines()[0]
+    assert "need G > 50" in headline(result.stdout)

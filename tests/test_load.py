@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,12 +16,12 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from sigmatool.errors import DataError, ExitCode, UsageError
-from sigmatool.load import InputOptions, bundled_sample, histogram, load, per_prompt_frame
+from sigmatool.load import InputOptions, bundled_sample, dataset, per_prompt_frame, read_histogram
 from tests.conftest import BIGMATH, BIGMATH_COUNTS, TOY, csv_of, invoke
 
 
 def hist(**options: object) -> pl.DataFrame:
-    frame, _ = histogram(load(InputOptions(**options)))  # type: ignore[arg-type]
+    frame = read_histogram(InputOptions(**options)).frame  # type: ignore[arg-type]
     return frame
 
 
@@ -111,12 +114,9 @@ def test_threshold_counts_rewards_at_or_above_it_as_right(write_csv) -> None:  #
 
 
 def test_null_rates_are_skipped_and_counted(write_csv) -> None:  # type: ignore[no-untyped-def]
-    ds = load(InputOptions(paths=(str(write_csv("pass_rate\n0.5\n\n0.25\n")),)))
-    frame, ds = histogram(ds)
-    assert (2, ["skipped 1 row(s) with a null 'pass_rate'"]) == (
-        frame["prompts"].sum(),
-        [n for n in ds.notes if "skipped" in n],
-    )
+    result = read_histogram(InputOptions(paths=(str(write_csv("pass_rate\n0.5\n\n0.25\n")),)))
+    assert 2 == result.frame["prompts"].sum()
+    assert ["skipped 1 row(s) with a null 'pass_rate'"] == [n for n in result.notes if "skipped" in n]
 
 
 def test_rate_column_is_detected_by_name_suffix(write_csv) -> None:  # type: ignore[no-untyped-def]
@@ -125,8 +125,8 @@ def test_rate_column_is_detected_by_name_suffix(write_csv) -> None:  # type: ign
 
 
 def test_per_prompt_frame_keeps_input_order_and_ids() -> None:
-    ds = load(InputOptions(paths=(str(TOY),), id_col="prompt_id"))
-    frame = per_prompt_frame(ds).collect()
+    with dataset(InputOptions(paths=(str(TOY),), id_col="prompt_id")) as ds:
+        frame = per_prompt_frame(ds).collect()
     assert pl.read_csv(TOY)["prompt_id"].to_list() == frame["id"].to_list()
 
 
@@ -140,13 +140,17 @@ def test_piped_stdin_is_read_when_no_data_is_given() -> None:
     assert [20] == csv_of(result)["prompts"].to_list()
 
 
-def test_no_data_and_no_stdin_reads_the_bundled_sample() -> None:
-    result = invoke("silent", "--format", "csv")
-    assert ([215_608], "bundled Big-Math sample") == (
-        csv_of(result)["prompts"].to_list(),
-        "bundled Big-Math sample",
+def test_no_data_and_stdin_from_dev_null_reads_the_bundled_sample() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sigmatool", "silent", "--format", "csv"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    assert "bundled Big-Math sample" in result.stderr
+    assert 0 == done.returncode
+    assert [215_608] == pl.read_csv(io.StringIO(done.stdout))["prompts"].to_list()
+    assert "bundled Big-Math sample" in done.stderr
 
 
 def test_stdin_can_be_jsonl_with_input_format(toy_frame: pl.DataFrame) -> None:
@@ -195,9 +199,11 @@ def test_every_kind_of_bad_value_is_named_at_once(write_csv) -> None:  # type: i
 
 
 def test_skip_invalid_skips_and_counts_bad_rows(write_csv) -> None:  # type: ignore[no-untyped-def]
-    ds = load(InputOptions(paths=(str(write_csv("pass_rate\n0.5\nabc\n1.5\n0.25\n")),), skip_invalid=True))
-    frame, ds = histogram(ds)
-    assert (2, True) == (frame["prompts"].sum(), any("skipped 2 row(s)" in n for n in ds.notes))
+    result = read_histogram(
+        InputOptions(paths=(str(write_csv("pass_rate\n0.5\nabc\n1.5\n0.25\n")),), skip_invalid=True)
+    )
+    assert 2 == result.frame["prompts"].sum()
+    assert any("skipped 2 row(s)" in n for n in result.notes)
 
 
 def test_non_binary_rewards_are_refused(write_csv) -> None:  # type: ignore[no-untyped-def]
@@ -327,7 +333,7 @@ def test_text_past_the_type_guess_on_stdin_is_found_by_row() -> None:
 
 def test_progress_callback_sees_every_input_row() -> None:
     seen: list[int] = []
-    histogram(load(InputOptions(paths=(str(BIGMATH),))), on_rows=seen.append)
+    read_histogram(InputOptions(paths=(str(BIGMATH),)), on_rows=seen.append)
     assert 215_608 == sum(seen)
 
 
@@ -339,6 +345,6 @@ def test_counting_rows_for_progress_changes_nothing(tmp_path: Path) -> None:
     ).write_parquet(path)
     options = InputOptions(paths=(str(path),), rollouts=True, prompt_col="prompt", reward_col="reward")
     seen: list[int] = []
-    counted, _ = histogram(load(options), on_rows=seen.append)
-    assert_frame_equal(histogram(load(options))[0], counted)
+    counted = read_histogram(options, on_rows=seen.append).frame
+    assert_frame_equal(read_histogram(options).frame, counted)
     assert 20_000 == sum(seen)

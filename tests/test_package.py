@@ -20,9 +20,19 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         _ = sigmatool.nope  # type: ignore[attr-defined]
 
 
-def test_starting_the_cli_loads_no_other_analysis() -> None:
-    code = "import sys, sigmatool.cli; print(sorted(m for m in sys.modules if m.startswith('sigmatool.')))"
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert ("budget", "groupsize", "simulate") == tuple(
-        m for m in ("budget", "groupsize", "simulate") if m not in loaded
-    )
+def _loaded_by(code: str) -> set[str]:
+    script = f"import sys; {code}; print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    "module", ["sigmatool.budget", "sigmatool.groupsize", "sigmatool.simulate", "sigmatool.silent"]
+)
+def test_starting_the_cli_loads_no_analysis(module: str) -> None:
+    assert module not in _loaded_by("import sigmatool.cli")
+
+
+@pytest.mark.parametrize("module", ["polars", "numpy", "scipy", "matplotlib"])
+def test_starting_the_cli_imports_no_heavy_library(module: str) -> None:
+    assert module not in _loaded_by("import sigmatool.cli")

@@ -13,8 +13,11 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+import sigmatool
 from sigmatool.errors import UsageError
-from sigmatool.render import View, print_table, resolve_format, write_frame
+from sigmatool.options import OutputOptions
+from sigmatool.render import View, resolve_format, write_frame
+from sigmatool.render.table import print_table
 from tests.conftest import TOY, csv_of, invoke
 
 ARGS = ("silent", TOY, "--G", "4,8", "--by", "source")
@@ -94,7 +97,7 @@ def test_non_finite_values_are_written_as_null() -> None:
     frame = pl.DataFrame({"x": [1.5, float("inf"), float("nan")]})
     sys_stdout, sys.stdout = sys.stdout, buffer
     try:
-        write_frame(frame, "csv", None)
+        write_frame(frame, OutputOptions("csv"))
     finally:
         sys.stdout = sys_stdout
     assert "x\n1.5\n\n\n" == buffer.getvalue()
@@ -103,7 +106,7 @@ def test_non_finite_values_are_written_as_null() -> None:
 def test_table_view_rounds_and_shows_shares_as_percentages() -> None:
     buffer = io.StringIO()
     frame = pl.DataFrame({"G": [8], "silent_rate": [0.44278603], "draws": [1.794642]})
-    print_table(frame, View(headline="Headline.", percent=("silent_rate",)), buffer)
+    print_table(frame, View(headline="Headline.", percent=("silent_rate",)), buffer, 80)
     text = buffer.getvalue()
     assert ("Headline.", "44.28%", "1.795") == (
         text.splitlines()[0],
@@ -135,7 +138,7 @@ def test_no_colour_codes_when_piped_or_with_no_color() -> None:
 
 def test_python_dash_m_runs_the_cli() -> None:
     done = _run(f"{sys.executable} -m sigmatool --version")
-    assert "sigmatool 0.1.0" == done.stdout.strip()
+    assert f"sigmatool {sigmatool.__version__}" == done.stdout.strip()
 
 
 def test_a_usage_error_from_the_entry_point_is_one_line_with_exit_code_2() -> None:

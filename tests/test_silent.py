@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from sigmatool import kernels
-from sigmatool.load import InputOptions, histogram, load
+from sigmatool.load import InputOptions, read_histogram
 from sigmatool.silent import summarize
 from tests.conftest import BIGMATH, BIGMATH_COUNTS, TOY, csv_of, invoke
 
@@ -161,7 +161,7 @@ def test_per_prompt_values_are_the_kernels() -> None:
 
 
 def test_unbiased_estimator_uses_the_hypergeometric_form() -> None:
-    hist, _ = histogram(load(InputOptions(paths=(str(TOY),), k_col="k", n_col="n")))
+    hist = read_histogram(InputOptions(paths=(str(TOY),), k_col="k", n_col="n")).frame
     summary = summarize(hist, (), [4], estimator="unbiased")
     k, n = hist["k"].to_numpy(), hist["n"].to_numpy()
     per_value = [(comb(a, 4) + comb(b - a, 4)) / comb(b, 4) for a, b in zip(k, n, strict=True)]

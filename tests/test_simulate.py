@@ -14,7 +14,7 @@ import pytest
 from typer.testing import Result
 
 from sigmatool import run_simulation as simulate
-from sigmatool.cli import simulate_command
+from sigmatool.cli.simulate import simulate_command
 from tests.conftest import BIGMATH, BIGMATH_COUNTS, ROOT, TOY, csv_of, invoke
 
 SUMMARY_COLUMNS = [

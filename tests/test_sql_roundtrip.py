@@ -15,9 +15,8 @@ import numpy as np
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
-from typer.testing import CliRunner
 
-from sigmatool.cli import app
+from tests.conftest import invoke
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -125,7 +124,7 @@ def histograms(request: pytest.FixtureRequest, rollout_log: Path) -> dict[str, P
 
 
 def _csv(args: list[str]) -> pl.DataFrame:
-    result = CliRunner().invoke(app, [*args, "--format", "csv"])
+    result = invoke(*args, "--format", "csv")
     assert result.exit_code == 0, f"sigmatool {' '.join(args)}\n{result.stdout}\n{result.stderr}"
     return pl.read_csv(result.stdout.encode())
 
