@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except Interrupted as exc:
             say(str(exc), "red")
             return exc.exit_code
-        except (OSError, RuntimeError) as exc:
+        except Exception as exc:  # a bug shows its traceback; only a closed pipe is handled here
             if not is_broken_pipe(exc):
                 raise
             # `sigmatool … | head` closed the pipe: that is the reader's choice, not an error.
