@@ -56,96 +56,91 @@ def uses(**builders: Callable[..., Any]) -> Callable[[F], F]:
 # --------------------------------------------------------------------------------------------- reading
 
 
+def _input(*names: str, help: str, **extra: Any) -> Any:
+    """A typer option in the Input panel of the help."""
+    return typer.Option(*names, help=help, rich_help_panel=INPUT, **extra)
+
+
+InputFormatOpt = Annotated[
+    InputFormat | None,
+    _input("--input-format", help="Format of stdin or of files without a known extension (stdin: detected)."),
+]
+SeparatorOpt = Annotated[
+    str | None,
+    _input(
+        "--separator", metavar="CHAR", help="Field separator of CSV input (default: detected: , ; tab |)."
+    ),
+]
+ColOpt = Annotated[
+    str | None,
+    _input(
+        "--col",
+        help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate).",
+    ),
+]
+PercentOpt = Annotated[bool, _input("--percent", help="The pass-rate column is in percent (45 or 45%).")]
+KColOpt = Annotated[str | None, _input("--k-col", help="Column of right answers k (with --n-col).")]
+NColOpt = Annotated[str | None, _input("--n-col", help="Column of samples n behind each k.")]
+SamplesOpt = Annotated[
+    int | None,
+    _input(
+        "--samples", help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts."
+    ),
+]
+RolloutsOpt = Annotated[
+    bool,
+    _input(
+        "--rollouts",
+        help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.",
+    ),
+]
+PromptColOpt = Annotated[str | None, _input("--prompt-col", help="Prompt id column of a rollout log.")]
+RewardColOpt = Annotated[
+    str | None, _input("--reward-col", help="Reward column of a rollout log (0/1 or boolean).")
+]
+ThresholdOpt = Annotated[
+    float | None,
+    _input("--threshold", help="Count a rollout as right when its reward ≥ T (for non-binary rewards)."),
+]
+WeightColOpt = Annotated[
+    str | None,
+    _input(
+        "--weight-col", help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result)."
+    ),
+]
+SkipInvalidOpt = Annotated[
+    bool, _input("--skip-invalid", help="Skip and count rows with a bad value instead of stopping.")
+]
+DataArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
+        "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
+        show_default=False,
+    ),
+]
+ByOpt = Annotated[
+    list[str] | None, _input("--by", help="Also break every summary down by this column (repeatable).")
+]
+IdColOpt = Annotated[
+    str | None, _input("--id-col", help="Prompt id for per-prompt output (default: row number).")
+]
+
+
 def read_options(
-    input_format: Annotated[
-        InputFormat | None,
-        typer.Option(
-            "--input-format",
-            help="Format of stdin or of files without a known extension (stdin: detected if not given).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    separator: Annotated[
-        str | None,
-        typer.Option(
-            "--separator",
-            metavar="CHAR",
-            help="Field separator of CSV input (default: detected from the header: , ; tab |).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    col: Annotated[
-        str | None,
-        typer.Option(
-            "--col",
-            help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, "
-            "*pass_rate).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    percent: Annotated[
-        bool,
-        typer.Option(
-            "--percent", help="The pass-rate column is in percent (45 or 45%).", rich_help_panel=INPUT
-        ),
-    ] = False,
-    k_col: Annotated[
-        str | None,
-        typer.Option("--k-col", help="Column of right answers k (with --n-col).", rich_help_panel=INPUT),
-    ] = None,
-    n_col: Annotated[
-        str | None, typer.Option("--n-col", help="Column of samples n behind each k.", rich_help_panel=INPUT)
-    ] = None,
-    samples: Annotated[
-        int | None,
-        typer.Option(
-            "--samples",
-            help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    rollouts: Annotated[
-        bool,
-        typer.Option(
-            "--rollouts",
-            help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.",
-            rich_help_panel=INPUT,
-        ),
-    ] = False,
-    prompt_col: Annotated[
-        str | None,
-        typer.Option("--prompt-col", help="Prompt id column of a rollout log.", rich_help_panel=INPUT),
-    ] = None,
-    reward_col: Annotated[
-        str | None,
-        typer.Option(
-            "--reward-col", help="Reward column of a rollout log (0/1 or boolean).", rich_help_panel=INPUT
-        ),
-    ] = None,
-    threshold: Annotated[
-        float | None,
-        typer.Option(
-            "--threshold",
-            help="Count a rollout as right when its reward ≥ T (for non-binary rewards).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    weight_col: Annotated[
-        str | None,
-        typer.Option(
-            "--weight-col",
-            help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    skip_invalid: Annotated[
-        bool,
-        typer.Option(
-            "--skip-invalid",
-            help="Skip and count rows with a bad value instead of stopping.",
-            rich_help_panel=INPUT,
-        ),
-    ] = False,
+    input_format: InputFormatOpt = None,
+    separator: SeparatorOpt = None,
+    col: ColOpt = None,
+    percent: PercentOpt = False,
+    k_col: KColOpt = None,
+    n_col: NColOpt = None,
+    samples: SamplesOpt = None,
+    rollouts: RolloutsOpt = False,
+    prompt_col: PromptColOpt = None,
+    reward_col: RewardColOpt = None,
+    threshold: ThresholdOpt = None,
+    weight_col: WeightColOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
 ) -> InputOptions:
     """How to read the values: the options every input shares (no paths, --by or --id-col yet)."""
     return InputOptions(
@@ -167,27 +162,7 @@ def read_options(
 
 @uses(read=read_options)
 def input_options(
-    read: InputOptions,
-    data: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
-            "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
-            show_default=False,
-        ),
-    ] = None,
-    by: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT
-        ),
-    ] = None,
-    id_col: Annotated[
-        str | None,
-        typer.Option(
-            "--id-col", help="Prompt id for per-prompt output (default: row number).", rich_help_panel=INPUT
-        ),
-    ] = None,
+    read: InputOptions, data: DataArg = None, by: ByOpt = None, id_col: IdColOpt = None
 ) -> InputOptions:
     """The input of an analysis: DATA, how to read it, and how to group it."""
     return replace(read, paths=tuple(data or ()), by=tuple(by or ()), id_col=id_col)

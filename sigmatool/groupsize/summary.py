@@ -216,12 +216,16 @@ def summarize(
         # Counts stay whole numbers when the input's are (no --weight-col, or integer weights).
         pl.col("prompts", "unreachable").cast(hist.schema["prompts"]),
     )
-    if labels.width:
-        frame = pl.concat(
-            [labels.select(pl.all().gather(np.repeat(np.arange(groups), segments))), frame], how="horizontal"
-        )
-        frame = frame.with_row_index("__order").sort([*by, "__order"], maintain_order=True)
-    return frame.select([*by, *summary_columns(options)])
+    return _with_labels(frame, labels, segments).select([*by, *summary_columns(options)])
+
+
+def _with_labels(frame: pl.DataFrame, labels: pl.DataFrame, segments: int) -> pl.DataFrame:
+    """Each cell's --by values in front, ordered by them (cells are group-major, ``segments`` per group)."""
+    if not labels.width:
+        return frame
+    rows = labels.select(pl.all().gather(np.repeat(np.arange(labels.height), segments)))
+    frame = pl.concat([rows, frame], how="horizontal")
+    return frame.with_row_index("__order").sort([*labels.columns, "__order"], maintain_order=True)
 
 
 def per_prompt(ds: Dataset, table: pl.DataFrame, options: GroupSizeOptions) -> pl.LazyFrame:

@@ -9,13 +9,12 @@ themselves stay raw until :mod:`sigmatool.load.validate` checks them on their di
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.load.sources import Source, read_error
+from sigmatool.load.sources import Source, csv_header, read_error
 from sigmatool.options import InputOptions
 
 RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
@@ -23,7 +22,6 @@ RATE_SUFFIXES = ("solve_rate", "pass_rate")
 # Internal names of the raw value columns, chosen not to clash with user columns.
 RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD = "__rate", "__k", "__n", "__w", "__id", "__row", "__reward"
 RIGHT, USABLE, BAD_REWARDS, NULL_REWARDS = "__right", "__usable", "__bad_rewards", "__null_rewards"
-_DUPLICATE = re.compile(r"^(.*)_duplicated_\d+$")
 
 
 def pick_rate_column(schema: pl.Schema, label: str) -> str:
@@ -105,18 +103,21 @@ def _json_keys(path: str) -> list[str]:
     return list(keys)
 
 
-def check_columns(schema: pl.Schema, opts: InputOptions, label: str) -> list[str]:
-    """Missing, duplicated and wrongly typed value columns are errors; returns notes for the rest."""
+def check_columns(
+    schema: pl.Schema, opts: InputOptions, label: str, header: list[str] | None = None
+) -> list[str]:
+    """Missing, duplicated and wrongly typed value columns are errors; returns notes for the rest.
+
+    ``header`` is a CSV file's header as written: polars renames a repeated name, so repeats are found there.
+    """
     needed = needed_columns(opts)
+    names = header if header is not None else list(schema.names())
     missing = [c for c in needed if c not in schema]
     if missing:
         raise DataError(
-            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; "
-            f"the columns are: {', '.join(n for n in schema.names() if not _DUPLICATE.match(n))}"
+            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; the columns are: {', '.join(names)}"
         )
-    doubled = sorted(
-        {m.group(1) for n in schema.names() if (m := _DUPLICATE.match(n)) and m.group(1) in schema}
-    )
+    doubled = sorted({n for n in names if names.count(n) > 1})
     used = [d for d in doubled if d in needed]
     if used:
         raise DataError(
@@ -149,13 +150,18 @@ def project(source: Source, opts: InputOptions, text_cols: Sequence[str]) -> tup
     ):
         # A JSON value column holding lists or records somewhere: read it as text, so the rows are named.
         schema, listed_only = pl.Schema({**schema, **dict.fromkeys(needed, pl.String())}), True
-    notes = check_columns(schema, opts, source.label)
+    notes = check_columns(schema, opts, source.label, csv_header(source))
     if listed_only:
         lf = source.scan(dict.fromkeys(needed, pl.String()))
     elif text_cols:
         lf = source.scan(dict.fromkeys(text_cols, pl.String()))
     else:
         lf = source.scan()
+    # An empty or blank text cell in a value column is a missing value, as an empty CSV field is.
+    blank = [
+        c for c in (*value_columns(opts), opts.weight_col) if c and lf.collect_schema().get(c) == pl.String
+    ]
+    lf = lf.with_columns(pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c)).alias(c) for c in blank)
     exprs: list[pl.Expr] = [pl.col(b) for b in opts.by]
     lf = lf.with_row_index(ROW, offset=1)
     exprs.append(pl.col(ROW))

@@ -158,6 +158,18 @@ def _looks_like(source: Source) -> str | None:
     return None
 
 
+def csv_header(source: Source) -> list[str] | None:
+    """The header fields of a local CSV or TSV file as written (duplicates and all); None otherwise."""
+    if source.fmt not in ("csv", "tsv") or source.remote:
+        return None
+    try:
+        with _open_text(source.path) as handle:
+            line = handle.readline().decode("utf-8", errors="replace")
+    except (OSError, EOFError):
+        return None
+    return next(csv.reader([line], delimiter=source.separator), [])
+
+
 def _ragged_row(source: Source) -> str | None:
     """The first data row whose field count differs from the header's (a second pass, only on failure)."""
     try:
