@@ -11,7 +11,6 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,18 +76,13 @@ def _part_files(folder: Path) -> list[str]:
     return [p.name for p in folder.iterdir() if p.name.endswith(".part")]
 
 
-def _spool_folders() -> set[str]:
-    return {p.name for p in Path(tempfile.gettempdir()).glob("sigmatool-*")}
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_signal_while_reading_stdin_removes_the_spooled_copy(signum: int) -> None:
-    before = _spool_folders()
+def test_a_signal_while_reading_stdin_removes_the_spooled_copy(tmp_path: Path, signum: int) -> None:
     writer = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            "import sys, time; sys.stdout.write('pass_rate\\n0.5\\n'); sys.stdout.flush(); time.sleep(60)",
+            "import sys, time; print('pass_rate'); print(0.5, flush=True); time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
     )
@@ -97,19 +91,21 @@ def test_a_signal_while_reading_stdin_removes_the_spooled_copy(signum: int) -> N
         stdin=writer.stdout,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path)},  # its spool folder, and no one else's, lands here
+        preexec_fn=_default_signals,
     )
     assert writer.stdout is not None
     writer.stdout.close()
     deadline = time.monotonic() + 30
-    while _spool_folders() == before and time.monotonic() < deadline:
-        time.sleep(0.05)  # wait until it is spooling
+    while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)  # wait until it is spooling
     reader.send_signal(signum)
     _, err = reader.communicate(timeout=30)
     writer.kill()
     writer.wait()
     assert 128 + signum == reader.returncode
     assert b"Traceback" not in err
-    assert before == _spool_folders()
+    assert [] == list(tmp_path.iterdir())
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
