@@ -2,44 +2,56 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+RUNTIME := $(VENV)/.runtime
+TESTING := $(VENV)/.testing
 
-.PHONY: help install demo test lint typecheck pytest bench bench-quick clean
+.PHONY: help install demo test lint typecheck pytest docs bench bench-quick clean
 
 help:
-	@echo "make demo         set up and run sigmatool silent on the bundled Big-Math sample"
-	@echo "make test         set up and run the tests, ruff and mypy"
+	@echo "make demo         set up (runtime dependencies only) and run sigmatool silent on the bundled Big-Math sample"
+	@echo "make test         set up (with test dependencies) and run the tests with coverage, ruff and mypy"
+	@echo "make docs         rewrite the output shown under every example in README.md and docs/ from real runs"
 	@echo "make bench-quick  a benchmark that finishes in under a minute"
 	@echo "make bench        the full benchmark (10^8-row datasets; needs several GB of disk)"
 
-$(STAMP): pyproject.toml
+$(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(TESTING): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
-	touch $(STAMP)
+	touch $@
 
-install: $(STAMP)
+install: $(RUNTIME)
 
-demo: $(STAMP)
-	$(BIN)/sigmatool silent --G 4,8,16,32,64
+demo: $(RUNTIME)
+	$(BIN)/sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16,32,64
 
-pytest: $(STAMP)
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+pytest: $(TESTING)
+	$(BIN)/coverage erase
+	$(BIN)/coverage run -m pytest -q -p no:cacheprovider -n 2
+	$(BIN)/coverage combine -q
+	$(BIN)/coverage report
 
-lint: $(STAMP)
+lint: $(TESTING)
 	$(BIN)/ruff check sigmatool tests bench
 	$(BIN)/ruff format --check sigmatool tests bench
 
-typecheck: $(STAMP)
+typecheck: $(TESTING)
 	$(BIN)/mypy
 
 test: pytest lint typecheck
 
-bench: $(STAMP)
+docs: $(TESTING)
+	$(BIN)/python -m tests.refresh_docs
+
+bench: $(TESTING)
 	$(BIN)/python bench/run.py --size full
 
-bench-quick: $(STAMP)
+bench-quick: $(TESTING)
 	$(BIN)/python bench/run.py --size quick
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*

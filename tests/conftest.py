@@ -15,6 +15,10 @@ from click.testing import CliRunner, Result
 
 from sigmatool.cli import main
 
+# The table view fits $COLUMNS when it does not go to a terminal: fix it, so outputs do not depend on the
+# terminal the tests were started from (xdist workers inherit their parent's).
+os.environ["COLUMNS"] = "100"
+
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "sample_data"
 BIGMATH = SAMPLE / "bigmath_solve_rates.parquet"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import errno
+import functools
 import glob
 import gzip
 import io
@@ -26,6 +27,7 @@ from typing import IO
 
 import polars as pl
 
+from sigmatool.cleanup import owned
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import InputFormat, InputOptions
 
@@ -358,7 +360,8 @@ def opened(options: InputOptions) -> Iterator[tuple[list[Source], list[str]]]:
     With no DATA, stdin is read when it is a pipe or a file; on a terminal, /dev/null or a closed stdin
     the bundled Big-Math sample is used, and a note says so.
     """
-    with tempfile.TemporaryDirectory(prefix="sigmatool-") as folder:
+    make = functools.partial(tempfile.mkdtemp, prefix="sigmatool-")
+    with owned(make, functools.partial(shutil.rmtree, ignore_errors=True)) as folder:
         notes: list[str] = []
         sources: list[Source] = []
         if not options.paths:

@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
+from sigmatool.cleanup import owned
 from sigmatool.errors import OutputError, UsageError
 
 _UMASK: list[int] = []
@@ -55,21 +56,22 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
     if not os.path.isdir(folder):
         raise UsageError(f"{option} {output}: the folder {folder} does not exist")
     mode = _mode_for(output, option)
+
+    def make() -> tuple[int, str]:
+        return tempfile.mkstemp(prefix=".sigmatool-", suffix=".part", dir=folder)
+
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".sigmatool-", suffix=".part", dir=folder)
+        with owned(make, _discard) as (fd, tmp):
+            os.fchmod(fd, mode)
+            handle = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
+            with handle:
+                yield handle
+            os.replace(tmp, output)
     except OSError as exc:
-        raise OutputError(f"{option} {output}: cannot write in {folder}: {exc.strerror}") from None
-    try:
-        os.fchmod(fd, mode)
-        handle = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
-        with handle:
-            yield handle
-        os.replace(tmp, output)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise OutputError(f"{option} {output}: cannot write it: {exc.strerror or exc}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+
+
+def _discard(made: tuple[int, str]) -> None:
+    """Remove the temporary file unless it was renamed over the output."""
+    with contextlib.suppress(OSError):
+        os.unlink(made[1])
