@@ -321,6 +321,8 @@ def write_roll(folder: Path, groups: Sequence[Group], *, with_id: bool = True, s
                 cols["scores"].append(1.0 if r else 0.0)
                 cols["sampling_params"].append(json.dumps({"temperature": 1.0}))
                 cols["global_step"].append(step)
+        if not cols:
+            continue  # ROLL dumps generated batches, never an empty one
         path = folder / f"rollout_dump_data.step_{step}.jsonl"
         path.write_text(json.dumps(dict(cols), ensure_ascii=False) + "\n")
         paths.append(path)

@@ -63,10 +63,16 @@ def scan_trainer(
             refuse_pickle(file.path)
         paths = [f.path for f in dump_files]
         options = Options(choose_trl_reward(paths, [parquet_schema(p) for p in paths]), threshold)
+    empty = [f for f in dump_files if _is_empty(f.path)]
+    if empty:
+        notes.append(f"{trainer}: skipped {len(empty)} empty file(s), e.g. {empty[0].path}")
+        dump_files = [f for f in dump_files if f not in empty]
+        if not dump_files:
+            raise DataError(f"every {trainer} dump file given is empty")
     parts = [read_part(trainer, file, i, options) for i, file in enumerate(dump_files)]
     for part in parts:
         for note in [part.rule.says, *part.notes]:
-            if note not in notes:
+            if note and note not in notes:
                 notes.append(note)
     frames = [part.frame.select(COLUMNS) for part in parts]
     try:
@@ -75,6 +81,13 @@ def scan_trainer(
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"the {trainer} files do not share one layout: {exc}") from exc
     return TrainerLog(trainer, frame, dump_files, notes, options)
+
+
+def _is_empty(path: str) -> bool:
+    """No rollouts: an empty file, or only white space (verl writes one newline for an empty batch)."""
+    with open(path, "rb") as handle:
+        head = handle.read(64)
+    return len(head) < 64 and not head.strip()
 
 
 def rollout_counts(log: TrainerLog, keys: Sequence[str] = ("step", "prompt")) -> pl.DataFrame:

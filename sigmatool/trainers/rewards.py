@@ -34,6 +34,9 @@ class RewardRule:
 
 def describe(trainer: str, field: str, dtype: pl.DataType, threshold: float | None, why: str) -> RewardRule:
     """The rule for one reward field of a given dtype, with its one-line note."""
+    if dtype == pl.Null:
+        # A file whose reward is null throughout says nothing about the rule; its rows count as missing.
+        return RewardRule(field, threshold, dtype, "")
     if dtype == pl.Boolean:
         how = f"the boolean {field!r} field (true = right)"
     elif threshold is not None:
