@@ -351,3 +351,18 @@ def test_counts_stream_one_row_per_key(tmp_path: Path) -> None:
 
 def test_prompt_key_of_roll_is_its_id() -> None:
     assert prompt_key("roll", TABLE[0]).startswith("q-")
+
+
+def test_a_parquet_file_given_as_verl_names_the_trainer(tmp_path: Path) -> None:
+    path = write_trl(tmp_path, TABLE)[0]
+    with pytest.raises(
+        DataError, match=r"completions_00001\.parquet: not a verl dump: cannot read it as JSON lines"
+    ):
+        scan_trainer("verl", [str(path)])
+
+
+def test_an_empty_verl_file_is_skipped_and_noted(tmp_path: Path) -> None:
+    files = write_verl(tmp_path, TABLE)
+    (tmp_path / "4.jsonl").write_text("\n")
+    log = scan_trainer("verl", [*map(str, files), str(tmp_path / "4.jsonl")])
+    assert f"verl: skipped 1 empty file(s), e.g. {tmp_path / '4.jsonl'}" == log.notes[0]

@@ -41,14 +41,16 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def json_schema(path: str) -> pl.Schema:
+def json_schema(path: str, trainer: str) -> pl.Schema:
     """Field names and types from the first rows of a JSON-lines file."""
     try:
         return pl.scan_ndjson(path, infer_schema_length=INFER_ROWS).collect_schema()
     except pl.exceptions.NoDataError as exc:
         raise DataError(f"{path}: the file is empty") from exc
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise DataError(f"{path}: cannot read it as JSON lines: {_first_line(exc)}") from exc
+        raise DataError(
+            f"{path}: not a {trainer} dump: cannot read it as JSON lines: {_first_line(exc)}"
+        ) from exc
 
 
 def _require(path: str, trainer: str, schema: pl.Schema, fields: list[str], layout: str) -> None:
@@ -99,7 +101,7 @@ def _reward_field(path: str, trainer: str, schema: pl.Schema, default: str, opts
 
 def verl(file: DumpFile, index: int, opts: Options) -> Part:
     """verl ``{step}.jsonl``: input, output, gts, score, step, plus the reward function's extra keys."""
-    schema = json_schema(file.path)
+    schema = json_schema(file.path, "verl")
     _require(
         file.path, "verl", schema, ["input"], "RayPPOTrainer._dump_generations: input, output, score, step"
     )
@@ -132,11 +134,13 @@ def trl_reward_columns(schema: pl.Schema) -> list[str]:
     ]
 
 
-def parquet_schema(path: str) -> pl.Schema:
+def parquet_schema(path: str, trainer: str = "trl") -> pl.Schema:
     try:
         return pl.scan_parquet(path, glob=False).collect_schema()
     except (pl.exceptions.PolarsError, OSError) as exc:
-        raise DataError(f"{path}: cannot read it as parquet: {_first_line(exc)}") from exc
+        raise DataError(
+            f"{path}: not a {trainer} dump: cannot read it as parquet: {_first_line(exc)}"
+        ) from exc
 
 
 def trl(file: DumpFile, index: int, opts: Options) -> Part:
@@ -193,7 +197,7 @@ def _message_texts(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
 def nemo_rl(file: DumpFile, index: int, opts: Options) -> Part:
     """NeMo-RL ``train_data_step{N}.jsonl``: per row content, rewards, ... each wrapped in a one-item list."""
-    schema = json_schema(file.path)
+    schema = json_schema(file.path, "nemo-rl")
     layout = "Logger.log_batched_dict_as_jsonl from grpo_train: content, rewards, ..., idx"
     _require(file.path, "nemo-rl", schema, ["content"], layout)
     field = _reward_field(file.path, "nemo-rl", schema, "rewards", opts)
@@ -214,7 +218,7 @@ def nemo_rl(file: DumpFile, index: int, opts: Options) -> Part:
 
 def areal(file: DumpFile, index: int, opts: Options) -> Part:
     """AReaL ``rollout/{version}/{task_id}.jsonl``: task_id, sample_idx, ..., tail_version, reward, prompt, completion."""
-    schema = json_schema(file.path)
+    schema = json_schema(file.path, "areal")
     layout = (
         "WorkflowExecutor._dump_trajectory: task_id, sample_idx, tail_version, reward, prompt, completion"
     )
@@ -236,7 +240,7 @@ def areal(file: DumpFile, index: int, opts: Options) -> Part:
 
 def skyrl(file: DumpFile, index: int, opts: Options) -> Part:
     """SkyRL ``global_step_{N}_evals/{data_source}.jsonl``: input_prompt, output_response, score, ..., data_source."""
-    schema = json_schema(file.path)
+    schema = json_schema(file.path, "skyrl")
     layout = "dump_per_dataset_eval_results: input_prompt, output_response, score, stop_reason, env_class, env_extras, data_source"
     _require(file.path, "skyrl", schema, ["input_prompt"], layout)
     field = _reward_field(file.path, "skyrl", schema, "score", opts)
@@ -258,7 +262,7 @@ def skyrl(file: DumpFile, index: int, opts: Options) -> Part:
 
 def roll(file: DumpFile, index: int, opts: Options) -> Part:
     """ROLL ``rollout_dump_data.step_{N}.jsonl``: one JSON object of column arrays per line."""
-    schema = json_schema(file.path)
+    schema = json_schema(file.path, "roll")
     layout = "write_to_json_process: one line of column arrays global_step, id, prompt, messages, ..., scores"
     key = next((k for k in ("id", "prompt", "messages") if k in schema), None)
     _require(file.path, "roll", schema, [key or "id"], layout)
