@@ -366,3 +366,12 @@ def test_an_empty_verl_file_is_skipped_and_noted(tmp_path: Path) -> None:
     (tmp_path / "4.jsonl").write_text("\n")
     log = scan_trainer("verl", [*map(str, files), str(tmp_path / "4.jsonl")])
     assert f"verl: skipped 1 empty file(s), e.g. {tmp_path / '4.jsonl'}" == log.notes[0]
+
+
+def test_roll_arrays_of_unequal_length_are_a_data_error(tmp_path: Path) -> None:
+    path = write_roll(tmp_path, TABLE)[0]
+    columns = json.loads(path.read_text())
+    columns["scores"] = columns["scores"][:-1]
+    path.write_text(json.dumps(columns) + "\n")
+    with pytest.raises(DataError, match="cannot read the roll dump"):
+        rollout_counts(scan_trainer("roll", [str(path)]))
