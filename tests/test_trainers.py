@@ -98,24 +98,28 @@ def test_reader_counts_equal_the_explicit_rollout_table(
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    trainer=st.sampled_from(TRAINERS),
+    variant=st.sampled_from(VARIANTS),
     groups=st.lists(
         st.builds(
             Group,
             step=st.integers(1, 3),
             prompt=st.sampled_from(["p one", "p two", "p three", "p four"]),
             rewards=st.lists(st.sampled_from([T, F, None]), min_size=1, max_size=6).map(tuple),
+            system=st.sampled_from([None, "Be brief."]),
         ),
         min_size=1,
         max_size=10,
     ),
 )
-def test_any_group_table_reads_back_to_its_counts(trainer: str, groups: list[Group]) -> None:
+def test_any_group_table_reads_back_to_its_counts(
+    variant: tuple[str, dict[str, object]], groups: list[Group]
+) -> None:
+    trainer, kw = variant
     if all(r is None for g in groups for r in g.rewards):
         groups = [*groups, Group(1, "p one", (T,))]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        files = write(trainer, folder / "dump", groups, **({"dapo": True} if trainer == "verl" else {}))
+        files = write(trainer, folder / "dump", groups, **kw)
         assert expected_counts(trainer, groups, folder) == read_counts(trainer, files)
 
 
