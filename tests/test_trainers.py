@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load import InputOptions, load, per_prompt_frame
-from sigmatool.trainers import TRAINERS, find_dump_files, rollout_counts, scan_trainer
+from sigmatool.load import InputOptions, dataset, per_prompt_frame
+from sigmatool.load.trainers import TRAINERS, find_dump_files, rollout_counts, scan_trainer
 from tests.trainer_fixtures import (
     WRITERS,
     Group,
@@ -66,7 +66,8 @@ def expected_counts(
     options = InputOptions(
         paths=(str(csv),), rollouts=True, prompt_col="prompt", reward_col="reward", by=("step",)
     )
-    per = per_prompt_frame(load(options)).collect()
+    with dataset(options) as ds:
+        per = per_prompt_frame(ds).collect()
     hashes = per["id"].cast(pl.String).hash()
     return {(s, h): (k, n) for s, h, k, n in zip(per["step"], hashes, per["k"], per["n"], strict=True)}
 

@@ -9,8 +9,8 @@ and reward rules per trainer, with the code they were read from: docs/trainers.m
 
 from __future__ import annotations
 
-from sigmatool.trainers.files import TRAINERS, DumpFile, find_dump_files, refuse_pickle, step_of
-from sigmatool.trainers.log import COLUMNS, TrainerLog, rollout_counts, scan_trainer
+from sigmatool.load.trainers.files import TRAINERS, DumpFile, find_dump_files, refuse_pickle, step_of
+from sigmatool.load.trainers.log import COLUMNS, TrainerLog, rollout_counts, scan_trainer
 
 __all__ = [
     "COLUMNS",

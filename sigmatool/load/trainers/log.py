@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.trainers.files import DumpFile, check_trainer, refuse_pickle, step_of
-from sigmatool.trainers.readers import READERS, ROW, Options, Part, choose_trl_reward, parquet_schema
-from sigmatool.trainers.rewards import REWARD, bad_reason, flags
+from sigmatool.load.trainers.files import DumpFile, check_trainer, refuse_pickle, step_of
+from sigmatool.load.trainers.readers import READERS, ROW, Options, Part, choose_trl_reward, parquet_schema
+from sigmatool.load.trainers.rewards import REWARD, bad_reason, flags
 
 COLUMNS = ("step", "group", "prompt", "reward", "right", "usable", "bad")
 MAX_ROWS_NAMED = 5

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.trainers.files import DumpFile
-from sigmatool.trainers.rewards import REWARD, RewardRule, describe
+from sigmatool.load.trainers.files import DumpFile
+from sigmatool.load.trainers.rewards import REWARD, RewardRule, describe
 
 ROW = "__row"
 INFER_ROWS = 200
