@@ -43,7 +43,6 @@ class KnownColumn:
 KNOWN_COLUMNS: dict[str, KnownColumn] = {
     "llama8b_solve_rate": KnownColumn("Big-Math (SynthLabsAI)", samples=64),
     "qwen2.5_7b_pass_rate": KnownColumn("Guru (LLM360)", samples=16, nan_means_missing=True),
-    "qwen3_30b_pass_rate": KnownColumn("Guru (LLM360)", samples=16, nan_means_missing=True),
     **{
         f"extra_info.model_difficulty.DeepSeek-R1-Distill-Qwen-{size}": KnownColumn(
             "Skywork-OR1-RL-Data",
