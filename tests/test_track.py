@@ -448,8 +448,8 @@ def test_headline_names_the_flagged_step_and_its_fractions(steady: tuple[pl.Data
     result = tr.track(er.track_input(steady[0]))
     row = result.steps.filter(pl.col("drift")).row(0, named=True)
     expected = (
-        f"step {row['step']}: {100 * row['compared_silent_fraction']:.1f} % vs "
-        f"{100 * row['expected_silent_fraction']:.1f} %, z = {row['silent_z']:+.1f}"
+        f"Step {row['step']} ({100 * row['compared_silent_fraction']:.1f} % vs "
+        f"{100 * row['expected_silent_fraction']:.1f} %, z = {row['silent_z']:+.1f}) parts"
     )
     assert expected in tr.headline(result)
 
@@ -521,3 +521,43 @@ def test_every_rollout_of_a_group_shares_its_prompt() -> None:
 def test_bad_spec_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="filtering step"):
         er.generate(er.RunSpec(steps=3, filter_step=4))
+
+
+# ------------------------------------------------------------------------------------------ the bundled example
+
+EXAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_data" / "example_run"
+
+
+def read_dump(directory: Path) -> pl.LazyFrame:
+    """The simplest reader of a verl dump with uid: what a trainer-log reader would hand to track."""
+    return pl.scan_ndjson(sorted(directory.glob("*.jsonl"))).select(
+        pl.col("step").cast(pl.Int64),
+        pl.col("uid").alias("group"),
+        pl.col("input").alias("prompt"),
+        pl.col("acc").alias("right"),
+        pl.lit(True).alias("usable"),
+    )
+
+
+def test_bundled_example_is_what_the_generator_writes(tmp_path: Path) -> None:
+    er.write_example(tmp_path / "run", tmp_path / "truth.csv")
+    fresh = {p.name: p.read_bytes() for p in (tmp_path / "run").glob("*.jsonl")}
+    assert fresh == {p.name: p.read_bytes() for p in EXAMPLE_DIR.glob("*.jsonl")}
+
+
+def test_bundled_truth_is_what_the_generator_writes(tmp_path: Path) -> None:
+    er.write_example(tmp_path / "run", tmp_path / "truth.csv")
+    bundled = EXAMPLE_DIR.parent / "example_run_pass_rates.csv"
+    assert bundled.read_bytes() == (tmp_path / "truth.csv").read_bytes()
+
+
+def test_bundled_example_flags_its_filtering_step() -> None:
+    result = tr.track(read_dump(EXAMPLE_DIR))
+    assert [er.EXAMPLE.filter_step] == result.run["drift_steps"].item().to_list()
+
+
+def test_bundled_example_read_back_equals_the_generated_log() -> None:
+    rows, _ = er.generate(er.EXAMPLE)
+    from_files = tr.group_table(read_dump(EXAMPLE_DIR)).select("step", "group", "G", "k")
+    generated = tr.group_table(er.track_input(rows)).select("step", "group", "G", "k")
+    assert generated.equals(from_files)

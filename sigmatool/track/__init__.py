@@ -77,7 +77,7 @@ def _percent(x: float) -> str:
 
 
 def _step_span(steps: list[int]) -> str:
-    return f"step {steps[0]}" if len(steps) == 1 else f"steps {steps[0]}–{steps[-1]}"
+    return f"Step {steps[0]}" if len(steps) == 1 else f"Steps {steps[0]}–{steps[-1]}"
 
 
 def headline(result: TrackResult) -> str:
@@ -90,22 +90,23 @@ def headline(result: TrackResult) -> str:
     if run["compared_groups"]:
         r2 = "n/a" if math.isnan(run["r_squared"]) else f"{run['r_squared']:.3f}"
         parts.append(
-            f"{_step_span(all_steps).capitalize()}: {_percent(run['compared_silent_fraction'])} of groups silent, "
+            f"{_step_span(all_steps)}: {_percent(run['compared_silent_fraction'])} of groups silent, "
             f"{_percent(run['expected_silent_fraction'])} expected ({result.estimator}; R² {r2}, "
             f"mean bias {100 * run['mean_bias']:+.1f} points)."
         )
     else:
-        parts.append(f"{_step_span(all_steps).capitalize()}: no group has an expected silent probability.")
+        parts.append(f"{_step_span(all_steps)}: no group has an expected silent probability.")
     flagged = result.steps.filter(pl.col("drift"))
-    if flagged.height:
-        shown = "; ".join(
-            f"step {r['step']}: {_percent(r['compared_silent_fraction'])} vs {_percent(r['expected_silent_fraction'])}, "
-            f"z = {r['silent_z']:+.1f}"
-            for r in flagged.head(3).iter_rows(named=True)
-        )
+    items = [
+        f"{r['step']} ({_percent(r['compared_silent_fraction'])} vs "
+        f"{_percent(r['expected_silent_fraction'])}, z = {r['silent_z']:+.1f})"
+        for r in flagged.head(3).iter_rows(named=True)
+    ]
+    if flagged.height == 1:
+        parts.append(f"Step {items[0]} parts from the expectation.")
+    elif flagged.height:
         more = "" if flagged.height <= 3 else f" and {flagged.height - 3} more"
-        verb = "parts" if flagged.height == 1 else "part"
-        parts.append(f"{flagged.height} step(s) {verb} from the expectation ({shown}{more}).")
+        parts.append(f"{flagged.height} steps part from the expectation: steps {', '.join(items)}{more}.")
     elif run["compared_groups"]:
         parts.append(
             f"No step parts from the expectation (|z| < {result.z_threshold:g} or gap < {_percent(result.min_gap)})."
