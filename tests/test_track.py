@@ -418,6 +418,42 @@ def test_usable_rollout_without_a_grade_is_refused() -> None:
         tr.track(log)
 
 
+def test_null_key_is_refused() -> None:
+    log = pl.LazyFrame(
+        {
+            "step": [1, 1],
+            "group": ["g", None],
+            "prompt": ["x", "x"],
+            "right": [True, False],
+            "usable": [True, True],
+        }
+    )
+    with pytest.raises(DataError, match="null step, group or prompt"):
+        tr.track(log)
+
+
+def test_table_keys_of_another_type_are_refused() -> None:
+    log = pl.LazyFrame({"step": [1], "group": ["g"], "prompt": [3], "right": [True], "usable": [True]})
+    log = log.with_columns(pl.col("prompt").cast(pl.UInt64))
+    with pytest.raises(DataError, match="do not match the log's prompt keys"):
+        tr.track(log, pl.DataFrame({"prompt": ["problem three"], "p": [0.5]}))
+
+
+def test_table_with_integer_keys_joins_unsigned_log_keys() -> None:
+    log = pl.LazyFrame(
+        {
+            "step": [1, 1],
+            "group": ["g", "g"],
+            "prompt": [3, 3],
+            "right": [True, False],
+            "usable": [True, True],
+        }
+    )
+    log = log.with_columns(pl.col("prompt").cast(pl.UInt64))
+    result = tr.track(log, pl.DataFrame({"prompt": [3], "p": [0.5]}))
+    assert 0.5 == result.steps["expected_silent_fraction"].item()
+
+
 @pytest.mark.parametrize(
     ("table", "match"),
     [
