@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sigmatool import forms
+from sigmatool.load import forms
 from sigmatool.errors import DataError, UsageError
 
 # ------------------------------------------------------------------------------------------ fixtures

@@ -17,7 +17,16 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from sigmatool.options import Estimator, InputFormat, InputOptions, OutputFormat, OutputOptions
+from sigmatool.options import (
+    Counts,
+    Estimator,
+    InputFormat,
+    InputOptions,
+    LogOptions,
+    OutputFormat,
+    OutputOptions,
+    Trainer,
+)
 
 INPUT = "Input"
 OUTPUT = "Output"
@@ -56,6 +65,39 @@ def uses(**builders: Callable[..., Any]) -> Callable[[F], F]:
 # --------------------------------------------------------------------------------------------- reading
 
 
+def log_options(
+    trainer: Annotated[
+        Trainer | None,
+        typer.Option(
+            "--from",
+            help="DATA are this trainer's rollout dumps (files, globs or folders), read as a rollout log: "
+            "k, n per prompt pooled over the run, prompts keyed by a hash of their text.",
+            rich_help_panel=INPUT,
+        ),
+    ] = None,
+    reward_col: Annotated[
+        str | None,
+        typer.Option(
+            "--reward-col",
+            help="Reward column of a rollout log (0/1, ±1 with --from, or boolean); with --from: overrides "
+            "the trainer's default field.",
+            rich_help_panel=INPUT,
+        ),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold",
+            help="Count a rollout as right when its reward ≥ T (for non-binary rewards).",
+            rich_help_panel=INPUT,
+        ),
+    ] = None,
+) -> LogOptions:
+    """How a rollout log is graded: whose dumps (--from), which reward field, which threshold."""
+    return LogOptions(trainer.value if trainer else None, reward_col, threshold)
+
+
+@uses(log=log_options)
 def read_options(
     input_format: Annotated[
         InputFormat | None,
@@ -78,8 +120,10 @@ def read_options(
         str | None,
         typer.Option(
             "--col",
-            help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, "
-            "*pass_rate).",
+            help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' "
+            "text, lists of true/false grades, or whole-number counts (with --samples, --counts). Default: "
+            "detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate, "
+            "correctness_math_verify, a 'k/n' difficulty.",
             rich_help_panel=INPUT,
         ),
     ] = None,
@@ -104,6 +148,24 @@ def read_options(
             rich_help_panel=INPUT,
         ),
     ] = None,
+    counts: Annotated[
+        Counts | None,
+        typer.Option(
+            "--counts",
+            help="A whole-number --col counts right or wrong answers out of --samples N (Skywork-OR1's "
+            "model_difficulty: wrong out of 16 unless told).",
+            rich_help_panel=INPUT,
+        ),
+    ] = None,
+    nan_missing: Annotated[
+        bool,
+        typer.Option(
+            "--nan-missing",
+            help="NaN in the pass-rate column means not measured: skip and count those rows (default: an "
+            "error).",
+            rich_help_panel=INPUT,
+        ),
+    ] = False,
     rollouts: Annotated[
         bool,
         typer.Option(
@@ -116,20 +178,7 @@ def read_options(
         str | None,
         typer.Option("--prompt-col", help="Prompt id column of a rollout log.", rich_help_panel=INPUT),
     ] = None,
-    reward_col: Annotated[
-        str | None,
-        typer.Option(
-            "--reward-col", help="Reward column of a rollout log (0/1 or boolean).", rich_help_panel=INPUT
-        ),
-    ] = None,
-    threshold: Annotated[
-        float | None,
-        typer.Option(
-            "--threshold",
-            help="Count a rollout as right when its reward ≥ T (for non-binary rewards).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
+    log: LogOptions = LogOptions(),
     weight_col: Annotated[
         str | None,
         typer.Option(
@@ -158,8 +207,11 @@ def read_options(
         samples=samples,
         rollouts=rollouts,
         prompt_col=prompt_col,
-        reward_col=reward_col,
-        threshold=threshold,
+        reward_col=log.reward_col,
+        threshold=log.threshold,
+        trainer=log.trainer,
+        counts=counts.value if counts else None,
+        nan_missing=nan_missing,
         weight_col=weight_col,
         skip_invalid=skip_invalid,
     )
@@ -172,7 +224,8 @@ def input_options(
         list[str] | None,
         typer.Argument(
             help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
-            "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
+            "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample. With --from: the "
+            "trainer's dump files, globs or folders.",
             show_default=False,
         ),
     ] = None,

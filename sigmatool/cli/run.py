@@ -51,7 +51,9 @@ def error(message: str) -> None:
 
 
 def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, str | None]) -> None:
-    """Before anything is read: no output may name an input file, or another output."""
+    """Before anything is read: DATA where they are required; no output may name an input file, or another."""
+    if inputs is not None:
+        inputs.check_data()
     check_outputs(inputs, [("-o", out.output), *extra])
 
 

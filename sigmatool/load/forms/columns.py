@@ -48,8 +48,8 @@ KNOWN_COLUMNS: dict[str, KnownColumn] = {
             "Skywork-OR1-RL-Data",
             samples=16,
             counts="wrong",
-            note="read as a count of wrong answers out of 16; the publisher's scripts do not settle the "
-            "direction (docs/datasets.md): give the count direction explicitly to be sure",
+            note="read as a count of wrong answers out of 16 (k = 16 − value); the publisher's scripts do not "
+            "settle the direction (docs/datasets.md): --counts right reads it the other way",
         )
         for size in ("1.5B", "7B", "32B")
     },
@@ -77,8 +77,8 @@ class ColumnSpec:
             return list_form(value, nulls=nulls)
         if self.samples is None:
             raise UsageError(
-                f"column {self.leaf.path!r} holds whole numbers: say how many answers they count out of "
-                "(the number of samples), and whether they count right or wrong answers"
+                f"column {self.leaf.path!r} holds counts: give --samples N, how many answers they count "
+                "out of (and --counts right or wrong)"
             )
         return count_form(value, samples=self.samples, counts=self.counts)
 
@@ -103,7 +103,7 @@ def column_spec(
     form = detect_form(leaf.dtype, sample, path, label)
     known = KNOWN_COLUMNS.get(path)
     if form in ("fraction", "list") and samples is not None:
-        raise UsageError(f"{path!r} holds {form} values that carry their own n; drop the number of samples")
+        raise UsageError(f"{path!r} holds {form} values that carry their own n; drop --samples")
     n = samples
     if form == "count" and n is None and known is not None:
         n = known.samples

@@ -29,7 +29,7 @@ MAX_ROWS_NAMED = 5
 
 # Problem classes, in the order a row is checked; a row reports the first that applies.
 NOT_A_NUMBER = "not a number"
-NAN_RATE = "NaN is not a pass rate (use the NaN-means-not-measured option if that is what it means)"
+NAN_RATE = "NaN is not a pass rate (--nan-missing reads NaN as not measured)"
 RATE_RANGE = "pass rate outside [0, 1]"
 RATE_NOT_WHOLE = "rate × n is not a whole number"
 NOT_FRACTION = "not of the form k/n"
@@ -40,6 +40,20 @@ LIST_NULL = "list holds ungraded (null) answers"
 LIST_EMPTY = "list has no graded answers"
 COUNT_NOT_WHOLE = "count is not a whole number"
 COUNT_RANGE = "count outside [0, n]"
+PROBLEMS: tuple[str, ...] = (
+    NOT_A_NUMBER,
+    NAN_RATE,
+    RATE_RANGE,
+    RATE_NOT_WHOLE,
+    NOT_FRACTION,
+    K_ABOVE_N,
+    N_ZERO,
+    LIST_VALUE,
+    LIST_NULL,
+    LIST_EMPTY,
+    COUNT_NOT_WHOLE,
+    COUNT_RANGE,
+)
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sigmatool.errors import DataError, UsageError
-
-TRAINERS: tuple[str, ...] = ("verl", "trl", "nemo-rl", "areal", "skyrl", "roll")
+from sigmatool.options import TRAINERS
 
 
 @dataclass(frozen=True)

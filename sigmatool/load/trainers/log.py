@@ -30,6 +30,7 @@ class TrainerLog:
     files: list[DumpFile]
     notes: list[str] = field(default_factory=list)
     options: Options = field(default_factory=Options)
+    rules: list[str] = field(default_factory=list)  # the notes on rewards and files, not on grouping
 
 
 def _as_file(trainer: str, item: DumpFile | str) -> DumpFile:
@@ -70,17 +71,20 @@ def scan_trainer(
         if not dump_files:
             raise DataError(f"every {trainer} dump file given is empty")
     parts = [read_part(trainer, file, i, options) for i, file in enumerate(dump_files)]
+    rules = list(notes)
     for part in parts:
         for note in [part.rule.says, *part.notes]:
             if note and note not in notes:
                 notes.append(note)
+        if part.rule.says and part.rule.says not in rules:
+            rules.append(part.rule.says)
     frames = [part.frame.select(COLUMNS) for part in parts]
     try:
         frame = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
         frame.collect_schema()
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"the {trainer} files do not share one layout: {exc}") from exc
-    return TrainerLog(trainer, frame, dump_files, notes, options)
+    return TrainerLog(trainer, frame, dump_files, notes, options, rules)
 
 
 def _is_empty(path: str) -> bool:
