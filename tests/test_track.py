@@ -484,8 +484,8 @@ def test_headline_names_the_flagged_step_and_its_fractions(steady: tuple[pl.Data
     result = tr.track(er.track_input(steady[0]))
     row = result.steps.filter(pl.col("drift")).row(0, named=True)
     expected = (
-        f"Step {row['step']} ({100 * row['compared_silent_fraction']:.1f} % vs "
-        f"{100 * row['expected_silent_fraction']:.1f} %, z = {row['silent_z']:+.1f}) parts"
+        f"Step {row['step']} ({100 * row['compared_silent_fraction']:.1f}% vs "
+        f"{100 * row['expected_silent_fraction']:.1f}%, z = {row['silent_z']:+.1f}) parts"
     )
     assert expected in tr.headline(result)
 

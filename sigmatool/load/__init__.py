@@ -26,6 +26,7 @@ from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
 from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.logs import trainer_dataset, trainer_log
 from sigmatool.load.names import BAD, RAW_P, REWARD, RIGHT, USABLE
+from sigmatool.load.rates import rate_table
 from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
@@ -52,6 +53,7 @@ __all__ = [
     "opened",
     "parquet_rows",
     "per_prompt_frame",
+    "rate_table",
     "read_histogram",
     "sample_histogram",
     "sample_options",

@@ -17,6 +17,7 @@ DEFAULT_MEDIUM = (0.4, 0.6)
 METHODS = ("grpo", "drgrpo", "dapo")
 MAX_BINS = 1000
 SIMULATE_MAX_G = 100_000
+EXPORT_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet", ".pq")
 
 
 def check_estimator(estimator: str) -> str:
@@ -206,6 +207,10 @@ class TrackOptions:
         if not (math.isfinite(self.z_threshold) and self.z_threshold > 0):
             raise UsageError(f"--z: give a positive number, not {self.z_threshold:g}")
         check_fraction("--min-gap", self.min_gap, low_open=False, high_open=False)
+        if self.export is not None and not self.export.lower().endswith(EXPORT_EXTENSIONS):
+            raise UsageError(
+                f"--export-pass-rates {self.export}: give a file name ending in {', '.join(EXPORT_EXTENSIONS)}"
+            )
         if self.steps is not None and self.export is None:
             raise UsageError("--steps chooses the window that --export-pass-rates writes; give that too")
         if self.pass_rates is None and (self.rates_key or self.rates_col):

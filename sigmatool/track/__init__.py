@@ -16,7 +16,7 @@ import polars as pl
 
 from sigmatool.errors import UsageError
 from sigmatool.track.expected import EXPECTED, from_table, leave_one_step_out, silent_expectation
-from sigmatool.track.groups import LOG_COLUMNS, export_pass_rates, group_table
+from sigmatool.track.groups import LOG_COLUMNS, export_pass_rates, group_table, pass_rates_of
 from sigmatool.track.steps import RUN_COLUMNS, STEP_COLUMNS, fit_statistics, run_table, step_table
 
 Z_THRESHOLD = 4.0
@@ -56,24 +56,39 @@ def track(
     (leave-one-step-out). A step is flagged as drift when ``|silent_z| ≥ z_threshold`` and the measured and
     expected fractions differ by at least ``min_gap``.
     """
+    _check_rule(z_threshold, min_gap)
+    return track_groups(group_table(log), rates, z_threshold=z_threshold, min_gap=min_gap)
+
+
+def _check_rule(z_threshold: float, min_gap: float) -> None:
     if not z_threshold > 0:
         raise UsageError(f"the z threshold must be positive, not {z_threshold}")
     if not 0 <= min_gap <= 1:
         raise UsageError(f"the minimum gap is a fraction in [0, 1], not {min_gap}")
-    all_groups = group_table(log)
+
+
+def track_groups(
+    all_groups: pl.DataFrame,
+    rates: pl.DataFrame | None = None,
+    *,
+    z_threshold: float = Z_THRESHOLD,
+    min_gap: float = MIN_GAP,
+) -> TrackResult:
+    """:func:`track` from the group table of :func:`group_table`."""
+    _check_rule(z_threshold, min_gap)
     if rates is None:
         groups = leave_one_step_out(all_groups)
         estimator, single = "leave-one-step-out", _single_step_prompts(all_groups)
     else:
         groups = from_table(all_groups, rates)
-        estimator, single = "table", None
+        estimator, single = "pass-rate table", None
     steps = step_table(groups, z_threshold, min_gap)
     run = run_table(steps, groups, all_groups, single)
     return TrackResult(steps, run, groups, estimator, z_threshold, min_gap)
 
 
 def _percent(x: float) -> str:
-    return f"{100 * x:.1f} %"
+    return f"{100 * x:.1f}%"
 
 
 def _step_span(steps: list[int]) -> str:
@@ -135,6 +150,8 @@ __all__ = [
     "group_table",
     "headline",
     "leave_one_step_out",
+    "pass_rates_of",
     "silent_expectation",
     "track",
+    "track_groups",
 ]

@@ -15,6 +15,8 @@ import polars as pl
 from sigmatool.errors import DataError, UsageError
 
 LOG_COLUMNS = ("step", "group", "prompt", "right", "usable")
+# Optional: ``bad`` (Boolean) marks a present reward that cannot be graded, as the trainer readers give it.
+OPTIONAL_COLUMNS = ("bad",)
 MAX_NAMED = 5
 
 
@@ -38,16 +40,20 @@ def _check_schema(schema: Mapping[str, pl.DataType]) -> None:
 
 
 def checked(log: pl.LazyFrame) -> pl.LazyFrame:
-    """The log with its columns checked (schema only: nothing is read) and ``step`` as Int64."""
-    _check_schema(log.collect_schema())
-    return log.select(pl.col("step").cast(pl.Int64), "group", "prompt", "right", "usable")
+    """The log with its columns checked (schema only: nothing is read), ``step`` as Int64, ``bad`` added."""
+    schema = log.collect_schema()
+    _check_schema(schema)
+    bad = pl.col("bad").fill_null(False) if "bad" in schema else pl.lit(False)
+    return log.select(pl.col("step").cast(pl.Int64), "group", "prompt", "right", "usable", bad.alias("bad"))
 
 
 def group_table(log: pl.LazyFrame) -> pl.DataFrame:
-    """One row per (step, group): ``step``, ``group``, ``prompt``, ``G`` (usable rollouts), ``k`` (right ones).
+    """One row per (step, group): ``step``, ``group``, ``prompt``, ``G`` (usable rollouts), ``k`` (right ones),
+    ``bad`` and ``missing`` (rollouts whose reward could not be graded or was missing; Int64).
 
     Groups without a usable rollout are kept with G = 0 so that they can be counted. Raises DataError for a
-    null key, a usable rollout without a grade, or a group that mixes prompts.
+    null key, a usable rollout without a grade, or a group that mixes prompts. Whether a bad reward is an
+    error is the caller's choice (the trainer readers name its file and rows).
     """
     lf = checked(log)
     groups = (
@@ -61,13 +67,15 @@ def group_table(log: pl.LazyFrame) -> pl.DataFrame:
             .cast(pl.Int64)
             .alias("k"),
             (pl.col("usable").fill_null(False) & pl.col("right").is_null()).sum().alias("__ungraded"),
+            pl.col("bad").sum().cast(pl.Int64),
+            (~pl.col("usable").fill_null(False) & ~pl.col("bad")).sum().cast(pl.Int64).alias("missing"),
             pl.any_horizontal(pl.col("step", "group", "prompt").is_null()).any().alias("__null_key"),
         )
         .sort("step", "group", nulls_last=True)
         .collect()
     )
     _check_groups(groups)
-    return groups.select("step", "group", "prompt", "G", "k")
+    return groups.select("step", "group", "prompt", "G", "k", "bad", "missing")
 
 
 def _check_groups(groups: pl.DataFrame) -> None:
@@ -92,24 +100,19 @@ def export_pass_rates(log: pl.LazyFrame, steps: tuple[int, int] | None = None) -
     n counts usable rollouts and k the right ones; prompts with no usable rollout in the window are left out.
     The frame is what every sigmatool command reads with k and n columns.
     """
-    lf = checked(log)
+    return pass_rates_of(group_table(log), steps)
+
+
+def pass_rates_of(groups: pl.DataFrame, steps: tuple[int, int] | None = None) -> pl.DataFrame:
+    """:func:`export_pass_rates` from the group table: k and n summed per prompt over the window."""
     if steps is not None:
         first, last = steps
         if first > last:
             raise UsageError(f"the step window {first}…{last} is empty: the first step is after the last")
-        lf = lf.filter(pl.col("step").is_between(first, last))
-    counts = (
-        lf.filter(pl.col("usable").fill_null(False))
+        groups = groups.filter(pl.col("step").is_between(first, last))
+    return (
+        groups.filter(pl.col("G") >= 1)
         .group_by("prompt")
-        .agg(
-            pl.col("right").sum().cast(pl.Int64).alias("k"),
-            pl.len().cast(pl.Int64).alias("n"),
-            pl.col("right").null_count().alias("__ungraded"),
-        )
+        .agg(pl.col("k").sum().cast(pl.Int64), pl.col("G").sum().cast(pl.Int64).alias("n"))
         .sort("prompt")
-        .collect()
     )
-    ungraded = int(counts["__ungraded"].sum())
-    if ungraded:
-        raise DataError(f"training log: {ungraded} usable rollouts without a right/wrong grade")
-    return counts.drop("__ungraded")
