@@ -129,8 +129,8 @@ class InputOptions:
         given = [name for name, value in clashes.items() if value]
         if given:
             raise UsageError(
-                f"--from {self.trainer} reads the trainer's own fields: {', '.join(given)} do not apply "
-                "(--reward-col and --threshold choose the reward)"
+                f"--from {self.trainer} reads the trainer's own fields: {', '.join(given)} "
+                f"{'does' if len(given) == 1 else 'do'} not apply (--reward-col and --threshold choose the reward)"
             )
         if "-" in self.paths:
             raise UsageError(f"--from {self.trainer} reads dump files or folders, not standard input")

@@ -171,7 +171,7 @@ def choose_trl_reward(paths: list[str], schemas: list[pl.Schema]) -> str:
     if not names:
         raise DataError(f"{paths[0]}: no numeric reward column in this TRL completions file")
     raise UsageError(
-        f"the TRL files have several reward columns ({', '.join(names)}); choose one as the reward column"
+        f"the TRL files have several reward columns ({', '.join(names)}); choose one with --reward-col"
     )
 
 

@@ -80,4 +80,4 @@ def bad_reason(rule: RewardRule) -> str:
     """What a bad reward is, for the error message."""
     if rule.threshold is not None:
         return "not a number"
-    return "not 0/1 or ±1 (the identity holds for binary rewards; a threshold T counts reward ≥ T as right)"
+    return "not 0/1 or ±1 (the identity holds for binary rewards; --threshold T counts reward ≥ T as right)"
