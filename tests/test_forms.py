@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sigmatool.load import forms
 from sigmatool.errors import DataError, UsageError
+from sigmatool.load import forms
 
 # ------------------------------------------------------------------------------------------ fixtures
 
