@@ -50,7 +50,10 @@ def skywork(folder: Path) -> Path:
     """Skywork-OR1-RL-Data rows: data_source, prompt, extra_info{index, model_difficulty{1.5B, 7B, 32B}}."""
     sizes = ("1.5B", "7B", "32B")
     info = [
-        {"index": i, "model_difficulty": {f"DeepSeek-R1-Distill-Qwen-{s}": v for s, v in zip(sizes, row)}}
+        {
+            "index": i,
+            "model_difficulty": {f"DeepSeek-R1-Distill-Qwen-{s}": v for s, v in zip(sizes, row, strict=True)},
+        }
         for i, row in enumerate(SKYWORK)
     ]
     path = folder / "skywork.parquet"
