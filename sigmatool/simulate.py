@@ -282,15 +282,8 @@ def simulate(
     pass rates, or ``"beta-mix"``. ``notes`` collects lines for
     people (how the start was drawn); ``on_step`` is called after each simulated step (a progress bar).
     """
-    chosen = SimulateOptions(
-        prompts,
-        group_size,
-        steps,
-        lr,
-        seed,
-        tuple(methods) if not isinstance(methods, str) else (methods,),
-        dapo_cap,
-    ).methods
+    listed = (methods,) if isinstance(methods, str) else tuple(methods)
+    chosen = SimulateOptions(prompts, group_size, steps, lr, seed, listed, dapo_cap).methods
     streams = [
         np.random.Generator(np.random.PCG64(s))
         for s in np.random.SeedSequence(seed).spawn(1 + 2 * len(METHODS))
@@ -321,23 +314,30 @@ def simulate(
         measured, predicted = _extreme_shares(
             method, p0, group_size, dapo_cap, sigma, streams[1 + len(METHODS) + index]
         )
-        samples = int(trace["samples_drawn"].sum())
-        rows.append(
-            {
-                "method": method,
-                "silent_r2": _r_squared(
-                    trace["observed_silent"].to_numpy(), trace["predicted_silent"].to_numpy()
-                ),
-                "start_mean_p": float(p0.mean()),
-                "final_mean_p": float(trace["mean_p"][-1]),
-                "start_hardest_quartile_mean_p": start_q1,
-                "final_hardest_quartile_mean_p": trace["q1_mean_p"][-1],
-                "samples_drawn": samples,
-                "samples_vs_grpo": samples / grpo_samples,
-                "extreme_share_measured": measured,
-                "extreme_share_predicted": predicted,
-            }
-        )
+        row = _summary_row(method, trace, p0, start_q1, grpo_samples)
+        rows.append({**row, "extreme_share_measured": measured, "extreme_share_predicted": predicted})
+    return _frames(traces, rows)
+
+
+def _summary_row(
+    method: str, trace: pl.DataFrame, p0: FloatArray, start_q1: float, grpo_samples: int
+) -> dict[str, object]:
+    """One method's summary row (without the extreme shares)."""
+    samples = int(trace["samples_drawn"].sum())
+    return {
+        "method": method,
+        "silent_r2": _r_squared(trace["observed_silent"].to_numpy(), trace["predicted_silent"].to_numpy()),
+        "start_mean_p": float(p0.mean()),
+        "final_mean_p": float(trace["mean_p"][-1]),
+        "start_hardest_quartile_mean_p": start_q1,
+        "final_hardest_quartile_mean_p": trace["q1_mean_p"][-1],
+        "samples_drawn": samples,
+        "samples_vs_grpo": samples / grpo_samples,
+    }
+
+
+def _frames(traces: list[pl.DataFrame], rows: list[dict[str, object]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The trace (step-major, methods in canonical order) and the summary, in their documented columns."""
     order = {m: i for i, m in enumerate(METHODS)}
     trace_frame = (
         pl.concat(traces)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -69,3 +71,34 @@ def headline(stdout: str) -> str:
             break
         lines.append(line.strip())
     return " ".join(lines).strip()
+
+
+def run_cli(
+    *args: object,
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m sigmatool`` as a real process; stdin is /dev/null unless bytes are given."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sigmatool", *[str(a) for a in args]],
+        input=stdin,
+        stdin=None if stdin is not None else subprocess.DEVNULL,
+        capture_output=True,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=timeout,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
+    )
+
+
+def one_error_line(stderr: str) -> str:
+    """The single `error: …` line a failed run prints (notes may precede it); fails if there is not one."""
+    errors = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    assert 1 == len(errors), stderr
+    assert "Traceback" not in stderr
+    return errors[0]

@@ -19,30 +19,31 @@ from sigmatool.options import (
     parse_medium,
 )
 
+GroupSizesOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--G",
+        "-G",
+        "--group-size",
+        help="Group size G, or inf for the large-group limits; repeatable or a comma list: --G 8,inf.",
+        show_default="8",
+    ),
+]
+BinsOpt = Annotated[int, typer.Option("--bins", help="Equal-width bins of p, 1–1000 (the last one closed).")]
+ExtremeOpt = Annotated[
+    float, typer.Option("--extreme", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5.")
+]
+MediumOpt = Annotated[str, typer.Option("--medium", help="Medium prompts: lo ≤ p ≤ hi, given as lo,hi.")]
+
 
 @app.command("budget")
 @uses(inputs=input_options, out=output_options)
 def budget_command(
-    group_sizes: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--G",
-            "-G",
-            "--group-size",
-            help="Group size G, or inf for the large-group limits; repeatable or a comma list: --G 8,inf.",
-            show_default="8",
-        ),
-    ] = None,
+    group_sizes: GroupSizesOpt = None,
     estimator: EstimatorOpt = Estimator.plugin,
-    bins: Annotated[
-        int, typer.Option("--bins", help="Equal-width bins of p, 1–1000 (the last one closed).")
-    ] = 10,
-    extreme: Annotated[
-        float, typer.Option("--extreme", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5.")
-    ] = 0.1,
-    medium: Annotated[
-        str, typer.Option("--medium", help="Medium prompts: lo ≤ p ≤ hi, given as lo,hi.")
-    ] = "0.4,0.6",
+    bins: BinsOpt = 10,
+    extreme: ExtremeOpt = 0.1,
+    medium: MediumOpt = "0.4,0.6",
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
 ) -> None:

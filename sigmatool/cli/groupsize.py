@@ -12,59 +12,69 @@ from sigmatool.cli.params import PerPrompt, input_options, output_options, uses
 from sigmatool.errors import UsageError
 from sigmatool.options import GroupSizeOptions, InputOptions, Objective, OutputOptions, Std, check_count
 
+FidelityOpt = Annotated[
+    float,
+    typer.Option(
+        "--fidelity",
+        metavar="φ*",
+        help="Target fidelity in (0, 1): the share of its large-group update each prompt should get.",
+    ),
+]
+ObjectiveOpt = Annotated[
+    Objective,
+    typer.Option(
+        "--objective",
+        help="grpo: φ = E[σ]/√(p(1−p)), exact at every G. drgrpo: φ = 1 − 1/G, the same at every p.",
+    ),
+]
+MaxSilentOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--max-silent",
+        metavar="S",
+        help="Also require P_silent = p^G + (1−p)^G ≤ S, S in (0, 1]; the answer is the larger of the two G.",
+    ),
+]
+MinSizeOpt = Annotated[int, typer.Option("--min-G", help="Smallest group size considered (≥ 1).")]
+MaxSizeOpt = Annotated[
+    int, typer.Option("--max-G", help="A prompt that needs a larger G is unreachable (≤ 2^31).")
+]
+StdOpt = Annotated[
+    Std,
+    typer.Option(
+        "--std",
+        help="bessel: torch's std (TRL, verl, OpenRLHF) realises √((G−1)/G) of the update: more G needed.",
+    ),
+]
+LawOpt = Annotated[
+    bool,
+    typer.Option(
+        "--law", help="Also give the closed-form law ⌈1/(8εp(1−p))⌉, ε = 1 − φ*, beside the exact G."
+    ),
+]
+UniformOpt = Annotated[
+    int, typer.Option("--uniform", help="The uniform G compared against (share_at_target_uniform).")
+]
+BinsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--bins", help="Equal-width bins of p, 0–1000; 0 for the overall row only.", show_default="10"
+    ),
+]
+
 
 @app.command("groupsize")
 @uses(inputs=input_options, out=output_options)
 def groupsize_command(
-    fidelity: Annotated[
-        float,
-        typer.Option(
-            "--fidelity",
-            metavar="φ*",
-            help="Target fidelity in (0, 1): the share of its large-group update each prompt should get.",
-        ),
-    ] = 0.9,
-    objective: Annotated[
-        Objective,
-        typer.Option(
-            "--objective",
-            help="grpo: φ = E[σ]/√(p(1−p)), exact at every G. drgrpo: φ = 1 − 1/G, the same at every p.",
-        ),
-    ] = Objective.grpo,
-    max_silent: Annotated[
-        float | None,
-        typer.Option(
-            "--max-silent",
-            metavar="S",
-            help="Also require P_silent = p^G + (1−p)^G ≤ S, S in (0, 1]; the answer is the larger of the two G.",
-        ),
-    ] = None,
-    min_size: Annotated[int, typer.Option("--min-G", help="Smallest group size considered (≥ 1).")] = 2,
-    max_size: Annotated[
-        int, typer.Option("--max-G", help="A prompt that needs a larger G is unreachable (≤ 2^31).")
-    ] = 4096,
-    std: Annotated[
-        Std,
-        typer.Option(
-            "--std",
-            help="bessel: torch's std (TRL, verl, OpenRLHF) realises √((G−1)/G) of the update: more G needed.",
-        ),
-    ] = Std.population,
-    law: Annotated[
-        bool,
-        typer.Option(
-            "--law", help="Also give the closed-form law ⌈1/(8εp(1−p))⌉, ε = 1 − φ*, beside the exact G."
-        ),
-    ] = False,
-    uniform: Annotated[
-        int, typer.Option("--uniform", help="The uniform G compared against (share_at_target_uniform).")
-    ] = 8,
-    bins: Annotated[
-        int | None,
-        typer.Option(
-            "--bins", help="Equal-width bins of p, 0–1000; 0 for the overall row only.", show_default="10"
-        ),
-    ] = None,
+    fidelity: FidelityOpt = 0.9,
+    objective: ObjectiveOpt = Objective.grpo,
+    max_silent: MaxSilentOpt = None,
+    min_size: MinSizeOpt = 2,
+    max_size: MaxSizeOpt = 4096,
+    std: StdOpt = Std.population,
+    law: LawOpt = False,
+    uniform: UniformOpt = 8,
+    bins: BinsOpt = None,
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),

@@ -65,33 +65,111 @@ def uses(**builders: Callable[..., Any]) -> Callable[[F], F]:
 # --------------------------------------------------------------------------------------------- reading
 
 
+def _input(*names: str, help: str, **extra: Any) -> Any:
+    """A typer option in the Input panel of the help."""
+    return typer.Option(*names, help=help, rich_help_panel=INPUT, **extra)
+
+
+InputFormatOpt = Annotated[
+    InputFormat | None,
+    _input("--input-format", help="Format of stdin or of files without a known extension (stdin: detected)."),
+]
+SeparatorOpt = Annotated[
+    str | None,
+    _input(
+        "--separator", metavar="CHAR", help="Field separator of CSV input (default: detected: , ; tab |)."
+    ),
+]
+ColOpt = Annotated[
+    str | None,
+    _input(
+        "--col",
+        help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' text, "
+        "lists of true/false grades, or whole-number counts (with --samples, --counts). Default: detected: "
+        "pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate, correctness_math_verify, a 'k/n' "
+        "difficulty.",
+    ),
+]
+PercentOpt = Annotated[bool, _input("--percent", help="The pass-rate column is in percent (45 or 45%).")]
+KColOpt = Annotated[str | None, _input("--k-col", help="Column of right answers k (with --n-col).")]
+NColOpt = Annotated[str | None, _input("--n-col", help="Column of samples n behind each k.")]
+SamplesOpt = Annotated[
+    int | None,
+    _input(
+        "--samples", help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts."
+    ),
+]
+CountsOpt = Annotated[
+    Counts | None,
+    _input(
+        "--counts",
+        help="A whole-number --col counts right or wrong answers out of --samples N (Skywork-OR1's "
+        "model_difficulty: wrong out of 16 unless told).",
+    ),
+]
+NanMissingOpt = Annotated[
+    bool,
+    _input(
+        "--nan-missing",
+        help="NaN in the pass-rate column means not measured: skip and count those rows (default: an error).",
+    ),
+]
+TrainerOpt = Annotated[
+    Trainer | None,
+    _input(
+        "--from",
+        help="DATA are this trainer's rollout dumps (files, globs or folders), read as a rollout log: k, n per "
+        "prompt pooled over the run, prompts keyed by a hash of their text.",
+    ),
+]
+RolloutsOpt = Annotated[
+    bool,
+    _input(
+        "--rollouts",
+        help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.",
+    ),
+]
+PromptColOpt = Annotated[str | None, _input("--prompt-col", help="Prompt id column of a rollout log.")]
+RewardColOpt = Annotated[
+    str | None,
+    _input(
+        "--reward-col",
+        help="Reward column of a rollout log (0/1, or boolean); with --from: overrides the trainer's default "
+        "field (±1 counts as 0/1 there).",
+    ),
+]
+ThresholdOpt = Annotated[
+    float | None,
+    _input("--threshold", help="Count a rollout as right when its reward ≥ T (for non-binary rewards)."),
+]
+WeightColOpt = Annotated[
+    str | None,
+    _input(
+        "--weight-col", help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result)."
+    ),
+]
+SkipInvalidOpt = Annotated[
+    bool, _input("--skip-invalid", help="Skip and count rows with a bad value instead of stopping.")
+]
+DataArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
+        "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample. With --from: the "
+        "trainer's dump files, globs or folders.",
+        show_default=False,
+    ),
+]
+ByOpt = Annotated[
+    list[str] | None, _input("--by", help="Also break every summary down by this column (repeatable).")
+]
+IdColOpt = Annotated[
+    str | None, _input("--id-col", help="Prompt id for per-prompt output (default: row number).")
+]
+
+
 def log_options(
-    trainer: Annotated[
-        Trainer | None,
-        typer.Option(
-            "--from",
-            help="DATA are this trainer's rollout dumps (files, globs or folders), read as a rollout log: "
-            "k, n per prompt pooled over the run, prompts keyed by a hash of their text.",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    reward_col: Annotated[
-        str | None,
-        typer.Option(
-            "--reward-col",
-            help="Reward column of a rollout log (0/1, ±1 with --from, or boolean); with --from: overrides "
-            "the trainer's default field.",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    threshold: Annotated[
-        float | None,
-        typer.Option(
-            "--threshold",
-            help="Count a rollout as right when its reward ≥ T (for non-binary rewards).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
+    trainer: TrainerOpt = None, reward_col: RewardColOpt = None, threshold: ThresholdOpt = None
 ) -> LogOptions:
     """How a rollout log is graded: whose dumps (--from), which reward field, which threshold."""
     return LogOptions(trainer.value if trainer else None, reward_col, threshold)
@@ -99,102 +177,20 @@ def log_options(
 
 @uses(log=log_options)
 def read_options(
-    input_format: Annotated[
-        InputFormat | None,
-        typer.Option(
-            "--input-format",
-            help="Format of stdin or of files without a known extension (stdin: detected if not given).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    separator: Annotated[
-        str | None,
-        typer.Option(
-            "--separator",
-            metavar="CHAR",
-            help="Field separator of CSV input (default: detected from the header: , ; tab |).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    col: Annotated[
-        str | None,
-        typer.Option(
-            "--col",
-            help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' "
-            "text, lists of true/false grades, or whole-number counts (with --samples, --counts). Default: "
-            "detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate, "
-            "correctness_math_verify, a 'k/n' difficulty.",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    percent: Annotated[
-        bool,
-        typer.Option(
-            "--percent", help="The pass-rate column is in percent (45 or 45%).", rich_help_panel=INPUT
-        ),
-    ] = False,
-    k_col: Annotated[
-        str | None,
-        typer.Option("--k-col", help="Column of right answers k (with --n-col).", rich_help_panel=INPUT),
-    ] = None,
-    n_col: Annotated[
-        str | None, typer.Option("--n-col", help="Column of samples n behind each k.", rich_help_panel=INPUT)
-    ] = None,
-    samples: Annotated[
-        int | None,
-        typer.Option(
-            "--samples",
-            help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    counts: Annotated[
-        Counts | None,
-        typer.Option(
-            "--counts",
-            help="A whole-number --col counts right or wrong answers out of --samples N (Skywork-OR1's "
-            "model_difficulty: wrong out of 16 unless told).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    nan_missing: Annotated[
-        bool,
-        typer.Option(
-            "--nan-missing",
-            help="NaN in the pass-rate column means not measured: skip and count those rows (default: an "
-            "error).",
-            rich_help_panel=INPUT,
-        ),
-    ] = False,
-    rollouts: Annotated[
-        bool,
-        typer.Option(
-            "--rollouts",
-            help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.",
-            rich_help_panel=INPUT,
-        ),
-    ] = False,
-    prompt_col: Annotated[
-        str | None,
-        typer.Option("--prompt-col", help="Prompt id column of a rollout log.", rich_help_panel=INPUT),
-    ] = None,
+    input_format: InputFormatOpt = None,
+    separator: SeparatorOpt = None,
+    col: ColOpt = None,
+    percent: PercentOpt = False,
+    k_col: KColOpt = None,
+    n_col: NColOpt = None,
+    samples: SamplesOpt = None,
+    counts: CountsOpt = None,
+    nan_missing: NanMissingOpt = False,
+    rollouts: RolloutsOpt = False,
+    prompt_col: PromptColOpt = None,
     log: LogOptions = LogOptions(),
-    weight_col: Annotated[
-        str | None,
-        typer.Option(
-            "--weight-col",
-            help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result).",
-            rich_help_panel=INPUT,
-        ),
-    ] = None,
-    skip_invalid: Annotated[
-        bool,
-        typer.Option(
-            "--skip-invalid",
-            help="Skip and count rows with a bad value instead of stopping.",
-            rich_help_panel=INPUT,
-        ),
-    ] = False,
+    weight_col: WeightColOpt = None,
+    skip_invalid: SkipInvalidOpt = False,
 ) -> InputOptions:
     """How to read the values: the options every input shares (no paths, --by or --id-col yet)."""
     return InputOptions(
@@ -209,38 +205,17 @@ def read_options(
         prompt_col=prompt_col,
         reward_col=log.reward_col,
         threshold=log.threshold,
+        weight_col=weight_col,
+        skip_invalid=skip_invalid,
         trainer=log.trainer,
         counts=counts.value if counts else None,
         nan_missing=nan_missing,
-        weight_col=weight_col,
-        skip_invalid=skip_invalid,
     )
 
 
 @uses(read=read_options)
 def input_options(
-    read: InputOptions,
-    data: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
-            "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample. With --from: the "
-            "trainer's dump files, globs or folders.",
-            show_default=False,
-        ),
-    ] = None,
-    by: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT
-        ),
-    ] = None,
-    id_col: Annotated[
-        str | None,
-        typer.Option(
-            "--id-col", help="Prompt id for per-prompt output (default: row number).", rich_help_panel=INPUT
-        ),
-    ] = None,
+    read: InputOptions, data: DataArg = None, by: ByOpt = None, id_col: IdColOpt = None
 ) -> InputOptions:
     """The input of an analysis: DATA, how to read it, and how to group it."""
     return replace(read, paths=tuple(data or ()), by=tuple(by or ()), id_col=id_col)

@@ -20,10 +20,11 @@ TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 
 
 def is_broken_pipe(exc: BaseException) -> bool:
-    """A closed pipe (``| head``); polars reports it as a plain error carrying the OS's text."""
+    """A closed pipe (``| head``): an OSError with EPIPE, or a polars error carrying the OS's text."""
     if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
         return True
-    return isinstance(exc, (OSError, RuntimeError)) and "Broken pipe" in str(exc)
+    text = str(exc)
+    return "Broken pipe" in text or "os error 32" in text
 
 
 def say(line: str, style: str = "") -> None:
@@ -51,10 +52,18 @@ def error(message: str) -> None:
 
 
 def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, str | None]) -> None:
-    """Before anything is read: DATA where they are required; no output may name an input file, or another."""
+    """Before anything is read: DATA where they are required; no output may name an input file, or another.
+
+    Then load polars and give Ctrl-C back to Python: polars installs its own SIGINT handler, which restarts
+    an interrupted system call, so a read from a pipe that never ends could not be interrupted.
+    """
     if inputs is not None:
         inputs.check_data()
     check_outputs(inputs, [("-o", out.output), *extra])
+    import polars  # noqa: F401
+
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @contextlib.contextmanager

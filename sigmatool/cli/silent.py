@@ -11,20 +11,23 @@ from sigmatool.cli.app import app
 from sigmatool.cli.params import EstimatorOpt, GroupSizes, PerPrompt, input_options, output_options, uses
 from sigmatool.options import Estimator, InputOptions, OutputOptions, SilentOptions, parse_group_sizes
 
+DapoCapOpt = Annotated[
+    int | None,
+    typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt (default: no cap)."),
+]
+BinsOpt = Annotated[
+    int | None,
+    typer.Option("--bins", help="Also break the summary down into N equal-width bins of p (1–1000)."),
+]
+
 
 @app.command("silent")
 @uses(inputs=input_options, out=output_options)
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.plugin,
-    dapo_cap: Annotated[
-        int | None,
-        typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt (default: no cap)."),
-    ] = None,
-    bins: Annotated[
-        int | None,
-        typer.Option("--bins", help="Also break the summary down into N equal-width bins of p (1–1000)."),
-    ] = None,
+    dapo_cap: DapoCapOpt = None,
+    bins: BinsOpt = None,
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),

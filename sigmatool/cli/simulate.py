@@ -36,35 +36,42 @@ def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
     return sample_options(read)
 
 
+InitOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--init",
+        metavar="DATA",
+        help="Start population: the interior p̂ of this data (any input; the input options apply), or "
+        "beta-mix for the paper's fallback mixture. Default: the bundled Big-Math sample (stdin only as -).",
+        show_default=False,
+    ),
+]
+PromptsOpt = Annotated[int, typer.Option("--prompts", help="Number of simulated prompts M.")]
+GroupSizeOpt = Annotated[int, typer.Option("--G", "-G", "--group-size", help="Group size G, 2–100,000.")]
+StepsOpt = Annotated[int, typer.Option("--steps", help="Training steps.")]
+LrOpt = Annotated[float, typer.Option("--lr", help="Learning rate on θ = logit(p), > 0.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="The same seed gives byte-identical output.")]
+MethodsOpt = Annotated[str, typer.Option("--methods", help="Comma list of update rules: grpo, drgrpo, dapo.")]
+DapoCapOpt = Annotated[
+    int, typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt and step.")
+]
+TraceOpt = Annotated[
+    bool, typer.Option("--trace", help="Output the per-step trace instead of the per-method summary.")
+]
+
+
 @app.command("simulate")
 @uses(read=read_options, out=output_options)
 def simulate_command(
-    init: Annotated[
-        str | None,
-        typer.Option(
-            "--init",
-            metavar="DATA",
-            help="Start population: the interior p̂ of this data (any input; the input options apply), or "
-            "beta-mix for the paper's fallback mixture. Default: the bundled Big-Math sample (stdin only as -).",
-            show_default=False,
-        ),
-    ] = None,
-    prompts: Annotated[int, typer.Option("--prompts", help="Number of simulated prompts M.")] = 6000,
-    group_size: Annotated[
-        int, typer.Option("--G", "-G", "--group-size", help="Group size G, 2–100,000.")
-    ] = 8,
-    steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 150,
-    lr: Annotated[float, typer.Option("--lr", help="Learning rate on θ = logit(p), > 0.")] = 0.5,
-    seed: Annotated[int, typer.Option("--seed", help="The same seed gives byte-identical output.")] = 7,
-    methods: Annotated[
-        str, typer.Option("--methods", help="Comma list of update rules: grpo, drgrpo, dapo.")
-    ] = ("grpo,drgrpo,dapo"),
-    dapo_cap: Annotated[
-        int, typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt and step.")
-    ] = 4,
-    trace: Annotated[
-        bool, typer.Option("--trace", help="Output the per-step trace instead of the per-method summary.")
-    ] = False,
+    init: InitOpt = None,
+    prompts: PromptsOpt = 6000,
+    group_size: GroupSizeOpt = 8,
+    steps: StepsOpt = 150,
+    lr: LrOpt = 0.5,
+    seed: SeedOpt = 7,
+    methods: MethodsOpt = "grpo,drgrpo,dapo",
+    dapo_cap: DapoCapOpt = 4,
+    trace: TraceOpt = False,
     read: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
 ) -> None:

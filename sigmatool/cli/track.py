@@ -21,82 +21,99 @@ if TYPE_CHECKING:
 
 RATES = "Expected"
 
+DumpsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="The trainer's rollout dump files, globs or folders (with --from).", show_default=False
+    ),
+]
+PassRatesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pass-rates",
+        metavar="FILE",
+        help="Expect from these pass rates (any input form; per step with a step column) instead of "
+        "leave-one-step-out.",
+        rich_help_panel=RATES,
+    ),
+]
+RatesKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pass-rates-key",
+        metavar="COL",
+        help="Prompt column of --pass-rates: text is hashed as the dumps' prompt text is; whole numbers are "
+        "such hashes (as --export-pass-rates writes them).",
+        show_default="prompt",
+        rich_help_panel=RATES,
+    ),
+]
+RatesColOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pass-rates-col",
+        metavar="COL",
+        help="Pass-rate column of --pass-rates, any form (default: k and n, else p, else detected).",
+        rich_help_panel=RATES,
+    ),
+]
+ZOpt = Annotated[
+    float,
+    typer.Option(
+        "--z",
+        help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap.",
+        rich_help_panel=RATES,
+    ),
+]
+MinGapOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-gap",
+        help="The smallest gap between measured and expected silent fractions that counts (0–1).",
+        rich_help_panel=RATES,
+    ),
+]
+SummaryOpt = Annotated[
+    bool,
+    typer.Option(
+        "--summary", help="Output the run's one-row summary (R², mean bias, drifting steps) instead."
+    ),
+]
+ExportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--export-pass-rates",
+        metavar="FILE",
+        help="Also write prompt, k, n over the run to FILE (format from its extension); every command reads "
+        "it with --k-col k --n-col n.",
+    ),
+]
+StepsOpt = Annotated[
+    str | None, typer.Option("--steps", metavar="A..B", help="Export only the steps A to B (inclusive).")
+]
+
+
+def track_options(
+    pass_rates: PassRatesOpt = None,
+    rates_key: RatesKeyOpt = None,
+    rates_col: RatesColOpt = None,
+    z_threshold: ZOpt = 4.0,
+    min_gap: MinGapOpt = 0.02,
+    summary: SummaryOpt = False,
+    export: ExportOpt = None,
+    steps: StepsOpt = None,
+) -> TrackOptions:
+    """Where the expectation comes from, the drift rule, the view, the export."""
+    window = parse_steps(steps) if steps is not None else None
+    return TrackOptions(z_threshold, min_gap, summary, export, window, pass_rates, rates_key, rates_col)
+
 
 @app.command("track")
-@uses(log=log_options, out=output_options)
+@uses(log=log_options, options=track_options, out=output_options)
 def track_command(
-    dumps: Annotated[
-        list[str],
-        typer.Argument(
-            help="The trainer's rollout dump files, globs or folders (with --from).", show_default=False
-        ),
-    ],
-    pass_rates: Annotated[
-        str | None,
-        typer.Option(
-            "--pass-rates",
-            metavar="FILE",
-            help="Expect from these pass rates (any input form; per step with a step column) instead of "
-            "leave-one-step-out.",
-            rich_help_panel=RATES,
-        ),
-    ] = None,
-    rates_key: Annotated[
-        str | None,
-        typer.Option(
-            "--pass-rates-key",
-            metavar="COL",
-            help="Prompt column of --pass-rates: text is hashed as the dumps' prompt text is; whole numbers "
-            "are such hashes (as --export-pass-rates writes them).",
-            show_default="prompt",
-            rich_help_panel=RATES,
-        ),
-    ] = None,
-    rates_col: Annotated[
-        str | None,
-        typer.Option(
-            "--pass-rates-col",
-            metavar="COL",
-            help="Pass-rate column of --pass-rates, any form (default: k and n, else p, else detected).",
-            rich_help_panel=RATES,
-        ),
-    ] = None,
-    z_threshold: Annotated[
-        float,
-        typer.Option(
-            "--z",
-            help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap.",
-            rich_help_panel=RATES,
-        ),
-    ] = 4.0,
-    min_gap: Annotated[
-        float,
-        typer.Option(
-            "--min-gap",
-            help="The smallest gap between measured and expected silent fractions that counts (0–1).",
-            rich_help_panel=RATES,
-        ),
-    ] = 0.02,
-    summary: Annotated[
-        bool,
-        typer.Option(
-            "--summary", help="Output the run's one-row summary (R², mean bias, drifting steps) instead."
-        ),
-    ] = False,
-    export: Annotated[
-        str | None,
-        typer.Option(
-            "--export-pass-rates",
-            metavar="FILE",
-            help="Also write prompt, k, n over the run to FILE (format from its extension); every command "
-            "reads it with --k-col k --n-col n.",
-        ),
-    ] = None,
-    steps: Annotated[
-        str | None,
-        typer.Option("--steps", metavar="A..B", help="Export only the steps A to B (inclusive)."),
-    ] = None,
+    dumps: DumpsArg,
     log: LogOptions = LogOptions(),
+    options: TrackOptions = TrackOptions(),
     out: OutputOptions = OutputOptions(),
 ) -> None:
     """A training run step by step: the silent groups each step measured against how many were expected.
@@ -113,34 +130,28 @@ def track_command(
 
         sigmatool track sample_data/example_run --from verl
     """
-    options = TrackOptions(
-        z_threshold,
-        min_gap,
-        summary,
-        export,
-        parse_steps(steps) if steps is not None else None,
-        pass_rates,
-        rates_key,
-        rates_col,
-    )
     inputs = _inputs(dumps, log)
-    read = replace(inputs, paths=(*inputs.paths, *([pass_rates] if pass_rates else [])))
-    run.check(read, out, ("--export-pass-rates", export))
+    rates_file = [options.pass_rates] if options.pass_rates else []
+    run.check(
+        replace(inputs, paths=(*inputs.paths, *rates_file)), out, ("--export-pass-rates", options.export)
+    )
     from sigmatool import load, track
     from sigmatool.render import write_frame
     from sigmatool.track.view import summary_frame, view
 
     groups = _groups(load.trainer_log(inputs))
     rates = None
-    if pass_rates is not None:
-        rates, notes = load.rate_table(pass_rates, rates_key, rates_col)
+    if options.pass_rates is not None:
+        rates, notes = load.rate_table(options.pass_rates, options.rates_key, options.rates_col)
         run.note(notes)
     result = track.track_groups(groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap)
     _check_matched(result, options)
-    if export is not None:
-        write_frame(_exported(groups, options), OutputOptions("auto", export), option="--export-pass-rates")
-    frame = summary_frame(result) if summary else result.steps
-    write_frame(frame, out, view(result, summary))
+    if options.export is not None:
+        write_frame(
+            _exported(groups, options), OutputOptions("auto", options.export), option="--export-pass-rates"
+        )
+    frame = summary_frame(result) if options.summary else result.steps
+    write_frame(frame, out, view(result, options.summary))
 
 
 def _inputs(dumps: list[str], log: LogOptions) -> InputOptions:

@@ -9,7 +9,6 @@ themselves stay raw until :mod:`sigmatool.load.validate` checks them on their di
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 import polars as pl
@@ -29,13 +28,12 @@ from sigmatool.load.names import (
     ROW,
     USABLE,
 )
-from sigmatool.load.sources import Source, read_error
+from sigmatool.load.sources import Source, csv_header, read_error
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 
 RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
 RATE_SUFFIXES = ("solve_rate", "pass_rate")
-_DUPLICATE = re.compile(r"^(.*)_duplicated_\d+$")
 
 
 def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -> str:
@@ -125,19 +123,21 @@ def _nested(opts: InputOptions, schema: pl.Schema) -> list[str]:
     return [col] if col and col not in schema and "." in col and not opts.rollout_log else []
 
 
-def check_columns(schema: pl.Schema, opts: InputOptions, label: str, form: ValueForm) -> list[str]:
-    """Missing, duplicated and wrongly typed value columns are errors; returns notes for the rest."""
-    nested = _nested(opts, schema)
-    needed = [c for c in needed_columns(opts) if c not in nested]
+def check_columns(
+    schema: pl.Schema, opts: InputOptions, label: str, form: ValueForm, header: list[str] | None = None
+) -> list[str]:
+    """Missing, duplicated and wrongly typed value columns are errors; returns notes for the rest.
+
+    ``header`` is a CSV file's header as written: polars renames a repeated name, so repeats are found there.
+    """
+    needed = [c for c in needed_columns(opts) if c not in _nested(opts, schema)]
+    names = header if header is not None else list(schema.names())
     missing = [c for c in needed if c not in schema]
     if missing:
         raise DataError(
-            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; "
-            f"the columns are: {', '.join(n for n in schema.names() if not _DUPLICATE.match(n))}"
+            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; the columns are: {', '.join(names)}"
         )
-    doubled = sorted(
-        {m.group(1) for n in schema.names() if (m := _DUPLICATE.match(n)) and m.group(1) in schema}
-    )
+    doubled = sorted({n for n in names if names.count(n) > 1})
     used = [d for d in doubled if d in needed]
     if used:
         raise DataError(
@@ -146,6 +146,8 @@ def check_columns(schema: pl.Schema, opts: InputOptions, label: str, form: Value
         )
     for name in value_columns(opts) if not (opts.rollouts or form.counted) else []:
         dtype = column_dtype(schema, name, label)
+        if dtype == pl.String:
+            continue
         if dtype == pl.Boolean:
             raise DataError(
                 f"{label}: column {name!r} holds true/false values, not pass rates or counts; if each row "
@@ -164,14 +166,26 @@ def project(
 ) -> tuple[pl.LazyFrame, list[str]]:
     """Scan one source, check its columns and rename them to the internal names; returns notes too."""
     schema, listed_only = source_schema(source)
-    notes = check_columns(schema, opts, source.label, form)
     needed = [c for c in needed_columns(opts) if c not in _nested(opts, schema)]
+    if (
+        source.fmt in ("json", "jsonl")
+        and not form.counted
+        and any(schema[c].is_nested() for c in value_columns(opts) if c in schema)
+    ):
+        # A JSON value column holding lists or records somewhere: read it as text, so the rows are named.
+        schema, listed_only = pl.Schema({**schema, **dict.fromkeys(needed, pl.String())}), True
+    notes = check_columns(schema, opts, source.label, form, csv_header(source))
     if listed_only:
         lf = source.scan(dict.fromkeys(needed, pl.String()))
     elif text_cols:
         lf = source.scan(dict.fromkeys(text_cols, pl.String()))
     else:
         lf = source.scan()
+    # An empty or blank text cell in a value column is a missing value, as an empty CSV field is.
+    blank = [
+        c for c in (*value_columns(opts), opts.weight_col) if c and lf.collect_schema().get(c) == pl.String
+    ]
+    lf = lf.with_columns(pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c)).alias(c) for c in blank)
     exprs: list[pl.Expr] = [pl.col(b) for b in opts.by]
     lf = lf.with_row_index(ROW, offset=1)
     exprs.append(pl.col(ROW))

@@ -90,6 +90,10 @@ class Source:
             if self.fmt == "jsonl":
                 return pl.scan_ndjson(self.path, infer_schema_length=INFER_ROWS, schema=schema or None)
             return _read_json_array(self.path, schema)
+        except pl.exceptions.SchemaError:
+            if self.fmt in ("json", "jsonl") and not schema:
+                raise  # types polars cannot unify: the caller reads only the needed columns, as text
+            raise read_error(self, pl.exceptions.SchemaError("mixed types")) from None
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise read_error(self, exc) from exc
 
@@ -143,9 +147,27 @@ def _looks_like(source: Source) -> str | None:
         )
         if head.startswith(magic) and not expected:
             return what
-    if source.fmt != "parquet" and not compressed and b"\x00" in head:
-        return "binary, not text"
+    if source.fmt != "parquet" and not compressed:
+        if b"\x00" in head:
+            return "binary, not text"
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(head) - 4:  # not just a character cut by the 4 KB window
+                return "not UTF-8 text (binary, or another encoding?)"
     return None
+
+
+def csv_header(source: Source) -> list[str] | None:
+    """The header fields of a local CSV or TSV file as written (duplicates and all); None otherwise."""
+    if source.fmt not in ("csv", "tsv") or source.remote:
+        return None
+    try:
+        with _open_text(source.path) as handle:
+            line = handle.readline().decode("utf-8", errors="replace")
+    except (OSError, EOFError):
+        return None
+    return next(csv.reader([line], delimiter=source.separator), [])
 
 
 def _ragged_row(source: Source) -> str | None:
@@ -318,6 +340,9 @@ def _file_sources(arg: str, options: InputOptions) -> tuple[list[Source], list[s
     for match in matches:
         _check_file(match)
         fmt = format_of(match, options.input_format)
+        looks = _looks_like(Source(match, fmt, match))
+        if looks:
+            raise DataError(f"{match}: cannot read it as {fmt}: the file is {looks}")
         separator = "\t" if fmt == "tsv" else ","
         if fmt in ("csv", "tsv"):
             separator, note = sniff_separator(match, fmt, options.separator)

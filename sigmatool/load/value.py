@@ -124,7 +124,8 @@ def value_form(opts: InputOptions, source: Source, schema: Schema) -> ValueForm:
         if opts.samples is not None:
             raise UsageError(f"{path!r} holds 'k/n' text, which carries its own n: drop --samples")
         return ValueForm("fraction")
-    if isinstance(dtype, pl.Struct):
+    if isinstance(dtype, pl.Struct) and source.fmt not in ("json", "jsonl"):
+        # JSON types come from the values: records there may be stray values, which are named by row.
         choices = ", ".join(leaf_paths(dtype, path)[:12])
         raise DataError(f"{source.label}: {path!r} holds records; give the path of one field: {choices}")
     return ValueForm("rate")

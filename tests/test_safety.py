@@ -1,0 +1,235 @@
+"""Nothing lost: the input is never overwritten, signals leave no files behind, outputs get sane permissions.
+
+Every test runs the real command in a subprocess and checks the exit code, the message and the files left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BIGMATH, TOY, one_error_line, run_cli
+
+RATES = "pass_rate\n0.5\n0.25\n0.75\n"
+
+
+def _default_signals() -> None:
+    # A shell without job control starts background jobs with SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored: give the child the disposition an interactive user's command has.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    path = tmp_path / "rates.csv"
+    path.write_text(RATES)
+    return path
+
+
+def _spellings(data: Path) -> dict[str, str]:
+    folder = data.parent
+    (folder / "link.csv").symlink_to(data.name)
+    os.link(data, folder / "hard.csv")
+    return {
+        "same name": "rates.csv",
+        "dot slash": "./rates.csv",
+        "absolute": str(data),
+        "parent and back": f"../{folder.name}/rates.csv",
+        "symlink": "link.csv",
+        "hard link": "hard.csv",
+    }
+
+
+@pytest.mark.parametrize(
+    "spelling", ["same name", "dot slash", "absolute", "parent and back", "symlink", "hard link"]
+)
+def test_output_naming_the_input_is_refused_before_reading(data: Path, spelling: str) -> None:
+    target = _spellings(data)[spelling]
+    done = run_cli("silent", "rates.csv", "-o", target, cwd=data.parent)
+    assert 2 == done.returncode
+    assert "this is the input file" in one_error_line(done.stderr)
+    assert RATES == data.read_text()
+
+
+def test_output_matching_an_input_glob_is_refused(data: Path) -> None:
+    done = run_cli("silent", "*.csv", "-o", "rates.csv", cwd=data.parent)
+    assert 2 == done.returncode
+    assert RATES == data.read_text()
+
+
+def test_output_that_is_a_folder_is_refused(tmp_path: Path) -> None:
+    done = run_cli("silent", TOY, "-o", tmp_path)
+    assert 2 == done.returncode
+    assert "is a folder" in one_error_line(done.stderr)
+
+
+def _part_files(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.endswith(".part")]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_while_reading_stdin_removes_the_spooled_copy(tmp_path: Path, signum: int) -> None:
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; print('pass_rate'); print(0.5, flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+    )
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "sigmatool", "silent"],
+        stdin=writer.stdout,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path)},  # its spool folder, and no one else's, lands here
+        preexec_fn=_default_signals,
+    )
+    assert writer.stdout is not None
+    writer.stdout.close()
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.02)  # wait until it is spooling
+    reader.send_signal(signum)
+    _, err = reader.communicate(timeout=30)
+    writer.kill()
+    writer.wait()
+    assert 128 + signum == reader.returncode
+    assert b"Traceback" not in err
+    assert [] == list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_while_writing_leaves_no_partial_file(tmp_path: Path, signum: int) -> None:
+    big = tmp_path / "big.csv"
+    big.write_text("pass_rate\n" + "0.5\n0.25\n" * 300_000)
+    out = tmp_path / "out.csv"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sigmatool", "silent", big, "--per-prompt", "--G", "2,4,8,16", "-o", out],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 30
+    while not _part_files(tmp_path) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    if proc.returncode == 0:
+        pytest.skip("the run finished before the signal arrived")
+    assert 128 + signum == proc.returncode
+    assert b"Traceback" not in err
+    assert [] == _part_files(tmp_path)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.15])
+def test_ctrl_c_during_start_up_prints_no_traceback(delay: float) -> None:
+    # The interpreter's own start-up (before any sigmatool code runs) is Python's; from the entry point on,
+    # Ctrl-C ends the run with exit 130 and one word. The child says when the entry point has started.
+    code = "import os, sigmatool.entry; os.write(2, b'started\\n'); sigmatool.entry.run()"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, "silent", BIGMATH],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_signals,
+    )
+    assert proc.stderr is not None
+    assert b"started\n" == proc.stderr.readline()
+    time.sleep(delay)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert b"Traceback" not in err
+    assert 130 == proc.returncode
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize(("umask", "expected"), [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_a_new_output_follows_the_umask(tmp_path: Path, umask: int, expected: int) -> None:
+    out = tmp_path / "out.csv"
+    code = f"import os, sys; os.umask({umask}); from sigmatool.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "silent", TOY, "-o", out],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+    )
+    assert 0 == done.returncode
+    assert expected == _mode(out)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "txt"])
+def test_a_replaced_output_keeps_its_mode(tmp_path: Path, fmt: str) -> None:
+    out = tmp_path / f"out.{fmt}"
+    out.write_text("old")
+    out.chmod(0o640)
+    done = run_cli("silent", TOY, "-o", out)
+    assert 0 == done.returncode
+    assert 0o640 == _mode(out)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Make ``path`` unwritable even for root: no write bits, and (as root) the immutable attribute."""
+    mode = path.stat().st_mode
+    path.chmod(0o555 if path.is_dir() else 0o444)
+    immutable = os.geteuid() == 0
+    if immutable and subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False).returncode:
+        path.chmod(mode)
+        pytest.skip(
+            "cannot lock a file against root here: run the tests as a plain user, or on ext4 with chattr"
+        )
+    try:
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
+        path.chmod(stat.S_IMODE(mode))
+
+
+def test_an_unwritable_folder_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    with _locked(locked):
+        done = run_cli("silent", TOY, "-o", locked / "out.csv")
+    assert 1 == done.returncode
+    assert str(locked) in one_error_line(done.stderr)
+
+
+def test_a_read_only_file_system_is_one_line_and_exit_1() -> None:
+    # /proc is read-only for files it does not have: creating one there fails whoever you are.
+    done = run_cli("silent", TOY, "-o", "/proc/sigmatool-out.csv")
+    assert 1 == done.returncode
+    assert "/proc" in one_error_line(done.stderr)
+
+
+def test_a_read_only_output_file_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    out.write_text("keep\n")
+    with _locked(out):
+        done = run_cli("silent", TOY, "-o", out)
+    assert 1 == done.returncode
+    assert "cannot write it" in one_error_line(done.stderr)
+    assert "keep\n" == out.read_text()
+
+
+def test_a_failed_run_leaves_no_partial_file_and_the_old_output(tmp_path: Path) -> None:
+    out = tmp_path / "out.csv"
+    out.write_text("old\n")
+    done = run_cli("silent", TOY, "--col", "missing", "-o", out)
+    assert 1 == done.returncode
+    assert "old\n" == out.read_text()
+    assert ["out.csv"] == sorted(p.name for p in tmp_path.iterdir())
