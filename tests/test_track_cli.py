@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -244,3 +246,19 @@ def test_a_window_without_rollouts_is_a_data_error(tmp_path: Path) -> None:
     )
     assert 1 == result.exit_code
     assert "no usable rollout in steps 9..12" in result.stderr
+
+
+def test_the_help_example_runs() -> None:
+    from sigmatool.cli.track import track_command
+
+    example = re.search(r"^\s+sigmatool (track .+)$", track_command.__doc__ or "", flags=re.MULTILINE)
+    assert example is not None
+    result = invoke(
+        *shlex.split(example.group(1).replace("sample_data/", f"{ROOT}/sample_data/")), "-f", "csv"
+    )
+    assert 0 == result.exit_code
+    assert [1, 2, 3, 4] == csv_of(result)["step"].to_list()
+
+
+def test_the_readme_stays_under_15_kb() -> None:
+    assert 15_000 > len((ROOT / "README.md").read_bytes())
