@@ -29,9 +29,12 @@ if TYPE_CHECKING:
         read_histogram,
         sample_histogram,
     )
+    from sigmatool.load.trainers import find_dump_files, scan_trainer
     from sigmatool.options import GroupSizeOptions, InputOptions
     from sigmatool.options import Segments as BudgetSegments
     from sigmatool.silent import summarize as silent_summary
+    from sigmatool.track import export_pass_rates
+    from sigmatool.track import track as track_run
 
 _LAZY = {
     "kernels": ("sigmatool.kernels", None),
@@ -55,6 +58,10 @@ _LAZY = {
     "sample_histogram": ("sigmatool.load", "sample_histogram"),
     "InputOptions": ("sigmatool.options", "InputOptions"),
     "silent_summary": ("sigmatool.silent", "summarize"),
+    "find_dump_files": ("sigmatool.load.trainers", "find_dump_files"),
+    "scan_trainer": ("sigmatool.load.trainers", "scan_trainer"),
+    "track_run": ("sigmatool.track", "track"),
+    "export_pass_rates": ("sigmatool.track", "export_pass_rates"),
 }
 
 
@@ -99,6 +106,8 @@ __all__ = [
     "budget_summary",
     "bundled_sample",
     "dataset",
+    "export_pass_rates",
+    "find_dump_files",
     "group_size_table",
     "group_sizes",
     "groupsize_summary",
@@ -108,5 +117,7 @@ __all__ = [
     "read_histogram",
     "run_simulation",
     "sample_histogram",
+    "scan_trainer",
     "silent_summary",
+    "track_run",
 ]

@@ -27,7 +27,15 @@ def _loaded_by(code: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "module", ["sigmatool.budget", "sigmatool.groupsize", "sigmatool.simulate", "sigmatool.silent"]
+    "module",
+    [
+        "sigmatool.budget",
+        "sigmatool.groupsize",
+        "sigmatool.simulate",
+        "sigmatool.silent",
+        "sigmatool.track",
+        "sigmatool.load",
+    ],
 )
 def test_starting_the_cli_loads_no_analysis(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")

@@ -17,7 +17,16 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from sigmatool.options import Estimator, InputFormat, InputOptions, OutputFormat, OutputOptions
+from sigmatool.options import (
+    Counts,
+    Estimator,
+    InputFormat,
+    InputOptions,
+    LogOptions,
+    OutputFormat,
+    OutputOptions,
+    Trainer,
+)
 
 INPUT = "Input"
 OUTPUT = "Output"
@@ -75,7 +84,10 @@ ColOpt = Annotated[
     str | None,
     _input(
         "--col",
-        help="Pass-rate column (default: detected: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate).",
+        help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' text, "
+        "lists of true/false grades, or whole-number counts (with --samples, --counts). Default: detected: "
+        "pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate, correctness_math_verify, a 'k/n' "
+        "difficulty.",
     ),
 ]
 PercentOpt = Annotated[bool, _input("--percent", help="The pass-rate column is in percent (45 or 45%).")]
@@ -87,6 +99,29 @@ SamplesOpt = Annotated[
         "--samples", help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts."
     ),
 ]
+CountsOpt = Annotated[
+    Counts | None,
+    _input(
+        "--counts",
+        help="A whole-number --col counts right or wrong answers out of --samples N (Skywork-OR1's "
+        "model_difficulty: wrong out of 16 unless told).",
+    ),
+]
+NanMissingOpt = Annotated[
+    bool,
+    _input(
+        "--nan-missing",
+        help="NaN in the pass-rate column means not measured: skip and count those rows (default: an error).",
+    ),
+]
+TrainerOpt = Annotated[
+    Trainer | None,
+    _input(
+        "--from",
+        help="DATA are this trainer's rollout dumps (files, globs or folders), read as a rollout log: k, n per "
+        "prompt pooled over the run, prompts keyed by a hash of their text.",
+    ),
+]
 RolloutsOpt = Annotated[
     bool,
     _input(
@@ -96,7 +131,12 @@ RolloutsOpt = Annotated[
 ]
 PromptColOpt = Annotated[str | None, _input("--prompt-col", help="Prompt id column of a rollout log.")]
 RewardColOpt = Annotated[
-    str | None, _input("--reward-col", help="Reward column of a rollout log (0/1 or boolean).")
+    str | None,
+    _input(
+        "--reward-col",
+        help="Reward column of a rollout log (0/1, or boolean); with --from: overrides the trainer's default "
+        "field (±1 counts as 0/1 there).",
+    ),
 ]
 ThresholdOpt = Annotated[
     float | None,
@@ -115,7 +155,8 @@ DataArg = Annotated[
     list[str] | None,
     typer.Argument(
         help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
-        "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
+        "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample. With --from: the "
+        "trainer's dump files, globs or folders.",
         show_default=False,
     ),
 ]
@@ -127,6 +168,14 @@ IdColOpt = Annotated[
 ]
 
 
+def log_options(
+    trainer: TrainerOpt = None, reward_col: RewardColOpt = None, threshold: ThresholdOpt = None
+) -> LogOptions:
+    """How a rollout log is graded: whose dumps (--from), which reward field, which threshold."""
+    return LogOptions(trainer.value if trainer else None, reward_col, threshold)
+
+
+@uses(log=log_options)
 def read_options(
     input_format: InputFormatOpt = None,
     separator: SeparatorOpt = None,
@@ -135,10 +184,11 @@ def read_options(
     k_col: KColOpt = None,
     n_col: NColOpt = None,
     samples: SamplesOpt = None,
+    counts: CountsOpt = None,
+    nan_missing: NanMissingOpt = False,
     rollouts: RolloutsOpt = False,
     prompt_col: PromptColOpt = None,
-    reward_col: RewardColOpt = None,
-    threshold: ThresholdOpt = None,
+    log: LogOptions = LogOptions(),
     weight_col: WeightColOpt = None,
     skip_invalid: SkipInvalidOpt = False,
 ) -> InputOptions:
@@ -153,10 +203,13 @@ def read_options(
         samples=samples,
         rollouts=rollouts,
         prompt_col=prompt_col,
-        reward_col=reward_col,
-        threshold=threshold,
+        reward_col=log.reward_col,
+        threshold=log.threshold,
         weight_col=weight_col,
         skip_invalid=skip_invalid,
+        trainer=log.trainer,
+        counts=counts.value if counts else None,
+        nan_missing=nan_missing,
     )
 
 

@@ -52,11 +52,13 @@ def error(message: str) -> None:
 
 
 def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, str | None]) -> None:
-    """Before anything is read: no output may name an input file, or another output.
+    """Before anything is read: DATA where they are required; no output may name an input file, or another.
 
     Then load polars and give Ctrl-C back to Python: polars installs its own SIGINT handler, which restarts
     an interrupted system call, so a read from a pipe that never ends could not be interrupted.
     """
+    if inputs is not None:
+        inputs.check_data()
     check_outputs(inputs, [("-o", out.output), *extra])
     import polars  # noqa: F401
 

@@ -29,6 +29,8 @@ def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
         return None
     if init:
         return replace(read, paths=(init,))
+    if read.trainer is not None:
+        raise UsageError(f"--from {read.trainer}: give the dump files or their folder with --init")
     from sigmatool.load import sample_options
 
     return sample_options(read)

@@ -21,18 +21,12 @@ import polars as pl
 from sigmatool.errors import DataError
 from sigmatool.load import dataset as _dataset
 from sigmatool.load import histogram as _histogram
-from sigmatool.load.columns import (
-    RAW_P,
-    REWARD,
-    RIGHT,
-    USABLE,
-    pick_rate_column,
-    project,
-    reward_flags,
-    source_schema,
-)
+from sigmatool.load.columns import pick_rate_column, project, reward_flags, rollout_frame, source_schema
 from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
 from sigmatool.load.histogram import Histogram, Progress, aggregate
+from sigmatool.load.logs import trainer_dataset, trainer_log
+from sigmatool.load.names import BAD, RAW_P, REWARD, RIGHT, USABLE
+from sigmatool.load.rates import rate_table
 from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
@@ -43,6 +37,7 @@ from sigmatool.load.sources import (
     sample_options,
 )
 from sigmatool.load.validate import usable_expr
+from sigmatool.load.value import ValueForm, detected_extras, value_form
 from sigmatool.options import InputOptions
 
 __all__ = [
@@ -58,21 +53,32 @@ __all__ = [
     "opened",
     "parquet_rows",
     "per_prompt_frame",
+    "rate_table",
     "read_histogram",
     "sample_histogram",
     "sample_options",
+    "trainer_dataset",
+    "trainer_log",
     "usable_expr",
 ]
 
 
-def _rate_column(options: InputOptions, sources: Sequence[Source]) -> tuple[InputOptions, list[str]]:
-    """The options with the pass-rate column resolved (detected by name when not given)."""
-    if options.rollouts or options.k_col or options.col is not None:
-        return options, []
+def _value_column(
+    options: InputOptions, sources: Sequence[Source]
+) -> tuple[InputOptions, ValueForm, list[str]]:
+    """The options with the pass-rate column resolved (detected by name when not given), and its form."""
+    if options.rollouts or options.k_col:
+        return options, ValueForm(), []
     first = sources[0]
-    col = pick_rate_column(source_schema(first)[0], first.label)
-    note = [] if first.label == SAMPLE_LABEL else [f"using pass-rate column {col!r}"]
-    return replace(options, col=col), note
+    notes: list[str] = []
+    if options.col is None:
+        schema = source_schema(first)[0]
+        col = pick_rate_column(schema, first.label, detected_extras(first, schema))
+        notes = [] if first.label == SAMPLE_LABEL else [f"using pass-rate column {col!r}"]
+        options = replace(options, col=col)
+    schema, listed_only = source_schema(first)
+    form = ValueForm() if listed_only else value_form(options, first, schema)
+    return options, form, [*notes, *form.notes]
 
 
 def load(
@@ -82,10 +88,10 @@ def load(
     text_cols: Sequence[str] = (),
 ) -> Dataset:
     """Scan the sources and check their columns; reads schemas only, never the data."""
-    opts, found = _rate_column(options, sources)
+    opts, form, found = _value_column(options, sources)
     frames = []
     for source in sources:
-        frame, source_notes = project(source, opts, text_cols)
+        frame, source_notes = project(source, opts, text_cols, form)
         frames.append(frame)
         found += source_notes
     try:
@@ -93,13 +99,15 @@ def load(
         schema = frame.collect_schema()
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"the input files do not share one schema: {first_line(exc)}") from exc
-    ds = Dataset(frame, tuple(sources), opts, (*notes, *found), tuple(text_cols))
+    kind = "counts" if opts.k_col else form.form
+    ds = Dataset(frame, tuple(sources), opts, (*notes, *found), tuple(text_cols), form=kind)
     if opts.rollouts:
         right, usable = reward_flags(opts, schema[REWARD])
-        raw = frame.with_columns(right.alias(RIGHT), usable.alias(USABLE))
-        return replace(ds, raw=raw, frame=raw)
+        bad = pl.col(REWARD).is_not_null() & ~pl.col(USABLE)
+        raw = frame.with_columns(right.alias(RIGHT), usable.alias(USABLE)).with_columns(bad.alias(BAD))
+        return replace(ds, raw=raw, frame=rollout_frame(raw, opts.by), form="rollouts")
     ds = replace(ds, rate_dtype=schema.get(RAW_P))
-    if opts.samples is not None:
+    if opts.samples is not None and not form.counted:
         ds = replace(ds, frame=frame.with_columns(counts_from_rate(opts, rate_value(ds))))
     return ds
 
@@ -122,6 +130,9 @@ def per_prompt_frame(ds: Dataset) -> pl.LazyFrame:
 @contextlib.contextmanager
 def dataset(options: InputOptions) -> Iterator[Dataset]:
     """The input as a :class:`Dataset`, valid inside the ``with`` block (stdin's copy is removed after)."""
+    if options.trainer is not None:
+        yield trainer_dataset(options)
+        return
     with opened(options) as (sources, notes):
         yield load(options, sources, notes)
 

@@ -14,21 +14,35 @@ from collections.abc import Sequence
 import polars as pl
 
 from sigmatool.errors import DataError
+from sigmatool.load.names import (
+    BAD,
+    BAD_REWARDS,
+    NULL_REWARDS,
+    RAW_ID,
+    RAW_K,
+    RAW_N,
+    RAW_P,
+    RAW_W,
+    REWARD,
+    RIGHT,
+    ROW,
+    USABLE,
+)
 from sigmatool.load.sources import Source, csv_header, read_error
+from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 
 RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
 RATE_SUFFIXES = ("solve_rate", "pass_rate")
-# Internal names of the raw value columns, chosen not to clash with user columns.
-RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD = "__rate", "__k", "__n", "__w", "__id", "__row", "__reward"
-RIGHT, USABLE, BAD_REWARDS, NULL_REWARDS = "__right", "__usable", "__bad_rewards", "__null_rewards"
 
 
-def pick_rate_column(schema: pl.Schema, label: str) -> str:
-    """The pass-rate column, by name: exactly one candidate, else an error listing what there is."""
+def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -> str:
+    """The pass-rate column, by name (or one of ``extra``): exactly one candidate, else an error listing them."""
     names = list(schema.names())
     candidates = [
-        c for c in names if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES)
+        c
+        for c in names
+        if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES) or c in extra
     ]
     if len(candidates) == 1:
         return candidates[0]
@@ -103,14 +117,20 @@ def _json_keys(path: str) -> list[str]:
     return list(keys)
 
 
+def _nested(opts: InputOptions, schema: pl.Schema) -> list[str]:
+    """The value column when it is a dotted path into nested records rather than a column."""
+    col = opts.col
+    return [col] if col and col not in schema and "." in col and not opts.rollout_log else []
+
+
 def check_columns(
-    schema: pl.Schema, opts: InputOptions, label: str, header: list[str] | None = None
+    schema: pl.Schema, opts: InputOptions, label: str, form: ValueForm, header: list[str] | None = None
 ) -> list[str]:
     """Missing, duplicated and wrongly typed value columns are errors; returns notes for the rest.
 
     ``header`` is a CSV file's header as written: polars renames a repeated name, so repeats are found there.
     """
-    needed = needed_columns(opts)
+    needed = [c for c in needed_columns(opts) if c not in _nested(opts, schema)]
     names = header if header is not None else list(schema.names())
     missing = [c for c in needed if c not in schema]
     if missing:
@@ -124,8 +144,8 @@ def check_columns(
             f"{label}: column name(s) {', '.join(repr(d) for d in used)} appear more than once in the "
             "header, so it is not clear which to use; rename the copies"
         )
-    for name in value_columns(opts) if not opts.rollouts else []:
-        dtype = schema[name]
+    for name in value_columns(opts) if not (opts.rollouts or form.counted) else []:
+        dtype = column_dtype(schema, name, label)
         if dtype == pl.String:
             continue
         if dtype == pl.Boolean:
@@ -141,16 +161,20 @@ def check_columns(
     return [f"{label}: column {d!r} appears more than once in the header (not used)" for d in doubled]
 
 
-def project(source: Source, opts: InputOptions, text_cols: Sequence[str]) -> tuple[pl.LazyFrame, list[str]]:
+def project(
+    source: Source, opts: InputOptions, text_cols: Sequence[str], form: ValueForm
+) -> tuple[pl.LazyFrame, list[str]]:
     """Scan one source, check its columns and rename them to the internal names; returns notes too."""
     schema, listed_only = source_schema(source)
-    needed = needed_columns(opts)
-    if source.fmt in ("json", "jsonl") and any(
-        schema[c].is_nested() for c in value_columns(opts) if c in schema
+    needed = [c for c in needed_columns(opts) if c not in _nested(opts, schema)]
+    if (
+        source.fmt in ("json", "jsonl")
+        and not form.counted
+        and any(schema[c].is_nested() for c in value_columns(opts) if c in schema)
     ):
         # A JSON value column holding lists or records somewhere: read it as text, so the rows are named.
         schema, listed_only = pl.Schema({**schema, **dict.fromkeys(needed, pl.String())}), True
-    notes = check_columns(schema, opts, source.label, csv_header(source))
+    notes = check_columns(schema, opts, source.label, form, csv_header(source))
     if listed_only:
         lf = source.scan(dict.fromkeys(needed, pl.String()))
     elif text_cols:
@@ -171,8 +195,10 @@ def project(source: Source, opts: InputOptions, text_cols: Sequence[str]) -> tup
         exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(ROW).alias(RAW_ID))
         if opts.k_col:
             exprs += [pl.col(opts.k_col).alias(RAW_K), pl.col(opts.n_col or "").alias(RAW_N)]
+        elif form.counted:
+            exprs += counted_columns(form, opts, schema, source.label)
         else:
-            exprs.append(pl.col(opts.col or "").alias(RAW_P))
+            exprs.append(column_expr(schema, opts.col or "", source.label).alias(RAW_P))
         exprs.append(pl.col(opts.weight_col).alias(RAW_W) if opts.weight_col else pl.lit(1.0).alias(RAW_W))
     return lf.select(exprs), notes
 
@@ -216,10 +242,20 @@ def reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Ex
 
 
 def rollout_aggregates() -> list[pl.Expr]:
-    """Per-prompt aggregates of rollout rows: k, n, and the bad and null rewards left out of them."""
+    """Per-prompt aggregates of rollout rows: k, n, and the bad and missing rewards left out of them."""
     return [
         pl.col(RIGHT).sum().alias(RAW_K),
         pl.col(USABLE).sum().alias(RAW_N),
-        (pl.col(REWARD).is_not_null() & ~pl.col(USABLE)).sum().alias(BAD_REWARDS),
-        pl.col(REWARD).null_count().alias(NULL_REWARDS),
+        pl.col(BAD).sum().alias(BAD_REWARDS),
+        (~pl.col(USABLE) & ~pl.col(BAD)).sum().alias(NULL_REWARDS),
     ]
+
+
+def rollout_frame(raw: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
+    """Graded rollout rows into one row per prompt (in order of first appearance): ``--by`` columns, id,
+    k, n, weight 1, and the bad and missing rewards left out."""
+    return (
+        raw.group_by([*by, RAW_ID], maintain_order=True)
+        .agg(rollout_aggregates())
+        .with_columns(pl.lit(1.0).alias(RAW_W))
+    )

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from sigmatool.errors import UsageError
-from sigmatool.load.columns import RAW_ID, RAW_K, RAW_N, RAW_P, RAW_W, numeric, rate_expr, shown_rate
+from sigmatool.load.columns import numeric, rate_expr, shown_rate
+from sigmatool.load.names import PROBLEM, RAW_ID, RAW_K, RAW_N, RAW_P, RAW_W
 from sigmatool.load.sources import Source
 from sigmatool.options import InputOptions
+
+if TYPE_CHECKING:
+    from sigmatool.load.trainers import TrainerLog
+
+# How each prompt's value is given: a rate column (with --samples: counts), k/n columns, one of the counted
+# forms of a pass-rate column, rollout rows, or a trainer's rollout dumps.
+FORMS = ("rate", "counts", "fraction", "list", "count", "rollouts", "trainer")
+COUNTED = ("fraction", "list", "count")
+LOGS = ("rollouts", "trainer")
 
 # A count read from a float column is a whole number within this.
 INTEGER_TOLERANCE = 1e-6
@@ -31,6 +42,8 @@ class Dataset:
     text_cols: tuple[str, ...] = ()
     raw: pl.LazyFrame | None = None
     rate_dtype: pl.DataType | None = None
+    form: str = "rate"
+    log: TrainerLog | None = None
 
     @property
     def by(self) -> tuple[str, ...]:
@@ -38,13 +51,30 @@ class Dataset:
 
     @property
     def has_counts(self) -> bool:
-        return self.options.has_counts
+        return self.options.has_counts or self.counted
+
+    @property
+    def counted(self) -> bool:
+        """A pass-rate column in one of the counted forms: "k/n" text, a list of grades, a count."""
+        return self.form in COUNTED
+
+    @property
+    def is_log(self) -> bool:
+        """Rows are graded answers (--rollouts, --from), aggregated to k, n per prompt."""
+        return self.form in LOGS
+
+    @property
+    def rate_to_counts(self) -> bool:
+        """A rate column turned into counts by --samples N."""
+        return self.form == "rate" and self.options.samples is not None
 
     @property
     def value_keys(self) -> list[str]:
         """Raw columns whose distinct values determine every per-prompt quantity and its checks."""
-        if self.options.samples is not None:
+        if self.rate_to_counts:
             return [RAW_P, RAW_K, RAW_N]
+        if self.counted:
+            return [RAW_K, RAW_N, PROBLEM]
         return [RAW_K, RAW_N] if self.has_counts else [RAW_P]
 
     @property
@@ -54,7 +84,7 @@ class Dataset:
 
 def needs_counts(ds: Dataset) -> None:
     if not ds.has_counts:
-        raise UsageError("this needs counts: give --k-col and --n-col, --samples N, or --rollouts")
+        raise UsageError("this needs counts: give --k-col and --n-col, --samples N, --rollouts or --from")
 
 
 def rate_value(ds: Dataset) -> pl.Expr:
@@ -98,7 +128,7 @@ def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
     """
     cols = [*[pl.col(b) for b in ds.by], pl.col(RAW_ID).alias("id")]
     if ds.has_counts:
-        shown = shown_rate(ds.options, ds.rate_dtype) if ds.options.samples is not None else p_expr(ds)
+        shown = shown_rate(ds.options, ds.rate_dtype) if ds.rate_to_counts else p_expr(ds)
         cols += [shown.alias("p"), k_expr(ds), n_expr(ds)]
     else:
         cols += [shown_rate(ds.options, ds.rate_dtype).alias("p"), rate_value(ds).alias("__p")]

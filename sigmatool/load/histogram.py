@@ -12,17 +12,11 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.load.columns import (
-    BAD_REWARDS,
-    NULL_REWARDS,
-    RAW_ID,
-    RAW_P,
-    RAW_W,
-    numeric,
-    rollout_aggregates,
-)
-from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr
+from sigmatool.load.columns import numeric, rollout_aggregates
+from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_P, RAW_W, UNGRADED
 from sigmatool.load.sources import first_line
+from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
 
 Progress = Callable[[int], None]
@@ -69,6 +63,8 @@ def _late_text(exc: pl.exceptions.PolarsError) -> bool:
 def text_columns(ds: Dataset) -> tuple[str, ...]:
     """The user's value and weight columns, to be read as text when a number was expected."""
     opts = ds.options
+    if ds.form == "trainer" or (ds.counted and ds.form != "count"):
+        return ()  # dumps are read by their own readers; text and lists are read as they are
     cols = [opts.k_col, opts.n_col] if opts.k_col else [opts.col]
     if opts.rollouts:
         cols = [opts.reward_col]
@@ -86,7 +82,7 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
     try:
         grouped = _group(ds, on_rows)
     except pl.exceptions.PolarsError as exc:
-        if not _late_text(exc) or ds.text_cols:
+        if not _late_text(exc) or ds.text_cols or not text_columns(ds):
             raise DataError(f"cannot read the input: {first_line(exc)}") from exc
         ds = reload(ds, text_columns(ds))
         try:
@@ -98,12 +94,11 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
 
 
 def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
-    if ds.options.rollouts and ds.raw is not None:
+    frame = ds.frame
+    if ds.is_log and ds.raw is not None:
         # Rollout rows → (k, n) per prompt in one pass; the per-prompt table then fits in memory.
         per_prompt = aggregate(ds.raw, [*ds.by, RAW_ID], rollout_aggregates(), on_rows)
         frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
-    else:
-        frame = ds.frame
     aggs = [pl.len().alias("rows")]
     if ds.options.weight_col:
         # A bad weight must be seen even when its value is averaged away: keep min, max and NaN count.
@@ -116,8 +111,10 @@ def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
             (pl.col(RAW_W).is_not_null() & w.is_null()).sum().alias("__wtext"),
             pl.col(RAW_W).is_null().sum().alias("__wnull"),
         ]
-    if ds.options.rollouts:
+    if ds.is_log:
         aggs += [pl.col(BAD_REWARDS).sum(), pl.col(NULL_REWARDS).sum()]
+    if ds.form == "list":
+        aggs.append(pl.col(UNGRADED).sum())
     grouped = aggregate(frame, [*ds.by, *ds.value_keys], aggs, on_rows)
     if not ds.options.weight_col:
         grouped = grouped.with_columns(pl.col("rows").cast(pl.Float64).alias("__wsum"))
@@ -138,28 +135,53 @@ def _flag(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
     return grouped.with_columns(__bad=bad & ~value_null, __null=value_null)
 
 
+def _raise_bad(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> None:
+    """Second pass, only on failure: a DataError naming each kind of bad value and its first rows."""
+    if ds.log is not None:
+        raise DataError(describe_bad_rollouts(ds.log))
+    text = text_columns(ds)
+    hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else ""
+    raise DataError(describe_bad_rows(ds, lambda source: reload(_only(ds, source), text)) + hint)
+
+
+def _null_notes(flagged: pl.DataFrame, ds: Dataset) -> list[str]:
+    """What was skipped as missing: null values, NaN read as not measured, ungraded list elements."""
+    opts = ds.options
+    if ds.is_log:
+        n_null = int(flagged[NULL_REWARDS].sum())
+        return [f"skipped {n_null:,} rollout row(s) with a null reward"] if n_null else []
+    notes = []
+    nulls = flagged.filter(pl.col("__null") & ~pl.col("__bad"))
+    if opts.nan_missing and ds.form == "rate":
+        nan = rate_value(ds).is_nan().fill_null(False)
+        n_nan = int(nulls.filter(nan)["rows"].sum())
+        nulls = nulls.filter(~nan)
+        if n_nan:
+            notes.append(f"skipped {n_nan:,} row(s) with NaN in {opts.col!r} (--nan-missing: not measured)")
+    n_null = int(nulls["rows"].sum())
+    if n_null:
+        what = f"{opts.k_col!r}/{opts.n_col!r}" if opts.k_col else repr(opts.col)
+        notes.insert(0, f"skipped {n_null:,} row(s) with a null {what}")
+    if ds.form == "list":
+        ungraded = int(flagged.filter(~pl.col("__bad") & ~pl.col("__null"))[UNGRADED].sum())
+        if ungraded:
+            notes.append(
+                f"left out {ungraded:,} ungraded (null) answer(s) inside the lists of {opts.col!r}: "
+                "counted in neither k nor n"
+            )
+    return notes
+
+
 def _count_notes(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> list[str]:
     """Raise on bad values (unless skipped); notes on what was skipped."""
     opts = ds.options
     notes: list[str] = []
-    n_bad = int(
-        flagged[BAD_REWARDS].sum() if opts.rollouts else flagged.filter(pl.col("__bad"))["rows"].sum()
-    )
+    n_bad = int(flagged[BAD_REWARDS].sum() if ds.is_log else flagged.filter(pl.col("__bad"))["rows"].sum())
     if n_bad:
         if not opts.skip_invalid:
-            text = text_columns(ds)
-            hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else ""
-            raise DataError(describe_bad_rows(ds, lambda source: reload(_only(ds, source), text)) + hint)
+            _raise_bad(flagged, ds, reload)
         notes.append(f"skipped {n_bad:,} row(s) with an invalid value (--skip-invalid)")
-    if opts.rollouts:
-        n_null = int(flagged[NULL_REWARDS].sum())
-        if n_null:
-            notes.append(f"skipped {n_null:,} rollout row(s) with a null reward")
-    else:
-        n_null = int(flagged.filter(pl.col("__null") & ~pl.col("__bad"))["rows"].sum())
-        if n_null:
-            what = f"{opts.k_col!r}/{opts.n_col!r}" if opts.k_col else repr(opts.col)
-            notes.append(f"skipped {n_null:,} row(s) with a null {what}")
+    notes += _null_notes(flagged, ds)
     if opts.weight_col:
         n_wnull = int(flagged.filter(~pl.col("__bad") & ~pl.col("__null"))["__wnull"].sum())
         if n_wnull:

@@ -11,9 +11,11 @@ from collections.abc import Callable
 
 import polars as pl
 
-from sigmatool.load.columns import RAW_K, RAW_N, RAW_P, RAW_W, REWARD, ROW, USABLE, numeric
+from sigmatool.load.columns import numeric
 from sigmatool.load.dataset import INTEGER_TOLERANCE, Dataset, rate_value
+from sigmatool.load.names import PROBLEM, RAW_K, RAW_N, RAW_P, RAW_W, REWARD, ROW, USABLE
 from sigmatool.load.sources import Source
+from sigmatool.load.value import counted_problems
 
 MAX_ROWS_NAMED = 5
 # A float32 holds k/N to within 2^-24 of the rate (it lies in [0, 1]); scaled by N that is N · 2^-24.
@@ -58,7 +60,8 @@ def _rate_problems(ds: Dataset) -> Problems:
         # "45%" parses once its sign is stripped; the text checks above see only the raw text.
         checks = [(what, check & rate_value(ds).is_null()) for what, check in checks]
     rate = rate_value(ds)
-    checks.append((f"column {name!r}: NaN is not a pass rate", rate.is_nan()))
+    if not opts.nan_missing:
+        checks.append((f"column {name!r}: NaN is not a pass rate", rate.is_nan()))
     checks.append((f"column {name!r}: pass rate outside [0, 1]", ~rate.is_nan() & ((rate < 0) | (rate > 1))))
     if opts.samples is not None:
         scaled = rate * opts.samples
@@ -75,9 +78,12 @@ def _rate_problems(ds: Dataset) -> Problems:
 def problems(ds: Dataset) -> Problems:
     """(description, expression true on a bad row) for each kind of bad value, in the order reported."""
     opts = ds.options
-    if opts.rollouts:
+    if ds.is_log:
         return []  # rewards are checked row by row while aggregating (see reward_problems)
-    checks = _count_problems(ds) if ds.has_counts and opts.samples is None else _rate_problems(ds)
+    if ds.counted:
+        checks = counted_problems(opts.col or "")
+    else:
+        checks = _count_problems(ds) if ds.form == "counts" else _rate_problems(ds)
     if opts.weight_col:
         w = numeric(RAW_W)
         checks += [
@@ -114,10 +120,15 @@ def reward_problems(ds: Dataset) -> Problems:
 def null_expr(ds: Dataset, *, weight: bool = True) -> pl.Expr:
     """Rows skipped as missing (and counted): a null pass rate, count or (with ``weight``) weight; for
     rollouts also a prompt with no graded reward."""
-    cols = [RAW_K, RAW_N] if ds.has_counts else [RAW_P]
-    if weight and ds.options.weight_col:
-        cols.append(RAW_W)
-    expr = pl.col(RAW_N) == 0 if ds.options.rollouts else pl.lit(False)
+    if ds.counted:
+        cols = [RAW_W] if weight and ds.options.weight_col else []
+        expr = pl.col(RAW_K).is_null() & pl.col(PROBLEM).is_null()
+    else:
+        cols = [RAW_K, RAW_N] if ds.has_counts else [RAW_P]
+        cols += [RAW_W] if weight and ds.options.weight_col else []
+        expr = pl.col(RAW_N) == 0 if ds.is_log else pl.lit(False)
+    if ds.options.nan_missing and ds.form == "rate":
+        expr = expr | rate_value(ds).is_nan().fill_null(False)
     for col in cols:
         expr = expr | pl.col(col).is_null()
     return expr
@@ -132,13 +143,20 @@ def usable_expr(ds: Dataset) -> pl.Expr:
 
 
 def percent_hint(ds: Dataset, rates: pl.Series) -> str:
-    """A hint when a rate column's values run past 1 but not past 100: percentages, most likely."""
-    if ds.has_counts or ds.options.percent or ds.options.rollouts:
+    """Hints on a rate column's bad values: NaN (--nan-missing), values past 1 but not past 100 (percentages,
+    or counts)."""
+    if ds.has_counts or ds.options.percent or ds.is_log:
         return ""
-    top = rates.cast(pl.Float64, strict=False).drop_nans().max()
-    if isinstance(top, float) and 1.0 < top <= 100.0:
-        return f"; the values reach {top:g}: if they are percentages, --percent reads them as such"
-    return ""
+    numbers = rates.cast(pl.Float64, strict=False)
+    nan = "; if NaN means not measured, --nan-missing skips such rows" if bool(numbers.is_nan().any()) else ""
+    values = numbers.drop_nans().drop_nulls()
+    top = values.max()
+    if not (isinstance(top, float) and 1.0 < top <= 100.0):
+        return nan
+    hint = nan + f"; the values reach {top:g}: if they are percentages, --percent reads them as such"
+    if bool((values == values.round(0)).all()):
+        hint += "; if they count right (or wrong) answers of N, --samples N --counts right (or wrong)"
+    return hint
 
 
 def describe_bad_rows(ds: Dataset, reload: Callable[[Source], Dataset]) -> str:
@@ -148,7 +166,7 @@ def describe_bad_rows(ds: Dataset, reload: Callable[[Source], Dataset]) -> str:
     """
     for source in ds.sources:
         single = reload(source)
-        if ds.options.rollouts:
+        if ds.is_log:
             assert single.raw is not None
             frame, checks = single.raw, reward_problems(single)
         else:

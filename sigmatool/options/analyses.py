@@ -17,6 +17,7 @@ DEFAULT_MEDIUM = (0.4, 0.6)
 METHODS = ("grpo", "drgrpo", "dapo")
 MAX_BINS = 1000
 SIMULATE_MAX_G = 100_000
+EXPORT_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet", ".pq")
 
 
 def check_estimator(estimator: str) -> str:
@@ -173,3 +174,46 @@ class SimulateOptions:
         check_count("--seed", self.seed, 0, 2**63 - 1)
         object.__setattr__(self, "methods", parse_methods(self.methods))
         check_count("--dapo-cap", self.dapo_cap, 1, 1_000_000)
+
+
+def parse_steps(text: str) -> tuple[int, int]:
+    """``"3..7"`` → ``(3, 7)``, ``"5"`` → ``(5, 5)``: an inclusive window of training steps."""
+    first, sep, last = text.partition("..")
+    try:
+        window = (int(first), int(last if sep else first))
+    except ValueError:
+        raise UsageError(
+            f"--steps: give a window of steps A..B such as 1..20 (or one step), not {text!r}"
+        ) from None
+    if window[0] > window[1]:
+        raise UsageError(f"--steps {text}: the window is empty (the first step is after the last)")
+    return window
+
+
+@dataclass(frozen=True)
+class TrackOptions:
+    """``track``: the drift rule (|z| ≥ z and a gap ≥ min_gap), the run summary view, the export window."""
+
+    z_threshold: float = 4.0
+    min_gap: float = 0.02
+    summary: bool = False
+    export: str | None = None
+    steps: tuple[int, int] | None = None
+    pass_rates: str | None = None
+    rates_key: str | None = None
+    rates_col: str | None = None
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.z_threshold) and self.z_threshold > 0):
+            raise UsageError(f"--z: give a positive number, not {self.z_threshold:g}")
+        check_fraction("--min-gap", self.min_gap, low_open=False, high_open=False)
+        if self.export is not None and not self.export.lower().endswith(EXPORT_EXTENSIONS):
+            raise UsageError(
+                f"--export-pass-rates {self.export}: give a file name ending in {', '.join(EXPORT_EXTENSIONS)}"
+            )
+        if self.steps is not None and self.export is None:
+            raise UsageError("--steps chooses the window that --export-pass-rates writes; give that too")
+        if self.pass_rates is None and (self.rates_key or self.rates_col):
+            raise UsageError(
+                "--pass-rates-key and --pass-rates-col describe --pass-rates FILE; give that too"
+            )

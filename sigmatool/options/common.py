@@ -32,6 +32,20 @@ class OutputFormat(str, Enum):
     parquet = "parquet"
 
 
+class Trainer(str, Enum):
+    verl = "verl"
+    trl = "trl"
+    nemo_rl = "nemo-rl"
+    areal = "areal"
+    skyrl = "skyrl"
+    roll = "roll"
+
+
+class Counts(str, Enum):
+    right = "right"
+    wrong = "wrong"
+
+
 class Estimator(str, Enum):
     plugin = "plugin"
     unbiased = "unbiased"

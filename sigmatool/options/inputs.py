@@ -9,9 +9,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sigmatool.errors import UsageError
-from sigmatool.options.common import MAX_G, InputFormat, OutputFormat, check_count
+from sigmatool.options.common import MAX_G, Counts, InputFormat, OutputFormat, Trainer, check_count
 
 RESERVED = ("p", "k", "n", "weight", "id", "G", "segment")
+# The trainers whose rollout dumps --from reads (sigmatool.load.trainers has a reader for each).
+TRAINERS = tuple(t.value for t in Trainer)
+COUNT_DIRECTIONS = tuple(c.value for c in Counts)
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    """How a rollout log is graded: the trainer whose dumps are read (--from), the reward field, a threshold."""
+
+    trainer: str | None = None
+    reward_col: str | None = None
+    threshold: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.trainer is not None and self.trainer not in TRAINERS:
+            raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
 
 
 @dataclass(frozen=True)
@@ -34,6 +50,9 @@ class InputOptions:
     id_col: str | None = None
     skip_invalid: bool = False
     percent: bool = False
+    trainer: str | None = None
+    counts: str | None = None
+    nan_missing: bool = False
 
     def __post_init__(self) -> None:
         if self.input_format is not None and self.input_format not in InputFormat.__members__:
@@ -49,6 +68,7 @@ class InputOptions:
         if self.samples is not None:
             check_count("--samples", self.samples, 1, MAX_G)
         self._check_forms()
+        self._check_trainer()
         clash = [b for b in self.by if b in RESERVED]
         if clash:
             raise UsageError(f"--by column name(s) {', '.join(clash)} clash with output columns; rename them")
@@ -64,8 +84,8 @@ class InputOptions:
                 raise UsageError("--rollouts cannot be combined with --col, --k-col, --n-col or --samples")
             if self.weight_col:
                 raise UsageError("--rollouts rows are single answers: --weight-col does not apply")
-        elif self.prompt_col or self.reward_col or self.threshold is not None:
-            raise UsageError("--prompt-col, --reward-col and --threshold need --rollouts")
+        elif self.trainer is None and (self.prompt_col or self.reward_col or self.threshold is not None):
+            raise UsageError("--prompt-col, --reward-col and --threshold need --rollouts or --from")
         if bool(self.k_col) != bool(self.n_col):
             raise UsageError("--k-col and --n-col go together")
         if self.k_col and (self.col or self.samples is not None):
@@ -74,11 +94,66 @@ class InputOptions:
             raise UsageError(
                 "--percent reads a pass-rate column given in percent; counts and rollouts have none"
             )
+        if self.counts is not None:
+            if self.counts not in COUNT_DIRECTIONS:
+                raise UsageError(f"--counts: one of {', '.join(COUNT_DIRECTIONS)}, not {self.counts!r}")
+            if self.k_col or self.rollouts or self.percent:
+                raise UsageError(
+                    "--counts says what a whole-number pass-rate column counts; it does not apply to "
+                    "--k-col/--n-col, --rollouts or --percent"
+                )
+        if self.nan_missing and (self.k_col or self.rollouts):
+            raise UsageError("--nan-missing applies to a pass-rate column (--col), not to counts or rollouts")
+
+    def _check_trainer(self) -> None:
+        """--from reads a trainer's dump files as a rollout log: the other reading options do not apply."""
+        if self.trainer is None:
+            return
+        if self.trainer not in TRAINERS:
+            raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
+        clashes = {
+            "--rollouts": self.rollouts,
+            "--prompt-col": self.prompt_col,
+            "--col": self.col,
+            "--k-col": self.k_col,
+            "--n-col": self.n_col,
+            "--samples": self.samples is not None,
+            "--weight-col": self.weight_col,
+            "--id-col": self.id_col,
+            "--percent": self.percent,
+            "--counts": self.counts,
+            "--nan-missing": self.nan_missing,
+            "--input-format": self.input_format,
+            "--separator": self.separator,
+        }
+        given = [name for name, value in clashes.items() if value]
+        if given:
+            raise UsageError(
+                f"--from {self.trainer} reads the trainer's own fields: {', '.join(given)} "
+                f"{'does' if len(given) == 1 else 'do'} not apply (--reward-col and --threshold choose the reward)"
+            )
+        if "-" in self.paths:
+            raise UsageError(f"--from {self.trainer} reads dump files or folders, not standard input")
+        other = [b for b in self.by if b != "step"]
+        if other:
+            raise UsageError(f"--from {self.trainer}: --by can only be step, not {', '.join(other)}")
+
+    def check_data(self) -> None:
+        """Checks that need DATA given: --from reads files or folders, never stdin or the bundled sample."""
+        if self.trainer is not None and not self.paths:
+            raise UsageError(
+                f"--from {self.trainer}: give the dump files, globs or the folder that holds them"
+            )
 
     @property
     def has_counts(self) -> bool:
         """Whether each prompt's value is k right of n samples (rather than a bare rate)."""
-        return self.rollouts or bool(self.k_col) or self.samples is not None
+        return self.rollouts or self.trainer is not None or bool(self.k_col) or self.samples is not None
+
+    @property
+    def rollout_log(self) -> bool:
+        """Whether each row is one graded answer (--rollouts, or a trainer's dump with --from)."""
+        return self.rollouts or self.trainer is not None
 
 
 # --------------------------------------------------------------------------------------------- output
@@ -97,11 +172,15 @@ class OutputOptions:
 
 
 def _input_files(paths: Sequence[str]) -> list[str]:
+    """The files the DATA arguments name; a folder (a trainer's dump folder) stands for every file below it."""
     files: list[str] = []
     for arg in paths:
         if arg == "-" or "://" in arg:
             continue
-        files += glob.glob(arg) if glob.has_magic(arg) else [arg]
+        for match in glob.glob(arg) if glob.has_magic(arg) else [arg]:
+            files.append(match)
+            if os.path.isdir(match):
+                files += [os.path.join(root, name) for root, _, names in os.walk(match) for name in names]
     return files
 
 

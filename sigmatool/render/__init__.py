@@ -37,7 +37,7 @@ EXTENSIONS = {
 PLAIN_WIDTH = 100
 
 
-def resolve_format(fmt: str, output: str | None) -> str:
+def resolve_format(fmt: str, output: str | None, option: str = "-o") -> str:
     """The concrete format: explicit, else from the output file's extension, else table on a terminal."""
     if fmt not in OutputFormat.__members__:
         raise UsageError(f"--format: one of {', '.join(OutputFormat.__members__)}, not {fmt!r}")
@@ -47,7 +47,7 @@ def resolve_format(fmt: str, output: str | None) -> str:
         suffix = Path(output).suffix.lower()
         if suffix not in EXTENSIONS:
             raise UsageError(
-                f"-o {output}: cannot tell the format from {suffix or 'no extension'!r}; "
+                f"{option} {output}: cannot tell the format from {suffix or 'no extension'!r}; "
                 f"use one of {', '.join(EXTENSIONS)} or pass --format"
             )
         return EXTENSIONS[suffix]
@@ -73,15 +73,15 @@ def _finite(frame: pl.DataFrame | pl.LazyFrame) -> Any:
     )
 
 
-def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None) -> None:
-    """Write a (small) result frame in the resolved format."""
-    fmt = resolve_format(out.fmt, out.output)
+def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None, option: str = "-o") -> None:
+    """Write a (small) result frame in the resolved format; ``option`` names the output in messages."""
+    fmt = resolve_format(out.fmt, out.output, option)
     if fmt == "table":
-        with target(out.output, binary=False) as handle:
+        with target(out.output, binary=False, option=option) as handle:
             print_table(df, view or View(), handle, table_width(handle))
         return
     data: pl.DataFrame = _finite(df)
-    with target(out.output, binary=fmt == "parquet") as handle:
+    with target(out.output, binary=fmt == "parquet", option=option) as handle:
         if fmt in ("csv", "tsv"):
             handle.write(data.write_csv(separator="\t" if fmt == "tsv" else ","))
         elif fmt == "json":

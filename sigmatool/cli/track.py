@@ -1,0 +1,207 @@
+"""``sigmatool track``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.params import log_options, output_options, uses
+from sigmatool.errors import DataError, UsageError
+from sigmatool.options import TRAINERS, InputOptions, LogOptions, OutputOptions, TrackOptions, parse_steps
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from sigmatool.load.trainers import TrainerLog
+    from sigmatool.track import TrackResult
+
+RATES = "Expected"
+
+DumpsArg = Annotated[
+    list[str],
+    typer.Argument(
+        help="The trainer's rollout dump files, globs or folders (with --from).", show_default=False
+    ),
+]
+PassRatesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pass-rates",
+        metavar="FILE",
+        help="Expect from these pass rates (any input form; per step with a step column) instead of "
+        "leave-one-step-out.",
+        rich_help_panel=RATES,
+    ),
+]
+RatesKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pass-rates-key",
+        metavar="COL",
+        help="Prompt column of --pass-rates: text is hashed as the dumps' prompt text is; whole numbers are "
+        "such hashes (as --export-pass-rates writes them).",
+        show_default="prompt",
+        rich_help_panel=RATES,
+    ),
+]
+RatesColOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--pass-rates-col",
+        metavar="COL",
+        help="Pass-rate column of --pass-rates, any form (default: k and n, else p, else detected).",
+        rich_help_panel=RATES,
+    ),
+]
+ZOpt = Annotated[
+    float,
+    typer.Option(
+        "--z",
+        help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap.",
+        rich_help_panel=RATES,
+    ),
+]
+MinGapOpt = Annotated[
+    float,
+    typer.Option(
+        "--min-gap",
+        help="The smallest gap between measured and expected silent fractions that counts (0–1).",
+        rich_help_panel=RATES,
+    ),
+]
+SummaryOpt = Annotated[
+    bool,
+    typer.Option(
+        "--summary", help="Output the run's one-row summary (R², mean bias, drifting steps) instead."
+    ),
+]
+ExportOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--export-pass-rates",
+        metavar="FILE",
+        help="Also write prompt, k, n over the run to FILE (format from its extension); every command reads "
+        "it with --k-col k --n-col n.",
+    ),
+]
+StepsOpt = Annotated[
+    str | None, typer.Option("--steps", metavar="A..B", help="Export only the steps A to B (inclusive).")
+]
+
+
+def track_options(
+    pass_rates: PassRatesOpt = None,
+    rates_key: RatesKeyOpt = None,
+    rates_col: RatesColOpt = None,
+    z_threshold: ZOpt = 4.0,
+    min_gap: MinGapOpt = 0.02,
+    summary: SummaryOpt = False,
+    export: ExportOpt = None,
+    steps: StepsOpt = None,
+) -> TrackOptions:
+    """Where the expectation comes from, the drift rule, the view, the export."""
+    window = parse_steps(steps) if steps is not None else None
+    return TrackOptions(z_threshold, min_gap, summary, export, window, pass_rates, rates_key, rates_col)
+
+
+@app.command("track")
+@uses(log=log_options, options=track_options, out=output_options)
+def track_command(
+    dumps: DumpsArg,
+    log: LogOptions = LogOptions(),
+    options: TrackOptions = TrackOptions(),
+    out: OutputOptions = OutputOptions(),
+) -> None:
+    """A training run step by step: the silent groups each step measured against how many were expected.
+
+    A group of G answers of a prompt with pass rate p is silent (σ = 0, no gradient) with probability
+    p^G + (1−p)^G. Each row is one step of the dumps: its groups and their sizes, the mean reward, the
+    measured silent fraction (what TRL logs as frac_reward_zero_std) and its all-right and all-wrong
+    halves, the expected silent fraction, and z, the gap in binomial standard deviations. The expectation
+    comes from --pass-rates, or from each prompt's rollouts in the other steps (leave-one-step-out, never
+    the step's own). The headline gives the run's R² and mean bias and names the steps that drift: a
+    filter, learning, or a change of data or reward.
+
+    Example:
+
+        sigmatool track sample_data/example_run --from verl
+    """
+    inputs = _inputs(dumps, log)
+    rates_file = [options.pass_rates] if options.pass_rates else []
+    run.check(
+        replace(inputs, paths=(*inputs.paths, *rates_file)), out, ("--export-pass-rates", options.export)
+    )
+    from sigmatool import load, track
+    from sigmatool.render import write_frame
+    from sigmatool.track.view import summary_frame, view
+
+    groups = _groups(load.trainer_log(inputs))
+    rates = None
+    if options.pass_rates is not None:
+        rates, notes = load.rate_table(options.pass_rates, options.rates_key, options.rates_col)
+        run.note(notes)
+    result = track.track_groups(groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap)
+    _check_matched(result, options)
+    if options.export is not None:
+        write_frame(
+            _exported(groups, options), OutputOptions("auto", options.export), option="--export-pass-rates"
+        )
+    frame = summary_frame(result) if options.summary else result.steps
+    write_frame(frame, out, view(result, options.summary))
+
+
+def _inputs(dumps: list[str], log: LogOptions) -> InputOptions:
+    if log.trainer is None:
+        raise UsageError(
+            f"track reads a trainer's rollout dumps: say whose with --from ({'|'.join(TRAINERS)})"
+        )
+    return InputOptions(
+        paths=tuple(dumps), trainer=log.trainer, reward_col=log.reward_col, threshold=log.threshold
+    )
+
+
+def _groups(trainer_log: TrainerLog) -> pl.DataFrame:
+    """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted."""
+    import polars as pl
+
+    from sigmatool import track
+    from sigmatool.load.trainers import describe_bad_rows
+
+    try:
+        groups = track.group_table(trainer_log.frame)
+    except pl.exceptions.PolarsError as exc:
+        lines = str(exc).strip().splitlines() or [type(exc).__name__]
+        raise DataError(f"cannot read the {trainer_log.trainer} dump: {lines[0]}") from exc
+    if int(groups["bad"].sum()):
+        raise DataError(describe_bad_rows(trainer_log))
+    missing = int(groups["missing"].sum())
+    skipped = (
+        [f"{trainer_log.trainer}: skipped {missing:,} rollout(s) with a missing reward"] if missing else []
+    )
+    run.note([*trainer_log.notes, *skipped])
+    return groups
+
+
+def _check_matched(result: TrackResult, options: TrackOptions) -> None:
+    """A pass-rate table that matches none of the run's prompts is keyed by something else."""
+    if options.pass_rates is None or int(result.run["compared_groups"].item()):
+        return
+    raise DataError(
+        f"--pass-rates {options.pass_rates}: none of the run's prompts has a rate there (matched on column "
+        f"{options.rates_key or 'prompt'!r}: text is hashed as the dumps' prompt text is, whole numbers are "
+        "taken as such hashes); --pass-rates-key names the column with the prompt text the dumps hold"
+    )
+
+
+def _exported(groups: pl.DataFrame, options: TrackOptions) -> pl.DataFrame:
+    from sigmatool import track
+
+    exported = track.pass_rates_of(groups, options.steps)
+    if exported.height == 0:
+        window = f"steps {options.steps[0]}..{options.steps[1]}" if options.steps else "the run"
+        raise DataError(f"--export-pass-rates: no usable rollout in {window}")
+    return exported

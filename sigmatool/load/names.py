@@ -1,0 +1,9 @@
+"""Internal names of the raw columns every input is projected to, chosen not to clash with user columns."""
+
+from __future__ import annotations
+
+RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD = "__rate", "__k", "__n", "__w", "__id", "__row", "__reward"
+RIGHT, USABLE, BAD = "__right", "__usable", "__bad"
+BAD_REWARDS, NULL_REWARDS = "__bad_rewards", "__null_rewards"
+# A counted form's first problem with a row (null when the row is fine) and its ungraded list elements.
+PROBLEM, UNGRADED = "__problem", "__ungraded"

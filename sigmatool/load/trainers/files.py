@@ -1,0 +1,148 @@
+"""Which files a trainer writes, where, and what step each holds; refuse pickles by their content.
+
+The layouts are those of each trainer's own code; docs/trainers.md cites the file and function.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from sigmatool.errors import DataError, UsageError
+from sigmatool.options import TRAINERS
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One trainer's dump-file naming: a regular expression on the path relative to the searched folder."""
+
+    pattern: re.Pattern[str]  # group "step" (if any) is the step or policy version
+    shown: str  # the pattern as said to a person
+    recursive: bool
+    skip: re.Pattern[str] | None = None  # files a folder search leaves out
+
+
+LAYOUTS: dict[str, Layout] = {
+    # verl writes {rollout_data_dir}/{step}.jsonl (RayPPOTrainer._dump_generations), nothing nested.
+    "verl": Layout(re.compile(r"(?:^|/)(?P<step>\d+)\.jsonl$"), "{step}.jsonl", recursive=False),
+    # TRL writes {output_dir}/completions/completions_{step:05d}.parquet (GRPOTrainer.log).
+    "trl": Layout(
+        re.compile(r"(?:^|/)completions_(?P<step>\d+)\.parquet$"),
+        "completions/completions_{step:05d}.parquet",
+        recursive=True,
+    ),
+    # NeMo-RL writes {log_dir}/train_data_step{N}.jsonl (and val_data_step{N}.jsonl) via
+    # Logger.log_batched_dict_as_jsonl; a folder search takes the training dumps only.
+    "nemo-rl": Layout(
+        re.compile(r"(?:^|/)(?:train|val)_data_step(?P<step>\d+)\.jsonl$"),
+        "train_data_step{N}.jsonl",
+        recursive=True,
+        skip=re.compile(r"(?:^|/)val_data_step\d+\.jsonl$"),
+    ),
+    # AReaL writes {log_path}/rollout/{tail_version}/{task_id}.jsonl (WorkflowExecutor._dump_trajectory);
+    # evaluation rollouts go to eval-rollout/ and are left out of a folder search.
+    "areal": Layout(
+        re.compile(r"(?:^|/)(?P<step>\d+)/\d+\.jsonl$"),
+        "rollout/{version}/{task_id}.jsonl",
+        recursive=True,
+        skip=re.compile(r"(?:^|/)eval-rollout/"),
+    ),
+    # SkyRL writes {export_path}/dumped_evals/global_step_{N}_evals/{data_source}.jsonl plus
+    # aggregated_results.jsonl (dump_per_dataset_eval_results); eval_only/ when run without a step.
+    "skyrl": Layout(
+        re.compile(r"(?:^|/)(?:global_step_(?P<step>\d+)_evals|eval_only)/[^/]+\.jsonl$"),
+        "dumped_evals/global_step_{N}_evals/{data_source}.jsonl",
+        recursive=True,
+        skip=re.compile(r"(?:^|/)aggregated_results\.jsonl$"),
+    ),
+    # ROLL writes {rollout_dump_dir}/rollout_dump_data.step_{N}.jsonl (write_to_json_process).
+    "roll": Layout(
+        re.compile(r"(?:^|/)rollout_dump_data\.step_(?P<step>\d+)\.jsonl$"),
+        "rollout_dump_data.step_{N}.jsonl",
+        recursive=True,
+    ),
+}
+
+# torch.save writes a zip archive (or, before torch 1.6 and in plain pickle.dump, a pickle stream).
+_ZIP_MAGIC = b"PK\x03\x04"
+_PICKLE_NAMES = (".pt", ".pth", ".pkl", ".pickle", ".bin")
+
+
+@dataclass(frozen=True)
+class DumpFile:
+    """One dump file and the step (AReaL: policy version) its name or folder gives, if any."""
+
+    path: str
+    step: int | None = None
+
+
+def check_trainer(trainer: str) -> Layout:
+    """The layout of a known trainer; a UsageError listing the known ones otherwise."""
+    if trainer not in LAYOUTS:
+        raise UsageError(f"unknown trainer {trainer!r}; known trainers: {', '.join(TRAINERS)}")
+    return LAYOUTS[trainer]
+
+
+def step_of(trainer: str, path: str) -> int | None:
+    """The step a file's path names under the trainer's layout, else None."""
+    match = check_trainer(trainer).pattern.search(Path(os.path.abspath(path)).as_posix())
+    if match is None or match.groupdict().get("step") is None:
+        return None
+    return int(match.group("step"))
+
+
+def _search(trainer: str, folder: str) -> list[str]:
+    layout = LAYOUTS[trainer]
+    pattern = "**/*" if layout.recursive else "*"
+    found: list[str] = []
+    for path in glob.glob(os.path.join(glob.escape(folder), pattern), recursive=layout.recursive):
+        relative = Path(os.path.relpath(path, folder)).as_posix()
+        if not layout.pattern.search(Path(os.path.abspath(path)).as_posix()) or not os.path.isfile(path):
+            continue
+        if layout.skip is not None and layout.skip.search("/" + relative):
+            continue
+        found.append(path)
+    if not found:
+        where = "in it or below it" if layout.recursive else "in it"
+        raise DataError(f"{folder}: no {trainer} dump file {where} (looked for {layout.shown})")
+    return found
+
+
+def find_dump_files(trainer: str, args: list[str] | tuple[str, ...]) -> list[DumpFile]:
+    """Files, globs or folders into dump files, sorted by step then path; folders are searched."""
+    check_trainer(trainer)
+    if not args:
+        raise UsageError(f"give the {trainer} dump files or the folder that holds them")
+    paths: list[str] = []
+    for arg in args:
+        matches = sorted(glob.glob(arg)) if glob.has_magic(arg) else [arg]
+        if not matches:
+            raise DataError(f"{arg}: no file matches this pattern")
+        for match in matches:
+            if os.path.isdir(match):
+                paths += _search(trainer, match)
+            elif os.path.exists(match):
+                paths.append(match)
+            else:
+                raise DataError(f"{match}: no such file")
+    files = [DumpFile(p, step_of(trainer, p)) for p in dict.fromkeys(paths)]
+    for file in files:
+        refuse_pickle(file.path)
+    return sorted(files, key=lambda f: (f.step is None, f.step or 0, f.path))
+
+
+def refuse_pickle(path: str) -> None:
+    """DataError for a pickle or torch.save file, told by its first bytes (and its name)."""
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+    pickled = head.startswith(_ZIP_MAGIC) or (len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5)
+    if pickled or path.lower().endswith(_PICKLE_NAMES):
+        raise DataError(
+            f"{path}: a Python pickle or torch.save file (as slime's --save-debug-rollout-data and "
+            "SkyRL's dump_data_batch write); sigmatool never unpickles a file, since loading one can "
+            "run code. Export the rollouts to JSON lines or parquet (prompt, reward) and read them "
+            "with --rollouts"
+        )

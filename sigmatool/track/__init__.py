@@ -1,0 +1,157 @@
+"""A training run step by step: how many sampled groups were silent (σ = 0), against how many were expected.
+
+Input: a polars LazyFrame with one row per rollout and columns ``step``, ``group``, ``prompt``, ``right``,
+``usable`` (see :mod:`sigmatool.track.groups`). :func:`track` returns a per-step table and a one-row run table
+(columns in :mod:`sigmatool.track.steps`); :func:`headline` says what they show in one sentence;
+:func:`export_pass_rates` gives per-prompt (k, n) over the run or a window of steps. docs/track.md explains
+the estimator, the drift rule and the correspondence with TRL's ``frac_reward_zero_std``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import polars as pl
+
+from sigmatool.errors import UsageError
+from sigmatool.track.expected import EXPECTED, from_table, leave_one_step_out, silent_expectation
+from sigmatool.track.groups import LOG_COLUMNS, export_pass_rates, group_table, pass_rates_of
+from sigmatool.track.steps import RUN_COLUMNS, STEP_COLUMNS, fit_statistics, run_table, step_table
+
+Z_THRESHOLD = 4.0
+MIN_GAP = 0.02
+
+
+@dataclass(frozen=True)
+class TrackResult:
+    """The per-step table, the one-row run table, the per-group table behind them, and which estimator ran."""
+
+    steps: pl.DataFrame
+    run: pl.DataFrame
+    groups: pl.DataFrame
+    estimator: str
+    z_threshold: float
+    min_gap: float
+
+
+def _single_step_prompts(groups: pl.DataFrame) -> int:
+    usable = groups.filter(pl.col("G") >= 1)
+    return int(
+        usable.group_by("prompt").agg(pl.col("step").n_unique().alias("s")).filter(pl.col("s") == 1).height
+    )
+
+
+def track(
+    log: pl.LazyFrame,
+    rates: pl.DataFrame | None = None,
+    *,
+    z_threshold: float = Z_THRESHOLD,
+    min_gap: float = MIN_GAP,
+) -> TrackResult:
+    """Per-step measured and expected silent fractions of a training log.
+
+    The expectation comes from ``rates`` (columns ``prompt`` and ``p``, or ``k`` and ``n``; with a ``step``
+    column, one rate per step and prompt) when given, else from each prompt's rollouts in the other steps
+    (leave-one-step-out). A step is flagged as drift when ``|silent_z| ≥ z_threshold`` and the measured and
+    expected fractions differ by at least ``min_gap``.
+    """
+    _check_rule(z_threshold, min_gap)
+    return track_groups(group_table(log), rates, z_threshold=z_threshold, min_gap=min_gap)
+
+
+def _check_rule(z_threshold: float, min_gap: float) -> None:
+    if not z_threshold > 0:
+        raise UsageError(f"the z threshold must be positive, not {z_threshold}")
+    if not 0 <= min_gap <= 1:
+        raise UsageError(f"the minimum gap is a fraction in [0, 1], not {min_gap}")
+
+
+def track_groups(
+    all_groups: pl.DataFrame,
+    rates: pl.DataFrame | None = None,
+    *,
+    z_threshold: float = Z_THRESHOLD,
+    min_gap: float = MIN_GAP,
+) -> TrackResult:
+    """:func:`track` from the group table of :func:`group_table`."""
+    _check_rule(z_threshold, min_gap)
+    if rates is None:
+        groups = leave_one_step_out(all_groups)
+        estimator, single = "leave-one-step-out", _single_step_prompts(all_groups)
+    else:
+        groups = from_table(all_groups, rates)
+        estimator, single = "pass-rate table", None
+    steps = step_table(groups, z_threshold, min_gap)
+    run = run_table(steps, groups, all_groups, single)
+    return TrackResult(steps, run, groups, estimator, z_threshold, min_gap)
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _step_span(steps: list[int]) -> str:
+    return f"Step {steps[0]}" if len(steps) == 1 else f"Steps {steps[0]}–{steps[-1]}"
+
+
+def headline(result: TrackResult) -> str:
+    """One sentence (or three) for the table view: the run's fit, the steps that part, what was left out."""
+    run = result.run.row(0, named=True)
+    all_steps = result.steps["step"].to_list()
+    if not all_steps:
+        return "The log holds no usable rollout."
+    parts = []
+    if run["compared_groups"]:
+        r2 = "n/a" if math.isnan(run["r_squared"]) else f"{run['r_squared']:.3f}"
+        parts.append(
+            f"{_step_span(all_steps)}: {_percent(run['compared_silent_fraction'])} of groups silent, "
+            f"{_percent(run['expected_silent_fraction'])} expected ({result.estimator}; R² {r2}, "
+            f"mean bias {100 * run['mean_bias']:+.1f} points)."
+        )
+    else:
+        parts.append(f"{_step_span(all_steps)}: no group has an expected silent probability.")
+    flagged = result.steps.filter(pl.col("drift"))
+    items = [
+        f"{r['step']} ({_percent(r['compared_silent_fraction'])} vs "
+        f"{_percent(r['expected_silent_fraction'])}, z = {r['silent_z']:+.1f})"
+        for r in flagged.head(3).iter_rows(named=True)
+    ]
+    if flagged.height == 1:
+        parts.append(f"Step {items[0]} parts from the expectation.")
+    elif flagged.height:
+        more = "" if flagged.height <= 3 else f" and {flagged.height - 3} more"
+        parts.append(f"{flagged.height} steps part from the expectation: steps {', '.join(items)}{more}.")
+    elif run["compared_groups"]:
+        parts.append(
+            f"No step parts from the expectation (|z| < {result.z_threshold:g} or gap < {_percent(result.min_gap)})."
+        )
+    if run["uncompared_groups"]:
+        why = (
+            f"{run['single_step_prompts']} prompt(s) seen in one step only"
+            if result.estimator == "leave-one-step-out"
+            else "prompts without a rate in the table"
+        )
+        parts.append(f"{run['uncompared_groups']} group(s) are not compared: {why}.")
+    return " ".join(parts)
+
+
+__all__ = [
+    "EXPECTED",
+    "LOG_COLUMNS",
+    "MIN_GAP",
+    "RUN_COLUMNS",
+    "STEP_COLUMNS",
+    "Z_THRESHOLD",
+    "TrackResult",
+    "export_pass_rates",
+    "fit_statistics",
+    "from_table",
+    "group_table",
+    "headline",
+    "leave_one_step_out",
+    "pass_rates_of",
+    "silent_expectation",
+    "track",
+    "track_groups",
+]

@@ -1,0 +1,136 @@
+"""The expected silent probability of each sampled group: from a pass-rate table, or from the run itself.
+
+Each group of size G of a prompt with pass rate p is silent (all right or all wrong, σ = 0) with probability
+``P = p^G + (1 − p)^G`` (docs/theory.md §2). Two sources for p:
+
+- a table of per-prompt pass rates (``p``, or counts ``k`` of ``n``), optionally per step;
+- leave-one-step-out: the prompt's right answers k' of n' usable rollouts in the OTHER steps of the run.
+
+With counts, P is estimated without bias by the hypergeometric form ``[C(k, G) + C(n − k, G)] / C(n, G)`` when
+G ≤ n, and by the plug-in ``p̂^G + (1 − p̂)^G`` (p̂ = k/n) when G > n, where no unbiased estimate exists.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from numpy.typing import ArrayLike, NDArray
+
+from sigmatool import kernels
+from sigmatool.errors import DataError
+
+EXPECTED = "expected"
+BASIS = "basis"  # "unbiased", "plug-in" or "rate"; null where there is no expectation
+
+
+def silent_expectation(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> NDArray[np.float64]:
+    """Expected silent probability of a size-G group of a prompt seen right k times in n samples.
+
+    ``[C(k, G) + C(n − k, G)] / C(n, G)`` (unbiased for ``p^G + (1 − p)^G``) when 1 ≤ G ≤ n; the plug-in
+    ``p̂^G + (1 − p̂)^G`` with ``p̂ = k / n`` when G > n ≥ 1; NaN when n = 0 or the inputs are not counts
+    with 0 ≤ k ≤ n. Returns float64. docs/track.md, "The expected silent fraction".
+
+    >>> [round(float(x), 4) for x in silent_expectation([3, 1, 0], [4, 2, 0], [2, 4, 2])]
+    [0.5, 0.125, nan]
+    """
+    k_arr, n_arr, G_arr = np.broadcast_arrays(
+        np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64), np.asarray(G, dtype=np.float64)
+    )
+    unbiased = kernels.silent_probability_unbiased(k_arr, n_arr, G_arr)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plugin = kernels.silent_probability(k_arr / n_arr, G_arr)
+    return np.asarray(np.where(G_arr <= n_arr, unbiased, plugin), dtype=np.float64)
+
+
+def _expectation_column(frame: pl.DataFrame, k: str, n: str) -> pl.DataFrame:
+    """Add ``expected`` and ``basis`` from count columns ``k``/``n`` and ``G``, each distinct triple once."""
+    known = pl.col(n).is_not_null() & (pl.col(n) >= 1)
+    triples = frame.filter(known).select(k, n, "G").unique()
+    values = silent_expectation(triples[k].to_numpy(), triples[n].to_numpy(), triples["G"].to_numpy())
+    triples = triples.with_columns(pl.Series(EXPECTED, values, dtype=pl.Float64))
+    out = frame.join(triples, on=[k, n, "G"], how="left", nulls_equal=False)
+    basis = (
+        pl.when(~known)
+        .then(None)
+        .when(pl.col("G") <= pl.col(n))
+        .then(pl.lit("unbiased"))
+        .otherwise(pl.lit("plug-in"))
+    )
+    return out.with_columns(basis.alias(BASIS))
+
+
+def leave_one_step_out(groups: pl.DataFrame) -> pl.DataFrame:
+    """Groups (G ≥ 1) with ``expected`` from each prompt's counts in the other steps, and ``basis``.
+
+    Adds ``k_other`` and ``n_other``. A prompt seen in one step only has n_other = 0 there: its groups get
+    no expectation (null) and are counted by the caller.
+    """
+    usable = groups.filter(pl.col("G") >= 1)
+    per_step = usable.group_by("prompt", "step").agg(
+        pl.col("k").sum().alias("__k_step"), pl.col("G").sum().alias("__n_step")
+    )
+    totals = per_step.group_by("prompt").agg(
+        pl.col("__k_step").sum().alias("__k_all"), pl.col("__n_step").sum().alias("__n_all")
+    )
+    joined = (
+        usable.join(per_step, on=["prompt", "step"], how="left")
+        .join(totals, on="prompt", how="left")
+        .with_columns(
+            (pl.col("__k_all") - pl.col("__k_step")).alias("k_other"),
+            (pl.col("__n_all") - pl.col("__n_step")).alias("n_other"),
+        )
+        .drop("__k_step", "__n_step", "__k_all", "__n_all")
+    )
+    return _expectation_column(joined, "k_other", "n_other")
+
+
+def _check_rates(rates: pl.DataFrame, key_dtype: pl.DataType) -> tuple[pl.DataFrame, list[str]]:
+    """The table's key columns cast to the log's key dtype, and its keys; DataError on a bad table."""
+    if "prompt" not in rates.columns:
+        raise DataError(f"pass-rate table: no 'prompt' column; the columns are: {', '.join(rates.columns)}")
+    has_p = "p" in rates.columns
+    if not has_p and not {"k", "n"} <= set(rates.columns):
+        raise DataError("pass-rate table: give a 'p' column, or 'k' and 'n' columns")
+    keys = ["step", "prompt"] if "step" in rates.columns else ["prompt"]
+    try:
+        table = rates.with_columns(pl.col("prompt").cast(key_dtype, strict=True))
+        if "step" in keys:
+            table = table.with_columns(pl.col("step").cast(pl.Int64, strict=True))
+    except pl.exceptions.PolarsError as exc:
+        raise DataError(
+            f"pass-rate table: its keys do not match the log's prompt keys ({key_dtype})"
+        ) from exc
+    dupes = table.select(keys).is_duplicated().sum()
+    if dupes:
+        raise DataError(f"pass-rate table: {dupes} rows repeat a key ({', '.join(keys)})")
+    if has_p:
+        p = table["p"].cast(pl.Float64, strict=False)
+        if (p.is_nan() | (p < 0) | (p > 1)).fill_null(False).any():
+            raise DataError("pass-rate table: 'p' must lie in [0, 1]")
+    else:
+        k, n = table["k"].cast(pl.Float64, strict=False), table["n"].cast(pl.Float64, strict=False)
+        bad = (k < 0) | (k > n) | (n < 1) | (k != k.round(0)) | (n != n.round(0))
+        if bad.fill_null(False).any():
+            raise DataError("pass-rate table: 'k' and 'n' must be whole numbers with 0 ≤ k ≤ n and n ≥ 1")
+    return table, keys
+
+
+def from_table(groups: pl.DataFrame, rates: pl.DataFrame) -> pl.DataFrame:
+    """Groups (G ≥ 1) with ``expected`` from a table of pass rates keyed by prompt (or by step and prompt).
+
+    A group whose prompt is not in the table, or has a null rate there, gets no expectation.
+    """
+    usable = groups.filter(pl.col("G") >= 1)
+    table, keys = _check_rates(rates, usable.schema["prompt"])
+    if "p" in table.columns:
+        joined = usable.join(table.select(*keys, pl.col("p").cast(pl.Float64)), on=keys, how="left")
+        values = kernels.silent_probability(joined["p"].fill_null(np.nan).to_numpy(), joined["G"].to_numpy())
+        basis = pl.when(pl.col("p").is_null()).then(None).otherwise(pl.lit("rate"))
+        return joined.with_columns(
+            pl.Series(EXPECTED, values, dtype=pl.Float64).fill_nan(None), basis.alias(BASIS)
+        ).drop("p")
+    counts = table.select(
+        *keys, pl.col("k").cast(pl.Int64).alias("table_k"), pl.col("n").cast(pl.Int64).alias("table_n")
+    )
+    joined = usable.join(counts, on=keys, how="left")
+    return _expectation_column(joined, "table_k", "table_n").drop("table_k", "table_n")

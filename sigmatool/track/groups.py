@@ -1,0 +1,118 @@
+"""A training log's rollouts into one row per sampled group, after checking the input contract.
+
+The log is a polars LazyFrame with one row per rollout: ``step`` (integer), ``group`` (the key of one sampled
+group), ``prompt`` (a prompt key, unsigned integer or text), ``right`` and ``usable`` (Boolean). A rollout
+whose reward is not usable takes no part: a group's size G is its number of usable rollouts, k the number of
+those that are right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from sigmatool.errors import DataError, UsageError
+
+LOG_COLUMNS = ("step", "group", "prompt", "right", "usable")
+# Optional: ``bad`` (Boolean) marks a present reward that cannot be graded, as the trainer readers give it.
+OPTIONAL_COLUMNS = ("bad",)
+MAX_NAMED = 5
+
+
+def _check_schema(schema: Mapping[str, pl.DataType]) -> None:
+    missing = [c for c in LOG_COLUMNS if c not in schema]
+    if missing:
+        raise DataError(
+            f"training log: missing column(s) {', '.join(missing)}; the columns are: {', '.join(schema)}"
+        )
+    wrong = []
+    if not schema["step"].is_integer():
+        wrong.append(f"step is {schema['step']}, not an integer")
+    for flag in ("right", "usable"):
+        if schema[flag] != pl.Boolean:
+            wrong.append(f"{flag} is {schema[flag]}, not Boolean")
+    prompt = schema["prompt"]
+    if not (prompt.is_integer() or prompt == pl.String):
+        wrong.append(f"prompt is {prompt}, not an integer or text key")
+    if wrong:
+        raise DataError(f"training log: {'; '.join(wrong)}")
+
+
+def checked(log: pl.LazyFrame) -> pl.LazyFrame:
+    """The log with its columns checked (schema only: nothing is read), ``step`` as Int64, ``bad`` added."""
+    schema = log.collect_schema()
+    _check_schema(schema)
+    bad = pl.col("bad").fill_null(False) if "bad" in schema else pl.lit(False)
+    return log.select(pl.col("step").cast(pl.Int64), "group", "prompt", "right", "usable", bad.alias("bad"))
+
+
+def group_table(log: pl.LazyFrame) -> pl.DataFrame:
+    """One row per (step, group): ``step``, ``group``, ``prompt``, ``G`` (usable rollouts), ``k`` (right ones),
+    ``bad`` and ``missing`` (rollouts whose reward could not be graded or was missing; Int64).
+
+    Groups without a usable rollout are kept with G = 0 so that they can be counted. Raises DataError for a
+    null key, a usable rollout without a grade, or a group that mixes prompts. Whether a bad reward is an
+    error is the caller's choice (the trainer readers name its file and rows).
+    """
+    lf = checked(log)
+    groups = (
+        lf.group_by("step", "group")
+        .agg(
+            pl.col("prompt").first(),
+            pl.col("prompt").n_unique().alias("__prompts"),
+            pl.col("usable").fill_null(False).sum().cast(pl.Int64).alias("G"),
+            (pl.col("usable").fill_null(False) & pl.col("right").fill_null(False))
+            .sum()
+            .cast(pl.Int64)
+            .alias("k"),
+            (pl.col("usable").fill_null(False) & pl.col("right").is_null()).sum().alias("__ungraded"),
+            pl.col("bad").sum().cast(pl.Int64),
+            (~pl.col("usable").fill_null(False) & ~pl.col("bad")).sum().cast(pl.Int64).alias("missing"),
+            pl.any_horizontal(pl.col("step", "group", "prompt").is_null()).any().alias("__null_key"),
+        )
+        .sort("step", "group", nulls_last=True)
+        .collect()
+    )
+    _check_groups(groups)
+    return groups.select("step", "group", "prompt", "G", "k", "bad", "missing")
+
+
+def _check_groups(groups: pl.DataFrame) -> None:
+    if groups["__null_key"].any():
+        raise DataError("training log: some rollouts have a null step, group or prompt")
+    for column, message in (
+        ("__ungraded", "usable rollouts without a right/wrong grade"),
+        ("__prompts", "groups that mix several prompts"),
+    ):
+        limit = 0 if column == "__ungraded" else 1
+        bad = groups.filter(pl.col(column) > limit)
+        if bad.height:
+            named = ", ".join(
+                f"step {s} group {g!r}" for s, g in bad.select("step", "group").head(MAX_NAMED).rows()
+            )
+            raise DataError(f"training log: {bad.height} {message} ({named})")
+
+
+def export_pass_rates(log: pl.LazyFrame, steps: tuple[int, int] | None = None) -> pl.DataFrame:
+    """Per-prompt counts over the run, or over the steps ``first…last`` (inclusive): ``prompt``, ``k``, ``n``.
+
+    n counts usable rollouts and k the right ones; prompts with no usable rollout in the window are left out.
+    The frame is what every sigmatool command reads with k and n columns.
+    """
+    return pass_rates_of(group_table(log), steps)
+
+
+def pass_rates_of(groups: pl.DataFrame, steps: tuple[int, int] | None = None) -> pl.DataFrame:
+    """:func:`export_pass_rates` from the group table: k and n summed per prompt over the window."""
+    if steps is not None:
+        first, last = steps
+        if first > last:
+            raise UsageError(f"the step window {first}…{last} is empty: the first step is after the last")
+        groups = groups.filter(pl.col("step").is_between(first, last))
+    return (
+        groups.filter(pl.col("G") >= 1)
+        .group_by("prompt")
+        .agg(pl.col("k").sum().cast(pl.Int64), pl.col("G").sum().cast(pl.Int64).alias("n"))
+        .sort("prompt")
+    )

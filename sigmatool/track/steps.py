@@ -1,0 +1,146 @@
+"""Per-step summary of a training run: measured against expected silent fractions, the z-score, the drift flag.
+
+Columns of the step table, in order: ``step``, ``groups``, ``rollouts``, ``mean_group_size``,
+``min_group_size``, ``max_group_size``, ``mean_reward``, ``silent_fraction``, ``all_right_fraction``,
+``all_wrong_fraction``, ``compared_groups``, ``compared_silent_fraction``, ``expected_silent_fraction``,
+``silent_z``, ``drift``. Columns of the one-row run table: ``steps``, ``groups``, ``compared_groups``,
+``uncompared_groups``, ``unusable_groups``, ``single_step_prompts``, ``plugin_groups``,
+``compared_silent_fraction``, ``expected_silent_fraction``, ``r_squared``, ``mean_bias``, ``drift_steps``.
+docs/track.md explains each.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+
+from sigmatool.track.expected import BASIS, EXPECTED
+
+STEP_COLUMNS = (
+    "step",
+    "groups",
+    "rollouts",
+    "mean_group_size",
+    "min_group_size",
+    "max_group_size",
+    "mean_reward",
+    "silent_fraction",
+    "all_right_fraction",
+    "all_wrong_fraction",
+    "compared_groups",
+    "compared_silent_fraction",
+    "expected_silent_fraction",
+    "silent_z",
+    "drift",
+)
+RUN_COLUMNS = (
+    "steps",
+    "groups",
+    "compared_groups",
+    "uncompared_groups",
+    "unusable_groups",
+    "single_step_prompts",
+    "plugin_groups",
+    "compared_silent_fraction",
+    "expected_silent_fraction",
+    "r_squared",
+    "mean_bias",
+    "drift_steps",
+)
+
+
+def _silent() -> pl.Expr:
+    return (pl.col("k") == 0) | (pl.col("k") == pl.col("G"))
+
+
+def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.DataFrame:
+    """The per-step table from groups (G ≥ 1) carrying ``expected`` (null where there is none)."""
+    compared = pl.col(EXPECTED).is_not_null()
+    silent = _silent().cast(pl.Float64)
+    expected = pl.col(EXPECTED)
+    table = (
+        groups.group_by("step")
+        .agg(
+            pl.len().cast(pl.Int64).alias("groups"),
+            pl.col("G").sum().cast(pl.Int64).alias("rollouts"),
+            pl.col("G").mean().alias("mean_group_size"),
+            pl.col("G").min().cast(pl.Int64).alias("min_group_size"),
+            pl.col("G").max().cast(pl.Int64).alias("max_group_size"),
+            (pl.col("k").sum() / pl.col("G").sum()).alias("mean_reward"),
+            silent.mean().alias("silent_fraction"),
+            (pl.col("k") == pl.col("G")).cast(pl.Float64).mean().alias("all_right_fraction"),
+            (pl.col("k") == 0).cast(pl.Float64).mean().alias("all_wrong_fraction"),
+            compared.sum().cast(pl.Int64).alias("compared_groups"),
+            silent.filter(compared).sum().alias("__observed"),
+            expected.filter(compared).sum().alias("__expected"),
+            (expected * (1 - expected)).filter(compared).sum().alias("__variance"),
+        )
+        .sort("step")
+    )
+    n = pl.col("compared_groups")
+    diff = pl.col("__observed") - pl.col("__expected")
+    # A step whose every expected P is 0 or 1 has no noise: any difference is infinitely unlikely.
+    z = (
+        pl.when(n == 0)
+        .then(None)
+        .when(pl.col("__variance") > 0)
+        .then(diff / pl.col("__variance").sqrt())
+        .when(diff.abs() < 1e-12)
+        .then(0.0)
+        .otherwise(diff.sign() * math.inf)
+    )
+    table = table.with_columns(
+        pl.when(n > 0).then(pl.col("__observed") / n).alias("compared_silent_fraction"),
+        pl.when(n > 0).then(pl.col("__expected") / n).alias("expected_silent_fraction"),
+        z.cast(pl.Float64).alias("silent_z"),
+    )
+    gap = (pl.col("compared_silent_fraction") - pl.col("expected_silent_fraction")).abs()
+    drift = (pl.col("silent_z").abs() >= z_threshold) & (gap >= min_gap)
+    return table.with_columns(drift.fill_null(False).alias("drift")).select(STEP_COLUMNS)
+
+
+def fit_statistics(steps: pl.DataFrame) -> tuple[float, float]:
+    """R² of measured by expected silent fractions over the compared steps, and the mean bias.
+
+    ``R² = 1 − Σ (m − e)² / Σ (m − m̄)²`` (the expectation is the model, nothing is fitted; NaN when the
+    measured fractions do not vary) and ``bias = mean(m − e)``, each step counting once.
+    """
+    rows = steps.filter(pl.col("compared_groups") > 0)
+    if rows.height == 0:
+        return math.nan, math.nan
+    measured = rows["compared_silent_fraction"].to_numpy()
+    expected = rows["expected_silent_fraction"].to_numpy()
+    residual = float(np.sum((measured - expected) ** 2))
+    spread = float(np.sum((measured - measured.mean()) ** 2))
+    r_squared = 1.0 - residual / spread if spread > 0 else math.nan
+    return r_squared, float(np.mean(measured - expected))
+
+
+def run_table(
+    steps: pl.DataFrame, groups: pl.DataFrame, all_groups: pl.DataFrame, single_step_prompts: int | None
+) -> pl.DataFrame:
+    """The one-row run table (see the module docstring)."""
+    r_squared, bias = fit_statistics(steps)
+    with_expected = groups.filter(pl.col(EXPECTED).is_not_null())
+    compared = with_expected.height
+    observed = float(with_expected.select(_silent().cast(pl.Float64).mean()).item()) if compared else math.nan
+    expected = float(with_expected[EXPECTED].mean()) if compared else math.nan  # type: ignore[arg-type]
+    return pl.DataFrame(
+        {
+            "steps": [steps.height],
+            "groups": [groups.height],
+            "compared_groups": [compared],
+            "uncompared_groups": [groups.height - compared],
+            "unusable_groups": [int((all_groups["G"] == 0).sum())],
+            "single_step_prompts": [single_step_prompts],
+            "plugin_groups": [int((groups[BASIS] == "plug-in").sum())],
+            "compared_silent_fraction": [observed],
+            "expected_silent_fraction": [expected],
+            "r_squared": [r_squared],
+            "mean_bias": [bias],
+            "drift_steps": [steps.filter(pl.col("drift"))["step"].to_list()],
+        },
+        schema_overrides={"single_step_prompts": pl.Int64, "drift_steps": pl.List(pl.Int64)},
+    ).select(RUN_COLUMNS)
