@@ -24,11 +24,12 @@ STD_CONVENTIONS = ("population", "bessel")
 MAX_SUMMED_G = 2**31
 # Elements per block of that matrix: bounds memory at a few tens of MB whatever the input size.
 _BLOCK = 1 << 21
-# Outcomes further than this from the mean carry mass below e^-90 (Bernstein's inequality), far
-# under float64 resolution relative to the terms kept.
-_WINDOW_SDS = 40.0
-_WINDOW_PAD = 60.0
-# Up to this G, E[σ] sums C(G, k) p^k q^(G−k) directly (relative error ~G·1e-16); above it, scipy's pmf.
+# Outcomes further than t = 12 sd + 30 from the mean carry mass below 2 exp(−t²/(2(sd² + t/3))) < e^-58
+# (Bernstein's inequality), far under float64 resolution relative to the terms kept.
+_WINDOW_SDS = 12.0
+_WINDOW_PAD = 30.0
+# Up to this G, E[σ] sums C(G, k) p^k q^(G−k) directly (relative error ~G·1e-16); above it, a window of the
+# pmf built from its successive ratios.
 DIRECT_MAX_G = 64
 _TINY_P = 1e-280
 
@@ -123,12 +124,17 @@ def row_sum(x: FloatArray) -> FloatArray:
 def window_mean(
     lo: IntArray,
     hi: IntArray,
-    weight: Callable[[IntArray, IntArray], FloatArray],
+    log_ratio: Callable[[IntArray, IntArray], FloatArray],
     value: Callable[[IntArray, IntArray], FloatArray],
 ) -> FloatArray:
-    """Per row r, Σ_k w_r(k) v_r(k) / Σ_k w_r(k) over integers k in [lo_r, hi_r]; callbacks get (rows, k)."""
-    # Normalising by Σ w makes the sum immune to the rounding that the weights of a row share; rows go in
-    # blocks of similar width so one wide row does not pad thousands of narrow ones.
+    """Per row r, Σ_k w_r(k) v_r(k) / Σ_k w_r(k) over integers k in [lo_r, hi_r]; callbacks get (rows, k).
+
+    The weights are given by their successive ratios, ``log_ratio(rows, k) = log(w(k + 1) / w(k))``: a
+    probability mass function up to a constant, which the normalisation removes. The log-weights are running
+    sums of those logs along the row, and each row's largest is subtracted before exponentiating, so no
+    weight overflows; the rounding of a weight grows with its distance from the row's start, ~1e-14 here.
+    """
+    # Rows go in blocks of similar width so one wide row does not pad thousands of narrow ones.
     width = hi - lo + 1
     out = np.empty(lo.shape, dtype=np.float64)
     bucket = np.ceil(np.log2(width)).astype(np.int64)
@@ -143,13 +149,17 @@ def window_mean(
             k = lo[rows, None] + offsets
             inside = k <= top
             k = np.minimum(k, top)
-            w = np.where(inside, weight(rows, k), 0.0)
+            log_w = np.zeros(k.shape)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                np.cumsum(log_ratio(rows, k[:, :-1]), axis=1, out=log_w[:, 1:])
+            log_w = np.where(inside, log_w, -np.inf)
+            w = np.exp(log_w - log_w.max(axis=1, keepdims=True))
             out[rows] = row_sum(w * value(rows, k)) / row_sum(w)
     return out
 
 
 def window(center: FloatArray, sd: FloatArray, lo: IntArray, hi: IntArray) -> tuple[IntArray, IntArray]:
-    """The support [lo, hi] narrowed to center ± (40 sd + 60)."""
+    """The support [lo, hi] narrowed to center ± (12 sd + 30)."""
     half = _WINDOW_SDS * sd + _WINDOW_PAD
     low = np.maximum(lo, np.floor(center - half).astype(np.int64))
     high = np.minimum(hi, np.ceil(center + half).astype(np.int64))

@@ -12,10 +12,8 @@ from sigmatool.kernels._common import (
     MAX_SUMMED_G,
     FloatArray,
     IntArray,
-    binomial_pmf,
     distinct_rows,
     floats,
-    hypergeometric_pmf_of,
     is_bessel,
     is_count,
     is_probability,
@@ -46,13 +44,17 @@ def _binomial_expected_sigma(p: FloatArray, G: IntArray) -> FloatArray:
         p_l, q_l, G_l = p_u[large], q_u[large], G_u[large]
         lo, hi = window(G_l * p_l, np.sqrt(G_l * p_l * q_l), np.zeros_like(G_l), G_l)
 
-        def weight(rows: IntArray, k: IntArray) -> FloatArray:
-            return binomial_pmf(k, G_l[rows, None], p_l[rows, None])
+        log_odds = np.log(p_l) - np.log1p(-p_l)
+
+        def log_ratio(rows: IntArray, k: IntArray) -> FloatArray:
+            # Bin(k + 1; G, p) / Bin(k; G, p) = (G − k) / (k + 1) · p / (1 − p)
+            size = G_l[rows, None]
+            return np.asarray(np.log((size - k) / (k + 1.0)) + log_odds[rows, None], dtype=np.float64)
 
         def value(rows: IntArray, k: IntArray) -> FloatArray:
             return sigma_of(k, G_l[rows, None])
 
-        out[large] = window_mean(lo, hi, weight, value)
+        out[large] = window_mean(lo, hi, log_ratio, value)
     return out[inverse]
 
 
@@ -60,8 +62,8 @@ def expected_sigma(p: ArrayLike, G: ArrayLike, std: str = "population") -> Float
     """Exact expected group std ``E[σ](p, G)`` with k ~ Binomial(G, p): the per-prompt GRPO weight.
 
     ``E[σ](p, G) = (1/G) Σ_{k=1}^{G−1} C(G, k) p^k (1 − p)^(G−k) sqrt(k (G − k))``, times ``bessel_factor(G)``
-    when ``std="bessel"``. For G ≤ 64 the pmf is summed directly; above, it is scipy's binomial pmf
-    (boost's, accurate at any G) and the sum restricted to k within 40 sd + 60 of Gp, the rest carrying
+    when ``std="bessel"``. For G ≤ 64 the pmf is summed directly; above, it is a window of the pmf
+    built from its successive ratios and the sum restricted to k within 40 sd + 60 of Gp, the rest carrying
     relative mass < e^-90. Relative error ~1e-14 at any G up to 2^31 (checked against 50-digit sums at
     G = 5000). Each distinct (p, G) is evaluated once: 10^5 distinct p at G = 8 take tens of ms.
     Valid for p in [0, 1] and integers 1 ≤ G ≤ 2^31 (p and G broadcast); NaN elsewhere; 0 at
@@ -110,13 +112,16 @@ def expected_sigma_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike, std: str =
             G_u * q, np.sqrt(G_u * q * (1.0 - q)), np.maximum(0, G_u - (n_u - k_u)), np.minimum(k_u, G_u)
         )
 
-        def weight(rows: IntArray, j: IntArray) -> FloatArray:
-            return hypergeometric_pmf_of(j, n_u[rows, None], k_u[rows, None], G_u[rows, None])
+        def log_ratio(rows: IntArray, j: IntArray) -> FloatArray:
+            # Hyp(j + 1) / Hyp(j) = (k − j)(G − j) / ((j + 1)(n − k − G + j + 1))
+            n, k, size = n_u[rows, None], k_u[rows, None], G_u[rows, None]
+            ratio = (k - j) * (size - j) / ((j + 1.0) * (n - k - size + j + 1.0))
+            return np.asarray(np.log(ratio), dtype=np.float64)
 
         def value(rows: IntArray, j: IntArray) -> FloatArray:
             return sigma_of(j, G_u[rows, None])
 
-        out[valid] = window_mean(lo, hi, weight, value)[inverse]
+        out[valid] = window_mean(lo, hi, log_ratio, value)[inverse]
     if bessel:
         out = out * bessel_factor(G_arr)
     return np.asarray(out, dtype=np.float64)
