@@ -33,8 +33,9 @@ def beta_binomial_logpmf(j: ArrayLike, G: ArrayLike, A: ArrayLike, B: ArrayLike)
     from scipy.special import betaln, gammaln
 
     j_arr, G_arr = np.asarray(j, dtype=np.float64), np.asarray(G, dtype=np.float64)
+    a, b = _pair(A, B)
     log_choose = gammaln(G_arr + 1) - gammaln(j_arr + 1) - gammaln(G_arr - j_arr + 1)
-    return np.asarray(log_choose + betaln(A + j_arr, B + G_arr - j_arr) - betaln(A, B), dtype=np.float64)
+    return np.asarray(log_choose + betaln(a + j_arr, b + G_arr - j_arr) - betaln(a, b), dtype=np.float64)
 
 
 def beta_all_right(A: ArrayLike, B: ArrayLike, G: int) -> FloatArray:

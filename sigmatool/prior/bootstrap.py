@@ -22,7 +22,7 @@ from sigmatool.prior.posterior import cell_means, check_quantity, check_std
 
 FloatArray = NDArray[np.float64]
 Statistic = Callable[[Cells], float]
-ESTIMATORS = ("plugin", "unbiased", "beta", "npmle", "smooth")
+ESTIMATORS = ("plugin", "unbiased", "beta", "npmle")
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def _values(c: Cells, quantity: str, G: int | None, std: str, estimator: str) ->
         "sigma_squared": kernels.expected_sigma_squared_unbiased,
     }
     if quantity == "sigma":
-        return kernels.expected_sigma_unbiased(c.k, c.n, G, std)
+        return kernels.expected_sigma_unbiased(c.k, c.n, int(G or 0), std)
     if quantity not in unbiased or G is None or G > int(c.n.min()):
         raise UsageError(f"no unbiased estimate of {quantity} at G = {G} from {int(c.n.min())} samples")
     return unbiased[quantity](c.k, c.n, G)

@@ -110,7 +110,9 @@ def _solve(objective: FloatArray, con: _Constraints, ratio: FloatArray | None) -
     cost = np.r_[objective, np.zeros(A_eq.shape[1] - P)]
     out = []
     for sign in (1.0, -1.0):
-        result = linprog(sign * cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs")
+        result = linprog(
+            sign * cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs"
+        )
         if result.status != 0:
             raise UsageError(f"the bounds' linear program failed: {result.message}")
         out.append(sign * float(result.fun))

@@ -62,7 +62,7 @@ def cells(k: ArrayLike, n: ArrayLike, weight: ArrayLike | None = None) -> Cells:
     keys, inverse = np.unique(np.stack([n_int, k_int]), axis=1, return_inverse=True)
     summed = np.bincount(inverse.ravel(), weights=w, minlength=keys.shape[1])
     keep = summed > 0
-    return Cells(k=keys[1][keep], n=keys[0][keep], weight=summed[keep])
+    return Cells(k=keys[1][keep], n=keys[0][keep], weight=np.asarray(summed[keep], dtype=np.float64))
 
 
 def p_grid(size: int = DEFAULT_GRID_SIZE) -> FloatArray:

@@ -14,7 +14,7 @@ from sigmatool.prior.cells import Cells, binomial_matrix, cells, p_grid
 from sigmatool.prior.model import Prior, beta_prior, grid_prior
 
 FloatArray = NDArray[np.float64]
-KINDS = ("beta", "npmle", "smooth")
+KINDS = ("beta", "npmle")
 
 # Beta parameters are searched in [1e-6, 1e8]: a bound is reached only by degenerate data (every prompt
 # k = 0, or a histogram with less spread than a binomial), and the summary shows it.
@@ -138,7 +138,7 @@ def fit_prior(
     grid: FloatArray | None = None,
     options: EMOptions | None = None,
 ) -> Prior:
-    """Fit a prior to counts k of n (weights: prompts per row): ``beta``, ``npmle``, ``smooth`` or a fixed (a, b)."""
+    """Fit a prior to counts k of n (weights: prompts per row): ``beta``, ``npmle`` or a fixed (a, b)."""
     c = cells(k, n, weight)
     if not isinstance(kind, str):
         a, b = (float(x) for x in kind)
@@ -149,8 +149,4 @@ def fit_prior(
         return fit_beta(c)
     if kind == "npmle":
         return fit_npmle(c, grid, options)
-    if kind == "smooth":
-        from sigmatool.prior.smooth import fit_smooth
-
-        return fit_smooth(c, options)
-    raise UsageError(f"--prior must be beta, npmle, smooth or A,B, not {kind!r}")
+    raise UsageError(f"--prior must be beta, npmle or A,B, not {kind!r}")

@@ -50,7 +50,7 @@ def _smallest(ok: Test, rows: IntArray, min_G: int, max_G: int) -> IntArray:
         hi[search] = np.where(passed, mid, hi[search])
         lo[search] = np.where(passed, lo[search], mid)
         search = search[hi[search] - lo[search] > 1]
-    return hi
+    return np.asarray(hi, dtype=np.int64)
 
 
 def _check(target: float, objective: str, min_G: int, max_G: int, max_silent: float | None) -> None:
@@ -80,7 +80,9 @@ def posterior_group_size(
     check_std(std)
     k_arr, n_arr = np.broadcast_arrays(np.asarray(k), np.asarray(n))
     cells(k_arr, n_arr)  # checks the counts
-    keys, inverse = np.unique(np.stack([n_arr.ravel(), k_arr.ravel()]).astype(np.int64), axis=1, return_inverse=True)
+    keys, inverse = np.unique(
+        np.stack([n_arr.ravel(), k_arr.ravel()]).astype(np.int64), axis=1, return_inverse=True
+    )
     ck, cn = keys[1], keys[0]
     limit = cell_means(prior, ck, cn, "grpo_limit", None)
     rows = np.flatnonzero(limit > 0.0)

@@ -21,8 +21,8 @@ SUPPORT_FLOOR = 1e-9
 class Prior:
     """A mixture ``Σ_i mass_i δ(p_i) + Σ_m mass_m Beta(a_m, b_m)`` over p, with how it was fitted.
 
-    ``kind`` is ``beta`` (one Beta by maximum likelihood), ``fixed`` (a user's Beta(a, b)), ``npmle`` (point
-    masses on a grid, Kiefer–Wolfowitz) or ``smooth`` (point masses at 0 and 1 and Beta components). The
+    ``kind`` is ``beta`` (one Beta by maximum likelihood), ``fixed`` (a user's Beta(a, b)) or ``npmle`` (point
+    masses on a grid, Kiefer–Wolfowitz); other mixtures of atoms and Beta components work the same way. The
     fit fields hold the data's log-likelihood ``Σ_c w_c log m(k_c; n_c)``, the EM iterations and history,
     the largest KKT gap ``max_i D(p_i) − 1`` (grid priors) and the expected number of prompts with p̂ = 0 (or
     1) whose posterior puts p inside (0, 1).
@@ -78,7 +78,9 @@ class Prior:
     def interior_probability(self, k: IntArray, n: IntArray) -> FloatArray:
         """``P(0 < p < 1 | k, n)``: the posterior mass off the atoms at 0 and 1."""
         r = self.responsibilities(k, n)
-        at_edge = np.concatenate([(self.atoms == 0.0) | (self.atoms == 1.0), np.zeros(self.beta_a.size, bool)])
+        at_edge = np.concatenate(
+            [(self.atoms == 0.0) | (self.atoms == 1.0), np.zeros(self.beta_a.size, bool)]
+        )
         return np.asarray(1.0 - r[:, at_edge].sum(axis=1), dtype=np.float64)
 
     def summary(self) -> dict[str, float | int | str]:

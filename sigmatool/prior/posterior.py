@@ -49,16 +49,17 @@ def check_std(std: str) -> None:
 
 def atom_values(quantity: str, p: FloatArray, G: int | None, std: str = "population") -> FloatArray:
     """``f(p)`` at each point p."""
+    g = int(G or 0)
     if quantity == "all_right":
-        return kernels.all_right_probability(p, G)
+        return kernels.all_right_probability(p, g)
     if quantity == "all_wrong":
-        return kernels.all_wrong_probability(p, G)
+        return kernels.all_wrong_probability(p, g)
     if quantity == "silent":
-        return kernels.silent_probability(p, G)
+        return kernels.silent_probability(p, g)
     if quantity == "sigma":
-        return kernels.expected_sigma(p, G, std)
+        return kernels.expected_sigma(p, g, std)
     if quantity == "sigma_squared":
-        return kernels.expected_sigma_squared(p, G)
+        return kernels.expected_sigma_squared(p, g)
     if quantity == "grpo_limit":
         return kernels.grpo_weight_limit(p)
     if quantity == "drgrpo_limit":
@@ -75,7 +76,8 @@ def beta_values(quantity: str, A: FloatArray, B: FloatArray, G: int | None, std:
     if quantity == "silent":
         return betaforms.beta_all_right(A, B, int(G or 0)) + betaforms.beta_all_wrong(A, B, int(G or 0))
     if quantity == "sigma":
-        return betaforms.beta_expected_sigma(A, B, int(G or 0)) * kernels.bessel_factor(G) ** (std == "bessel")
+        factor = float(kernels.bessel_factor(int(G or 0))) if std == "bessel" else 1.0
+        return np.asarray(betaforms.beta_expected_sigma(A, B, int(G or 0)) * factor, dtype=np.float64)
     if quantity == "sigma_squared":
         return betaforms.beta_variance_weight(A, B) * (1.0 - 1.0 / float(G or 1))
     if quantity == "grpo_limit":
