@@ -28,8 +28,9 @@ from sigmatool.prior import cells, fit_prior
 from sigmatool.prior.bootstrap import bootstrap_rate
 from sigmatool.prior.bounds import bounds
 from sigmatool.prior.fit import EMOptions, mixing_weights
+from sigmatool.prior.groupsize import posterior_group_size
 from sigmatool.prior.model import Prior
-from sigmatool.prior.posterior import expected_rate
+from sigmatool.prior.posterior import atom_values, expected_rate
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTS = ROOT / "sample_data" / "bigmath_solve_rate_counts.csv"
@@ -134,6 +135,40 @@ def timings(k: np.ndarray, count: np.ndarray) -> list[str]:
     return lines
 
 
+def identified_shares(k: np.ndarray, count: np.ndarray) -> list[str]:
+    """Share bounds from 8 of 64 (true-p segments), next to the 64-sample NPMLE's shares."""
+    j, h = np.arange(9), thinned(k, count, 8, None)
+    full = fit_prior(k, 64, count, kind="npmle")
+    extreme = lambda p: (p < 0.1) | (p > 0.9)  # noqa: E731
+    medium = lambda p: (p >= 0.4) & (p <= 0.6)  # noqa: E731
+    lines = ["| share (true-p segment), 8 of 64 | bounds | NPMLE of all 64 samples |", "|---|---:|---:|"]
+    for label, quantity, G, segment in [
+        ("GRPO G = ∞, extreme", "grpo_limit", None, extreme),
+        ("Dr. GRPO G = ∞, extreme", "drgrpo_limit", None, extreme),
+        ("GRPO G = 16, medium", "sigma", 16, medium),
+    ]:
+        b = bounds(j, 8, h, quantity, G, segment=segment)
+        w = full.atom_mass * atom_values(quantity, full.atoms, G)
+        share = float(w[segment(full.atoms)].sum() / w.sum())
+        lines.append(f"| {label} | {100 * b.lo:.2f}–{100 * b.hi:.2f} | {100 * share:.2f} |")
+    return lines
+
+
+def bigmath_priors(k: np.ndarray, count: np.ndarray) -> list[str]:
+    """Fit summaries on all 64 samples, and group sizes (φ* = 0.95) of the never- and always-solved prompts."""
+    lines = [
+        "| prior on all 64 samples | log-lik per prompt | a, b or support | G at k = 0 / 64 (φ* = 0.95) |"
+    ]
+    lines.append("|---|---:|---|---|")
+    for kind in ("beta", "npmle"):
+        prior = fit_prior(k, 64, count, kind=kind)
+        s = prior.summary()
+        shape = f"{s['a']:.4f}, {s['b']:.4f}" if kind == "beta" else f"{s['support_size']} atoms"
+        G = posterior_group_size(prior, [0, 64], 64, 0.95)
+        lines.append(f"| {kind} | {s['log_likelihood_per_prompt']:.5f} | {shape} | {G[0]:.0f} / {G[1]:.0f} |")
+    return lines
+
+
 def coverage(datasets: int, replicates: int, seed: int = 1) -> list[str]:
     """Share of bootstrap intervals (silent rate at G = 16 from n = 8) that hold the true rate."""
     rng = np.random.default_rng(seed)
@@ -167,6 +202,10 @@ def main() -> None:
     print("\n".join(split_table(k, count)))
     print()
     print("\n".join(timings(k, count)))
+    print()
+    print("\n".join(identified_shares(k, count)))
+    print()
+    print("\n".join(bigmath_priors(k, count)))
     if args.coverage:
         print()
         print("\n".join(coverage(datasets=200, replicates=200)))

@@ -372,3 +372,9 @@ def test_unknown_prior_is_a_usage_error() -> None:
 def test_quantity_without_a_group_size_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="silent needs"):
         bounds([1], [8], None, "silent")
+
+
+def test_histogram_that_is_no_binomial_mixture_is_a_data_error() -> None:
+    # Half the prompts all right or all wrong, half exactly 4 of 8: no mixture of Binomial(8, p) makes that.
+    with pytest.raises(DataError, match="no pass-rate distribution"):
+        bounds([0, 4, 8], 8, [2500, 5000, 2500], "silent", 16)

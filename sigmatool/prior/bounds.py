@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from sigmatool.errors import UsageError
+from sigmatool.errors import DataError, UsageError
 from sigmatool.prior.cells import Cells, cells, p_grid
 from sigmatool.prior.posterior import atom_values, check_quantity, check_std
 
@@ -113,8 +113,13 @@ def _solve(objective: FloatArray, con: _Constraints, ratio: FloatArray | None) -
         result = linprog(
             sign * cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs"
         )
+        if result.status == 2:
+            raise DataError(
+                "no pass-rate distribution reproduces the k-histogram within sampling error: are a prompt's "
+                "answers independent draws?"
+            )
         if result.status != 0:
-            raise UsageError(f"the bounds' linear program failed: {result.message}")
+            raise RuntimeError(f"the bounds' linear program failed: {result.message}")
         out.append(sign * float(result.fun))
     return out[0], out[1]
 
