@@ -205,6 +205,18 @@ def test_group_size_under_a_prior_is_the_smallest_reaching_the_target() -> None:
     assert (before < 0.9 * limit).all()
 
 
+def test_drgrpo_group_size_under_a_prior_is_the_ceiling_of_one_over_epsilon() -> None:
+    prior = fit_prior([0], [8], kind=(0.6, 0.8))
+    assert [10.0, 10.0] == posterior_group_size(prior, [0, 5], 8, 0.9, objective="drgrpo").tolist()
+
+
+def test_bessel_posterior_sigma_is_the_population_one_times_the_bessel_factor() -> None:
+    prior = fit_prior([0], [8], kind=(0.6, 0.8))
+    population = posterior_mean(prior, [0, 5], 8, "sigma", 12)
+    bessel = posterior_mean(prior, [0, 5], 8, "sigma", 12, std="bessel")
+    assert np.allclose(population * math.sqrt(11 / 12), bessel, rtol=1e-14)
+
+
 def test_never_solved_prompt_is_reachable_under_a_beta_prior() -> None:
     prior = fit_prior([0], [8], kind=(0.5, 0.5))
     assert np.isfinite(posterior_group_size(prior, 0, 8, 0.9))
@@ -289,6 +301,11 @@ def test_bootstrap_interval_covers_the_truth_in_at_least_93_percent_of_datasets(
         ci = bootstrap_rate(k, n, None, "silent", G, estimator="unbiased", replicates=400, seed=seed)
         hits += ci.lo <= truth <= ci.hi
     assert hits / 500 >= 0.93
+
+
+def test_bootstrap_refuses_an_unbiased_estimate_beyond_the_samples() -> None:
+    with pytest.raises(UsageError, match="no unbiased estimate"):
+        bootstrap_rate([0, 3, 8], 8, None, "sigma", 16, estimator="unbiased")
 
 
 def test_bootstrap_is_reproducible_with_a_seed() -> None:

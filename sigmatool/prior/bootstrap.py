@@ -72,10 +72,10 @@ def _values(c: Cells, quantity: str, G: int | None, std: str, estimator: str) ->
         "silent": kernels.silent_probability_unbiased,
         "sigma_squared": kernels.expected_sigma_squared_unbiased,
     }
-    if quantity == "sigma":
-        return kernels.expected_sigma_unbiased(c.k, c.n, int(G or 0), std)
-    if quantity not in unbiased or G is None or G > int(c.n.min()):
+    if (quantity not in unbiased and quantity != "sigma") or G is None or G > int(c.n.min()):
         raise UsageError(f"no unbiased estimate of {quantity} at G = {G} from {int(c.n.min())} samples")
+    if quantity == "sigma":
+        return kernels.expected_sigma_unbiased(c.k, c.n, G, std)
     return unbiased[quantity](c.k, c.n, G)
 
 
