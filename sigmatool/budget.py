@@ -32,7 +32,7 @@ from sigmatool import kernels
 from sigmatool.estimators import check_estimator, value_keys
 from sigmatool.options import DEFAULT_BINS, DEFAULT_EXTREME, DEFAULT_MEDIUM, BudgetOptions, Segments, g_label
 from sigmatool.render import View
-from sigmatool.segments import bin_edges, bin_index
+from sigmatool.segments import bin_edges, bin_index, group_index
 
 COLUMNS = (
     "G",
@@ -101,16 +101,6 @@ def _segment_sums(piece_sums: FloatArray, seg: Segments) -> FloatArray:
     return np.column_stack([by_bin, extreme, medium, by_bin.sum(axis=1)])
 
 
-def _groups(hist: pl.DataFrame, by: Sequence[str]) -> tuple[IntArray, pl.DataFrame]:
-    """Each histogram row's --by group, and the groups' labels (one row each; no columns without --by)."""
-    if not by:
-        return np.zeros(hist.height, dtype=np.int64), pl.DataFrame()
-    labels = hist.select(by).unique(maintain_order=True)
-    index = labels.with_row_index("__group")
-    ids = hist.select(by).join(index, on=list(by), how="left", nulls_equal=True, maintain_order="left")
-    return ids["__group"].cast(pl.Int64).to_numpy(), labels
-
-
 def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(np.where(den > 0, num / den, np.nan), dtype=np.float64)
@@ -175,7 +165,7 @@ def summarize(
     seg = segments or Segments(bins, extreme, medium)
     BudgetOptions(tuple(sizes), estimator, seg)
     check_estimator(hist, sizes, estimator)
-    group, labels = _groups(hist, by)
+    group, labels = group_index(hist, by)
     cells = max(labels.height, 1) * 4 * seg.bins
     p = hist["p"].cast(pl.Float64).to_numpy()
     prompts = hist["prompts"].cast(pl.Float64).to_numpy()

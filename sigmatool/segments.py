@@ -1,4 +1,4 @@
-"""Cuts of the pass-rate axis shared by every analysis: equal-width bins with exact edges.
+"""Cuts shared by every analysis: equal-width bins of p with exact edges, and --by groups.
 
 A bin's edges are the floats nearest to b/N and (b+1)/N, and a pass rate belongs to the bin whose edges
 bracket it as floats: 0.29 with 100 bins lies in [0.29, 0.3), although 0.29 × 100 rounds to 28.999….
@@ -6,6 +6,8 @@ Every command uses these functions, so tables from different commands join on ``
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -48,3 +50,16 @@ def all_bins(bins: int, keys: pl.DataFrame | None = None) -> pl.DataFrame:
     lo, hi = bin_edges(index, bins)
     frame = pl.DataFrame({"bin": index, "p_lo": lo, "p_hi": hi})
     return keys.join(frame, how="cross") if keys is not None and keys.width else frame
+
+
+def group_index(frame: pl.DataFrame, by: Sequence[str]) -> tuple[IntArray, pl.DataFrame]:
+    """Each row's --by group (0 without --by), and the groups' labels in order of appearance (one row each).
+
+    Nulls form a group of their own, as in a polars group-by.
+    """
+    if not by:
+        return np.zeros(frame.height, dtype=np.int64), pl.DataFrame()
+    labels = frame.select(by).unique(maintain_order=True)
+    index = labels.with_row_index("__group")
+    ids = frame.select(by).join(index, on=list(by), how="left", nulls_equal=True, maintain_order="left")
+    return ids["__group"].cast(pl.Int64).to_numpy(), labels

@@ -41,6 +41,14 @@ def _usage_error(exc: click.ClickException, args: Sequence[str]) -> int:
     return int(exc.exit_code)
 
 
+def _stdout_is_devnull() -> bool:
+    try:
+        out, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino)
+
+
 def _run(args: list[str]) -> int:
     command = typer.main.get_command(app)
     with command.make_context("sigmatool", args) as ctx:
@@ -52,6 +60,7 @@ def _run(args: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
+    stdout_was_null = _stdout_is_devnull()
     with signals_trapped():
         try:
             return _run(args)
@@ -74,3 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             # `sigmatool … | head` closed the pipe: that is the reader's choice, not an error.
             _quiet_stdout()
             return int(ExitCode.OK)
+        except SystemExit as exc:
+            # rich (typer's help, the table view) meets a closed pipe by pointing stdout at /dev/null and
+            # exiting 1; a closed pipe is not an error here.
+            if exc.code == 1 and not stdout_was_null and _stdout_is_devnull():
+                return int(ExitCode.OK)
+            raise

@@ -125,6 +125,8 @@ def check_columns(schema: pl.Schema, opts: InputOptions, label: str) -> list[str
         )
     for name in value_columns(opts) if not opts.rollouts else []:
         dtype = schema[name]
+        if dtype == pl.String:
+            continue
         if dtype == pl.Boolean:
             raise DataError(
                 f"{label}: column {name!r} holds true/false values, not pass rates or counts; if each row "
@@ -141,8 +143,13 @@ def check_columns(schema: pl.Schema, opts: InputOptions, label: str) -> list[str
 def project(source: Source, opts: InputOptions, text_cols: Sequence[str]) -> tuple[pl.LazyFrame, list[str]]:
     """Scan one source, check its columns and rename them to the internal names; returns notes too."""
     schema, listed_only = source_schema(source)
-    notes = check_columns(schema, opts, source.label)
     needed = needed_columns(opts)
+    if source.fmt in ("json", "jsonl") and any(
+        schema[c].is_nested() for c in value_columns(opts) if c in schema
+    ):
+        # A JSON value column holding lists or records somewhere: read it as text, so the rows are named.
+        schema, listed_only = pl.Schema({**schema, **dict.fromkeys(needed, pl.String())}), True
+    notes = check_columns(schema, opts, source.label)
     if listed_only:
         lf = source.scan(dict.fromkeys(needed, pl.String()))
     elif text_cols:

@@ -90,6 +90,10 @@ class Source:
             if self.fmt == "jsonl":
                 return pl.scan_ndjson(self.path, infer_schema_length=INFER_ROWS, schema=schema or None)
             return _read_json_array(self.path, schema)
+        except pl.exceptions.SchemaError:
+            if self.fmt in ("json", "jsonl") and not schema:
+                raise  # types polars cannot unify: the caller reads only the needed columns, as text
+            raise read_error(self, pl.exceptions.SchemaError("mixed types")) from None
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise read_error(self, exc) from exc
 
@@ -143,8 +147,14 @@ def _looks_like(source: Source) -> str | None:
         )
         if head.startswith(magic) and not expected:
             return what
-    if source.fmt != "parquet" and not compressed and b"\x00" in head:
-        return "binary, not text"
+    if source.fmt != "parquet" and not compressed:
+        if b"\x00" in head:
+            return "binary, not text"
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if exc.start < len(head) - 4:  # not just a character cut by the 4 KB window
+                return "not UTF-8 text (binary, or another encoding?)"
     return None
 
 
@@ -318,6 +328,9 @@ def _file_sources(arg: str, options: InputOptions) -> tuple[list[Source], list[s
     for match in matches:
         _check_file(match)
         fmt = format_of(match, options.input_format)
+        looks = _looks_like(Source(match, fmt, match))
+        if looks:
+            raise DataError(f"{match}: cannot read it as {fmt}: the file is {looks}")
         separator = "\t" if fmt == "tsv" else ","
         if fmt in ("csv", "tsv"):
             separator, note = sniff_separator(match, fmt, options.separator)

@@ -1,0 +1,294 @@
+"""Group-size frames: the per-value table, the summary per --by group and bin, per-prompt rows, the view."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from sigmatool import kernels
+from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
+from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.options import GroupSizeOptions
+from sigmatool.render import View
+from sigmatool.segments import bin_edges, bin_index, group_index
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
+
+DEFAULT_BINS = 10
+COLUMNS = (
+    "segment",
+    "p_lo",
+    "p_hi",
+    "prompts",
+    "unreachable",
+    "g_min",
+    "g_median",
+    "g_p90",
+    "g_max",
+    "mean_rollouts_schedule",
+    "uniform_g_needed",
+    "savings",
+    "share_at_target_uniform",
+)
+LAW_COLUMNS = ("g_median_law", "g_p90_law")
+# Column headers of the table view (data formats keep the snake_case names).
+LABELS = {
+    "unreachable": "unreach-\nable",
+    "g_median": "G\nmedian",
+    "g_p90": "G\np90",
+    "g_min": "G\nmin",
+    "g_max": "G\nmax",
+    "mean_rollouts_schedule": "mean G\nschedule",
+    "uniform_g_needed": "uniform G\nneeded",
+    "savings": "savings\n×",
+    "share_at_target_uniform": "at target\nuniform G",
+    "g_median_law": "law G\nmedian",
+    "g_p90_law": "law G\np90",
+}
+# Weighted CDFs are compared with this relative allowance, so weights such as 0.1 sum to a clean quantile.
+CDF_ALLOWANCE = 1e-12
+
+
+def group_size_table(
+    values: pl.DataFrame, options: GroupSizeOptions, *, detail: bool = False
+) -> pl.DataFrame:
+    """Per distinct ``p`` of ``values``: ``group_size`` (Int64, null if unreachable), ``reachable``,
+    ``at_uniform``, with ``options.law`` also ``group_size_law``; with ``detail`` also
+    ``fidelity_at_group_size`` and ``silent_at_group_size``.
+    """
+    o = options
+    distinct = values.select(pl.col("p").cast(pl.Float64)).unique().sort("p")
+    p = distinct["p"].to_numpy()
+    G = group_sizes(
+        p,
+        o.target,
+        objective=o.objective,
+        std=o.std,
+        min_G=o.min_size,
+        max_G=o.max_size,
+        max_silent=o.max_silent,
+    )
+    reachable = np.isfinite(G)
+    if o.uniform >= o.min_size:
+        # φ and P_silent are monotone in G, so the uniform G reaches the target exactly when G ≤ uniform.
+        at_uniform = reachable & (G <= o.uniform)
+    else:
+        fine = fidelity_at(p, o.uniform, o.objective, o.std) >= o.target
+        if o.max_silent is not None:
+            fine &= kernels.silent_probability(p, o.uniform) <= o.max_silent
+        at_uniform = reachable & fine
+    columns = [
+        _integers("group_size", G),
+        pl.Series("reachable", reachable),
+        pl.Series("at_uniform", at_uniform),
+    ]
+    if o.law:
+        columns.append(_integers("group_size_law", law_group_sizes(p, o.target)))
+    if detail:
+        columns.append(
+            pl.Series("fidelity_at_group_size", fidelity_at(p, G, o.objective, o.std)).fill_nan(None)
+        )
+        silent = np.where(reachable, kernels.silent_probability(p, np.where(reachable, G, 1)), np.nan)
+        columns.append(pl.Series("silent_at_group_size", silent).fill_nan(None))
+    return distinct.with_columns(columns)
+
+
+def _integers(name: str, values: FloatArray) -> pl.Series:
+    """Integer-valued floats as an Int64 column, NaN as null."""
+    series: pl.Series = pl.Series(name, values, dtype=pl.Float64).fill_nan(None).cast(pl.Int64)
+    return series
+
+
+def _quantiles(
+    cell: IntArray, cells: int, value: FloatArray, weight: FloatArray, qs: Sequence[float]
+) -> list[FloatArray]:
+    """Per cell: the smallest value, the smallest value whose weighted CDF reaches each q, the largest.
+
+    One sort by (cell, value) and one cumulative sum serve every cell and every q; NaN for an empty cell.
+    """
+    order = np.lexsort((value, cell))
+    cs, vs = cell[order], value[order]
+    cum = np.cumsum(weight[order])
+    starts = np.searchsorted(cs, np.arange(cells), side="left")
+    ends = np.searchsorted(cs, np.arange(cells), side="right")
+    filled = ends > starts
+    if not vs.size:
+        return [np.full(cells, np.nan) for _ in range(len(qs) + 2)]
+    first, last = np.minimum(starts, vs.size - 1), np.maximum(ends - 1, 0)
+    base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
+    total = cum[last] - base
+    out = [np.where(filled, vs[first], np.nan)]
+    for q in qs:
+        at = np.clip(np.searchsorted(cum, base + q * total * (1.0 - CDF_ALLOWANCE), side="left"), first, last)
+        out.append(np.where(filled, vs[at], np.nan))
+    out.append(np.where(filled, vs[last], np.nan))
+    return out
+
+
+def _cell_stats(
+    cell: IntArray, cells: int, rows: dict[str, NDArray[np.generic]], law: bool
+) -> dict[str, FloatArray]:
+    """The summary's statistics of every (--by group, segment) cell, from the rows that fall in each."""
+    w = rows["prompts"].astype(np.float64)
+    reach = rows["reachable"].astype(np.bool_)
+    g = rows["group_size"].astype(np.float64)
+    out: dict[str, FloatArray] = {
+        "prompts": np.bincount(cell, w, cells).astype(np.float64),
+        "unreachable": np.bincount(cell[~reach], w[~reach], cells).astype(np.float64),
+    }
+    cr, wr, gr = cell[reach], w[reach], g[reach]
+    total = np.bincount(cr, wr, cells)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out["mean_rollouts_schedule"] = np.where(total > 0, np.bincount(cr, wr * gr, cells) / total, np.nan)
+        at = rows["at_uniform"].astype(np.bool_)[reach]
+        out["share_at_target_uniform"] = np.where(total > 0, np.bincount(cr, wr * at, cells) / total, np.nan)
+    out["g_min"], out["g_median"], out["g_p90"], out["g_max"] = _quantiles(cr, cells, gr, wr, (0.5, 0.9))
+    out["uniform_g_needed"] = out["g_max"]
+    if law:
+        lr = rows["group_size_law"].astype(np.float64)[reach]
+        _, out["g_median_law"], out["g_p90_law"], _ = _quantiles(cr, cells, lr, wr, (0.5, 0.9))
+    return out
+
+
+def summary_columns(options: GroupSizeOptions) -> list[str]:
+    """The summary's columns after the ``--by`` columns."""
+    return [*COLUMNS, *(LAW_COLUMNS if options.law else ())]
+
+
+def summarize(
+    hist: pl.DataFrame,
+    by: Sequence[str],
+    options: GroupSizeOptions,
+    *,
+    bins: int | None = DEFAULT_BINS,
+    table: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """Group-size summary: an ``all`` row and (unless ``bins`` is None or 0) one row per bin of p, per
+    ``--by`` group, all computed in one pass. ``table`` is :func:`group_size_table` of ``hist`` if already
+    computed.
+    """
+    table = group_size_table(hist, options) if table is None else table
+    law = ["group_size_law"] if options.law else []
+    rows = hist.select([*by, "p", "prompts"]).join(
+        table.select("p", "group_size", *law, "reachable", "at_uniform"),
+        on="p",
+        how="left",
+        maintain_order="left",
+    )
+    group, labels = group_index(rows, by)
+    segments = 1 + (bins or 0)
+    groups = max(labels.height, 1)
+    # Each row counts in its group's `all` cell and in its bin's cell.
+    cell = group * segments
+    columns = {
+        c: rows[c].fill_null(np.nan).to_numpy() if c in ("group_size", *law) else rows[c].to_numpy()
+        for c in ("prompts", "group_size", "reachable", "at_uniform", *law)
+    }
+    if bins:
+        cell = np.concatenate([cell, cell + 1 + bin_index(rows["p"].to_numpy(), bins)])
+        columns = {c: np.concatenate([v, v]) for c, v in columns.items()}
+    stats = _cell_stats(cell, groups * segments, columns, options.law)
+    lo, hi = bin_edges(np.arange(bins or 0), bins or 1)
+    frame = pl.DataFrame(
+        {
+            "segment": (["all"] + ["bin"] * (bins or 0)) * groups,
+            "p_lo": np.tile(np.concatenate([[0.0], lo]), groups),
+            "p_hi": np.tile(np.concatenate([[1.0], hi]), groups),
+            **stats,
+        }
+    ).fill_nan(None)
+    integers = [
+        "g_min",
+        "g_median",
+        "g_p90",
+        "g_max",
+        "uniform_g_needed",
+        *(LAW_COLUMNS if options.law else ()),
+    ]
+    frame = frame.with_columns(
+        pl.col(integers).cast(pl.Int64),
+        (pl.col("uniform_g_needed") / pl.col("mean_rollouts_schedule")).alias("savings"),
+        # Counts stay whole numbers when the input's are (no --weight-col, or integer weights).
+        pl.col("prompts", "unreachable").cast(hist.schema["prompts"]),
+    )
+    if labels.width:
+        frame = pl.concat(
+            [labels.select(pl.all().gather(np.repeat(np.arange(groups), segments))), frame], how="horizontal"
+        )
+        frame = frame.with_row_index("__order").sort([*by, "__order"], maintain_order=True)
+    return frame.select([*by, *summary_columns(options)])
+
+
+def per_prompt(ds: Dataset, table: pl.DataFrame, options: GroupSizeOptions) -> pl.LazyFrame:
+    """One row per input prompt, streamed: the distinct-value ``table`` (with ``detail``) joined on p̂."""
+    detail = [*(["group_size_law"] if options.law else []), "fidelity_at_group_size", "silent_at_group_size"]
+    values = table.select(pl.col("p").alias("__p"), "group_size", *detail, "reachable").lazy()
+    rows = per_prompt_frame(ds)
+    if ds.has_counts:
+        rows = rows.with_columns((pl.col("k") / pl.col("n")).alias("__p"))
+    rows = rows.join(values, on="__p", how="left", maintain_order="left")
+    return rows.select([*ds.by, "id", "p", "group_size", *detail, "reachable"])
+
+
+def _percent(share: float) -> str:
+    return f"{100 * share:.1f}%"
+
+
+def headline(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions) -> str:
+    """One sentence for the table view, over all prompts (whatever the ``--by`` grouping)."""
+    row = summarize(hist, (), options, bins=None, table=table).row(0, named=True)
+    total = float(row["prompts"])
+    always = float(hist.filter(pl.col("p").is_in([0.0, 1.0]))["prompts"].sum())
+    beyond = float(row["unreachable"]) - always
+    lead = f"To reach {100 * options.target:g}% fidelity"
+    if options.max_silent is not None:
+        lead += f" with at most {100 * options.max_silent:g}% silent groups"
+    why = ["always or never solved"] if always > 0 else []
+    if beyond > 0:
+        why.append(f"{_percent(beyond / total)} need G > {options.max_size}")
+        if always > 0:
+            why[0] = f"{_percent(always / total)} always or never solved"
+    unreachable = f"{_percent(float(row['unreachable']) / total)} of prompts are unreachable"
+    if why:
+        unreachable += f" ({', '.join(why)})"
+    if row["g_median"] is None:
+        return f"{lead}: no prompt is reachable with G ≤ {options.max_size}; {unreachable}."
+    if row["g_min"] == row["g_max"]:
+        schedule = f"every reachable prompt needs the same G = {row['g_max']}, so a schedule saves nothing"
+    else:
+        schedule = (
+            f"a per-prompt schedule needs {row['savings']:.1f}× fewer rollouts than the uniform "
+            f"G = {row['uniform_g_needed']}"
+        )
+    return (
+        f"{lead}: median G = {row['g_median']}, 90th percentile G = {row['g_p90']}; {unreachable}; "
+        f"{schedule}; a uniform G = {options.uniform} brings {_percent(row['share_at_target_uniform'])} of the "
+        "reachable prompts there."
+    )
+
+
+def footer(options: GroupSizeOptions) -> list[str]:
+    """Lines under the table view: what the columns mean."""
+    fid = "1 − 1/G (Dr. GRPO)" if options.objective == "drgrpo" else f"E[σ]/sqrt(p(1−p)), {options.std} std"
+    return [
+        f"fidelity: {fid}; G from {options.min_size} to {options.max_size} (--min-G, --max-G)",
+        "g_median, g_p90: prompt-weighted percentiles over reachable prompts; uniform_g_needed = g_max",
+        "savings: uniform_g_needed ÷ mean_rollouts_schedule; "
+        f"share_at_target_uniform: reachable prompts already at the target with G = {options.uniform} (--uniform)",
+    ]
+
+
+def view(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions, by: Sequence[str]) -> View:
+    """The table view: the headline over all prompts, short headers, what the columns mean."""
+    return View(
+        headline=headline(hist, table, options),
+        percent=("share_at_target_uniform",),
+        labels=LABELS,
+        keys=list(by),
+        footer=footer(options),
+    )
