@@ -6,7 +6,7 @@ Imported only when a prior, a bound or an interval is asked for: it needs scipy 
 from __future__ import annotations
 
 from sigmatool.prior.bootstrap import Interval, bootstrap, bootstrap_rate
-from sigmatool.prior.bounds import Bounds, bounds
+from sigmatool.prior.bounds import Bounds, Region, bounds, identified, region
 from sigmatool.prior.cells import Cells, cells, p_grid
 from sigmatool.prior.fit import EMOptions, fit_prior
 from sigmatool.prior.groupsize import posterior_group_size
@@ -28,12 +28,14 @@ __all__ = [
     "EMOptions",
     "Interval",
     "Prior",
+    "Region",
     "bootstrap",
     "bootstrap_rate",
     "bounds",
     "cells",
     "expected_rate",
     "fit_prior",
+    "identified",
     "p_grid",
     "posterior_expected_sigma",
     "posterior_expected_sigma_squared",
@@ -41,4 +43,5 @@ __all__ = [
     "posterior_mean",
     "posterior_silent",
     "posterior_weight_limits",
+    "region",
 ]

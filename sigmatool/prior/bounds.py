@@ -132,6 +132,41 @@ def segment_mask(segment: Segment, grid: FloatArray) -> NDArray[np.bool_]:
     return np.asarray((grid >= lo) & ((grid < hi) | ((hi >= 1.0) & (grid <= 1.0))), dtype=np.bool_)
 
 
+def identified(quantity: str, G: int | None, n: int) -> bool:
+    """Whether the data's n samples per prompt pin down the mean of f: f a polynomial of degree ≤ n."""
+    degree = _DEGREE[quantity](int(G or 1))
+    return degree is not None and degree <= n
+
+
+@dataclass(frozen=True)
+class Region:
+    """The pass-rate distributions on ``grid`` whose implied k-histogram matches the data (the polytope)."""
+
+    grid: FloatArray
+    constraints: _Constraints
+    n_max: int
+
+    def linear(self, objective: FloatArray) -> tuple[float, float]:
+        """Min and max of ``Σ_i π_i objective_i`` over the region."""
+        return _solve(np.asarray(objective, dtype=np.float64), self.constraints, None)
+
+    def ratio(self, numerator: FloatArray, denominator: FloatArray) -> tuple[float, float]:
+        """Min and max of ``Σ π numerator / Σ π denominator`` (denominator ≥ 0, positive on the region)."""
+        num = np.asarray(numerator, dtype=np.float64)
+        return _solve(num, self.constraints, np.asarray(denominator, dtype=np.float64))
+
+
+def region(
+    k: ArrayLike, n: ArrayLike, weight: ArrayLike | None, level: float = 0.95, grid: FloatArray | None = None
+) -> Region:
+    """The tolerance region of the histogram of counts k of n (weights: prompts), built once for many bounds."""
+    if not 0.0 < level < 1.0:
+        raise UsageError(f"--level must lie strictly between 0 and 1, not {level:g}")
+    c = cells(k, n, weight)
+    points = p_grid() if grid is None else np.asarray(grid, dtype=np.float64)
+    return Region(points, _constraints(c, points, level), int(c.n.max()))
+
+
 def bounds(
     k: ArrayLike,
     n: ArrayLike,
@@ -146,16 +181,11 @@ def bounds(
     """Bounds on the mean of f(p) over prompts, or with ``segment`` on the share ``Σ_S f / Σ_all f``."""
     check_quantity(quantity, G)
     check_std(std)
-    if not 0.0 < level < 1.0:
-        raise UsageError(f"--level must lie strictly between 0 and 1, not {level:g}")
-    c = cells(k, n, weight)
-    points = p_grid() if grid is None else np.asarray(grid, dtype=np.float64)
-    con = _constraints(c, points, level)
-    values = atom_values(quantity, points, G, std)
+    space = region(k, n, weight, level, grid)
+    values = atom_values(quantity, space.grid, G, std)
     if segment is None:
-        lo, hi = _solve(values, con, None)
+        lo, hi = space.linear(values)
     else:
-        lo, hi = _solve(values * segment_mask(segment, points), con, values)
-    degree = _DEGREE[quantity](int(G or 1))
-    identified = degree is not None and degree <= int(c.n.max()) and segment is None
-    return Bounds(lo, hi, identified, level, con.radius)
+        lo, hi = space.ratio(values * segment_mask(segment, space.grid), values)
+    known = identified(quantity, G, space.n_max) and segment is None
+    return Bounds(lo, hi, known, level, space.constraints.radius)

@@ -88,10 +88,19 @@ def beta_values(quantity: str, A: FloatArray, B: FloatArray, G: int | None, std:
 
 
 def cell_means(
-    prior: Prior, k: IntArray, n: IntArray, quantity: str, G: IntArray | None, std: str = "population"
+    prior: Prior,
+    k: IntArray,
+    n: IntArray,
+    quantity: str,
+    G: IntArray | None,
+    std: str = "population",
+    responsibilities: FloatArray | None = None,
 ) -> FloatArray:
-    """Posterior mean of f for 1-D distinct cells; ``G`` is one group size per cell (or None)."""
-    r = prior.responsibilities(k, n)
+    """Posterior mean of f for 1-D distinct cells; ``G`` is one group size per cell (or None).
+
+    ``responsibilities`` are ``prior.responsibilities(k, n)`` when already computed (many f, one prior).
+    """
+    r = prior.responsibilities(k, n) if responsibilities is None else responsibilities
     m = prior.atoms.size
     out = np.empty(k.size, dtype=np.float64)
     sizes = np.zeros(k.size, dtype=np.int64) if G is None else np.asarray(G, dtype=np.int64)
