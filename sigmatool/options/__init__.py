@@ -20,6 +20,14 @@ from sigmatool.options.analyses import (
     parse_medium,
     parse_methods,
 )
+from sigmatool.options.beyond import (
+    BOUNDS_LEVEL,
+    DEFAULT_REPLICATES,
+    BeyondOptions,
+    PriorSpec,
+    check_prior,
+    parse_prior,
+)
 from sigmatool.options.common import (
     INF,
     MAX_G,
@@ -36,13 +44,16 @@ from sigmatool.options.common import (
 from sigmatool.options.inputs import RESERVED, InputOptions, OutputOptions, check_outputs
 
 __all__ = [
+    "BOUNDS_LEVEL",
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",
     "DEFAULT_MEDIUM",
+    "DEFAULT_REPLICATES",
     "INF",
     "MAX_G",
     "METHODS",
     "RESERVED",
+    "BeyondOptions",
     "BudgetOptions",
     "Estimator",
     "GroupSizeOptions",
@@ -51,6 +62,7 @@ __all__ = [
     "Objective",
     "OutputFormat",
     "OutputOptions",
+    "PriorSpec",
     "Segments",
     "SilentOptions",
     "SimulateOptions",
@@ -58,8 +70,10 @@ __all__ = [
     "check_count",
     "check_fraction",
     "check_outputs",
+    "check_prior",
     "g_label",
     "parse_group_sizes",
     "parse_medium",
     "parse_methods",
+    "parse_prior",
 ]
