@@ -350,4 +350,5 @@ def view(
             bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
         ),
         summary.columns,
+        show=("grpo_share", "drgrpo_share"),
     )

@@ -345,4 +345,5 @@ def view(
             footer=footer,
         ),
         summary.columns,
+        show=("silent_rate", "always_silent_share"),
     )
