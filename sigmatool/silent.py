@@ -85,6 +85,32 @@ def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
     )
 
 
+def _always_silent(hist: pl.DataFrame, val: Valuation) -> tuple[pl.DataFrame, pl.Expr]:
+    """The histogram with ``__always`` (p̂ ∈ {0, 1}), and the share of prompts silent at every G: those, or
+    under a prior the posterior mean of 1{p ∈ {0, 1}}."""
+    base = hist.with_columns(pl.col("p").is_in([0.0, 1.0]).alias("__always"))
+    if val.posterior:
+        base = base.with_columns(pl.Series("__stuck", 1.0 - val.values(hist, "interior")))
+        return base, weighted_mean("__stuck").alias("always_silent_share")
+    share = pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()
+    return base, share.alias("always_silent_share")
+
+
+def _aggregations(always: pl.Expr) -> list[pl.Expr]:
+    """The summary's sums per (--by group, G[, bin]), the silent rate of the learnable prompts included."""
+    learnable = pl.col("prompts").filter(~pl.col("__always"))
+    return [
+        pl.col("prompts").sum(),
+        weighted_mean("p_silent").alias("silent_rate"),
+        weighted_mean("p_all_right").alias("all_right_rate"),
+        weighted_mean("p_all_wrong").alias("all_wrong_rate"),
+        always,
+        ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
+            "__learnable_silent"
+        ),
+    ]
+
+
 def summarize(
     hist: pl.DataFrame,
     by: Sequence[str],
@@ -103,28 +129,12 @@ def summarize(
     val = valuation(hist, by, sizes, estimator, prior)
     # The histogram's fixed row order, kept inside each group, makes the float sums, and so the output,
     # identical for every form of the same data (expanded rows, a weighted histogram, a rollout log).
-    base = hist.with_columns(pl.col("p").is_in([0.0, 1.0]).alias("__always"))
-    always = (pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()).alias(
-        "always_silent_share"
-    )
-    if val.posterior:
-        base = base.with_columns(pl.Series("__stuck", 1.0 - val.values(hist, "interior")))
-        always = weighted_mean("__stuck").alias("always_silent_share")
+    base, always = _always_silent(hist, val)
     keys = [*by, "G"]
     if bins is not None:
         base = with_bins(base, bins)
         keys.append("bin")
-    learnable = pl.col("prompts").filter(~pl.col("__always"))
-    aggs = [
-        pl.col("prompts").sum(),
-        weighted_mean("p_silent").alias("silent_rate"),
-        weighted_mean("p_all_right").alias("all_right_rate"),
-        weighted_mean("p_all_wrong").alias("all_wrong_rate"),
-        always,
-        ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
-            "__learnable_silent"
-        ),
-    ]
+    aggs = _aggregations(always)
     # One G at a time: memory stays at the histogram's size, however many group sizes are asked for.
     out = pl.concat(
         silent_kernels(base, [G], val, cap).group_by(keys, maintain_order=True).agg(aggs) for G in sizes

@@ -220,6 +220,18 @@ def summary_columns(options: GroupSizeOptions) -> list[str]:
     return [*COLUMNS, *(LAW_COLUMNS if options.law else ())]
 
 
+def _with_sizes(hist: pl.DataFrame, by: Sequence[str], table: pl.DataFrame, law: list[str]) -> pl.DataFrame:
+    """The histogram's rows (--by, p, prompts) with their group sizes from ``table``, in the rows' order."""
+    keys = table_keys(table)
+    return hist.select(list(dict.fromkeys([*by, *keys, "p", "prompts"]))).join(
+        table.select(*keys, "group_size", *law, "reachable", "at_uniform"),
+        on=keys,
+        how="left",
+        maintain_order="left",
+        nulls_equal=True,
+    )
+
+
 def summarize(
     hist: pl.DataFrame,
     by: Sequence[str],
@@ -234,14 +246,7 @@ def summarize(
     """
     table = group_size_table(hist, options) if table is None else table
     law = ["group_size_law"] if options.law else []
-    keys = table_keys(table)
-    rows = hist.select(list(dict.fromkeys([*by, *keys, "p", "prompts"]))).join(
-        table.select(*keys, "group_size", *law, "reachable", "at_uniform"),
-        on=keys,
-        how="left",
-        maintain_order="left",
-        nulls_equal=True,
-    )
+    rows = _with_sizes(hist, by, table, law)
     group, labels = group_index(rows, by)
     segments = 1 + (bins or 0)
     groups = max(labels.height, 1)
