@@ -17,6 +17,11 @@ Columns of the summary, in order: [--by columns], ``G``, ``segment``, ``p_lo``, 
 - ``grpo_over_drgrpo`` is ``grpo_share / drgrpo_share``: null when Dr. GRPO's share is 0.
 - ``silent_rate`` is the prompt-weighted mean of ``P_silent(p, G)`` over the segment; null at ``G = inf``
   and for an empty segment. Shares are null when no prompt of the group carries any weight.
+
+Under a prior (``prior=``) every prompt weighs the posterior means of its weights given (k, n), p̂ ∈ {0, 1}
+included; segments are still cut by p̂. :func:`with_ranges` adds ``grpo_share_lo``, ``grpo_share_hi``,
+``drgrpo_share_lo``, ``drgrpo_share_hi`` (bounds) and ``{rate}_ci_lo``, ``{rate}_ci_hi`` for
+``prompt_share``, ``grpo_share``, ``drgrpo_share``, ``grpo_over_drgrpo``, ``silent_rate`` (docs/prior.md).
 """
 
 from __future__ import annotations
@@ -261,10 +266,10 @@ def _inside(row: dict[str, object], seg: Segments) -> Inside | None:
     return bin_of(float(row["p_lo"]), float(row["p_hi"]))  # type: ignore[arg-type]
 
 
+# The shares only: each costs two linear programs per segment and G (silent rates per bin: `silent --bins`).
 BOUNDED = (
     Bounded("grpo_share", lambda G: "grpo_limit" if math.isinf(G) else "sigma", share=True),
     Bounded("drgrpo_share", lambda G: "drgrpo_limit" if math.isinf(G) else "sigma_squared", share=True),
-    Bounded("silent_rate", lambda G: None if math.isinf(G) else "silent"),
 )
 RATES = ("prompt_share", "grpo_share", "drgrpo_share", "grpo_over_drgrpo", "silent_rate")
 
@@ -277,9 +282,9 @@ def with_ranges(
     val: Valuation,
     beyond: BeyondOptions,
 ) -> pl.DataFrame:
-    """``summary`` with the bounds (``{share}_lo``, ``{share}_hi``) and the bootstrap interval
-    (``{share}_ci_lo``, ``{share}_ci_hi``) of its shares and silent rates, as ``beyond`` asks (docs/prior.md).
-    """
+    """``summary`` with the bounds of GRPO's and Dr. GRPO's shares (``{share}_lo``, ``{share}_hi``) and the
+    bootstrap interval (``{rate}_ci_lo``, ``{rate}_ci_hi``) of every share and silent rate, as ``beyond`` asks
+    (docs/prior.md)."""
     parts = [summary]
     if beyond.bounds:
         groups = row_groups(summary, hist, by)

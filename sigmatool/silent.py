@@ -9,7 +9,10 @@ Per-prompt columns: [--by columns], ``id``, ``p``, ``G``, ``p_silent``, ``p_all_
 Under a prior (``prior=``) every per-prompt probability is its posterior mean given (k, n), and
 ``always_silent_share`` is the posterior mean of 1{p ∈ {0, 1}} (prompts that are silent at every G); the
 learnable prompts of ``dapo_draws_per_group_learnable`` are still those with 0 < p̂ < 1, the ones a filter
-on the logged answers keeps. :func:`with_ranges` adds the bounds and interval columns (docs/prior.md).
+on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`` and ``{rate}_hi`` for
+``silent_rate``, ``all_right_rate``, ``all_wrong_rate``, ``dapo_draws_per_group``,
+``dapo_draws_per_group_learnable`` [, ``dapo_unfilled_rate``] and then ``identified``; with an interval,
+``{rate}_ci_lo`` and ``{rate}_ci_hi`` for the same rates and ``always_silent_share`` (docs/prior.md).
 """
 
 from __future__ import annotations
