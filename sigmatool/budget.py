@@ -234,7 +234,7 @@ def notes(seg: Segments, posterior: bool = False) -> list[str]:
     """Lines under the table view: what the segments are, and DAPO."""
     (lo, hi), x = seg.medium, seg.extreme
     edges = (
-        "of p̂; under the prior, prompts with p̂ = 0 or 1 weigh their posterior means"
+        "prompts are placed by p̂; under the prior, those with p̂ = 0 or 1 weigh their posterior means"
         if posterior
         else "prompts with p̂ = 0 or 1 weigh nothing but are counted"
     )
