@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sigmatool import kernels
     from sigmatool.budget import summarize as budget_summary
     from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
+    from sigmatool.estimators import Valuation, valuation
     from sigmatool.groupsize import group_size_table, group_sizes
     from sigmatool.groupsize import summarize as groupsize_summary
     from sigmatool.load import (
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     )
     from sigmatool.options import GroupSizeOptions, InputOptions
     from sigmatool.options import Segments as BudgetSegments
+    from sigmatool.prior import fit_prior
     from sigmatool.silent import summarize as silent_summary
 
 _LAZY = {
@@ -42,6 +44,9 @@ _LAZY = {
     "SigmaError": ("sigmatool.errors", "SigmaError"),
     "UsageError": ("sigmatool.errors", "UsageError"),
     "GroupSizeOptions": ("sigmatool.options", "GroupSizeOptions"),
+    "Valuation": ("sigmatool.estimators", "Valuation"),
+    "valuation": ("sigmatool.estimators", "valuation"),
+    "fit_prior": ("sigmatool.prior", "fit_prior"),
     "group_size_table": ("sigmatool.groupsize", "group_size_table"),
     "group_sizes": ("sigmatool.groupsize", "group_sizes"),
     "groupsize_summary": ("sigmatool.groupsize", "summarize"),
@@ -95,10 +100,12 @@ __all__ = [
     "InputOptions",
     "SigmaError",
     "UsageError",
+    "Valuation",
     "__version__",
     "budget_summary",
     "bundled_sample",
     "dataset",
+    "fit_prior",
     "group_size_table",
     "group_sizes",
     "groupsize_summary",
@@ -109,4 +116,5 @@ __all__ = [
     "run_simulation",
     "sample_histogram",
     "silent_summary",
+    "valuation",
 ]

@@ -235,6 +235,15 @@ def test_budget_extreme_bounds_are_the_library_ratio_of_never_and_always_solved_
     assert hi == pytest.approx(row["grpo_share_hi"][0], rel=1e-9)
 
 
+def test_a_histogram_that_no_binomial_mixture_makes_is_a_data_error(tmp_path: Path) -> None:
+    # Every prompt right 4 times of 8: no distribution of p makes that, so the answers are not independent.
+    spike = tmp_path / "spike.csv"
+    spike.write_text("k,n,count\n4,8,100000\n")
+    result = invoke("silent", spike, *COUNTS, "--G", "16", "--bounds", "--format", "csv")
+    assert 1 == result.exit_code
+    assert "no pass-rate distribution reproduces the k-histogram" in result.stderr
+
+
 # --------------------------------------------------------------------------------------------- Big-Math split
 
 

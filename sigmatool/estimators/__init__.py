@@ -1,6 +1,6 @@
 """How each prompt's value is estimated, and how far the data support a dataset-level number.
 
-- :mod:`.valuation`: the value of each distinct (k, n) or p̂ under the chosen estimator — plug-in, unbiased,
+- :mod:`.value`: the value of each distinct (k, n) or p̂ under the chosen estimator — plug-in, unbiased,
   or the posterior mean under a prior fitted per ``--by`` group (docs/prior.md).
 - :mod:`.bounds`: the smallest and largest value of a summary's rates over every pass-rate distribution that
   reproduces the observed histogram (``--bounds``).
@@ -13,7 +13,7 @@ from sigmatool.estimators.bootstrap import interval_columns
 from sigmatool.estimators.bounds import Bounded, Cut, bin_of, bound_columns, row_groups
 from sigmatool.estimators.checks import check_estimator, value_keys
 from sigmatool.estimators.report import identification, range_notes
-from sigmatool.estimators.valuation import Valuation, describe, valuation
+from sigmatool.estimators.value import Valuation, describe, valuation
 
 __all__ = [
     "Bounded",

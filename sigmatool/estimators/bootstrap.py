@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool.estimators.valuation import Valuation
+from sigmatool.estimators.value import Valuation
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from sigmatool.estimators.valuation import Valuation
+from sigmatool.estimators.value import Valuation
 from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, g_label
 
 

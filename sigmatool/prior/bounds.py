@@ -113,7 +113,11 @@ def _solve(objective: FloatArray, con: _Constraints, ratio: FloatArray | None) -
         result = linprog(
             sign * cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs"
         )
-        if result.status == 2:
+        # HiGHS may also end with status 4 ("unknown model status") and an infeasible primal when the region
+        # is empty up to its tolerances (seen on a 155-prompt histogram that no binomial mixture makes).
+        if result.status == 2 or (
+            result.status == 4 and "primal_status is Infeasible" in str(result.message)
+        ):
             raise DataError(
                 "no pass-rate distribution reproduces the k-histogram within sampling error: are a prompt's "
                 "answers independent draws?"
