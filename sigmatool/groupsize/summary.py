@@ -348,9 +348,11 @@ def headline(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions)
     )
 
 
-def footer(options: GroupSizeOptions) -> list[str]:
+def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     """Lines under the table view: what the columns mean."""
     fid = "1 − 1/G (Dr. GRPO)" if options.objective == "drgrpo" else f"E[σ]/sqrt(p(1−p)), {options.std} std"
+    if posterior:
+        fid += ", of posterior means given (k, n) under the prior (never- and always-solved prompts included)"
     return [
         f"fidelity: {fid}; G from {options.min_size} to {options.max_size} (--min-G, --max-G)",
         "g_median, g_p90: prompt-weighted percentiles over reachable prompts; uniform_g_needed = g_max",
@@ -366,5 +368,5 @@ def view(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions, by:
         percent=("share_at_target_uniform",),
         labels=LABELS,
         keys=list(by),
-        footer=footer(options),
+        footer=footer(options, table_keys(table) != ["p"]),
     )
