@@ -115,6 +115,16 @@ def test_per_prompt_probabilities_are_the_library_posterior_means() -> None:
     np.testing.assert_allclose(expected, out["p_silent"].to_numpy(), rtol=1e-12)
 
 
+def test_per_prompt_rows_take_the_prior_of_their_by_group() -> None:
+    toy = pl.read_csv(TOY)
+    out = _csv("silent", TOY, *TOY_COUNTS, "--by", "source", "--per-prompt", "--G", "8", "--prior", "beta")
+    geometry = toy.filter(pl.col("source") == "geometry")
+    k, n = geometry["k"].to_numpy(), geometry["n"].to_numpy()
+    expected = posterior_mean(fit_prior(k, n, kind="beta"), k, n, "silent", 8)
+    shown = out.filter(pl.col("source") == "geometry")["p_silent"].to_numpy()
+    np.testing.assert_allclose(expected, shown, rtol=1e-12)
+
+
 @pytest.mark.parametrize(("G", "quantity"), [("16", "sigma"), ("inf", "grpo_limit")])
 def test_budget_extreme_share_is_the_library_posterior_weight_of_never_and_always_solved(
     G: str, quantity: str
