@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from sigmatool import kernels
     from sigmatool.budget import summarize as budget_summary
     from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
+    from sigmatool.estimators import Valuation, valuation
     from sigmatool.groupsize import group_size_table, group_sizes
     from sigmatool.groupsize import summarize as groupsize_summary
     from sigmatool.load import (
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from sigmatool.load.trainers import find_dump_files, scan_trainer
     from sigmatool.options import GroupSizeOptions, InputOptions
     from sigmatool.options import Segments as BudgetSegments
+    from sigmatool.prior import fit_prior
     from sigmatool.silent import summarize as silent_summary
     from sigmatool.track import export_pass_rates
     from sigmatool.track import track as track_run
@@ -45,6 +47,9 @@ _LAZY = {
     "SigmaError": ("sigmatool.errors", "SigmaError"),
     "UsageError": ("sigmatool.errors", "UsageError"),
     "GroupSizeOptions": ("sigmatool.options", "GroupSizeOptions"),
+    "Valuation": ("sigmatool.estimators", "Valuation"),
+    "valuation": ("sigmatool.estimators", "valuation"),
+    "fit_prior": ("sigmatool.prior", "fit_prior"),
     "group_size_table": ("sigmatool.groupsize", "group_size_table"),
     "group_sizes": ("sigmatool.groupsize", "group_sizes"),
     "groupsize_summary": ("sigmatool.groupsize", "summarize"),
@@ -102,12 +107,14 @@ __all__ = [
     "InputOptions",
     "SigmaError",
     "UsageError",
+    "Valuation",
     "__version__",
     "budget_summary",
     "bundled_sample",
     "dataset",
     "export_pass_rates",
     "find_dump_files",
+    "fit_prior",
     "group_size_table",
     "group_sizes",
     "groupsize_summary",
@@ -120,4 +127,5 @@ __all__ = [
     "scan_trainer",
     "silent_summary",
     "track_run",
+    "valuation",
 ]

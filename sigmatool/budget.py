@@ -17,6 +17,11 @@ Columns of the summary, in order: [--by columns], ``G``, ``segment``, ``p_lo``, 
 - ``grpo_over_drgrpo`` is ``grpo_share / drgrpo_share``: null when Dr. GRPO's share is 0.
 - ``silent_rate`` is the prompt-weighted mean of ``P_silent(p, G)`` over the segment; null at ``G = inf``
   and for an empty segment. Shares are null when no prompt of the group carries any weight.
+
+Under a prior (``prior=``) every prompt weighs the posterior means of its weights given (k, n), p̂ ∈ {0, 1}
+included; segments are still cut by p̂. :func:`with_ranges` adds ``grpo_share_lo``, ``grpo_share_hi``,
+``drgrpo_share_lo``, ``drgrpo_share_hi`` (bounds) and ``{rate}_ci_lo``, ``{rate}_ci_hi`` for
+``prompt_share``, ``grpo_share``, ``drgrpo_share``, ``grpo_over_drgrpo``, ``silent_rate`` (docs/prior.md).
 """
 
 from __future__ import annotations
@@ -28,10 +33,30 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool import kernels
-from sigmatool.estimators import check_estimator, value_keys
-from sigmatool.options import DEFAULT_BINS, DEFAULT_EXTREME, DEFAULT_MEDIUM, BudgetOptions, Segments, g_label
-from sigmatool.render import View
+from sigmatool.estimators import (
+    Bounded,
+    Cut,
+    Valuation,
+    bin_of,
+    bound_columns,
+    interval_columns,
+    range_notes,
+    row_groups,
+    valuation,
+)
+from sigmatool.estimators.bounds import Inside
+from sigmatool.options import (
+    BOUNDS_LEVEL,
+    DEFAULT_BINS,
+    DEFAULT_EXTREME,
+    DEFAULT_MEDIUM,
+    BeyondOptions,
+    BudgetOptions,
+    PriorSpec,
+    Segments,
+    g_label,
+)
+from sigmatool.render import View, ranges
 from sigmatool.segments import bin_edges, bin_index, group_index
 
 COLUMNS = (
@@ -55,33 +80,19 @@ Weights = tuple[FloatArray, FloatArray, FloatArray]
 _BLOCK = 1 << 16
 
 
-def _kernel_values(columns: Sequence[FloatArray], G: float, estimator: str) -> Weights:
-    """GRPO weight, Dr. GRPO weight and P_silent (0 at G = inf, where it is not reported) of each value."""
+def _kernel_values(val: Valuation, rows: pl.DataFrame, G: float) -> Weights:
+    """GRPO weight, Dr. GRPO weight and P_silent (0 at G = inf, where it is not reported) of each row."""
     if math.isinf(G):
-        p = columns[0]
         return (
-            kernels.grpo_weight_limit(p),
-            kernels.drgrpo_weight_limit(p),
-            np.zeros(p.size),
+            val.values(rows, "grpo_limit"),
+            val.values(rows, "drgrpo_limit"),
+            np.zeros(rows.height),
         )  # no silent rate at ∞
-    if estimator == "unbiased":
-        k, n = columns
-        return (
-            kernels.expected_sigma_unbiased(k, n, int(G)),
-            kernels.expected_sigma_squared_unbiased(k, n, int(G)),
-            kernels.silent_probability_unbiased(k, n, int(G)),
-        )
-    p = columns[0]
     return (
-        kernels.expected_sigma(p, int(G)),
-        kernels.expected_sigma_squared(p, int(G)),
-        kernels.silent_probability(p, int(G)),
+        val.values(rows, "sigma", G),
+        val.values(rows, "sigma_squared", G),
+        val.values(rows, "silent", G),
     )
-
-
-def _kernel_keys(G: float, estimator: str) -> list[str]:
-    """The value columns the kernels read at G: p, or (k, n) for the unbiased estimator at finite G."""
-    return ["p"] if math.isinf(G) else value_keys(estimator)
 
 
 def _pieces(p: FloatArray, seg: Segments) -> IntArray:
@@ -155,16 +166,18 @@ def summarize(
     bins: int = DEFAULT_BINS,
     extreme: float = DEFAULT_EXTREME,
     medium: tuple[float, float] = DEFAULT_MEDIUM,
+    prior: str | PriorSpec | Valuation | None = None,
 ) -> pl.DataFrame:
     """Gradient-budget shares per ``--by`` group, G and segment (bins, extreme, medium, all).
 
     Segments come from ``segments`` if given, else from ``bins``, ``extreme`` and ``medium``. Sums run over
     the histogram's rows in their fixed order, so every form of the same data (rows, a weighted histogram,
-    a rollout log) gives the same bits; every --by group is computed in the same pass.
+    a rollout log) gives the same bits; every --by group is computed in the same pass. ``prior`` turns
+    every prompt's weights into their posterior means given (k, n); segments stay those of p̂.
     """
     seg = segments or Segments(bins, extreme, medium)
     BudgetOptions(tuple(sizes), estimator, seg)
-    check_estimator(hist, sizes, estimator)
+    val = valuation(hist, by, sizes, estimator, prior)
     group, labels = group_index(hist, by)
     cells = max(labels.height, 1) * 4 * seg.bins
     p = hist["p"].cast(pl.Float64).to_numpy()
@@ -176,14 +189,13 @@ def summarize(
     )
     frames = []
     for G in sizes:
-        columns = [hist[key].cast(pl.Float64).to_numpy() for key in _kernel_keys(G, estimator)]
         totals = np.zeros((3, cells))
         for start in range(0, hist.height, _BLOCK):
             block = slice(start, start + _BLOCK)
-            # The kernels give p̂ ∈ {0, 1} a weight of exactly 0, so those prompts count in `prompts` only.
-            for total, w in zip(
-                totals, _kernel_values([c[block] for c in columns], G, estimator), strict=True
-            ):
+            # The kernels give p̂ ∈ {0, 1} a weight of exactly 0, so those prompts count in `prompts` only
+            # (under a prior they weigh their posterior mean).
+            rows = hist.slice(start, _BLOCK)
+            for total, w in zip(totals, _kernel_values(val, rows, G), strict=True):
                 total += np.bincount(cell[block], weights=prompts[block] * w, minlength=cells)
         sums = [_segment_sums(total.reshape(shape), seg) for total in totals]
         frames.append(
@@ -218,12 +230,16 @@ def headline(overall: pl.DataFrame) -> str:
     return "; ".join(parts) + "." if parts else ""
 
 
-def notes(seg: Segments) -> list[str]:
+def notes(seg: Segments, posterior: bool = False) -> list[str]:
     """Lines under the table view: what the segments are, and DAPO."""
     (lo, hi), x = seg.medium, seg.extreme
+    edges = (
+        "prompts are placed by p̂; under the prior, those with p̂ = 0 or 1 weigh their posterior means"
+        if posterior
+        else "prompts with p̂ = 0 or 1 weigh nothing but are counted"
+    )
     return [
-        f"extreme: p < {x:g} or p > {1 - x:g}; medium: {lo:g} ≤ p ≤ {hi:g}; prompts with p̂ = 0 or 1 weigh "
-        "nothing but are counted",
+        f"extreme: p < {x:g} or p > {1 - x:g}; medium: {lo:g} ≤ p ≤ {hi:g}; {edges}",
         "DAPO: its shares equal GRPO's (silent groups weigh nothing in either); DAPO changes the cost, "
         "not the direction",
     ]
@@ -236,25 +252,108 @@ def bar_scale(summary: pl.DataFrame) -> float:
     return float(top) if isinstance(top, float) and top > 0 else 1.0
 
 
-def view(hist: pl.DataFrame, summary: pl.DataFrame, options: BudgetOptions, by: Sequence[str]) -> View:
+def _inside(row: dict[str, object], seg: Segments) -> Inside | None:
+    """Which p̂ belong to a summary row's segment (as :func:`_pieces` cuts them); None for ``all``."""
+    name = row["segment"]
+    if name == "all":
+        return None
+    if name == "extreme":
+        x = seg.extreme
+        return lambda p: np.asarray((p < x) | (p > 1.0 - x), dtype=np.bool_)
+    if name == "medium":
+        lo, hi = seg.medium
+        return lambda p: np.asarray((p >= lo) & (p <= hi), dtype=np.bool_)
+    return bin_of(float(row["p_lo"]), float(row["p_hi"]))  # type: ignore[arg-type]
+
+
+# The shares only: each costs two linear programs per segment and G (silent rates per bin: `silent --bins`).
+BOUNDED = (
+    Bounded("grpo_share", lambda G: "grpo_limit" if math.isinf(G) else "sigma", share=True),
+    Bounded("drgrpo_share", lambda G: "drgrpo_limit" if math.isinf(G) else "sigma_squared", share=True),
+)
+RATES = ("prompt_share", "grpo_share", "drgrpo_share", "grpo_over_drgrpo", "silent_rate")
+
+
+def with_ranges(
+    hist: pl.DataFrame,
+    summary: pl.DataFrame,
+    by: Sequence[str],
+    options: BudgetOptions,
+    val: Valuation,
+    beyond: BeyondOptions,
+) -> pl.DataFrame:
+    """``summary`` with the bounds of GRPO's and Dr. GRPO's shares (``{share}_lo``, ``{share}_hi``) and the
+    bootstrap interval (``{rate}_ci_lo``, ``{rate}_ci_hi``) of every share and silent rate, as ``beyond`` asks
+    (docs/prior.md)."""
+    parts = [summary]
+    if beyond.bounds:
+        groups = row_groups(summary, hist, by)
+        cuts = [
+            Cut(int(g), float(r["G"]), _inside(r, options.segments))
+            for g, r in zip(groups, summary.iter_rows(named=True), strict=True)
+        ]
+        parts.append(bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)[0])
+    if beyond.ci is not None:
+
+        def again(h: pl.DataFrame, v: Valuation) -> pl.DataFrame:
+            return summarize(h, by, options.sizes, segments=options.segments, prior=v)
+
+        parts.append(
+            interval_columns(
+                hist,
+                by,
+                val,
+                again,
+                RATES,
+                level=beyond.ci,
+                replicates=beyond.replicate_count,
+                seed=beyond.seed_value,
+            )
+        )
+    return pl.concat(parts, how="horizontal")
+
+
+def view(
+    hist: pl.DataFrame,
+    summary: pl.DataFrame,
+    options: BudgetOptions,
+    by: Sequence[str],
+    val: Valuation | None = None,
+    beyond: BeyondOptions | None = None,
+) -> View:
     """The table view: headline over all prompts, shares as percentages with bars, the segment notes."""
     overall = summary
     if by:
-        overall = summarize(hist, (), options.sizes, estimator=options.estimator, segments=options.segments)
+        overall = summarize(
+            hist, (), options.sizes, estimator=options.estimator, segments=options.segments, prior=val
+        )
     full = bar_scale(summary)
-    return View(
-        headline=headline(overall),
-        percent=("prompt_share", "grpo_share", "drgrpo_share", "silent_rate"),
-        bars=("grpo_share", "drgrpo_share"),
-        bar_full=full,
-        labels={
-            "prompt_share": "prompts\nshare",
-            "grpo_share": "GRPO\n(= DAPO)",
-            "drgrpo_share": "Dr. GRPO",
-            "grpo_over_drgrpo": "GRPO ÷\nDr. GRPO",
-            "silent_rate": "silent\ngroups",
-        },
-        keys=list(by),
-        footer=notes(options.segments),
-        bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
+    footer = notes(options.segments, val is not None and val.posterior)
+    if beyond is not None and beyond.bounds:
+        footer += range_notes(hist, summary, beyond, val)
+        footer.append(
+            "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "
+            "weights depend on p): the bounds are what it can be"
+        )
+    elif beyond is not None:
+        footer += range_notes(hist, summary, beyond, val)
+    return ranges(
+        View(
+            headline=headline(overall),
+            percent=("prompt_share", "grpo_share", "drgrpo_share", "silent_rate"),
+            bars=("grpo_share", "drgrpo_share"),
+            bar_full=full,
+            labels={
+                "prompt_share": "prompts\nshare",
+                "grpo_share": "GRPO\n(= DAPO)",
+                "drgrpo_share": "Dr. GRPO",
+                "grpo_over_drgrpo": "GRPO ÷\nDr. GRPO",
+                "silent_rate": "silent\ngroups",
+            },
+            keys=list(by),
+            footer=footer,
+            bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
+        ),
+        summary.columns,
+        show=("grpo_share", "drgrpo_share"),
     )

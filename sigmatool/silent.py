@@ -5,6 +5,14 @@ Columns of the summary, in order: [--by columns], ``G``, [``p_lo``, ``p_hi`` wit
 ``dapo_draws_per_group_learnable``; with a DAPO cap also ``dapo_unfilled_rate``.
 Per-prompt columns: [--by columns], ``id``, ``p``, ``G``, ``p_silent``, ``p_all_right``, ``p_all_wrong``,
 ``dapo_expected_draws``.
+
+Under a prior (``prior=``) every per-prompt probability is its posterior mean given (k, n), and
+``always_silent_share`` is the posterior mean of 1{p ∈ {0, 1}} (prompts that are silent at every G); the
+learnable prompts of ``dapo_draws_per_group_learnable`` are still those with 0 < p̂ < 1, the ones a filter
+on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`` and ``{rate}_hi`` for
+``silent_rate``, ``all_right_rate``, ``all_wrong_rate``, ``dapo_draws_per_group``,
+``dapo_draws_per_group_learnable`` [, ``dapo_unfilled_rate``] and then ``identified``; with an interval,
+``{rate}_ci_lo`` and ``{rate}_ci_hi`` for the same rates and ``always_silent_share`` (docs/prior.md).
 """
 
 from __future__ import annotations
@@ -13,14 +21,27 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
+from numpy.typing import NDArray
 
 from sigmatool import kernels
-from sigmatool.estimators import check_estimator
+from sigmatool.estimators import (
+    Bounded,
+    Cut,
+    Valuation,
+    bin_of,
+    bound_columns,
+    interval_columns,
+    range_notes,
+    row_groups,
+    valuation,
+)
 from sigmatool.load import Dataset, per_prompt_frame
-from sigmatool.options import SilentOptions
-from sigmatool.render import View
+from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOptions
+from sigmatool.render import View, ranges
 from sigmatool.segments import all_bins, with_bins
 
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
 PER_GROUP = ("p_silent", "p_all_right", "p_all_wrong", "dapo_expected_draws")
 
 
@@ -33,7 +54,7 @@ def weighted_mean(value: str, weight: str = "prompts") -> pl.Expr:
 
 
 def silent_kernels(
-    values: pl.DataFrame, sizes: Sequence[float], estimator: str, cap: int | None
+    values: pl.DataFrame, sizes: Sequence[float], val: Valuation, cap: int | None
 ) -> pl.DataFrame:
     """Per row of ``values`` and G: silent, all-right, all-wrong probabilities and DAPO's expected draws.
 
@@ -43,14 +64,8 @@ def silent_kernels(
     parts = []
     for G in sizes:
         size = int(G)
-        if estimator == "unbiased":
-            k, n = values["k"].to_numpy(), values["n"].to_numpy()
-            right = kernels.all_right_probability_unbiased(k, n, size)
-            wrong = kernels.all_wrong_probability_unbiased(k, n, size)
-        else:
-            p = values["p"].to_numpy()
-            right = kernels.all_right_probability(p, size)
-            wrong = kernels.all_wrong_probability(p, size)
+        right = val.values(values, "all_right", size)
+        wrong = val.values(values, "all_wrong", size)
         silent = np.asarray(right + wrong, dtype=np.float64)
         parts.append(
             values.with_columns(
@@ -73,6 +88,32 @@ def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
     )
 
 
+def _always_silent(hist: pl.DataFrame, val: Valuation) -> tuple[pl.DataFrame, pl.Expr]:
+    """The histogram with ``__always`` (p̂ ∈ {0, 1}), and the share of prompts silent at every G: those, or
+    under a prior the posterior mean of 1{p ∈ {0, 1}}."""
+    base = hist.with_columns(pl.col("p").is_in([0.0, 1.0]).alias("__always"))
+    if val.posterior:
+        base = base.with_columns(pl.Series("__stuck", 1.0 - val.values(hist, "interior")))
+        return base, weighted_mean("__stuck").alias("always_silent_share")
+    share = pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()
+    return base, share.alias("always_silent_share")
+
+
+def _aggregations(always: pl.Expr) -> list[pl.Expr]:
+    """The summary's sums per (--by group, G[, bin]), the silent rate of the learnable prompts included."""
+    learnable = pl.col("prompts").filter(~pl.col("__always"))
+    return [
+        pl.col("prompts").sum(),
+        weighted_mean("p_silent").alias("silent_rate"),
+        weighted_mean("p_all_right").alias("all_right_rate"),
+        weighted_mean("p_all_wrong").alias("all_wrong_rate"),
+        always,
+        ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
+            "__learnable_silent"
+        ),
+    ]
+
+
 def summarize(
     hist: pl.DataFrame,
     by: Sequence[str],
@@ -81,32 +122,25 @@ def summarize(
     estimator: str = "plugin",
     cap: int | None = None,
     bins: int | None = None,
+    prior: str | PriorSpec | Valuation | None = None,
 ) -> pl.DataFrame:
-    """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given)."""
-    check_estimator(hist, sizes, estimator)
+    """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given).
+
+    ``prior`` (``beta``, ``npmle``, ``A,B``, or a fitted :class:`~sigmatool.estimators.Valuation`) turns
+    every per-prompt probability into its posterior mean given (k, n).
+    """
+    val = valuation(hist, by, sizes, estimator, prior)
     # The histogram's fixed row order, kept inside each group, makes the float sums, and so the output,
     # identical for every form of the same data (expanded rows, a weighted histogram, a rollout log).
-    base = hist.with_columns(pl.col("p").is_in([0.0, 1.0]).alias("__always"))
+    base, always = _always_silent(hist, val)
     keys = [*by, "G"]
     if bins is not None:
         base = with_bins(base, bins)
         keys.append("bin")
-    learnable = pl.col("prompts").filter(~pl.col("__always"))
-    aggs = [
-        pl.col("prompts").sum(),
-        weighted_mean("p_silent").alias("silent_rate"),
-        weighted_mean("p_all_right").alias("all_right_rate"),
-        weighted_mean("p_all_wrong").alias("all_wrong_rate"),
-        (pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()).alias(
-            "always_silent_share"
-        ),
-        ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
-            "__learnable_silent"
-        ),
-    ]
+    aggs = _aggregations(always)
     # One G at a time: memory stays at the histogram's size, however many group sizes are asked for.
     out = pl.concat(
-        silent_kernels(base, [G], estimator, cap).group_by(keys, maintain_order=True).agg(aggs) for G in sizes
+        silent_kernels(base, [G], val, cap).group_by(keys, maintain_order=True).agg(aggs) for G in sizes
     )
     if bins is not None:
         grid = all_bins(bins, out.select(keys[:-1]).unique())
@@ -141,15 +175,20 @@ def per_prompt(
     *,
     estimator: str = "plugin",
     cap: int | None = None,
+    prior: str | PriorSpec | Valuation | None = None,
 ) -> pl.LazyFrame:
     """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value.
 
-    Rows are matched to the kernel table by their counts (k, n) when they have them, else by p̂.
+    Rows are matched to the kernel table by their counts (k, n) when they have them, else by p̂; under a
+    prior, by their --by group and counts (each group has its own prior).
     """
-    check_estimator(hist, sizes, estimator)
+    val = valuation(hist, ds.by, sizes, estimator, prior)
     join = ["k", "n"] if ds.has_counts else ["__p"]
     distinct = hist.select(["k", "n", "p"] if ds.has_counts else ["p"]).unique(maintain_order=True)
-    table = silent_kernels(distinct, sizes, estimator, cap)
+    if val.posterior:
+        join = [*val.by, "k", "n"]
+        distinct = hist.select([*val.by, "k", "n", "p"])
+    table = silent_kernels(distinct, sizes, val, cap)
     if not ds.has_counts:
         table = table.rename({"p": "__p"})
     prompts = per_prompt_frame(ds).join(
@@ -158,49 +197,166 @@ def per_prompt(
         maintain_order="left",
     )
     joined = prompts.join(
-        table.lazy().drop("p", strict=False), on=[*join, "G"], how="left", maintain_order="left"
+        table.lazy().drop("p", strict=False),
+        on=[*join, "G"],
+        how="left",
+        maintain_order="left",
+        nulls_equal=True,
     )
     return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])
 
 
-def headline(summary: pl.DataFrame) -> str:
+def _learnable(p: FloatArray) -> BoolArray:
+    return np.asarray((p > 0.0) & (p < 1.0), dtype=np.bool_)
+
+
+# Bounded by linear programs; DAPO's columns follow from them, each being increasing in a silent rate.
+BOUNDED = (
+    Bounded("silent_rate", lambda G: "silent"),
+    Bounded("all_right_rate", lambda G: "all_right"),
+    Bounded("all_wrong_rate", lambda G: "all_wrong"),
+    Bounded("__learnable_silent", lambda G: "silent", where=_learnable),
+)
+RATES = (
+    "silent_rate",
+    "all_right_rate",
+    "all_wrong_rate",
+    "always_silent_share",
+    "dapo_draws_per_group",
+    "dapo_draws_per_group_learnable",
+    "dapo_unfilled_rate",
+)
+
+
+def _bounds(hist: pl.DataFrame, summary: pl.DataFrame, by: Sequence[str], cap: int | None) -> pl.DataFrame:
+    """The bounds columns of every summary row, and whether its rates are identified."""
+    groups = row_groups(summary, hist, by)
+    bins = "p_lo" in summary.columns
+    cuts = [
+        Cut(int(g), float(r["G"]), bin_of(r["p_lo"], r["p_hi"]) if bins else None)
+        for g, r in zip(groups, summary.iter_rows(named=True), strict=True)
+    ]
+    frame, known = bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)
+    columns = {
+        f"{c}_{end}": frame[f"{c}_{end}"]
+        for c in ("silent_rate", "all_right_rate", "all_wrong_rate")
+        for end in ("lo", "hi")
+    }
+    for name, rate in (
+        ("dapo_draws_per_group", "silent_rate"),
+        ("dapo_draws_per_group_learnable", "__learnable_silent"),
+    ):
+        for end in ("lo", "hi"):
+            columns[f"{name}_{end}"] = _dapo_draws(frame[f"{rate}_{end}"], cap)
+    if cap is not None:
+        for end in ("lo", "hi"):
+            columns[f"dapo_unfilled_rate_{end}"] = frame[f"silent_rate_{end}"] ** cap
+    out = pl.DataFrame({name: series.alias(name) for name, series in columns.items()}).fill_nan(None)
+    return out.with_columns(pl.Series("identified", known))
+
+
+def with_ranges(
+    hist: pl.DataFrame,
+    summary: pl.DataFrame,
+    by: Sequence[str],
+    options: SilentOptions,
+    val: Valuation,
+    beyond: BeyondOptions,
+) -> pl.DataFrame:
+    """``summary`` with the bounds (``{rate}_lo``, ``{rate}_hi``, ``identified``) and the bootstrap interval
+    (``{rate}_ci_lo``, ``{rate}_ci_hi``) of its rates, as ``beyond`` asks (docs/prior.md)."""
+    parts = [summary]
+    if beyond.bounds:
+        parts.append(_bounds(hist, summary, by, options.cap))
+    if beyond.ci is not None:
+
+        def again(h: pl.DataFrame, v: Valuation) -> pl.DataFrame:
+            return summarize(h, by, options.sizes, cap=options.cap, bins=options.bins, prior=v)
+
+        rates = [c for c in RATES if c in summary.columns]
+        parts.append(
+            interval_columns(
+                hist,
+                by,
+                val,
+                again,
+                rates,
+                level=beyond.ci,
+                replicates=beyond.replicate_count,
+                seed=beyond.seed_value,
+            )
+        )
+    return pl.concat(parts, how="horizontal")
+
+
+def _range_text(row: dict[str, object], column: str, ends: tuple[str, str], what: str) -> str:
+    lo, hi = row.get(f"{column}_{ends[0]}"), row.get(f"{column}_{ends[1]}")
+    if not isinstance(lo, float) or not isinstance(hi, float):
+        return ""
+    return f"{what} {100 * lo:.1f}–{100 * hi:.1f}%"
+
+
+def headline(summary: pl.DataFrame, posterior: bool = False, level: float | None = None) -> str:
     """One plain sentence for the table view, from an overall (no --by, no bins) summary."""
-    parts = [f"{100 * r['silent_rate']:.1f}% at G={r['G']}" for r in summary.iter_rows(named=True)]
+    parts = []
+    for r in summary.iter_rows(named=True):
+        ranges = [
+            _range_text(r, "silent_rate", ("lo", "hi"), "the data allow"),
+            _range_text(r, "silent_rate", ("ci_lo", "ci_hi"), f"{100 * (level or 0):g}% CI"),
+        ]
+        extra = "; ".join(text for text in ranges if text)
+        parts.append(f"{100 * r['silent_rate']:.1f}% at G={r['G']}" + (f" ({extra})" if extra else ""))
     always = float(summary["always_silent_share"][0])
     if len(parts) == 1:
-        lead = f"{parts[0].replace(' at ', ' of groups are silent at ')}"
+        lead = f"{parts[0].replace(' at ', ' of groups are silent at ', 1)}"
     else:
         lead = "Silent groups: " + ", ".join(parts)
-    return f"{lead}; {100 * always:.1f}% of prompts are silent at every G (never or always solved)."
+    why = "p = 0 or 1 under the prior" if posterior else "never or always solved"
+    return f"{lead}; {100 * always:.1f}% of prompts are silent at every G ({why})."
 
 
-def view(hist: pl.DataFrame, summary: pl.DataFrame, options: SilentOptions, by: Sequence[str]) -> View:
+def view(
+    hist: pl.DataFrame,
+    summary: pl.DataFrame,
+    options: SilentOptions,
+    by: Sequence[str],
+    val: Valuation | None = None,
+    beyond: BeyondOptions | None = None,
+) -> View:
     """The table view of a summary: its headline (over all prompts), labels, percentages and bars."""
     overall = summary
     if by or options.bins is not None:
-        overall = summarize(hist, (), options.sizes, estimator=options.estimator, cap=options.cap)
-    return View(
-        headline=headline(overall),
-        percent=(
-            "silent_rate",
-            "all_right_rate",
-            "all_wrong_rate",
-            "always_silent_share",
-            "dapo_unfilled_rate",
+        overall = summarize(hist, (), options.sizes, estimator=options.estimator, cap=options.cap, prior=val)
+    footer = [
+        "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
+        "prompts; …learnable: the same once never- and always-solved prompts are dropped"
+    ]
+    if beyond is not None:
+        footer += range_notes(hist, summary, beyond, val)
+    posterior = val is not None and val.posterior
+    return ranges(
+        View(
+            headline=headline(overall, posterior, beyond.ci if beyond else None),
+            percent=(
+                "silent_rate",
+                "all_right_rate",
+                "all_wrong_rate",
+                "always_silent_share",
+                "dapo_unfilled_rate",
+            ),
+            bars=("silent_rate",),
+            labels={
+                "silent_rate": "silent groups",
+                "all_right_rate": "all right",
+                "all_wrong_rate": "all wrong",
+                "always_silent_share": "always\nsilent",
+                "dapo_draws_per_group": "DAPO draws\nper group",
+                "dapo_draws_per_group_learnable": "…learnable\nprompts only",
+                "dapo_unfilled_rate": "DAPO\nunfilled",
+            },
+            keys=list(by),
+            footer=footer,
         ),
-        bars=("silent_rate",),
-        labels={
-            "silent_rate": "silent groups",
-            "all_right_rate": "all right",
-            "all_wrong_rate": "all wrong",
-            "always_silent_share": "always\nsilent",
-            "dapo_draws_per_group": "DAPO draws\nper group",
-            "dapo_draws_per_group_learnable": "…learnable\nprompts only",
-            "dapo_unfilled_rate": "DAPO\nunfilled",
-        },
-        keys=list(by),
-        footer=[
-            "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
-            "prompts; …learnable: the same once never- and always-solved prompts are dropped"
-        ],
+        summary.columns,
+        show=("silent_rate", "always_silent_share"),
     )

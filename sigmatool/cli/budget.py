@@ -8,8 +8,10 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
+from sigmatool.cli.beyond import beyond_options
 from sigmatool.cli.params import EstimatorOpt, input_options, output_options, uses
 from sigmatool.options import (
+    BeyondOptions,
     BudgetOptions,
     Estimator,
     InputOptions,
@@ -37,7 +39,7 @@ MediumOpt = Annotated[str, typer.Option("--medium", help="Medium prompts: lo ≤
 
 
 @app.command("budget")
-@uses(inputs=input_options, out=output_options)
+@uses(inputs=input_options, out=output_options, beyond=beyond_options)
 def budget_command(
     group_sizes: GroupSizesOpt = None,
     estimator: EstimatorOpt = Estimator.plugin,
@@ -46,6 +48,7 @@ def budget_command(
     medium: MediumOpt = "0.4,0.6",
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    beyond: BeyondOptions = BeyondOptions(),
 ) -> None:
     """Where GRPO and Dr. GRPO spend their gradient across difficulty: each segment's share of the update.
 
@@ -56,7 +59,8 @@ def budget_command(
     direction).
 
     Rows per G (--G inf: the large-group limits): bins of p, then extreme (p < x or p > 1 − x), medium
-    (lo ≤ p ≤ hi) and all. Prompts with p̂ = 0 or 1 weigh nothing but are counted.
+    (lo ≤ p ≤ hi) and all. Prompts with p̂ = 0 or 1 weigh nothing but are counted; with counts, --prior
+    gives them (and every prompt) their posterior weights, --bounds and --ci ranges (docs/prior.md).
 
     Example:
 
@@ -64,12 +68,14 @@ def budget_command(
     """
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
     options = BudgetOptions(sizes, estimator.value, Segments(bins, extreme, parse_medium(medium)))
+    beyond.check(has_counts=inputs.has_counts, estimator=options.estimator)
     run.check(inputs, out)
-    from sigmatool import budget
+    from sigmatool import budget, estimators
     from sigmatool.render import write_frame
 
     with run.histogram_of(inputs) as hist:
-        summary = budget.summarize(
-            hist.frame, inputs.by, options.sizes, estimator=options.estimator, segments=options.segments
-        )
-        write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by))
+        val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
+        run.note(val.notes())
+        summary = budget.summarize(hist.frame, inputs.by, options.sizes, segments=options.segments, prior=val)
+        summary = budget.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
+        write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by, val, beyond))

@@ -8,9 +8,19 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
+from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import PerPrompt, input_options, output_options, uses
 from sigmatool.errors import UsageError
-from sigmatool.options import GroupSizeOptions, InputOptions, Objective, OutputOptions, Std, check_count
+from sigmatool.options import (
+    GroupSizeOptions,
+    InputOptions,
+    Objective,
+    OutputOptions,
+    PriorSpec,
+    Std,
+    check_count,
+    check_prior,
+)
 
 FidelityOpt = Annotated[
     float,
@@ -64,7 +74,7 @@ BinsOpt = Annotated[
 
 
 @app.command("groupsize")
-@uses(inputs=input_options, out=output_options)
+@uses(inputs=input_options, out=output_options, prior=prior_option)
 def groupsize_command(
     fidelity: FidelityOpt = 0.9,
     objective: ObjectiveOpt = Objective.grpo,
@@ -78,6 +88,7 @@ def groupsize_command(
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    prior: PriorSpec = PriorSpec(),
 ) -> None:
     """The group size each prompt needs to reach a target fidelity, and what a per-prompt schedule saves.
 
@@ -86,7 +97,8 @@ def groupsize_command(
     Each prompt gets the smallest G ≥ --min-G with φ ≥ φ*, exact (not the law 1/(8εp(1−p))). Prompts
     with p̂ = 0 or 1 have no signal at any G and, like those needing G > --max-G, are unreachable: counted,
     never given a number. Rows: all prompts, then bins of p, per --by group; --per-prompt streams one row
-    per prompt, ready for a trainer's config.
+    per prompt, ready for a trainer's config. With counts, --prior sizes each prompt by its posterior
+    (docs/theory.md §7): never- and always-solved prompts become reachable where it puts p inside (0, 1).
 
     Example:
 
@@ -99,12 +111,15 @@ def groupsize_command(
         check_count("--bins", bins, 0, 1000)
         if per_prompt:
             raise UsageError("--bins summarises by bin; with --per-prompt there is no summary to break down")
+    check_prior(prior, has_counts=inputs.has_counts, law=law)
     run.check(inputs, out)
-    from sigmatool import groupsize
+    from sigmatool import estimators, groupsize
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
-        table = groupsize.group_size_table(hist.frame, target, detail=per_prompt)
+        val = estimators.valuation(hist.frame, inputs.by, prior=prior)
+        run.note(val.notes())
+        table = groupsize.group_size_table(hist.frame, target, detail=per_prompt, prior=val)
         if per_prompt:
             sink_frame(groupsize.per_prompt(hist.dataset, table, target), out)
             return

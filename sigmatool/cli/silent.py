@@ -8,8 +8,16 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
+from sigmatool.cli.beyond import beyond_options
 from sigmatool.cli.params import EstimatorOpt, GroupSizes, PerPrompt, input_options, output_options, uses
-from sigmatool.options import Estimator, InputOptions, OutputOptions, SilentOptions, parse_group_sizes
+from sigmatool.options import (
+    BeyondOptions,
+    Estimator,
+    InputOptions,
+    OutputOptions,
+    SilentOptions,
+    parse_group_sizes,
+)
 
 DapoCapOpt = Annotated[
     int | None,
@@ -22,7 +30,7 @@ BinsOpt = Annotated[
 
 
 @app.command("silent")
-@uses(inputs=input_options, out=output_options)
+@uses(inputs=input_options, out=output_options, beyond=beyond_options)
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.plugin,
@@ -31,6 +39,7 @@ def silent_command(
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    beyond: BeyondOptions = BeyondOptions(),
 ) -> None:
     """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
 
@@ -38,32 +47,33 @@ def silent_command(
     DAPO throws it away and draws another. For a prompt with pass rate p that happens with probability
     p^G + (1−p)^G.
 
-    Example:
+    With counts k of n, --prior predicts beyond the samples (a never-solved prompt need not be impossible),
+    --bounds gives what the data allow, and --ci a bootstrap interval (docs/prior.md).
+
+    Examples:
 
         sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16
+
+        sigmatool silent sample_data/bigmath_8_samples.csv --k-col k --n-col n --weight-col count --G 16 --prior npmle --bounds
     """
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
+    beyond.check(has_counts=inputs.has_counts, estimator=options.estimator, per_prompt=options.per_prompt)
     run.check(inputs, out)
-    from sigmatool import silent
+    from sigmatool import estimators, silent
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
+        val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
+        run.note(val.notes())
         if options.per_prompt:
             sink_frame(
-                silent.per_prompt(
-                    hist.dataset, hist.frame, options.sizes, estimator=options.estimator, cap=options.cap
-                ),
-                out,
+                silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
             )
             return
         summary = silent.summarize(
-            hist.frame,
-            inputs.by,
-            options.sizes,
-            estimator=options.estimator,
-            cap=options.cap,
-            bins=options.bins,
+            hist.frame, inputs.by, options.sizes, cap=options.cap, bins=options.bins, prior=val
         )
-        write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by))
+        summary = silent.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
+        write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by, val, beyond))

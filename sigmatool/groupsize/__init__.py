@@ -32,6 +32,10 @@ Per-prompt columns: [--by columns], ``id``, ``p``, ``group_size`` (null when unr
 ``reachable``. ``group_size_law`` is ``⌈1/(8 ε p (1 − p))⌉`` with ε = 1 − φ* (rounded *up*, after a
 1e-9 relative allowance so that the binary rounding of 1 − 0.9 does not turn 5 into 6); null at
 p ∈ {0, 1}. It is the population-std law of the paper, also when ``std="bessel"``.
+
+Under a prior (``group_size_table(..., prior=)``) the group size is that of the posterior given (k, n)
+(docs/theory.md §7): the table is keyed by (--by columns, k, n), p̂ ∈ {0, 1} is reachable wherever the
+posterior puts p inside (0, 1), fidelity and silent rate are posterior means, and ``--law`` does not apply.
 """
 
 from __future__ import annotations

@@ -9,9 +9,10 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool import kernels
+from sigmatool.estimators import Valuation, valuation
 from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.load import Dataset, per_prompt_frame
-from sigmatool.options import GroupSizeOptions
+from sigmatool.options import GroupSizeOptions, PriorSpec
 from sigmatool.render import View
 from sigmatool.segments import bin_edges, bin_index, group_index
 
@@ -54,14 +55,73 @@ LABELS = {
 CDF_ALLOWANCE = 1e-12
 
 
+def _posterior_fidelity(val: Valuation, rows: pl.DataFrame, G: FloatArray, o: GroupSizeOptions) -> FloatArray:
+    """``E[E[σ](p, G) | k, n] / E[sqrt(p (1 − p)) | k, n]`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN where G is."""
+    ok = np.isfinite(G)
+    size = np.where(ok, G, 1.0).astype(np.int64)
+    if o.objective == "drgrpo":
+        return np.asarray(np.where(ok, kernels.drgrpo_fidelity(size), np.nan), dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = val.values(rows, "sigma", size, o.std) / val.values(rows, "grpo_limit")
+    return np.asarray(np.where(ok, ratio, np.nan), dtype=np.float64)
+
+
+def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, val: Valuation) -> pl.DataFrame:
+    """:func:`group_size_table` under a prior: per distinct (--by group, k, n), docs/theory.md §7."""
+    distinct = values.select([*val.by, "k", "n", "p"]).unique(maintain_order=True)
+    G = val.group_sizes(
+        distinct,
+        o.target,
+        min_G=o.min_size,
+        max_G=o.max_size,
+        objective=o.objective,
+        std=o.std,
+        max_silent=o.max_silent,
+    )
+    reachable = np.isfinite(G)
+    if o.uniform >= o.min_size:
+        at_uniform = reachable & (G <= o.uniform)
+    else:
+        uniform = np.full(G.shape, float(o.uniform))
+        fine = _posterior_fidelity(val, distinct, uniform, o) >= o.target
+        if o.max_silent is not None:
+            fine &= val.values(distinct, "silent", o.uniform) <= o.max_silent
+        at_uniform = reachable & fine
+    columns = [
+        _integers("group_size", G),
+        pl.Series("reachable", reachable),
+        pl.Series("at_uniform", at_uniform),
+    ]
+    if detail:
+        silent = val.values(distinct, "silent", np.where(reachable, G, 1.0).astype(np.int64))
+        columns += [
+            pl.Series("fidelity_at_group_size", _posterior_fidelity(val, distinct, G, o)).fill_nan(None),
+            pl.Series("silent_at_group_size", np.where(reachable, silent, np.nan)).fill_nan(None),
+        ]
+    return distinct.with_columns(columns)
+
+
+def table_keys(table: pl.DataFrame) -> list[str]:
+    """The columns a group-size table is joined on: ``p``, or under a prior the --by columns, k and n."""
+    return list(table.columns[: table.columns.index("p")]) or ["p"]
+
+
 def group_size_table(
-    values: pl.DataFrame, options: GroupSizeOptions, *, detail: bool = False
+    values: pl.DataFrame,
+    options: GroupSizeOptions,
+    *,
+    detail: bool = False,
+    prior: str | PriorSpec | Valuation | None = None,
 ) -> pl.DataFrame:
     """Per distinct ``p`` of ``values``: ``group_size`` (Int64, null if unreachable), ``reachable``,
     ``at_uniform``, with ``options.law`` also ``group_size_law``; with ``detail`` also
-    ``fidelity_at_group_size`` and ``silent_at_group_size``.
+    ``fidelity_at_group_size`` and ``silent_at_group_size``. Under a ``prior`` (fitted to ``values``, a
+    histogram, unless already a :class:`~sigmatool.estimators.Valuation`), per distinct (--by, k, n).
     """
     o = options
+    val = valuation(values, (), prior=prior) if prior is not None else None
+    if val is not None and val.posterior:
+        return _posterior_table(values, o, detail, val)
     distinct = values.select(pl.col("p").cast(pl.Float64)).unique().sort("p")
     p = distinct["p"].to_numpy()
     G = group_sizes(
@@ -160,6 +220,18 @@ def summary_columns(options: GroupSizeOptions) -> list[str]:
     return [*COLUMNS, *(LAW_COLUMNS if options.law else ())]
 
 
+def _with_sizes(hist: pl.DataFrame, by: Sequence[str], table: pl.DataFrame, law: list[str]) -> pl.DataFrame:
+    """The histogram's rows (--by, p, prompts) with their group sizes from ``table``, in the rows' order."""
+    keys = table_keys(table)
+    return hist.select(list(dict.fromkeys([*by, *keys, "p", "prompts"]))).join(
+        table.select(*keys, "group_size", *law, "reachable", "at_uniform"),
+        on=keys,
+        how="left",
+        maintain_order="left",
+        nulls_equal=True,
+    )
+
+
 def summarize(
     hist: pl.DataFrame,
     by: Sequence[str],
@@ -174,12 +246,7 @@ def summarize(
     """
     table = group_size_table(hist, options) if table is None else table
     law = ["group_size_law"] if options.law else []
-    rows = hist.select([*by, "p", "prompts"]).join(
-        table.select("p", "group_size", *law, "reachable", "at_uniform"),
-        on="p",
-        how="left",
-        maintain_order="left",
-    )
+    rows = _with_sizes(hist, by, table, law)
     group, labels = group_index(rows, by)
     segments = 1 + (bins or 0)
     groups = max(labels.height, 1)
@@ -229,13 +296,19 @@ def _with_labels(frame: pl.DataFrame, labels: pl.DataFrame, segments: int) -> pl
 
 
 def per_prompt(ds: Dataset, table: pl.DataFrame, options: GroupSizeOptions) -> pl.LazyFrame:
-    """One row per input prompt, streamed: the distinct-value ``table`` (with ``detail``) joined on p̂."""
+    """One row per input prompt, streamed: the distinct-value ``table`` (with ``detail``) joined on p̂ (under a
+    prior on the --by group and counts)."""
     detail = [*(["group_size_law"] if options.law else []), "fidelity_at_group_size", "silent_at_group_size"]
-    values = table.select(pl.col("p").alias("__p"), "group_size", *detail, "reachable").lazy()
+    keys = table_keys(table)
     rows = per_prompt_frame(ds)
-    if ds.has_counts:
-        rows = rows.with_columns((pl.col("k") / pl.col("n")).alias("__p"))
-    rows = rows.join(values, on="__p", how="left", maintain_order="left")
+    if keys == ["p"]:
+        values = table.select(pl.col("p").alias("__p"), "group_size", *detail, "reachable").lazy()
+        if ds.has_counts:
+            rows = rows.with_columns((pl.col("k") / pl.col("n")).alias("__p"))
+        rows = rows.join(values, on="__p", how="left", maintain_order="left")
+    else:
+        values = table.select(*keys, "group_size", *detail, "reachable").lazy()
+        rows = rows.join(values, on=keys, how="left", maintain_order="left", nulls_equal=True)
     return rows.select([*ds.by, "id", "p", "group_size", *detail, "reachable"])
 
 
@@ -247,7 +320,10 @@ def headline(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions)
     """One sentence for the table view, over all prompts (whatever the ``--by`` grouping)."""
     row = summarize(hist, (), options, bins=None, table=table).row(0, named=True)
     total = float(row["prompts"])
-    always = float(hist.filter(pl.col("p").is_in([0.0, 1.0]))["prompts"].sum())
+    keys = table_keys(table)
+    # p̂ ∈ {0, 1} is unreachable without a prior; under one, only where the posterior keeps p at 0 or 1.
+    edges = hist.join(table.select(*keys, "reachable"), on=keys, how="left", nulls_equal=True)
+    always = float(edges.filter(pl.col("p").is_in([0.0, 1.0]) & ~pl.col("reachable"))["prompts"].sum())
     beyond = float(row["unreachable"]) - always
     lead = f"To reach {100 * options.target:g}% fidelity"
     if options.max_silent is not None:
@@ -276,9 +352,11 @@ def headline(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions)
     )
 
 
-def footer(options: GroupSizeOptions) -> list[str]:
+def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     """Lines under the table view: what the columns mean."""
     fid = "1 − 1/G (Dr. GRPO)" if options.objective == "drgrpo" else f"E[σ]/sqrt(p(1−p)), {options.std} std"
+    if posterior:
+        fid += ", of posterior means given (k, n) under the prior (never- and always-solved prompts included)"
     return [
         f"fidelity: {fid}; G from {options.min_size} to {options.max_size} (--min-G, --max-G)",
         "g_median, g_p90: prompt-weighted percentiles over reachable prompts; uniform_g_needed = g_max",
@@ -294,5 +372,5 @@ def view(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions, by:
         percent=("share_at_target_uniform",),
         labels=LABELS,
         keys=list(by),
-        footer=footer(options),
+        footer=footer(options, table_keys(table) != ["p"]),
     )

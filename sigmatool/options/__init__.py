@@ -22,6 +22,14 @@ from sigmatool.options.analyses import (
     parse_methods,
     parse_steps,
 )
+from sigmatool.options.beyond import (
+    BOUNDS_LEVEL,
+    DEFAULT_REPLICATES,
+    BeyondOptions,
+    PriorSpec,
+    check_prior,
+    parse_prior,
+)
 from sigmatool.options.common import (
     INF,
     MAX_G,
@@ -49,14 +57,17 @@ from sigmatool.options.inputs import (
 
 __all__ = [
     "COUNT_DIRECTIONS",
+    "BOUNDS_LEVEL",
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",
     "DEFAULT_MEDIUM",
+    "DEFAULT_REPLICATES",
     "INF",
     "MAX_G",
     "METHODS",
     "RESERVED",
     "TRAINERS",
+    "BeyondOptions",
     "BudgetOptions",
     "Counts",
     "Estimator",
@@ -67,6 +78,7 @@ __all__ = [
     "Objective",
     "OutputFormat",
     "OutputOptions",
+    "PriorSpec",
     "Segments",
     "SilentOptions",
     "SimulateOptions",
@@ -76,9 +88,11 @@ __all__ = [
     "check_count",
     "check_fraction",
     "check_outputs",
+    "check_prior",
     "g_label",
     "parse_group_sizes",
     "parse_medium",
     "parse_methods",
     "parse_steps",
+    "parse_prior",
 ]

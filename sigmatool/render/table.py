@@ -43,6 +43,30 @@ class View:
     bar_note: str = ""  # a footer line about the bars, shown only when they are drawn
 
 
+# Columns that give a range around a rate: their labels and formats follow the rate's.
+RANGE_ENDS = (("_ci_lo", "CI low"), ("_ci_hi", "CI high"), ("_lo", "lowest"), ("_hi", "highest"))
+
+
+def ranges(view: View, columns: Sequence[str], show: Sequence[str]) -> View:
+    """``view`` with labels and percentages for each ``{rate}_lo/_hi/_ci_lo/_ci_hi`` column of a rate it
+    labels; the ranges of rates not in ``show`` are left to the data formats, to keep the table readable."""
+    labels, percent, hide = dict(view.labels), list(view.percent), list(view.hide)
+    for name in columns:
+        for end, word in RANGE_ENDS:
+            base = name[: -len(end)]
+            if name.endswith(end) and (base in view.labels or base in view.percent):
+                labels[name] = f"{view.labels.get(base, base.replace('_', ' '))}\n{word}"
+                if base in view.percent:
+                    percent.append(name)
+                if base not in show:
+                    hide.append(name)
+                break
+    view.labels, view.percent, view.hide = labels, tuple(percent), tuple(hide)
+    if hide:
+        view.footer.append("the ranges of the other columns are in --format csv, tsv, json or parquet")
+    return view
+
+
 def _number(value: Any, name: str, view: View) -> str:
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):

@@ -1,8 +1,8 @@
-"""How a prompt's pass rate enters the kernels: the plug-in p̂, or the unbiased form from its counts.
+"""What the plug-in and unbiased estimators read, and when the unbiased one exists.
 
 The plug-in estimator evaluates each formula at p̂ = k/n. The unbiased one draws the group of G from the n
 logged samples without replacement (hypergeometric), which is unbiased for any G ≤ n and impossible beyond
-(docs/theory.md §2). Both are evaluated once per distinct value of the histogram.
+(docs/theory.md §2).
 """
 
 from __future__ import annotations

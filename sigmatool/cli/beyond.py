@@ -1,0 +1,70 @@
+"""The options that predict beyond the logged samples, declared once: ``--prior`` alone (``groupsize``), and
+with ``--bounds`` and ``--ci`` (``silent``, ``budget``). Nothing here imports polars or numpy."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sigmatool.cli.params import uses
+from sigmatool.options import DEFAULT_REPLICATES, BeyondOptions, PriorSpec, parse_prior
+
+BEYOND = "Beyond the samples (counts k of n)"
+
+
+def prior_option(
+    prior: Annotated[
+        str,
+        typer.Option(
+            "--prior",
+            metavar="none|beta|npmle|A,B",
+            help="Give every prompt its posterior mean under a prior on p fitted to each --by group's counts: "
+            "beta (one Beta), npmle (nonparametric, recommended), A,B (a fixed Beta(A, B)); none: p̂ itself. "
+            "Needs counts.",
+            rich_help_panel=BEYOND,
+        ),
+    ] = "none",
+) -> PriorSpec:
+    """``--prior``: how p̂ = 0 and 1 and other few-sample rates are read (docs/prior.md)."""
+    return parse_prior(prior)
+
+
+@uses(prior=prior_option)
+def beyond_options(
+    prior: PriorSpec,
+    bounds: Annotated[
+        bool,
+        typer.Option(
+            "--bounds",
+            help="Add the lowest and highest value of each rate over every pass-rate distribution that "
+            "reproduces the counts' histogram (95% χ² region). Needs counts.",
+            rich_help_panel=BEYOND,
+        ),
+    ] = False,
+    ci: Annotated[
+        float | None,
+        typer.Option(
+            "--ci",
+            metavar="LEVEL",
+            help="Add bootstrap intervals at this level in (0, 1), e.g. 0.95: prompts redrawn with "
+            "replacement, the prior refitted each time.",
+            rich_help_panel=BEYOND,
+        ),
+    ] = None,
+    replicates: Annotated[
+        int | None,
+        typer.Option(
+            "--replicates",
+            help="Bootstrap replicates of --ci (2–1,000,000).",
+            show_default=str(DEFAULT_REPLICATES),
+            rich_help_panel=BEYOND,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", help="Seed of --ci's bootstrap.", show_default="0", rich_help_panel=BEYOND),
+    ] = None,
+) -> BeyondOptions:
+    """``--prior``, ``--bounds`` and ``--ci``: estimates beyond the samples and how far the data support them."""
+    return BeyondOptions(prior, bounds, ci, replicates, seed)

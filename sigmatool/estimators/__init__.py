@@ -1,0 +1,32 @@
+"""How each prompt's value is estimated, and how far the data support a dataset-level number.
+
+- :mod:`.value`: the value of each distinct (k, n) or p̂ under the chosen estimator — plug-in, unbiased,
+  or the posterior mean under a prior fitted per ``--by`` group (docs/prior.md).
+- :mod:`.bounds`: the smallest and largest value of a summary's rates over every pass-rate distribution that
+  reproduces the observed histogram (``--bounds``).
+- :mod:`.bootstrap`: percentile intervals with multinomial weights on the histogram (``--ci``).
+"""
+
+from __future__ import annotations
+
+from sigmatool.estimators.bootstrap import interval_columns
+from sigmatool.estimators.bounds import Bounded, Cut, bin_of, bound_columns, row_groups
+from sigmatool.estimators.checks import check_estimator, value_keys
+from sigmatool.estimators.report import identification, range_notes
+from sigmatool.estimators.value import Valuation, describe, valuation
+
+__all__ = [
+    "Bounded",
+    "Cut",
+    "Valuation",
+    "bin_of",
+    "bound_columns",
+    "check_estimator",
+    "describe",
+    "identification",
+    "interval_columns",
+    "range_notes",
+    "row_groups",
+    "valuation",
+    "value_keys",
+]

@@ -1,0 +1,75 @@
+"""Bootstrap intervals for a summary's rates (``--ci``): prompts redrawn with replacement, as multinomial
+weights on the histogram's rows within each ``--by`` group, and the whole summary recomputed per replicate.
+
+A replicate changes only how many prompts each distinct value holds, so it costs one summary of the histogram
+(and, under a fitted prior, one refit per group: the interval then includes the uncertainty of the prior).
+The interval is the percentile one: the (1 − level)/2 and (1 + level)/2 quantiles of the replicates' values.
+It covers the sampling of prompts for the chosen estimator, not the choice of estimator (docs/prior.md).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from sigmatool.estimators.value import Valuation
+from sigmatool.segments import group_index
+
+FloatArray = NDArray[np.float64]
+Summary = Callable[[pl.DataFrame, Valuation], pl.DataFrame]
+
+
+def replicate_weights(hist: pl.DataFrame, by: Sequence[str], seed: int) -> Callable[[], FloatArray]:
+    """A source of replicate weights for the histogram's rows: each --by group's prompts redrawn at once.
+
+    A group of N prompts (its weights summed and rounded, at least 1) gets Multinomial(N, w / Σw) counts.
+    """
+    index, labels = group_index(hist, by)
+    w = hist["prompts"].cast(pl.Float64).to_numpy()
+    groups = [np.flatnonzero(index == g) for g in range(max(labels.height, 1))]
+    shares = [w[rows] / w[rows].sum() for rows in groups]
+    totals = [max(1, round(float(w[rows].sum()))) for rows in groups]
+    rng = np.random.default_rng(seed)
+
+    def draw() -> FloatArray:
+        out = np.zeros(hist.height, dtype=np.float64)
+        for rows, share, total in zip(groups, shares, totals, strict=True):
+            out[rows] = rng.multinomial(total, share)
+        return out
+
+    return draw
+
+
+def interval_columns(
+    hist: pl.DataFrame,
+    by: Sequence[str],
+    val: Valuation,
+    summary: Summary,
+    columns: Sequence[str],
+    *,
+    level: float,
+    replicates: int,
+    seed: int,
+) -> pl.DataFrame:
+    """``{column}_ci_lo`` and ``{column}_ci_hi`` per row of ``summary(hist, val)``; null where a rate is."""
+    draw = replicate_weights(hist, by, seed)
+    dtype = hist.schema["prompts"]
+    values = []
+    for _ in range(replicates):
+        weights = draw()
+        again = hist.with_columns(pl.Series("prompts", weights).cast(dtype))
+        values.append(summary(again, val.refit(weights)).select(columns).cast(pl.Float64).to_numpy())
+    stack = np.asarray(values, dtype=np.float64)  # replicates × rows × columns
+    with warnings.catch_warnings():
+        # A rate that is undefined in every replicate (an empty segment) stays null, silently.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        lo, hi = np.nanquantile(stack, [(1.0 - level) / 2.0, (1.0 + level) / 2.0], axis=0)
+    out = {}
+    for j, column in enumerate(columns):
+        out[f"{column}_ci_lo"] = lo[:, j]
+        out[f"{column}_ci_hi"] = hi[:, j]
+    return pl.DataFrame(out).fill_nan(None)

@@ -1,0 +1,230 @@
+"""The value of each distinct (k, n) — or p̂ — under the chosen estimator: plug-in, unbiased, or posterior mean.
+
+The plug-in estimator evaluates each formula at p̂ = k/n; the unbiased one draws the group from the n logged
+samples (docs/theory.md §2); under a prior each per-prompt quantity becomes its posterior mean given (k, n)
+(docs/theory.md §7), with the prior fitted to each ``--by`` group's histogram. Every analysis asks this one
+place for its per-prompt values, once per distinct value of the histogram.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from sigmatool import kernels
+from sigmatool.estimators.checks import check_estimator
+from sigmatool.options import PriorSpec, check_prior, parse_prior
+from sigmatool.segments import group_index
+
+if TYPE_CHECKING:
+    from sigmatool.prior import Prior
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+Sizes = float | int | NDArray[np.generic]
+
+
+def _kernel(frame: pl.DataFrame, quantity: str, G: Sizes | None, unbiased: bool, std: str) -> FloatArray:
+    """f at p̂ (plug-in), or its unbiased estimate from (k, n); the G = ∞ limits and 'interior' take p̂."""
+    p = frame["p"].cast(pl.Float64).to_numpy()
+    # G is None only for the quantities that take none (the limits and "interior").
+    size: int | NDArray[np.generic] = (
+        int(G) if isinstance(G, (int, float)) else np.asarray(G if G is not None else 0)
+    )
+    if quantity == "grpo_limit":
+        return kernels.grpo_weight_limit(p)
+    if quantity == "drgrpo_limit":
+        return kernels.drgrpo_weight_limit(p)
+    if quantity == "interior":
+        return np.asarray((p > 0.0) & (p < 1.0), dtype=np.float64)
+    if unbiased:
+        k, n = (frame[c].cast(pl.Float64).to_numpy() for c in ("k", "n"))
+        if quantity == "sigma":
+            return kernels.expected_sigma_unbiased(k, n, size, std)
+        unbiased_kernels = {
+            "all_right": kernels.all_right_probability_unbiased,
+            "all_wrong": kernels.all_wrong_probability_unbiased,
+            "silent": kernels.silent_probability_unbiased,
+            "sigma_squared": kernels.expected_sigma_squared_unbiased,
+        }
+        return unbiased_kernels[quantity](k, n, size)
+    if quantity == "sigma":
+        return kernels.expected_sigma(p, size, std)
+    plugin_kernels = {
+        "all_right": kernels.all_right_probability,
+        "all_wrong": kernels.all_wrong_probability,
+        "silent": kernels.silent_probability,
+        "sigma_squared": kernels.expected_sigma_squared,
+    }
+    return plugin_kernels[quantity](p, size)
+
+
+@dataclass(frozen=True, eq=False)
+class Valuation:
+    """How a histogram row's value becomes a per-prompt number: ``plugin``, ``unbiased`` or ``posterior``.
+
+    With a prior, ``cells`` are the fitted histogram's rows (``--by`` columns, ``k``, ``n``, its group
+    ``__group`` and its position ``__local`` within the group) and ``priors`` one fitted prior per group.
+    """
+
+    estimator: str = "plugin"
+    prior: PriorSpec = field(default_factory=PriorSpec)
+    by: tuple[str, ...] = ()
+    cells: pl.DataFrame = field(default_factory=pl.DataFrame)
+    priors: tuple[Prior, ...] = ()
+    labels: pl.DataFrame = field(default_factory=pl.DataFrame)
+    _responsibilities: dict[int, FloatArray] = field(default_factory=dict, repr=False)
+
+    @property
+    def posterior(self) -> bool:
+        """Whether values are posterior means under fitted priors."""
+        return bool(self.priors)
+
+    def _group_cells(self, g: int) -> tuple[IntArray, IntArray]:
+        rows = self.cells.filter(pl.col("__group") == g)
+        return rows["k"].to_numpy().astype(np.int64), rows["n"].to_numpy().astype(np.int64)
+
+    def _r(self, g: int) -> FloatArray:
+        """Posterior weights of the prior's components for each cell of group g (computed once)."""
+        if g not in self._responsibilities:
+            self._responsibilities[g] = self.priors[g].responsibilities(*self._group_cells(g))
+        return self._responsibilities[g]
+
+    def locate(self, frame: pl.DataFrame) -> tuple[IntArray, IntArray]:
+        """Each frame row's group and position among its group's cells (the frame holds --by, k, n)."""
+        keys = [*self.by, "k", "n"]
+        found = frame.select(keys).join(
+            self.cells.select(*keys, "__group", "__local"),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        if found["__group"].null_count():
+            raise ValueError("a (k, n) that the prior was not fitted to")
+        return found["__group"].to_numpy().astype(np.int64), found["__local"].to_numpy().astype(np.int64)
+
+    def values(
+        self, frame: pl.DataFrame, quantity: str, G: Sizes | None = None, std: str = "population"
+    ) -> FloatArray:
+        """f of each frame row under the estimator; ``G`` a group size, or one per row."""
+        if not self.posterior:
+            return _kernel(frame, quantity, G, self.estimator == "unbiased", std)
+        from sigmatool.prior.posterior import cell_means
+
+        group, local = self.locate(frame)
+        sizes = None if G is None else np.broadcast_to(np.asarray(G, dtype=np.int64), (frame.height,))
+        out = np.empty(frame.height, dtype=np.float64)
+        for g in np.unique(group).tolist():
+            rows = np.flatnonzero(group == g)
+            k, n = (a[local[rows]] for a in self._group_cells(g))
+            r = self._r(g)[local[rows]]
+            size = None if sizes is None else sizes[rows]
+            out[rows] = cell_means(self.priors[g], k, n, quantity, size, std, responsibilities=r)
+        return out
+
+    def refit(self, weights: FloatArray) -> Valuation:
+        """The priors refitted to other prompt weights on the same cells (a bootstrap replicate)."""
+        if not self.posterior or self.prior.kind == "fixed":
+            return self
+        from sigmatool.prior import fit_prior
+        from sigmatool.prior.cells import Cells, binomial_matrix, p_grid
+        from sigmatool.prior.fit import EMOptions, mixing_weights
+        from sigmatool.prior.model import grid_prior
+
+        group = self.cells["__group"].to_numpy()
+        priors = []
+        for g in range(len(self.priors)):
+            k, n = self._group_cells(g)
+            w = np.asarray(weights, dtype=np.float64)[group == g]
+            keep = w > 0
+            if self.prior.kind == "beta":
+                priors.append(fit_prior(k[keep], n[keep], w[keep], kind="beta"))
+                continue
+            grid = p_grid()
+            L = binomial_matrix(Cells(k[keep], n[keep], w[keep]), grid)
+            # As fit_prior fits it (same start, same stopping rule), without re-describing the fit.
+            mass, _, _ = mixing_weights(L, w[keep] / w.sum(), EMOptions())
+            priors.append(grid_prior(grid, mass))
+        return Valuation(self.estimator, self.prior, self.by, self.cells, tuple(priors), self.labels)
+
+    def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
+        """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
+        from sigmatool.prior import posterior_group_size
+
+        group, local = self.locate(frame)
+        out = np.empty(frame.height, dtype=np.float64)
+        for g in np.unique(group).tolist():
+            rows = np.flatnonzero(group == g)
+            k, n = (a[local[rows]] for a in self._group_cells(g))
+            out[rows] = posterior_group_size(self.priors[g], k, n, target, **rules)  # type: ignore[arg-type]
+        return out
+
+    def notes(self) -> list[str]:
+        """One line per --by group on the fitted prior: its shape, its fit, and what it does to p̂ ∈ {0, 1}."""
+        lines = []
+        for g, prior in enumerate(self.priors):
+            where = ""
+            if self.by:
+                row = self.labels.row(g, named=True)
+                where = " for " + ", ".join(f"{key}={value}" for key, value in row.items())
+            lines.append(f"prior {self.prior.label}{where}: {describe(prior)}")
+        return lines
+
+
+def describe(prior: Prior) -> str:
+    """The fitted prior in a phrase: parameters or support, log-likelihood, p̂ = 0 and 1 moved inside."""
+    s = prior.summary()
+    if "a" in s:
+        shape = f"Beta(a = {s['a']:.4g}, b = {s['b']:.4g})"
+    else:
+        shape = (
+            f"{s['support_size']} support points (mass {float(s['mass_at_zero']):.3g} at p = 0, "
+            f"{float(s['mass_at_one']):.3g} at p = 1)"
+        )
+    loglik, per = float(s["log_likelihood"]), float(s["log_likelihood_per_prompt"])
+    moved = (
+        f"expects {float(s['moved_off_zero']):,.0f} of {float(s['never_solved']):,.0f} never-solved and "
+        f"{float(s['moved_off_one']):,.0f} of {float(s['always_solved']):,.0f} always-solved prompts to have "
+        "0 < p < 1"
+    )
+    return f"{shape}; log-likelihood {loglik:,.1f} ({per:.4f} per prompt); {moved}"
+
+
+def valuation(
+    hist: pl.DataFrame,
+    by: Sequence[str] = (),
+    sizes: Sequence[float] = (),
+    estimator: str = "plugin",
+    prior: str | PriorSpec | Valuation | None = None,
+) -> Valuation:
+    """The estimator for ``hist``: a prior (``beta``, ``npmle``, ``A,B``) is fitted to each ``--by`` group."""
+    if isinstance(prior, Valuation):
+        return prior
+    spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
+    if not spec.active:
+        check_estimator(hist, sizes, estimator)
+        return Valuation(estimator)
+    check_prior(spec, has_counts="n" in hist.columns, estimator=estimator)
+    from sigmatool.prior import fit_prior
+
+    group, labels = group_index(hist, by)
+    local = np.zeros(hist.height, dtype=np.int64)
+    for g in range(max(labels.height, 1)):
+        rows = group == g
+        local[rows] = np.arange(int(rows.sum()))
+    cells = hist.select([*by, "k", "n"]).with_columns(
+        pl.Series("__group", group), pl.Series("__local", local)
+    )
+    weights = hist["prompts"].cast(pl.Float64).to_numpy()
+    k, n = (hist[c].to_numpy() for c in ("k", "n"))
+    priors = tuple(
+        fit_prior(k[group == g], n[group == g], weights[group == g], kind=spec.fit_kind)
+        for g in range(max(labels.height, 1))
+    )
+    return Valuation("posterior", spec, tuple(by), cells, priors, labels)

@@ -1,0 +1,170 @@
+"""Posterior means of per-prompt quantities under a prior, for counts k of n (docs/theory.md §7).
+
+Every function takes ``k`` and ``n`` (broadcast; whole numbers 0 ≤ k ≤ n, n ≥ 1) and evaluates each distinct
+(k, n) once: a point mass contributes ``f(p_i)``, a Beta component the closed form under its posterior
+``Beta(a + k, b + n − k)``, weighted by the component's posterior weight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from sigmatool import kernels
+from sigmatool.errors import UsageError
+from sigmatool.prior import betaforms
+from sigmatool.prior.cells import cells
+from sigmatool.prior.model import Prior
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+# Quantities f(p) whose posterior mean is available; the G = ∞ weights and "interior" take no G.
+QUANTITIES = (
+    "all_right",
+    "all_wrong",
+    "silent",
+    "sigma",
+    "sigma_squared",
+    "grpo_limit",
+    "drgrpo_limit",
+    "interior",
+)
+NEEDS_G = frozenset({"all_right", "all_wrong", "silent", "sigma", "sigma_squared"})
+
+
+def check_quantity(quantity: str, G: int | None) -> None:
+    """UsageError for an unknown quantity, or a G missing where one is needed."""
+    if quantity not in QUANTITIES:
+        raise UsageError(f"unknown quantity {quantity!r}; choose from {', '.join(QUANTITIES)}")
+    if quantity in NEEDS_G and (G is None or int(G) != G or G < 1):
+        raise UsageError(f"{quantity} needs a whole group size G ≥ 1, not {G!r}")
+
+
+def check_std(std: str) -> None:
+    """UsageError unless std is population or bessel."""
+    if std not in kernels.STD_CONVENTIONS:
+        raise UsageError(f"--std must be population or bessel, not {std!r}")
+
+
+def atom_values(quantity: str, p: FloatArray, G: int | None, std: str = "population") -> FloatArray:
+    """``f(p)`` at each point p."""
+    g = int(G or 0)
+    if quantity == "all_right":
+        return kernels.all_right_probability(p, g)
+    if quantity == "all_wrong":
+        return kernels.all_wrong_probability(p, g)
+    if quantity == "silent":
+        return kernels.silent_probability(p, g)
+    if quantity == "sigma":
+        return kernels.expected_sigma(p, g, std)
+    if quantity == "sigma_squared":
+        return kernels.expected_sigma_squared(p, g)
+    if quantity == "grpo_limit":
+        return kernels.grpo_weight_limit(p)
+    if quantity == "drgrpo_limit":
+        return kernels.drgrpo_weight_limit(p)
+    return np.asarray((p > 0.0) & (p < 1.0), dtype=np.float64)
+
+
+def beta_values(quantity: str, A: FloatArray, B: FloatArray, G: int | None, std: str) -> FloatArray:
+    """``E[f(p)]`` for p ~ Beta(A, B), elementwise."""
+    if quantity == "all_right":
+        return betaforms.beta_all_right(A, B, int(G or 0))
+    if quantity == "all_wrong":
+        return betaforms.beta_all_wrong(A, B, int(G or 0))
+    if quantity == "silent":
+        return betaforms.beta_all_right(A, B, int(G or 0)) + betaforms.beta_all_wrong(A, B, int(G or 0))
+    if quantity == "sigma":
+        factor = float(kernels.bessel_factor(int(G or 0))) if std == "bessel" else 1.0
+        return np.asarray(betaforms.beta_expected_sigma(A, B, int(G or 0)) * factor, dtype=np.float64)
+    if quantity == "sigma_squared":
+        return betaforms.beta_variance_weight(A, B) * (1.0 - 1.0 / float(G or 1))
+    if quantity == "grpo_limit":
+        return betaforms.beta_sqrt_variance(A, B)
+    if quantity == "drgrpo_limit":
+        return betaforms.beta_variance_weight(A, B)
+    return np.ones(np.broadcast(A, B).shape)
+
+
+def cell_means(
+    prior: Prior,
+    k: IntArray,
+    n: IntArray,
+    quantity: str,
+    G: IntArray | None,
+    std: str = "population",
+    responsibilities: FloatArray | None = None,
+) -> FloatArray:
+    """Posterior mean of f for 1-D distinct cells; ``G`` is one group size per cell (or None).
+
+    ``responsibilities`` are ``prior.responsibilities(k, n)`` when already computed (many f, one prior).
+    """
+    r = prior.responsibilities(k, n) if responsibilities is None else responsibilities
+    m = prior.atoms.size
+    out = np.empty(k.size, dtype=np.float64)
+    sizes = np.zeros(k.size, dtype=np.int64) if G is None else np.asarray(G, dtype=np.int64)
+    for g in np.unique(sizes).tolist():
+        rows = np.flatnonzero(sizes == g)
+        g_or_none = None if G is None else int(g)
+        value = r[rows, :m] @ atom_values(quantity, prior.atoms, g_or_none, std) if m else 0.0
+        if prior.beta_a.size:
+            A = prior.beta_a[None, :] + k[rows, None]
+            B = prior.beta_b[None, :] + (n - k)[rows, None]
+            value = value + (r[rows, m:] * beta_values(quantity, A, B, g_or_none, std)).sum(axis=1)
+        out[rows] = value
+    return out
+
+
+def posterior_mean(
+    prior: Prior, k: ArrayLike, n: ArrayLike, quantity: str, G: int | None = None, std: str = "population"
+) -> FloatArray:
+    """``E[f(p) | k, n]`` for each element of the broadcast (k, n), f one of QUANTITIES."""
+    check_quantity(quantity, G)
+    check_std(std)
+    k_arr, n_arr = np.broadcast_arrays(np.asarray(k), np.asarray(n))
+    cells(k_arr, n_arr)  # checks the counts
+    pairs = np.stack([n_arr.ravel(), k_arr.ravel()]).astype(np.int64)
+    keys, inverse = np.unique(pairs, axis=1, return_inverse=True)
+    sizes = None if G is None else np.full(keys.shape[1], int(G), dtype=np.int64)
+    values = cell_means(prior, keys[1], keys[0], quantity, sizes, std)
+    return np.asarray(values[inverse.ravel()].reshape(k_arr.shape), dtype=np.float64)
+
+
+def posterior_silent(prior: Prior, k: ArrayLike, n: ArrayLike, G: int) -> tuple[FloatArray, FloatArray]:
+    """``(E[p^G | k, n], E[(1 − p)^G | k, n])``: all-right and all-wrong probabilities; their sum is silent."""
+    return posterior_mean(prior, k, n, "all_right", G), posterior_mean(prior, k, n, "all_wrong", G)
+
+
+def posterior_expected_sigma(
+    prior: Prior, k: ArrayLike, n: ArrayLike, G: int, std: str = "population"
+) -> FloatArray:
+    """``E[E[σ](p, G) | k, n]``: the posterior-expected GRPO weight at group size G."""
+    return posterior_mean(prior, k, n, "sigma", G, std)
+
+
+def posterior_expected_sigma_squared(prior: Prior, k: ArrayLike, n: ArrayLike, G: int) -> FloatArray:
+    """``E[p (1 − p) | k, n] (1 − 1/G)``: the posterior-expected Dr. GRPO weight at group size G."""
+    return posterior_mean(prior, k, n, "sigma_squared", G)
+
+
+def posterior_weight_limits(prior: Prior, k: ArrayLike, n: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """``(E[sqrt(p (1 − p)) | k, n], E[p (1 − p) | k, n])``: GRPO's and Dr. GRPO's G = ∞ weights."""
+    return posterior_mean(prior, k, n, "grpo_limit"), posterior_mean(prior, k, n, "drgrpo_limit")
+
+
+def expected_rate(
+    prior: Prior,
+    k: ArrayLike,
+    n: ArrayLike,
+    weight: ArrayLike | None,
+    quantity: str,
+    G: int | None = None,
+    std: str = "population",
+) -> float:
+    """Dataset-level rate: the weighted mean over prompts of the posterior mean of f."""
+    check_quantity(quantity, G)
+    check_std(std)
+    c = cells(k, n, weight)
+    sizes = None if G is None else np.full(c.k.size, int(G), dtype=np.int64)
+    return float(c.weight @ cell_means(prior, c.k, c.n, quantity, sizes, std) / c.total)
