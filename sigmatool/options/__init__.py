@@ -56,8 +56,8 @@ from sigmatool.options.inputs import (
 )
 
 __all__ = [
-    "COUNT_DIRECTIONS",
     "BOUNDS_LEVEL",
+    "COUNT_DIRECTIONS",
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",
     "DEFAULT_MEDIUM",
@@ -93,6 +93,6 @@ __all__ = [
     "parse_group_sizes",
     "parse_medium",
     "parse_methods",
-    "parse_steps",
     "parse_prior",
+    "parse_steps",
 ]
