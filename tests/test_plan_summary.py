@@ -101,3 +101,9 @@ def test_distribution_accounts_for_every_prompt_and_rollout_of_each_strategy() -
     assert list(DISTRIBUTION_COLUMNS) == result.distribution.columns
     assert [PROMPTS] * 5 == totals["prompts"].to_list()
     assert result.summary["rollouts_used"].to_list() == totals["rollouts"].to_list()
+
+
+def test_uniform_eight_on_big_math_has_the_reference_silent_rate(bigmath: pl.DataFrame) -> None:
+    # docs/theory.md §2: Big-Math's mean p̂^8 + (1 − p̂)^8 is 44.28 %.
+    r = row(plan(bigmath, budget=8), "uniform")
+    assert 0.4428 == round(float(r["expected_silent_rate"]), 4)  # type: ignore[arg-type]
