@@ -43,6 +43,7 @@ class Hulls:
     slope: FloatArray
     count: Small
     base: Small
+    hist: FloatArray  # rollouts (prompts × segment cost) per slope bucket
 
 
 @dataclass
@@ -72,37 +73,46 @@ class Assignment:
         return self.lo.astype(np.int64), hi, n_hi
 
 
-def build_hulls(p: FloatArray, base: Index, sizes: IntArray, curve: Curve, on_block: OnBlock | None) -> Hulls:
-    """Evaluate ``curve`` block by block and keep only each row's hull segments."""
+def build_hulls(
+    p: FloatArray, counts: IntArray, base: Index, sizes: IntArray, curve: Curve, on_block: OnBlock | None
+) -> Hulls:
+    """Evaluate ``curve`` block by block, keep only each row's hull segments, and histogram their slopes."""
     rows, width = p.size, sizes.size
     end = np.full((rows, width), -1, dtype=np.int16)
     slope = np.zeros((rows, width), dtype=np.float64)
     count = np.zeros(rows, dtype=np.int16)
+    hist = np.zeros(_BUCKETS, dtype=np.float64)
+    one_base = int(base[0]) if rows and bool(np.all(base == base[0])) else None
     for start in range(0, rows, BLOCK):
         block = slice(start, min(start + BLOCK, rows))
         values = curve(p[block])
         if on_block is not None:
             on_block(block, p[block], values)
-        segments = upper_hull(values, sizes, base[block])
+        segments = upper_hull(values, sizes, base[block] if one_base is None else one_base)
         end[block], slope[block], count[block] = segments.end, segments.slope, segments.count
-    return Hulls(end=end, slope=slope, count=count, base=base.astype(np.int16))
+        hist += _histogram(segments.end, segments.slope, base[block], counts[block], sizes)
+    return Hulls(end=end, slope=slope, count=count, base=base.astype(np.int16), hist=hist)
 
 
 def _blocks(rows: int) -> range:
     return range(0, rows, BLOCK)
 
 
-def _histogram(h: Hulls, counts: IntArray, sizes: IntArray) -> FloatArray:
+def _histogram(end: Small, slope: FloatArray, base: Index, counts: IntArray, sizes: IntArray) -> FloatArray:
     """Rollouts (prompts × segment cost) per slope bucket; float64 sums of integers stay exact below 2⁵³."""
-    hist = np.zeros(_BUCKETS, dtype=np.float64)
-    for start in _blocks(counts.size):
-        block = slice(start, start + BLOCK)
-        end = h.end[block]
-        valid = end >= 0
-        keys = h.slope[block].view(np.int64)[valid] >> _SHIFT
-        spend = counts[block, None] * segment_costs(end, h.base[block], sizes)
-        hist += np.bincount(keys, weights=spend[valid].astype(np.float64), minlength=_BUCKETS)
-    return hist
+    valid = end >= 0
+    keys = slope.view(np.int64)[valid] >> _SHIFT
+    spend = counts[:, None] * segment_costs(end, base, sizes)
+    return np.asarray(
+        np.bincount(keys, weights=spend[valid].astype(np.float64), minlength=_BUCKETS), dtype=np.float64
+    )
+
+
+def freeze(h: Hulls, row: int, counts: IntArray, sizes: IntArray) -> None:
+    """Take every segment of ``row`` out of the hulls (and out of the slope histogram)."""
+    one = slice(row, row + 1)
+    h.hist -= _histogram(h.end[one], h.slope[one], h.base[one], counts[one], sizes)
+    h.count[row], h.end[row], h.slope[row] = 0, -1, 0.0
 
 
 def _bucket_rows(h: Hulls, counts: IntArray, sizes: IntArray, bucket: int) -> tuple[Small, IntArray]:
@@ -122,7 +132,7 @@ def _bucket_rows(h: Hulls, counts: IntArray, sizes: IntArray, bucket: int) -> tu
 def greedy(h: Hulls, counts: IntArray, sizes: IntArray, budget: int) -> Assignment:
     """Spend ``budget`` rollouts (beyond each row's base) over the hulls, as the module docstring says."""
     rows = counts.size
-    hist = _histogram(h, counts, sizes)
+    hist = h.hist
     total = float(hist.sum())
     if total <= budget:
         return _assignment(h, h.count.copy(), [], 0.0, binding=False)
@@ -163,6 +173,8 @@ def _fill(
     splits: list[tuple[int, int]],
 ) -> float:
     """Spend the remainder on any row's next segment that still fits, best slope first; returns the value."""
+    if left <= 0:
+        return 0.0
     pool_rows: list[IntArray] = []
     for start in _blocks(counts.size):
         block = slice(start, start + BLOCK)
@@ -192,9 +204,12 @@ def _fill(
 
 def _next_segment(h: Hulls, sizes: IntArray, full: Small, rows: IntArray) -> tuple[FloatArray, IntArray]:
     """(slope, cost) of each row's first segment not taken; cost 0 when there is none."""
-    t = np.minimum(full[rows], h.end.shape[1] - 1)
-    has = full[rows] < h.count[rows]
-    cost = segment_costs(h.end[rows], h.base[rows], sizes)[np.arange(rows.size), t]
+    xs = np.concatenate(([0], sizes)).astype(np.int64)
+    taken = full[rows].astype(np.int64)
+    has = taken < h.count[rows]
+    t = np.minimum(taken, h.end.shape[1] - 1)
+    start = np.where(taken > 0, h.end[rows, np.maximum(taken - 1, 0)], h.base[rows]).astype(np.int64)
+    cost = xs[h.end[rows, t].astype(np.int64) + 1] - xs[start + 1]
     return np.where(has, h.slope[rows, t], 0.0), np.where(has, cost, 0)
 
 

@@ -111,15 +111,20 @@ class Uniform:
         self.all = Sums(sizes)
         self.interior = Sums(sizes)
 
-    def add(self, p: FloatArray, counts: IntArray, values: FloatArray | None) -> None:
-        """Add a block of distinct pass rates; ``values``: their objective at every size, if known."""
+    def add(
+        self, p: FloatArray, counts: IntArray, values: FloatArray | None, weights: FloatArray | None = None
+    ) -> None:
+        """Add a block of distinct pass rates; ``values``, ``weights``: objective and update at every size, if known."""
         c = counts.astype(np.float64)
         inner = np.where((p > 0.0) & (p < 1.0), c, 0.0)
         extreme = (p < EXTREME) | (p > 1.0 - EXTREME)
         signal = self.options.objective == "signal"
         for j, G in enumerate(self.all.sizes.tolist()):
             column = None if values is None else np.ascontiguousarray(values[:, j])
-            weight = column if signal and column is not None else curves.update_weight(p, G, self.options)
+            if weights is not None:
+                weight = np.ascontiguousarray(weights[:, j])
+            else:
+                weight = column if signal and column is not None else curves.update_weight(p, G, self.options)
             value = column if column is not None else curves.value(p, G, self.options, weight)
             silent = curves.silent(p, G)
             self.all.add_terms(j, c, value, weight, silent, extreme)

@@ -180,13 +180,11 @@ def plan_values(p: FloatArray, counts: IntArray, options: PlanOptions) -> Plan:
         )
     uniform = compare.Uniform(sizes, options)
     if options.objective == "fidelity":
-        for start in range(0, p.size, BLOCK):
-            block = slice(start, start + BLOCK)
-            uniform.add(p[block], counts[block], None)
-        assignment = reach.allocate(p, counts, base, sizes, options, total - floor)
+        assignment = reach.allocate(p, counts, base, sizes, options, total - floor, uniform)
     else:
         hulls = build_hulls(
             p,
+            counts,
             base,
             sizes,
             lambda q: curves.value_matrix(q, options.sizes, options),

@@ -39,8 +39,9 @@ def expected_sigma_horner(p: FloatArray, G: int) -> FloatArray:
 
     With ``a = min(p, 1 − p)`` (E[σ] is symmetric in p ↔ 1 − p), ``q = 1 − a`` and ``r = a / q ≤ 1`` the sum
     is ``q^G Σ_k c_k r^k`` with positive ``c_k = C(G, k) sqrt(k (G − k)) / G``: every term is positive and
-    r ≤ 1, so Horner's rule loses no digits (relative error ≲ 2G·2⁻⁵³), at two vector operations per k —
-    about twenty times faster than ``kernels.expected_sigma`` on continuous p. Valid for p in [0, 1] and
+    r ≤ 1, so Horner's rule loses no digits (relative error ≲ 2G·2⁻⁵³), at two vector operations per k: on
+    10⁶ continuous p at G = 32, 0.02 s in blocks of 2¹⁶ against 2.9 s for ``kernels.expected_sigma``
+    (which sorts its input for distinct values and raises each term to a power). Valid for p in [0, 1] and
     integers 1 ≤ G ≤ 64 (1-D p, scalar G); 0 at p ∈ {0, 1} and G = 1. Returns float64. docs/theory.md §3.
 
     >>> round(float(expected_sigma_horner(np.array([0.5]), 8)[0]), 4)
@@ -84,15 +85,19 @@ def update_weight(p: FloatArray, G: int, options: PlanOptions) -> FloatArray:
     return expected_sigma(p, G, options.std)
 
 
-def fidelity(p: FloatArray, G: int, options: PlanOptions) -> FloatArray:
-    """``φ(G, p)``: ``E[σ] / sqrt(p (1 − p))`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN at p ∈ {0, 1} and G = 0."""
+def fidelity(p: FloatArray, G: int, options: PlanOptions, weight: FloatArray | None = None) -> FloatArray:
+    """``φ(G, p)``: ``E[σ] / sqrt(p (1 − p))`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN at p ∈ {0, 1} and G = 0.
+
+    ``weight``: the update weight at G (``update_weight``), if already known.
+    """
     interior = (p > 0.0) & (p < 1.0)
     if G == 0:
         return np.full(p.shape, np.nan)
     if options.method == "drgrpo":
         return np.where(interior, 1.0 - 1.0 / G, np.nan)
+    sigma = weight if weight is not None else expected_sigma(p, G, options.std)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = expected_sigma(p, G, options.std) / np.sqrt(p * (1.0 - p))
+        ratio = sigma / np.sqrt(p * (1.0 - p))
     return np.asarray(np.where(interior, ratio, np.nan), dtype=np.float64)
 
 
@@ -105,7 +110,7 @@ def value(p: FloatArray, G: int, options: PlanOptions, weight: FloatArray | None
         return weight if weight is not None else update_weight(p, G, options)
     if objective == "fidelity":
         with np.errstate(invalid="ignore"):
-            return np.asarray(fidelity(p, G, options) >= options.target, dtype=np.float64)
+            return np.asarray(fidelity(p, G, options, weight) >= options.target, dtype=np.float64)
     learnable = 1.0 - silent(p, G)
     if objective == "learnable":
         return learnable

@@ -30,41 +30,49 @@ class Segments:
     count: IntArray
 
 
-def upper_hull(values: FloatArray, sizes: IntArray, base: Index) -> Segments:
-    """Hull segments of each row of ``values`` (rows × sizes) from its ``base`` (a size index, −1 for G = 0)."""
+def upper_hull(values: FloatArray, sizes: IntArray, base: Index | int) -> Segments:
+    """Hull segments of each row of ``values`` (rows × sizes) from its ``base`` (a size index, −1 for G = 0;
+    one for every row, or one per row)."""
     rows, width = values.shape
+    if isinstance(base, int):
+        end, slope = _from_base(values, sizes, base)
+        return Segments(end=end.astype(np.int16), slope=slope, count=(end >= 0).sum(axis=1).astype(np.int64))
     out = Segments(
         end=np.full((rows, width), -1, dtype=np.int16),
         slope=np.zeros((rows, width), dtype=np.float64),
         count=np.zeros(rows, dtype=np.int64),
     )
-    bases = np.unique(base)
-    for b in bases.tolist():
-        group: slice | Index = slice(None) if bases.size == 1 else np.flatnonzero(base == b)
-        v = values[group]
-        x0 = float(sizes[b]) if b >= 0 else 0.0
-        v0 = v[:, b] if b >= 0 else np.zeros(v.shape[0])
-        end, slope = _chain(v[:, b + 1 :], sizes[b + 1 :].astype(np.float64), x0, v0)
-        end = np.where(end >= 0, end + b + 1, -1)
-        out.end[group, : end.shape[1]] = end
-        out.slope[group, : end.shape[1]] = slope
+    for b in np.unique(base).tolist():
+        group = np.flatnonzero(base == b)
+        end, slope = _from_base(values[group], sizes, b)
+        out.end[group] = end
+        out.slope[group] = slope
     out.count = (out.end >= 0).sum(axis=1).astype(np.int64)
     return out
+
+
+def _from_base(values: FloatArray, sizes: IntArray, b: int) -> tuple[IntArray, FloatArray]:
+    """Segments (end size index, slope; padded to the full width) of rows that all start at size index b."""
+    rows, width = values.shape
+    x0 = float(sizes[b]) if b >= 0 else 0.0
+    v0 = values[:, b] if b >= 0 else np.zeros(rows)
+    end, slope = _chain(values[:, b + 1 :], sizes[b + 1 :].astype(np.float64), x0, v0)
+    end = np.where(end >= 0, end + b + 1, -1)
+    pad = width - end.shape[1]
+    return np.pad(end, ((0, 0), (0, pad)), constant_values=-1), np.pad(slope, ((0, 0), (0, pad)))
 
 
 def _chain(v: FloatArray, x: FloatArray, x0: float, v0: FloatArray) -> tuple[IntArray, FloatArray]:
     """Hull from the point (x0, v0) over the columns of v at abscissae x: (end column, slope) per segment."""
     rows, width = v.shape
-    end = np.full((rows, width), -1, dtype=np.int64)
-    slope = np.zeros((rows, width), dtype=np.float64)
     if width == 0:
-        return end, slope
+        return np.full((rows, 0), -1, dtype=np.int64), np.zeros((rows, 0))
     # Most curves are concave already: their hull is every point up to the first slope ≤ 0.
-    steps = np.diff(np.concatenate((v0[:, None], v), axis=1), axis=1) / np.diff(np.concatenate(([x0], x)))
+    steps = np.diff(v, axis=1, prepend=v0[:, None]) / np.diff(x, prepend=x0)
     concave = np.all(steps[:, 1:] <= steps[:, :-1], axis=1)
-    rising = np.cumprod(steps > 0.0, axis=1).astype(np.bool_) & concave[:, None]
-    end[rising] = np.broadcast_to(np.arange(width), (rows, width))[rising]
-    slope[rising] = steps[rising]
+    rising = np.logical_and.accumulate(steps > 0.0, axis=1) & concave[:, None]
+    end = np.where(rising, np.arange(width), -1)
+    slope = np.where(rising, steps, 0.0)
     bent = np.flatnonzero(~concave)
     if bent.size:
         end[bent], slope[bent] = _wrap(v[bent], x, x0, v0[bent])
