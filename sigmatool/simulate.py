@@ -31,6 +31,7 @@ from numpy.typing import ArrayLike, NDArray
 from sigmatool import kernels
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import METHODS, SimulateOptions
+from sigmatool.options.analyses import SIMULATE_MAX_G
 from sigmatool.render import View
 
 FloatArray = NDArray[np.float64]
@@ -73,6 +74,8 @@ SUMMARY_COLUMNS = (
 )
 
 Start = pl.DataFrame | str | ArrayLike
+Sizes = int | IntArray  # one G for every prompt, or one per prompt (0: the prompt is not trained)
+GroupSizes = int | ArrayLike | Callable[[FloatArray], ArrayLike]
 
 
 # --------------------------------------------------------------------------------------------- options
@@ -159,15 +162,33 @@ def _sigmoid(theta: FloatArray) -> FloatArray:
     return np.asarray(1.0 / (1.0 + np.exp(-theta)), dtype=np.float64)
 
 
+def _draw(G: Sizes, p: FloatArray, sigma: FloatArray | None, rng: np.random.Generator) -> FloatArray:
+    """σ of one group per prompt: a lookup at one G, the formula at per-prompt G (0 for G = 0)."""
+    if isinstance(G, int):
+        assert sigma is not None
+        return np.asarray(sigma[rng.binomial(G, p)], dtype=np.float64)
+    # A prompt with G = 0 draws nothing: numpy's binomial returns 0 for n = 0 without using the stream.
+    k = rng.binomial(G, p)
+    return np.asarray(np.sqrt((k * (G - k)).astype(np.float64)) / np.maximum(G, 1), dtype=np.float64)
+
+
 def _gain(
-    method: str, p: FloatArray, G: int, cap: int, sigma: FloatArray, rng: np.random.Generator
+    method: str, p: FloatArray, G: Sizes, cap: int, sigma: FloatArray | None, rng: np.random.Generator
 ) -> tuple[FloatArray, IntArray, float]:
-    """One step: θ-gain per prompt, groups drawn per prompt, share of first groups that were silent."""
-    first = sigma[rng.binomial(G, p)]
-    silent = first == 0.0
-    draws = np.ones(p.size, dtype=np.int64)
+    """One step: θ-gain per prompt, groups drawn per prompt, share of first groups that were silent.
+
+    With per-prompt sizes, prompts at G = 0 are not trained: no group, no gain, not in the silent share.
+    """
+    trained = np.ones(p.size, dtype=np.bool_) if isinstance(G, int) else G > 0
+    first = _draw(G, p, sigma, rng)
+    silent = (first == 0.0) & trained
+    draws = trained.astype(np.int64)
+    if isinstance(G, int):
+        observed = float(silent.mean())
+    else:
+        observed = float(silent.sum() / trained.sum()) if trained.any() else math.nan
     if method == "drgrpo":
-        return first * first, draws, float(silent.mean())
+        return first * first, draws, observed
     gain = first
     if method == "dapo":
         gain = first.copy()
@@ -175,11 +196,19 @@ def _gain(
         for _ in range(cap - 1):
             if redo.size == 0:
                 break
-            again = sigma[rng.binomial(G, p[redo])]
+            again = _draw(G if isinstance(G, int) else G[redo], p[redo], sigma, rng)
             draws[redo] += 1
             gain[redo] = again
             redo = redo[again == 0.0]
-    return gain, draws, float(silent.mean())
+    return gain, draws, observed
+
+
+def _predicted_silent(p: FloatArray, G: Sizes) -> float:
+    """Mean P_silent(p, G) over the prompts that draw a group."""
+    if isinstance(G, int):
+        return float(kernels.silent_probability(p, G).mean())
+    trained = G > 0
+    return float(kernels.silent_probability(p[trained], G[trained]).mean()) if trained.any() else math.nan
 
 
 def _r_squared(observed: FloatArray, predicted: FloatArray) -> float:
@@ -208,23 +237,28 @@ def _share_draws(prompts: int) -> int:
 
 
 def _extreme_shares(
-    method: str, p0: FloatArray, G: int, cap: int, sigma: FloatArray, rng: np.random.Generator
+    method: str, p0: FloatArray, G: Sizes, cap: int, sigma: FloatArray | None, rng: np.random.Generator
 ) -> tuple[float, float]:
     """(measured, predicted) share of the gradient per group drawn that goes to extreme start prompts.
 
     Measured: each prompt's simulated gain, averaged over repeated steps at its start p, per group drawn.
     DAPO's step costs ``(1 − P^T) / (1 − P)`` groups in expectation (exact; dividing by the realized count
     instead would bias the ratio when there are few steps per prompt). Predicted: E[σ] (GRPO, and DAPO,
-    whose silent redraws weigh nothing) or E[σ²] (Dr. GRPO) at G.
+    whose silent redraws weigh nothing) or E[σ²] (Dr. GRPO) at G. Prompts at G = 0 weigh nothing.
     """
     extreme = (p0 < EXTREME[0]) | (p0 > EXTREME[1])
     repeats = _share_draws(p0.size)
     gain_sum = np.zeros(p0.size)
     for _ in range(repeats):
         gain_sum += _gain(method, p0, G, cap, sigma, rng)[0]
-    cost = kernels.dapo_expected_draws(kernels.silent_probability(p0, G), cap) if method == "dapo" else 1.0
+    trained = np.ones(p0.size, dtype=np.bool_) if isinstance(G, int) else G > 0
+    size = G if isinstance(G, int) else np.maximum(G, 1)
+    cost = kernels.dapo_expected_draws(kernels.silent_probability(p0, size), cap) if method == "dapo" else 1.0
     measured = gain_sum / repeats / cost
-    expected = kernels.expected_sigma_squared(p0, G) if method == "drgrpo" else kernels.expected_sigma(p0, G)
+    expected = (
+        kernels.expected_sigma_squared(p0, size) if method == "drgrpo" else kernels.expected_sigma(p0, size)
+    )
+    expected = np.where(trained, expected, 0.0)
     return float(measured[extreme].sum() / measured.sum()), float(expected[extreme].sum() / expected.sum())
 
 
@@ -232,27 +266,32 @@ def _run(
     method: str,
     p0: FloatArray,
     *,
-    G: int,
+    G: Sizes,
     steps: int,
     lr: float,
     cap: int,
-    sigma: FloatArray,
+    sigma: FloatArray | None,
     quartile: IntArray,
     rng: np.random.Generator,
     on_step: Callable[[], None] | None,
+    replan: tuple[int, Callable[[FloatArray], Sizes]] | None = None,
 ) -> pl.DataFrame:
-    """Train every prompt with one rule; one trace row per step."""
+    """Train every prompt with one rule; one trace row per step (``replan``: new sizes every k steps)."""
     sizes = np.bincount(quartile, minlength=QUARTILES).astype(np.float64)
     theta = np.log(p0) - np.log1p(-p0)
     p = p0
     records: list[tuple[object, ...]] = []
     for step in range(1, steps + 1):
-        predicted = float(kernels.silent_probability(p, G).mean())
+        if replan is not None and step > 1 and (step - 1) % replan[0] == 0:
+            G = replan[1](p)
+        predicted = _predicted_silent(p, G)
         gain, draws, observed = _gain(method, p, G, cap, sigma, rng)
         theta += lr * gain
         p = _sigmoid(theta)
         quartiles = _quartile_means(p, quartile, sizes).tolist()
-        records.append((step, method, observed, predicted, float(p.mean()), *quartiles, G * int(draws.sum())))
+        records.append(
+            (step, method, observed, predicted, float(p.mean()), *quartiles, int((G * draws).sum()))
+        )
         if on_step is not None:
             on_step()
     schema = dict.fromkeys(TRACE_COLUMNS, pl.Float64) | {
@@ -263,11 +302,34 @@ def _run(
     return pl.DataFrame(records, schema=schema, orient="row")
 
 
+def _group_sizes(group_size: GroupSizes, p0: FloatArray) -> Sizes:
+    """One G for all, or a checked per-prompt integer array (0, or 2 … SIMULATE_MAX_G)."""
+    if isinstance(group_size, int | np.integer):
+        return int(group_size)
+    values = group_size(p0) if callable(group_size) else group_size
+    sizes = np.asarray(values)
+    if sizes.shape != p0.shape or not np.issubdtype(sizes.dtype, np.integer):
+        raise UsageError(f"per-prompt group sizes must be {p0.size:,} integers, one per prompt")
+    bad = (sizes != 0) & ((sizes < 2) | (sizes > SIMULATE_MAX_G))
+    if bad.any():
+        raise UsageError(f"per-prompt group sizes must be 0 (not trained) or 2 … {SIMULATE_MAX_G:,}")
+    return np.asarray(sizes, dtype=np.int64)
+
+
+def _replan(group_size: GroupSizes, every: int | None) -> tuple[int, Callable[[FloatArray], Sizes]] | None:
+    """(k, sizes of p) to make the per-prompt sizes again every k steps, or None."""
+    if every is None:
+        return None
+    if not callable(group_size) or every < 1:
+        raise UsageError("replan_every needs group_size as a function of p, and a number of steps ≥ 1")
+    return every, lambda p: _group_sizes(group_size, p)
+
+
 def simulate(
     start: Start,
     *,
     prompts: int = 6000,
-    group_size: int = 8,
+    group_size: GroupSizes = 8,
     steps: int = 150,
     lr: float = 0.5,
     seed: int = 7,
@@ -275,16 +337,21 @@ def simulate(
     dapo_cap: int = 4,
     notes: list[str] | None = None,
     on_step: Callable[[], None] | None = None,
+    replan_every: int | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Run docs/theory.md §6's controlled training run; returns (trace, summary) frames.
 
     ``start``: a histogram frame (``p``, ``prompts``, as :func:`sigmatool.histogram` returns), an array of
     pass rates, or ``"beta-mix"``. ``notes`` collects lines for
     people (how the start was drawn); ``on_step`` is called after each simulated step (a progress bar).
+    ``group_size``: one G, or one per prompt (0 = not trained) as an array or as a function of the start p;
+    with ``replan_every`` = k that function is called again on the current p every k steps.
     """
+    # Per-prompt sizes are checked against the start population below.
+    one_size = int(group_size) if isinstance(group_size, int | np.integer) else 2
     chosen = SimulateOptions(
         prompts,
-        group_size,
+        one_size,
         steps,
         lr,
         seed,
@@ -296,19 +363,20 @@ def simulate(
         for s in np.random.SeedSequence(seed).spawn(1 + 2 * len(METHODS))
     ]
     p0 = start_population(start, prompts, streams[0], notes)
-    sigma = kernels.group_std(np.arange(group_size + 1), group_size)
+    G, replan = _group_sizes(group_size, p0), _replan(group_size, replan_every)
+    sigma = kernels.group_std(np.arange(G + 1), G) if isinstance(G, int) else None
     quartile = _quartiles(p0)
     start_q1 = float(
         _quartile_means(p0, quartile, np.bincount(quartile, minlength=QUARTILES).astype(np.float64))[0]
     )
     traces, rows = [], []
-    grpo_samples = group_size * prompts * steps
+    grpo_samples = int(np.sum(G)) * (prompts if isinstance(G, int) else 1) * steps
     for method in chosen:
         index = METHODS.index(method)
         trace = _run(
             method,
             p0,
-            G=group_size,
+            G=G,
             steps=steps,
             lr=lr,
             cap=dapo_cap,
@@ -316,10 +384,11 @@ def simulate(
             quartile=quartile,
             rng=streams[1 + index],
             on_step=on_step,
+            replan=replan,
         )
         traces.append(trace)
         measured, predicted = _extreme_shares(
-            method, p0, group_size, dapo_cap, sigma, streams[1 + len(METHODS) + index]
+            method, p0, G, dapo_cap, sigma, streams[1 + len(METHODS) + index]
         )
         samples = int(trace["samples_drawn"].sum())
         rows.append(
