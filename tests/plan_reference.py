@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
+from sigmatool.options.plan import PlanOptions
 from sigmatool.plan import curves
-from sigmatool.plan.options import PlanOptions
 
 
 def per_prompt_values(p: float, options: PlanOptions) -> list[tuple[int, float]]:

@@ -26,7 +26,7 @@ def instances(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, tuple[int, ...],
     counts = np.array(draw(st.lists(st.integers(1, 3), min_size=values.size, max_size=values.size)))
     sizes = tuple(sorted(draw(st.lists(st.integers(2, 12), min_size=1, max_size=3, unique=True))))
     keep_all = draw(st.booleans())
-    low = int(counts.sum()) * sizes[0] if keep_all else 0
+    low = int(counts.sum()) * sizes[0] if keep_all else 1
     total = draw(st.integers(low, int(counts.sum()) * sizes[-1] + 2))
     return values, counts, sizes, keep_all, total
 

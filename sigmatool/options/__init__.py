@@ -34,6 +34,7 @@ from sigmatool.options.common import (
     parse_group_sizes,
 )
 from sigmatool.options.inputs import RESERVED, InputOptions, OutputOptions, check_outputs
+from sigmatool.options.plan import PlanOptions, parse_sizes, plan_options
 
 __all__ = [
     "DEFAULT_BINS",
@@ -51,6 +52,7 @@ __all__ = [
     "Objective",
     "OutputFormat",
     "OutputOptions",
+    "PlanOptions",
     "Segments",
     "SilentOptions",
     "SimulateOptions",
@@ -62,4 +64,6 @@ __all__ = [
     "parse_group_sizes",
     "parse_medium",
     "parse_methods",
+    "parse_sizes",
+    "plan_options",
 ]

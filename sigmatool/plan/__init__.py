@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from sigmatool.options.plan import OBJECTIVES, PlanOptions, parse_sizes, plan_options
 from sigmatool.plan.compare import DISTRIBUTION_COLUMNS, STRATEGIES, SUMMARY_COLUMNS
 from sigmatool.plan.core import VALUE_COLUMNS, Plan, distinct_values, plan, plan_values
-from sigmatool.plan.options import OBJECTIVES, PlanOptions, parse_sizes, plan_options
 
 __all__ = [
     "DISTRIBUTION_COLUMNS",

@@ -21,8 +21,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.options.plan import PlanOptions
 from sigmatool.plan import curves
-from sigmatool.plan.options import PlanOptions
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -15,9 +15,9 @@ import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.errors import DataError, UsageError
+from sigmatool.options.plan import PlanOptions, plan_options
 from sigmatool.plan import compare, curves, reach
 from sigmatool.plan.allocate import BLOCK, Assignment, build_hulls, greedy
-from sigmatool.plan.options import PlanOptions, plan_options
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -144,7 +144,7 @@ def plan(
     objective: str = "signal",
     method: str = "grpo",
     std: str = "population",
-    target: float = 0.95,
+    target: float | None = None,
     keep_all: bool = False,
     min_G: int | None = None,
     max_G: int | None = None,

@@ -20,7 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sigmatool import kernels
-from sigmatool.plan.options import PlanOptions
+from sigmatool.options.plan import PlanOptions
 
 FloatArray = NDArray[np.float64]
 

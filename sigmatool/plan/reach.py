@@ -16,11 +16,11 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
+from sigmatool.options.plan import PlanOptions
 from sigmatool.plan import curves
 from sigmatool.plan.allocate import BLOCK, Assignment, build_hulls, freeze, greedy
 from sigmatool.plan.compare import Uniform
 from sigmatool.plan.hull import Index
-from sigmatool.plan.options import PlanOptions
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]

@@ -23,9 +23,9 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.options.plan import plan_options
 from sigmatool.plan.core import distinct_values, plan_values
 from sigmatool.plan.export import group_sizes_for
-from sigmatool.plan.options import plan_options
 from sigmatool.simulate import Start, simulate
 
 STRATEGIES = ("uniform", "plan", "plan_replanned")

@@ -1,4 +1,8 @@
-"""What a plan is asked for: the allowed group sizes, the rollout budget and the objective, checked at once."""
+"""``plan``: the allowed group sizes, the rollout budget and the objective, every problem named at once.
+
+Nothing here imports polars or numpy: the command line checks these before anything heavy is loaded, and
+the library (:func:`sigmatool.plan.plan`) checks the same object, with the same messages.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +15,14 @@ from fractions import Fraction
 from sigmatool.errors import UsageError
 
 OBJECTIVES = ("signal", "fidelity", "learnable", "knapsack-rl")
-METHODS = ("grpo", "drgrpo")
+PLAN_METHODS = ("grpo", "drgrpo")
 STD_CONVENTIONS = ("population", "bessel")
 DEFAULT_SIZES = (4, 8, 16, 32)
+DEFAULT_BUDGET = 8.0
 DEFAULT_TARGET = 0.95
 MAX_SIZE = 100_000
 MAX_SIZES = 1024  # allowed sizes per plan: each one is a column of the per-value curves
+MAX_TOTAL = 2**62  # rollouts in all: sums of prompts × sizes stay exact in int64
 
 _RANGE = re.compile(r"^\s*(\d+)\s*\.\.\s*(\d+)\s*(?::\s*(\d+)\s*)?$")
 
@@ -37,6 +43,8 @@ def parse_sizes(spec: str | int | Sequence[int]) -> tuple[int, ...]:
                     raise UsageError(
                         f"--sizes: {part.strip()!r} is an empty range; write lo..hi or lo..hi:step"
                     )
+                if (hi - lo) // step >= MAX_SIZES:
+                    raise UsageError(f"--sizes: {part.strip()!r} has more than {MAX_SIZES} sizes")
                 sizes.extend(range(lo, hi + 1, step))
             elif part.strip().isdigit():
                 sizes.append(int(part))
@@ -74,7 +82,7 @@ class PlanOptions:
     std: str = "population"
     target: float = DEFAULT_TARGET
     keep_all: bool = False
-    budget: float | None = 8.0  # mean rollouts per prompt
+    budget: float | None = DEFAULT_BUDGET  # mean rollouts per prompt
     total: int | None = None  # or a total number of rollouts
 
     def total_rollouts(self, prompts: int) -> int:
@@ -84,6 +92,48 @@ class PlanOptions:
         assert self.budget is not None
         return math.floor(Fraction(repr(float(self.budget))) * prompts)
 
+    def describe(self) -> str:
+        """The request in words, for headlines: ``budget 8 per prompt, sizes 4,8,16,32, signal (GRPO)``."""
+        given = f"{self.budget:g} per prompt" if self.total is None else f"{self.total:,} rollouts"
+        what = f"fidelity φ* = {self.target:g}" if self.objective == "fidelity" else self.objective
+        rule = "Dr. GRPO" if self.method == "drgrpo" else "GRPO"
+        return f"budget {given}, sizes {','.join(map(str, self.sizes))}, {what} ({rule})"
+
+
+def _choice_problems(objective: str, method: str, std: str, target: float | None) -> list[str]:
+    problems = []
+    if objective not in OBJECTIVES:
+        problems.append(f"--objective: choose from {', '.join(OBJECTIVES)}, not {objective!r}")
+    if method not in PLAN_METHODS:
+        problems.append(f"--method: choose from {', '.join(PLAN_METHODS)}, not {method!r}")
+    if std not in STD_CONVENTIONS:
+        problems.append(f"--std: choose from {', '.join(STD_CONVENTIONS)}, not {std!r}")
+    elif std == "bessel" and method == "drgrpo":
+        problems.append("--std bessel applies to --method grpo only: Dr. GRPO does not divide by the std")
+    if target is not None:
+        if not (isinstance(target, float | int) and 0.0 < target < 1.0):
+            problems.append(f"--fidelity: give a target φ* with 0 < φ* < 1, not {target!r}")
+        elif objective in OBJECTIVES and objective != "fidelity":
+            problems.append(
+                f"--fidelity sets the target of --objective fidelity; it does not apply to {objective}"
+            )
+    return problems
+
+
+def _budget_problems(budget: float | None, total: int | None) -> list[str]:
+    problems = []
+    if budget is not None and total is not None:
+        problems.append(
+            "--budget and --total-rollouts: give one of them (rollouts per prompt, or rollouts in all)"
+        )
+    if budget is not None and not (math.isfinite(budget) and 0 < budget <= MAX_SIZE):
+        problems.append(
+            f"--budget: give the mean rollouts per prompt, above 0 and at most {MAX_SIZE:,}; not {budget!r}"
+        )
+    if total is not None and (isinstance(total, bool) or int(total) != total or not 1 <= total <= MAX_TOTAL):
+        problems.append(f"--total-rollouts: give a whole number of rollouts ≥ 1, not {total!r}")
+    return problems
+
 
 def plan_options(
     *,
@@ -91,14 +141,17 @@ def plan_options(
     objective: str = "signal",
     method: str = "grpo",
     std: str = "population",
-    target: float = DEFAULT_TARGET,
+    target: float | None = None,
     keep_all: bool = False,
     budget: float | None = None,
     total: int | None = None,
     min_G: int | None = None,
     max_G: int | None = None,
 ) -> PlanOptions:
-    """Check every option and name every problem at once; ``budget`` defaults to 8 rollouts per prompt."""
+    """Check every option and name every problem at once; ``budget`` defaults to 8 rollouts per prompt.
+
+    ``target`` (φ*, default 0.95) belongs to the ``fidelity`` objective and is refused with any other.
+    """
     problems: list[str] = []
     try:
         allowed = parse_sizes(sizes)
@@ -107,33 +160,25 @@ def plan_options(
         allowed = DEFAULT_SIZES
     lo = min_G if min_G is not None else 0
     hi = max_G if max_G is not None else MAX_SIZE
+    if lo > hi:
+        problems.append(f"--min-G {lo} is larger than --max-G {hi}")
     kept = tuple(s for s in allowed if lo <= s <= hi)
     if not kept and not problems:
-        problems.append(f"--min-G/--max-G: no allowed size lies in [{lo}, {hi}] (sizes {allowed})")
-    if objective not in OBJECTIVES:
-        problems.append(f"--objective: choose from {', '.join(OBJECTIVES)}, not {objective!r}")
-    if method not in METHODS:
-        problems.append(f"--method: choose from {', '.join(METHODS)}, not {method!r}")
-    if std not in STD_CONVENTIONS:
-        problems.append(f"--std: choose from {', '.join(STD_CONVENTIONS)}, not {std!r}")
-    if not (isinstance(target, float | int) and 0.0 < target < 1.0):
-        problems.append(f"--fidelity: give a target φ* with 0 < φ* < 1, not {target!r}")
-    if budget is not None and total is not None:
-        problems.append("--budget and --total: give one of them (rollouts per prompt, or rollouts in all)")
-    if budget is not None and not (math.isfinite(budget) and budget >= 0):
-        problems.append(f"--budget: give a number of rollouts per prompt ≥ 0, not {budget!r}")
-    if total is not None and (isinstance(total, bool) or int(total) != total or total < 0):
-        problems.append(f"--total: give a whole number of rollouts ≥ 0, not {total!r}")
+        problems.append(
+            f"--min-G/--max-G: no allowed size lies in [{lo}, {hi}] (sizes {','.join(map(str, allowed))})"
+        )
+    problems += _choice_problems(objective, method, std, target)
+    problems += _budget_problems(budget, total)
     if problems:
         raise UsageError("; ".join(problems))
     if budget is None and total is None:
-        budget = 8.0
+        budget = DEFAULT_BUDGET
     return PlanOptions(
         sizes=kept,
         objective=objective,
         method=method,
         std=std,
-        target=float(target),
+        target=DEFAULT_TARGET if target is None else float(target),
         keep_all=keep_all,
         budget=None if budget is None else float(budget),
         total=None if total is None else int(total),
