@@ -23,6 +23,7 @@ RATE_SUFFIXES = ("solve_rate", "pass_rate")
 # Internal names of the raw value columns, chosen not to clash with user columns.
 RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD = "__rate", "__k", "__n", "__w", "__id", "__row", "__reward"
 RIGHT, USABLE, BAD_REWARDS, NULL_REWARDS = "__right", "__usable", "__bad_rewards", "__null_rewards"
+INTERNAL = (RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD, RIGHT, USABLE)
 _DUPLICATE = re.compile(r"^(.*)_duplicated_\d+$")
 
 
@@ -138,19 +139,46 @@ def check_columns(schema: pl.Schema, opts: InputOptions, label: str) -> list[str
     return [f"{label}: column {d!r} appears more than once in the header (not used)" for d in doubled]
 
 
-def project(source: Source, opts: InputOptions, text_cols: Sequence[str]) -> tuple[pl.LazyFrame, list[str]]:
-    """Scan one source, check its columns and rename them to the internal names; returns notes too."""
+def _scan(
+    source: Source,
+    schema: pl.Schema,
+    listed_only: bool,
+    needed: list[str],
+    text_cols: Sequence[str],
+    every: bool,
+) -> pl.LazyFrame:
+    """The source's scan: the needed columns as text when types could only be listed, ``text_cols`` as text.
+
+    ``every``: all the source's columns are wanted (a JSON scan given a schema reads only the columns named).
+    """
+    if listed_only:
+        return source.scan(dict.fromkeys(schema.names() if every else needed, pl.String()))
+    if not text_cols:
+        return source.scan()
+    as_text: dict[str, pl.DataType] = dict.fromkeys(text_cols, pl.String())
+    if every and source.fmt in ("json", "jsonl"):
+        return source.scan({**dict(schema.items()), **as_text})
+    return source.scan(as_text)
+
+
+def project(
+    source: Source, opts: InputOptions, text_cols: Sequence[str], originals: bool = False
+) -> tuple[pl.LazyFrame, list[str]]:
+    """Scan one source, check its columns and rename them to the internal names; returns notes too.
+
+    ``originals``: keep every column of the source as it is, with the internal columns after them.
+    """
     schema, listed_only = source_schema(source)
     notes = check_columns(schema, opts, source.label)
-    needed = needed_columns(opts)
-    if listed_only:
-        lf = source.scan(dict.fromkeys(needed, pl.String()))
-    elif text_cols:
-        lf = source.scan(dict.fromkeys(text_cols, pl.String()))
-    else:
-        lf = source.scan()
-    exprs: list[pl.Expr] = [pl.col(b) for b in opts.by]
+    if originals:
+        clash = [c for c in schema.names() if c in INTERNAL]
+        if clash:
+            raise DataError(
+                f"{source.label}: column name(s) {', '.join(map(repr, clash))} are reserved; rename them"
+            )
+    lf = _scan(source, schema, listed_only, needed_columns(opts), text_cols, originals)
     lf = lf.with_row_index(ROW, offset=1)
+    exprs: list[pl.Expr] = [] if originals else [pl.col(b) for b in opts.by]
     exprs.append(pl.col(ROW))
     if opts.rollouts:
         exprs += [pl.col(opts.prompt_col or "").alias(RAW_ID), pl.col(opts.reward_col or "").alias(REWARD)]
@@ -161,6 +189,8 @@ def project(source: Source, opts: InputOptions, text_cols: Sequence[str]) -> tup
         else:
             exprs.append(pl.col(opts.col or "").alias(RAW_P))
         exprs.append(pl.col(opts.weight_col).alias(RAW_W) if opts.weight_col else pl.lit(1.0).alias(RAW_W))
+    if originals:
+        return lf.select(pl.all().exclude(ROW), *exprs), notes
     return lf.select(exprs), notes
 
 

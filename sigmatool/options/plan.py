@@ -183,3 +183,33 @@ def plan_options(
         budget=None if budget is None else float(budget),
         total=None if total is None else int(total),
     )
+
+
+@dataclass(frozen=True)
+class PlanBudget:
+    """The budget half of a plan request as typed (checked by :func:`plan_options` with the rest)."""
+
+    budget: float | None = None
+    total: int | None = None
+    sizes: str = ",".join(map(str, DEFAULT_SIZES))
+    min_size: int | None = None
+    max_size: int | None = None
+    keep_all: bool = False
+
+
+def check_plan_output(
+    options: PlanOptions, by: Sequence[str], *, per_prompt: bool, distribution: bool, weighted: bool
+) -> None:
+    """What the plan command can write for this input: one row per prompt needs one prompt per row."""
+    if per_prompt and distribution:
+        raise UsageError("--per-prompt and --distribution: give one (rows per prompt, or sizes per strategy)")
+    if per_prompt and weighted:
+        raise UsageError(
+            "--per-prompt gives each input row a group size, but with --weight-col a row stands for many "
+            "prompts; give one row per prompt, or drop --per-prompt"
+        )
+    if by and options.total is not None:
+        raise UsageError(
+            "--total-rollouts with --by: each group is planned with its own budget; give --budget "
+            "(rollouts per prompt, the same in every group)"
+        )

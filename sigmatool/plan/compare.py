@@ -34,6 +34,7 @@ SUMMARY_COLUMNS = (
     "uniform_G",
     "objective",
     "objective_vs_plan",
+    "plan_gain",
     "signal",
     "expected_silent_rate",
     "silent_rollout_share",
@@ -219,6 +220,8 @@ def summary(plan_sums: Sums, uniform: Uniform, total: int, prompts: int) -> pl.D
     for row in rows:
         value = float(row["objective"])  # type: ignore[arg-type]
         row["objective_vs_plan"] = value / plan_objective if plan_objective > 0 else None
+        planned = row["strategy"] == "plan"
+        row["plan_gain"] = plan_objective / value - 1.0 if value > 0 and not planned else None
     schema = {
         "strategy": pl.String,
         "uniform_G": pl.Int64,

@@ -5,10 +5,14 @@ Added columns, in order: ``group_size`` (Int64; 0 = left out, null when the row'
 (E[σ] at G, with the plan's std convention) and ``fidelity_at_G`` (null when left out).
 
 Prompts that share a value split between two sizes (at most two, adjacent on the value's hull) take them in
-id order: the first ``n`` by the id column (then by row) get the larger size, as ``Plan.values`` lists.
+id order: the first ``n`` by the id column (then by row) get the size ``Plan.values`` lists first (the
+larger), as its ``first_rank`` says. The rows are joined with the per-value table on the value (and the
+``--by`` keys), so any number of rows streams through.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -18,13 +22,15 @@ from sigmatool.errors import UsageError
 from sigmatool.plan.core import Plan
 
 ADDED_COLUMNS = ("group_size", "keep", "p_used", "p_silent_at_G", "expected_sigma", "fidelity_at_G")
-_ROW = "__plan_row"
+METRICS = ("p_silent_at_G", "expected_sigma", "fidelity_at_G")
+ROW = "__plan_row"  # the rows' order
+KEY = "__plan_key"  # the value a row is planned by (null: not planned)
 
 
 def export(rows: pl.LazyFrame, plan: Plan, *, p_col: str = "p", id_col: str | None = None) -> pl.LazyFrame:
     """``rows`` with the plan's columns added (lazy; joins on the value, so it streams)."""
     columns = rows.collect_schema().names()
-    clash = [c for c in (*ADDED_COLUMNS, _ROW) if c in columns]
+    clash = [c for c in (*ADDED_COLUMNS, ROW, KEY) if c in columns]
     if clash:
         raise UsageError(f"the input already has column(s) {', '.join(map(repr, clash))}; rename them first")
     missing = [c for c in (p_col, id_col) if c is not None and c not in columns]
@@ -32,49 +38,58 @@ def export(rows: pl.LazyFrame, plan: Plan, *, p_col: str = "p", id_col: str | No
         raise UsageError(
             f"no column {', '.join(map(repr, missing))} in the input; it has {', '.join(columns)}"
         )
-    values = plan.values
-    metrics = values.select(
-        pl.col("p").alias("p_used"), "group_size", "p_silent_at_G", "expected_sigma", "fidelity_at_G"
-    ).unique(subset=["p_used", "group_size"], keep="first", maintain_order=True)
-    split_p = values.filter(pl.col("p").is_duplicated()).select("p").unique()
-    single = values.filter(~pl.col("p").is_in(split_p["p"].implode())).select(
-        pl.col("p").alias("p_used"), pl.col("group_size").alias("__single_G")
+    lf = rows.with_row_index(ROW).with_columns(pl.col(p_col).cast(pl.Float64).alias(KEY))
+    values = plan.values.with_columns(pl.col("p").alias(KEY))
+    return annotate(lf, values, keys=(), order=[id_col, ROW] if id_col else [ROW]).select(
+        *columns, *ADDED_COLUMNS
     )
-    lf = rows.with_row_index(_ROW).with_columns(pl.col(p_col).cast(pl.Float64).alias("p_used"))
-    ranked = _split_rows(lf, values.filter(pl.col("p").is_in(split_p["p"].implode())), id_col)
+
+
+def annotate(
+    lf: pl.LazyFrame, values: pl.DataFrame, keys: Sequence[str], order: Sequence[str]
+) -> pl.LazyFrame:
+    """Add the plan's columns to rows that carry ``keys``, the value ``KEY`` and their ``order`` columns.
+
+    ``values``: ``keys``, ``KEY``, and the columns of ``Plan.values`` (``p`` is the pass rate used).
+    """
+    on = [*keys, KEY]
+    split = values.filter(pl.len().over(on) > 1)
+    single = values.filter(pl.len().over(on) == 1).select(*on, pl.col("group_size").alias("__single_G"))
+    metrics = values.select(*on, pl.col("p").alias("p_used"), "group_size", *METRICS)
     out = (
-        lf.join(single.lazy(), on="p_used", how="left", maintain_order="left")
-        .join(ranked.lazy(), on=_ROW, how="left", maintain_order="left")
+        lf.join(single.lazy(), on=on, how="left", maintain_order="left", nulls_equal=True)
+        .join(_split_rows(lf, split, on, order).lazy(), on=ROW, how="left", maintain_order="left")
         .with_columns(pl.coalesce("__split_G", "__single_G").alias("group_size"))
-        .join(metrics.lazy(), on=["p_used", "group_size"], how="left", maintain_order="left")
+        .join(metrics.lazy(), on=[*on, "group_size"], how="left", maintain_order="left", nulls_equal=True)
         .with_columns((pl.col("group_size") > 0).fill_null(False).alias("keep"))
     )
-    return out.select(*columns, *ADDED_COLUMNS)
+    return out
 
 
-def _split_rows(lf: pl.LazyFrame, split: pl.DataFrame, id_col: str | None) -> pl.DataFrame:
-    """Group size of each row whose value is split, by its rank in id order (then row order) within the value."""
-    schema = {_ROW: pl.UInt32, "__split_G": pl.Int64}
+def _split_rows(lf: pl.LazyFrame, split: pl.DataFrame, on: list[str], order: Sequence[str]) -> pl.DataFrame:
+    """Group size of each row whose value is split, by its rank in ``order`` within the value."""
+    row_type = lf.collect_schema()[ROW]
+    schema: dict[str, pl.DataType] = {ROW: row_type, "__split_G": pl.Int64()}
     if split.height == 0:
         return pl.DataFrame(schema=schema)
-    order = [id_col, _ROW] if id_col else [_ROW]
+    wanted = split.select(on).unique()
     members = (
-        lf.filter(pl.col("p_used").is_in(split["p"].unique().implode()))
-        .select(_ROW, "p_used", *([id_col] if id_col else []))
+        lf.select(ROW, *on, *[c for c in order if c not in (ROW, *on)])
+        .join(wanted.lazy(), on=on, how="semi", nulls_equal=True)
         .collect()
-        .sort(["p_used", *order])
-        .with_columns(pl.int_range(pl.len()).over("p_used").alias("__rank"))
+        .sort([*on, *order], nulls_last=True)
+        .with_columns(pl.int_range(pl.len()).over(on).alias("__rank"))
     )
     bounds = split.select(
-        pl.col("p").alias("p_used"),
+        *on,
         pl.col("group_size").alias("__split_G"),
         pl.col("first_rank"),
         (pl.col("first_rank") + pl.col("prompts")).alias("__end"),
     )
     return (
-        members.join(bounds, on="p_used", how="inner")
+        members.join(bounds, on=on, how="inner", nulls_equal=True)
         .filter((pl.col("__rank") >= pl.col("first_rank")) & (pl.col("__rank") < pl.col("__end")))
-        .select(pl.col(_ROW).cast(pl.UInt32), "__split_G")
+        .select(pl.col(ROW).cast(row_type), "__split_G")
     )
 
 
