@@ -213,3 +213,32 @@ def check_plan_output(
             "--total-rollouts with --by: each group is planned with its own budget; give --budget "
             "(rollouts per prompt, the same in every group)"
         )
+
+
+@dataclass(frozen=True)
+class SimulatePlan:
+    """``simulate`` with a plan: a per-prompt plan file, or a plan made on the start for a budget."""
+
+    file: str | None = None
+    plan: PlanOptions | None = None
+    replan_every: int | None = None
+
+
+def simulate_plan_request(
+    file: str | None, budget: float | None, sizes: str | None, objective: str | None, replan_every: int
+) -> SimulatePlan | None:
+    """The checked request (None: the plain run); --sizes and --objective belong to --plan-budget."""
+    if file is not None and budget is not None:
+        raise UsageError("--plan and --plan-budget: give one (a plan file, or a budget to plan for)")
+    if budget is None and (sizes is not None or objective is not None):
+        raise UsageError("--sizes and --objective describe the plan of --plan-budget; give --plan-budget B")
+    if replan_every < 0:
+        raise UsageError(f"--replan-every: give a number of steps ≥ 0 (0: never), not {replan_every:,}")
+    if file is not None:
+        return SimulatePlan(file=file)
+    if budget is None:
+        return None
+    options = plan_options(
+        sizes=sizes if sizes is not None else DEFAULT_SIZES, objective=objective or "signal", budget=budget
+    )
+    return SimulatePlan(plan=options, replan_every=replan_every or None)

@@ -1,10 +1,19 @@
-"""The controlled run of docs/theory.md §6 with a plan: GRPO at planned group sizes against uniform G.
+"""The controlled run of docs/theory.md §6 with a plan: training at planned group sizes against uniform G.
 
-Every strategy draws the same start population (the same seed) and spends at most the same rollouts per
-step: ``uniform`` gives every prompt the largest allowed size ≤ ``budget``; ``plan`` is made once, on the
-start pass rates, for ``budget`` rollouts per prompt, and kept for the whole run; ``plan_replanned`` makes
-the plan again on the current pass rates every ``replan_every`` steps (as a trainer re-estimating p̂ would,
-with the exact p standing in for the estimate).
+Every strategy draws the same start population (the same seed) and spends the same rollouts per step, up
+to rounding (the summary says how many):
+
+- :func:`simulate_plan` makes the plan itself: ``uniform`` spends ⌊budget × prompts⌋ rollouts a step with
+  one G for every prompt (see below); ``plan`` is made once, on the start pass rates, for ``budget`` rollouts per prompt and kept for the whole
+  run; ``plan_replanned`` makes the plan again on the current pass rates every ``replan_every`` steps (as a
+  trainer re-estimating p̂ would, with the exact p standing in for the estimate).
+- :func:`simulate_planned` takes the sizes from the start: a histogram of a plan's per-prompt export
+  (``p``, ``group_size``, ``prompts``), so each drawn prompt keeps its planned G; ``uniform`` spends the
+  rollouts the plan spends on the drawn prompts.
+
+``uniform`` with R rollouts for M prompts gives every prompt G = ⌊R/M⌋ (``uniform_G``, at least 2), and one
+more to R mod M of them, spread evenly over the start population (which is in order of p̂), so that both
+strategies sample the same answers a step.
 
 Summary columns (one row per strategy, in that order): ``strategy``, ``uniform_G`` (null for a plan),
 ``rollouts_per_step`` (mean answers sampled per step), ``prompts_trained`` (prompts with G > 0 at step 1),
@@ -17,16 +26,28 @@ trace is ``sigmatool.simulate``'s, with ``strategy`` in front.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.errors import DataError
+from sigmatool.options import SimulateOptions
 from sigmatool.options.plan import plan_options
 from sigmatool.plan.core import distinct_values, plan_values
 from sigmatool.plan.export import group_sizes_for
-from sigmatool.simulate import Start, simulate
+from sigmatool.render import View
+from sigmatool.simulate import (
+    FROM_START,
+    LABELS,
+    LABELS_SHOWN,
+    PERCENT_SHOWN,
+    Start,
+    planned_sizes,
+    simulate,
+)
 
 STRATEGIES = ("uniform", "plan", "plan_replanned")
 SUMMARY_COLUMNS = (
@@ -46,6 +67,7 @@ SUMMARY_COLUMNS = (
     "extreme_share_measured",
     "extreme_share_predicted",
 )
+Run = tuple[pl.DataFrame, pl.DataFrame]
 
 
 def simulate_plan(
@@ -55,32 +77,96 @@ def simulate_plan(
     budget: float = 8.0,
     sizes: str | Sequence[int] = (4, 8, 16, 32),
     objective: str = "signal",
+    target: float | None = None,
+    method: str = "grpo",
     steps: int = 150,
     lr: float = 0.5,
     seed: int = 7,
     replan_every: int | None = 10,
+    dapo_cap: int = 4,
     notes: list[str] | None = None,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """GRPO with the plan (static, and re-made every ``replan_every`` steps) against uniform G; (trace, summary)."""
-    options = plan_options(sizes=sizes, objective=objective, budget=budget)
-    fits = [G for G in options.sizes if G <= budget]
-    uniform_G = fits[-1] if fits else options.sizes[0]
-
-    first_sizes: list[NDArray[np.int64]] = []
+    on_step: Callable[[], None] | None = None,
+) -> Run:
+    """``method`` at a plan (made once, and re-made every ``replan_every`` steps) against uniform G; (trace,
+    summary). The plan's signal is the method's (Dr. GRPO: E[σ²]; GRPO and DAPO: E[σ])."""
+    rule = "drgrpo" if method == "drgrpo" else "grpo"
+    options = plan_options(sizes=sizes, objective=objective, target=target, budget=budget, method=rule)
+    uniform = even_sizes(options.total_rollouts(prompts), prompts)
+    first: list[NDArray[np.int64]] = []
 
     def plan_for(p: NDArray[np.float64]) -> NDArray[np.int64]:
         sizes_now = group_sizes_for(plan_values(*distinct_values(p), options), p)
-        if len(first_sizes) < 2 and p.size == prompts:
-            first_sizes.append(sizes_now)
+        if not first:
+            first.append(sizes_now)
         return sizes_now
 
-    common = {"prompts": prompts, "steps": steps, "lr": lr, "seed": seed, "methods": "grpo"}
-    runs = {"uniform": simulate(start, group_size=uniform_G, notes=notes, **common)}  # type: ignore[arg-type]
-    runs["plan"] = simulate(start, group_size=plan_for, **common)  # type: ignore[arg-type]
+    common: dict[str, Any] = {
+        "prompts": prompts,
+        "steps": steps,
+        "lr": lr,
+        "seed": seed,
+        "methods": method,
+        "dapo_cap": dapo_cap,
+    }
+    runs = {"uniform": simulate(start, group_size=uniform, notes=notes, on_step=on_step, **common)}
+    runs["plan"] = simulate(start, group_size=plan_for, on_step=on_step, **common)
     if replan_every is not None:
-        runs["plan_replanned"] = simulate(start, group_size=plan_for, replan_every=replan_every, **common)  # type: ignore[arg-type]
-    trained = {"uniform": prompts, "plan": int((first_sizes[0] > 0).sum())}
-    trained["plan_replanned"] = trained["plan"]  # the same start, so the same first plan
+        runs["plan_replanned"] = simulate(
+            start, group_size=plan_for, replan_every=replan_every, on_step=on_step, **common
+        )
+    trained = int((first[0] > 0).sum())  # the same start, so the same first plan for both plan runs
+    trained_by = {"uniform": prompts, "plan": trained, "plan_replanned": trained}
+    return _frames(runs, int(uniform.min()), trained_by, steps)
+
+
+def simulate_planned(
+    start: pl.DataFrame,
+    *,
+    prompts: int = 6000,
+    method: str = "grpo",
+    steps: int = 150,
+    lr: float = 0.5,
+    seed: int = 7,
+    dapo_cap: int = 4,
+    notes: list[str] | None = None,
+    on_step: Callable[[], None] | None = None,
+) -> Run:
+    """``method`` at the planned sizes of ``start`` (``p``, ``group_size``, ``prompts``) against uniform G at
+    the same rollouts per step; (trace, summary)."""
+    sizes = planned_sizes(start, prompts, seed)
+    if sizes is None:
+        raise DataError("the plan has no group_size column")
+    uniform = even_sizes(int(sizes.sum()), prompts)
+    common: dict[str, Any] = {
+        "prompts": prompts,
+        "steps": steps,
+        "lr": lr,
+        "seed": seed,
+        "methods": method,
+        "dapo_cap": dapo_cap,
+    }
+    runs = {"uniform": simulate(start, group_size=uniform, notes=notes, on_step=on_step, **common)}
+    runs["plan"] = simulate(start, group_size=FROM_START, on_step=on_step, **common)
+    trained_by = {"uniform": prompts, "plan": int((sizes > 0).sum())}
+    return _frames(runs, int(uniform.min()), trained_by, steps)
+
+
+def even_sizes(rollouts: int, prompts: int) -> NDArray[np.int64]:
+    """One G for every prompt, ⌊rollouts / prompts⌋ (at least 2), and one more for rollouts mod prompts of
+    them, evenly spaced by position, so that the sizes sum to ``rollouts`` when G ≥ 2 allows it.
+
+    >>> even_sizes(20, 4).tolist(), even_sizes(22, 4).tolist()
+    ([5, 5, 5, 5], [5, 6, 5, 6])
+    """
+    base, extra = divmod(rollouts, prompts)
+    if base < 2:
+        return np.full(prompts, 2, dtype=np.int64)
+    i = np.arange(prompts, dtype=np.int64)
+    return base + ((i + 1) * extra // prompts - i * extra // prompts)
+
+
+def _frames(runs: dict[str, Run], uniform_G: int, trained: dict[str, int], steps: int) -> Run:
+    """The strategies' traces stacked, and their summary rows."""
     rows = [_row(name, uniform_G, trained[name], steps, *run) for name, run in runs.items()]
     samples = rows[0]["samples_drawn"]
     for row in rows:
@@ -116,3 +202,34 @@ def _row(
         "extreme_share_measured": s["extreme_share_measured"],
         "extreme_share_predicted": s["extreme_share_predicted"],
     }
+
+
+def _sizes(uniform: dict[str, Any]) -> str:
+    G = uniform["uniform_G"]
+    return str(G) if uniform["rollouts_per_step"] <= G * uniform["prompts_trained"] else f"{G} or {G + 1}"
+
+
+def headline(summary: pl.DataFrame, what: str, steps: int, method: str) -> str:
+    """Which strategy is which, and where each ends."""
+    rows = {r["strategy"]: r for r in summary.iter_rows(named=True)}
+    uniform = rows["uniform"]
+    planned = rows.get("plan")
+    lead = (
+        f"{LABELS[method]} for {steps:,} steps from one start: 'uniform' is G = {_sizes(uniform)} for every "
+        f"prompt ({uniform['rollouts_per_step']:,.0f} rollouts a step), 'plan' {what}"
+    )
+    if planned is not None:
+        lead += f" ({planned['rollouts_per_step']:,.0f} a step)"
+    ends = ", ".join(f"{r['final_hardest_quartile_mean_p']:.2f} ({n})" for n, r in rows.items())
+    silent = ", ".join(f"{100 * r['mean_observed_silent']:.1f}% ({n})" for n, r in rows.items())
+    return f"{lead}. The hardest start quartile ends at mean p {ends}; mean silent share {silent}."
+
+
+def view(summary: pl.DataFrame, what: str, options: SimulateOptions) -> View:
+    """The table view of a run with a plan."""
+    return View(
+        headline=headline(summary, what, options.steps, options.methods[0]),
+        percent=(*PERCENT_SHOWN, "mean_observed_silent", "final_observed_silent"),
+        labels={**LABELS_SHOWN, "uniform_G": "uniform G", "samples_vs_uniform": "samples\n÷ uniform's"},
+        keys=("strategy",),
+    )

@@ -55,6 +55,7 @@ __all__ = [
     "TRACE_COLUMNS",
     "Start",
     "headline",
+    "planned_sizes",
     "simulate",
     "start_population",
     "view",
@@ -92,6 +93,20 @@ class _Setup:
     streams: list[np.random.Generator]
 
 
+def _streams(seed: int) -> list[np.random.Generator]:
+    """The run's fixed streams: the start population, then one per method to run it and one to measure."""
+    return [
+        np.random.Generator(np.random.PCG64(s))
+        for s in np.random.SeedSequence(seed).spawn(1 + 2 * len(METHODS))
+    ]
+
+
+def planned_sizes(start: Start, prompts: int, seed: int) -> IntArray | None:
+    """The G each prompt of the start population gets from a start frame with ``group_size`` (else None):
+    the same draw :func:`simulate` makes with this seed."""
+    return start_sample(start, prompts, _streams(seed)[0])[1]
+
+
 def _setup(
     start: Start,
     prompts: int,
@@ -100,10 +115,7 @@ def _setup(
     replan_every: int | None,
     notes: list[str] | None,
 ) -> _Setup:
-    streams = [
-        np.random.Generator(np.random.PCG64(s))
-        for s in np.random.SeedSequence(seed).spawn(1 + 2 * len(METHODS))
-    ]
+    streams = _streams(seed)
     p0, planned = start_sample(start, prompts, streams[0], notes)
     if isinstance(group_size, str):
         if group_size != FROM_START or planned is None:
