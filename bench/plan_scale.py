@@ -1,56 +1,119 @@
 #!/usr/bin/env python3
-"""Time ``sigmatool.plan`` on many distinct continuous pass rates (default 10^7), in one process.
+"""Time ``sigmatool plan`` on 10^7 prompts with continuous pass rates: whole commands, and the plan alone.
 
-    /usr/bin/time -v .venv/bin/python bench/plan_scale.py --values 10000000 --objective signal
+    python bench/plan_scale.py                          # the commands on a 10^7-row parquet file
+    python bench/plan_scale.py --values 1000000         # smaller
+    python bench/plan_scale.py --in-process             # only sigmatool.plan.plan_values, in this process
 
-The pass rates are one uniform draw in each of n equal strata of [0, 1] with a fixed seed (distinct,
-ascending), the first set to 0 and the last to 1 with a twentieth of the prompts each, the others one to
-three prompts each; the script prints the time spent in
-``plan_values`` (the plan, its summary and its distribution), the guarantee and the plan's summary row. Peak
-memory is what ``/usr/bin/time -v`` reports as "Maximum resident set size".
+The dataset has one row per prompt (``id``, ``pass_rate``): a twentieth of the prompts at p = 0, another at
+p = 1, and every other pass rate one uniform draw in its own equal stratum of (0, 1), so nearly every value
+is distinct: the hardest case for a plan, which works on distinct values. It is written once to a temporary
+folder (or ``--data DIR``, kept and reused). Each command then runs as its own process, and the wall time and
+peak resident memory of that process are reported (``ru_maxrss`` from ``os.wait4``, as ``bench/run.py``
+measures), with the machine's load average, since other work on a shared machine slows every figure.
+
+Cases: the summary for each objective (``--budget 8 --sizes 4,8,16,32``) and the per-prompt export to
+parquet (``--per-prompt -o``). The targets are under 10 s and under 1 GiB per command.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
+import polars as pl
 
-from sigmatool.plan import plan_options, plan_values
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from run import measure  # noqa: E402  (the benchmark's process timer, beside this script)
 
 SEED = 20260607
+TARGET_SECONDS = 10.0
+TARGET_MIB = 1024.0
+OBJECTIVES = ("signal", "learnable", "knapsack-rl", "fidelity")
+
+
+def rates(n: int) -> np.ndarray:
+    """n pass rates: a twentieth at 0, a twentieth at 1, the rest one draw per stratum, shuffled."""
+    rng = np.random.default_rng(SEED)
+    p = (np.arange(n, dtype=np.float64) + rng.random(n)) / n
+    p[: n // 20] = 0.0
+    p[n // 20 : n // 10] = 1.0
+    rng.shuffle(p)
+    return p
+
+
+def dataset(n: int, folder: Path) -> Path:
+    path = folder / f"continuous_{n}.parquet"
+    if not path.exists():
+        pl.DataFrame({"id": np.arange(n), "pass_rate": rates(n)}).write_parquet(path)
+    return path
+
+
+def commands(data: Path, out: Path) -> list[tuple[str, list[str]]]:
+    sigmatool = [
+        sys.executable,
+        "-m",
+        "sigmatool",
+        "plan",
+        str(data),
+        "--budget",
+        "8",
+        "--sizes",
+        "4,8,16,32",
+    ]
+    cases = [(f"summary, {o}", [*sigmatool, "--objective", o, "--format", "csv"]) for o in OBJECTIVES]
+    cases.append(("per-prompt parquet, signal", [*sigmatool, "--per-prompt", "-o", str(out)]))
+    return cases
+
+
+def in_process(n: int) -> None:
+    from sigmatool.options import plan_options
+    from sigmatool.plan import plan_values
+
+    values, counts = np.unique(rates(n), return_counts=True)
+    for objective in OBJECTIVES:
+        start = time.perf_counter()
+        result = plan_values(values, counts.astype(np.int64), plan_options(objective=objective, budget=8))
+        seconds = time.perf_counter() - start
+        print(
+            f"plan_values, {objective}: {seconds:.2f} s on {values.size:,} distinct values; {result.guarantee}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--values", type=int, default=10_000_000)
-    parser.add_argument("--objective", default="signal")
-    parser.add_argument("--sizes", default="4,8,16,32")
-    parser.add_argument("--budget", type=float, default=8.0)
-    parser.add_argument("--keep-all", action="store_true")
+    parser.add_argument("--values", type=int, default=10_000_000, help="prompts (rows) in the dataset")
+    parser.add_argument("--data", type=Path, help="folder for the dataset, kept and reused")
+    parser.add_argument("--in-process", action="store_true", help="time plan_values alone")
     args = parser.parse_args()
-    rng = np.random.default_rng(SEED)
-    # One value in each of n equal strata of (0, 1): distinct, ascending, no sort needed.
-    p = (np.arange(args.values, dtype=np.float64) + rng.random(args.values)) / args.values
-    p[0], p[-1] = 0.0, 1.0
-    counts = rng.integers(1, 4, size=p.size)
-    counts[0] = counts[-1] = max(1, p.size // 20)  # about a tenth of the prompts at p = 0 or 1
-    options = plan_options(
-        sizes=args.sizes, objective=args.objective, budget=args.budget, keep_all=args.keep_all
-    )
-    start = time.perf_counter()
-    result = plan_values(p, counts, options)
-    seconds = time.perf_counter() - start
-    row = result.summary.row(0, named=True)
-    print(
-        f"distinct values: {p.size:,}; prompts: {int(counts.sum()):,}; sizes: {args.sizes}; objective: {args.objective}"
-    )
-    print(f"plan_values: {seconds:.2f} s")
-    print(f"guarantee: {result.guarantee}")
-    print(f"objective {row['objective']:.9g}; rollouts used {row['rollouts_used']:,} of {row['budget']:,}")
+    if args.in_process:
+        in_process(args.values)
+        return
+    folder = args.data or Path(tempfile.mkdtemp(prefix="sigmatool-plan-bench-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        data = dataset(args.values, folder)
+        print(
+            f"{args.values:,} prompts, {data.stat().st_size / 2**20:.0f} MiB parquet; load {os.getloadavg()[0]:.1f}"
+        )
+        print("| case | wall | peak memory | targets |\n|---|---|---|---|")
+        for label, argv in commands(data, folder / "plan.parquet"):
+            run = measure(argv)
+            met = "met" if run.wall_s < TARGET_SECONDS and run.peak_mib < TARGET_MIB else "missed"
+            print(f"| {label} | {run.wall_s:.1f} s | {run.peak_mib:.0f} MiB | {met} |", flush=True)
+        print(f"load average after: {os.getloadavg()[0]:.1f} (on {os.cpu_count()} cores)")
+    finally:
+        if args.data is None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -88,19 +88,64 @@ class Plan:
             ]
         ).select(VALUE_COLUMNS)
 
+    def tables(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The plan as two lean tables (what the per-prompt export joins with).
 
-def _metrics(p: FloatArray, G: IntArray, options: PlanOptions) -> dict[str, FloatArray]:
-    out = {name: np.zeros(p.size) for name in ("p_silent_at_G", "expected_sigma", "fidelity_at_G", "value")}
+        First, one row per distinct p: ``p``, ``group_size`` (of its prompts, or of those after the split
+        ones), ``p_silent_at_G``, ``expected_sigma``, ``fidelity_at_G`` (null when left out). Second, for the
+        few values split between two sizes: the same columns at the size that the first ``prompts`` of the
+        value's prompts in id order get instead, and ``prompts``.
+        """
+        lo, hi, n_hi = self.group_sizes()
+        split = np.flatnonzero(n_hi > 0)
+        every = _metric_frame(self.p, lo, self.options)
+        extra = _metric_frame(self.p[split], hi[split], self.options)
+        return every, extra.with_columns(pl.Series("prompts", n_hi[split], dtype=pl.Int64))
+
+
+METRICS = ("p_silent_at_G", "expected_sigma", "fidelity_at_G")
+
+
+def _metrics(p: FloatArray, G: IntArray, options: PlanOptions, value: bool = True) -> dict[str, FloatArray]:
+    names = (*METRICS, "value") if value else METRICS
+    out = {name: np.zeros(p.size) for name in names}
     for g in np.unique(G).tolist():
         if g == 0:
             continue
         rows = np.flatnonzero(G == g)
         q = p[rows]
         out["p_silent_at_G"][rows] = curves.silent(q, g)
-        out["expected_sigma"][rows] = curves.expected_sigma(q, g, options.std)
-        out["fidelity_at_G"][rows] = curves.fidelity(q, g, options)
-        out["value"][rows] = curves.value(q, g, options)
+        out["expected_sigma"][rows] = sigma = curves.expected_sigma(q, g, options.std)
+        out["fidelity_at_G"][rows] = curves.fidelity(
+            q, g, options, sigma if options.method == "grpo" else None
+        )
+        if value:
+            out["value"][rows] = curves.value(q, g, options)
     return out
+
+
+def _metric_frame(p: FloatArray, G: IntArray, options: PlanOptions) -> pl.DataFrame:
+    """``p``, ``group_size`` and the metrics at it (null when G = 0, and where undefined).
+
+    Evaluated block by block, so that the curves' temporaries stay small for 10⁷ values.
+    """
+    blocks = []
+    for start in range(0, max(p.size, 1), BLOCK):
+        q, g = p[start : start + BLOCK], G[start : start + BLOCK]
+        metrics = _metrics(q, g, options, value=False)
+        blocks.append(
+            pl.DataFrame(
+                [
+                    pl.Series("p", q, dtype=pl.Float64),
+                    pl.Series("group_size", g, dtype=pl.Int64),
+                    *[
+                        pl.Series(name, np.where(g > 0, metrics[name], np.nan), nan_to_null=True)
+                        for name in METRICS
+                    ],
+                ]
+            )
+        )
+    return pl.concat(blocks)
 
 
 def distinct_values(data: pl.DataFrame | ArrayLike) -> tuple[FloatArray, IntArray]:

@@ -19,10 +19,9 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.errors import UsageError
-from sigmatool.plan.core import Plan
+from sigmatool.plan.core import METRICS, Plan
 
 ADDED_COLUMNS = ("group_size", "keep", "p_used", "p_silent_at_G", "expected_sigma", "fidelity_at_G")
-METRICS = ("p_silent_at_G", "expected_sigma", "fidelity_at_G")
 ROW = "__plan_row"  # the rows' order
 KEY = "__plan_key"  # the value a row is planned by (null: not planned)
 
@@ -39,57 +38,88 @@ def export(rows: pl.LazyFrame, plan: Plan, *, p_col: str = "p", id_col: str | No
             f"no column {', '.join(map(repr, missing))} in the input; it has {', '.join(columns)}"
         )
     lf = rows.with_row_index(ROW).with_columns(pl.col(p_col).cast(pl.Float64).alias(KEY))
-    values = plan.values.with_columns(pl.col("p").alias(KEY))
-    return annotate(lf, values, keys=(), order=[id_col, ROW] if id_col else [ROW]).select(
-        *columns, *ADDED_COLUMNS
-    )
+    every, split = (t.with_columns(pl.col("p").alias(KEY)) for t in plan.tables())
+    order = [id_col, ROW] if id_col else [ROW]
+    return annotate(lf, every, split, keys=(), order=order).select(*columns, *ADDED_COLUMNS)
 
 
 def annotate(
-    lf: pl.LazyFrame, values: pl.DataFrame, keys: Sequence[str], order: Sequence[str]
+    lf: pl.LazyFrame, every: pl.DataFrame, split: pl.DataFrame, keys: Sequence[str], order: Sequence[str]
 ) -> pl.LazyFrame:
     """Add the plan's columns to rows that carry ``keys``, the value ``KEY`` and their ``order`` columns.
 
-    ``values``: ``keys``, ``KEY``, and the columns of ``Plan.values`` (``p`` is the pass rate used).
+    ``every`` and ``split`` are :meth:`Plan.tables` with ``keys`` and ``KEY`` (``p`` is the pass rate used).
+    One join on the value gives every row its size; the few rows of split values that take the other size
+    are joined again, by row, with a table as small as they are.
     """
     on = [*keys, KEY]
-    split = values.filter(pl.len().over(on) > 1)
-    single = values.filter(pl.len().over(on) == 1).select(*on, pl.col("group_size").alias("__single_G"))
-    metrics = values.select(*on, pl.col("p").alias("p_used"), "group_size", *METRICS)
-    out = (
-        lf.join(single.lazy(), on=on, how="left", maintain_order="left", nulls_equal=True)
-        .join(_split_rows(lf, split, on, order).lazy(), on=ROW, how="left", maintain_order="left")
-        .with_columns(pl.coalesce("__split_G", "__single_G").alias("group_size"))
-        .join(metrics.lazy(), on=[*on, "group_size"], how="left", maintain_order="left", nulls_equal=True)
-        .with_columns((pl.col("group_size") > 0).fill_null(False).alias("keep"))
+    planned = ["group_size", "p_used", *METRICS]
+    single = every.select(*on, "group_size", pl.col("p").alias("p_used"), *METRICS)
+    joined = _lookup(lf, single, planned) if not keys else _join(lf, single, on)
+    if split.height == 0:
+        return joined.with_columns((pl.col("group_size") > 0).fill_null(False).alias("keep"))
+    chosen = _split_rows(lf, split, on, order)
+    return (
+        joined.join(chosen.lazy(), on=ROW, how="left", maintain_order="left")
+        .with_columns(
+            *[pl.coalesce(f"__split_{c}", c).alias(c) for c in planned],
+            (pl.coalesce("__split_group_size", "group_size") > 0).fill_null(False).alias("keep"),
+        )
+        .drop([f"__split_{c}" for c in planned])
     )
-    return out
+
+
+def _join(lf: pl.LazyFrame, single: pl.DataFrame, on: list[str]) -> pl.LazyFrame:
+    """Each row's columns from its value's row of ``single``, by a hash join on the keys and the value."""
+    return lf.join(single.lazy(), on=on, how="left", maintain_order="left", nulls_equal=True)
+
+
+def _lookup(lf: pl.LazyFrame, single: pl.DataFrame, planned: list[str]) -> pl.LazyFrame:
+    """The same as :func:`_join` without keys, by binary search in the ascending values, batch by batch: no
+    hash table, so 10⁷ distinct values cost their own columns and no more."""
+    values = single[KEY].to_numpy()
+    columns = single.select(planned)
+    last = max(values.size - 1, 0)
+
+    def add(batch: pl.DataFrame) -> pl.DataFrame:
+        wanted = batch[KEY].to_numpy()  # a null key is NaN here, and NaN is found nowhere
+        # Searching in ascending order walks the values once: several times faster than random order.
+        order = np.argsort(wanted, kind="stable")
+        index = np.empty(wanted.size, dtype=np.int64)
+        index[order] = np.minimum(np.searchsorted(values, wanted[order]), last)
+        found = pl.Series(values[index] == wanted) if values.size else pl.Series([False] * batch.height)
+        looked_up = columns.select(pl.all().gather(index)) if values.size else columns.clear(batch.height)
+        return pl.concat(
+            [batch, looked_up.select(pl.when(found).then(pl.all()).name.keep())], how="horizontal"
+        )
+
+    schema = {**lf.collect_schema(), **columns.schema}
+    return lf.map_batches(add, schema=schema, streamable=True)
 
 
 def _split_rows(lf: pl.LazyFrame, split: pl.DataFrame, on: list[str], order: Sequence[str]) -> pl.DataFrame:
-    """Group size of each row whose value is split, by its rank in ``order`` within the value."""
+    """The rows that take a split value's other size (the first ``prompts`` in ``order``), with its columns."""
     row_type = lf.collect_schema()[ROW]
-    schema: dict[str, pl.DataType] = {ROW: row_type, "__split_G": pl.Int64()}
-    if split.height == 0:
-        return pl.DataFrame(schema=schema)
-    wanted = split.select(on).unique()
     members = (
         lf.select(ROW, *on, *[c for c in order if c not in (ROW, *on)])
-        .join(wanted.lazy(), on=on, how="semi", nulls_equal=True)
-        .collect()
+        .join(split.select(on).lazy(), on=on, how="semi", nulls_equal=True)
+        .collect(engine="streaming")
         .sort([*on, *order], nulls_last=True)
         .with_columns(pl.int_range(pl.len()).over(on).alias("__rank"))
     )
-    bounds = split.select(
+    other = split.select(
         *on,
-        pl.col("group_size").alias("__split_G"),
-        pl.col("first_rank"),
-        (pl.col("first_rank") + pl.col("prompts")).alias("__end"),
+        "prompts",
+        *[pl.col(c).alias(f"__split_{c}") for c in ("group_size", *METRICS)],
+        pl.col("p").alias("__split_p_used"),
     )
     return (
-        members.join(bounds, on=on, how="inner", nulls_equal=True)
-        .filter((pl.col("__rank") >= pl.col("first_rank")) & (pl.col("__rank") < pl.col("__end")))
-        .select(pl.col(ROW).cast(row_type), "__split_G")
+        members.join(other, on=on, how="inner", nulls_equal=True)
+        .filter(pl.col("__rank") < pl.col("prompts"))
+        .select(
+            pl.col(ROW).cast(row_type),
+            *[f"__split_{c}" for c in ("group_size", "p_used", *METRICS)],
+        )
     )
 
 

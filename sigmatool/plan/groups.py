@@ -40,6 +40,8 @@ class Plans:
     schema: dict[str, pl.DataType]  # the --by columns' dtypes
 
     def _stack(self, frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if not self.by:
+            return frames[0]
         parts = [
             frame.select(
                 *[pl.lit(v, dtype=self.schema[b]).alias(b) for b, v in zip(self.by, key, strict=True)],
@@ -61,8 +63,14 @@ class Plans:
 
     @cached_property
     def values(self) -> pl.DataFrame:
-        """Per distinct value and size, with the join key the export uses (the histogram's p)."""
-        return self._stack([p.values.with_columns(pl.col("p").alias(KEY)) for p in self.plans])
+        """``sigmatool.plan.VALUE_COLUMNS`` per group: one row per distinct value and size."""
+        return self._stack([p.values for p in self.plans])
+
+    def tables(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """:meth:`Plan.tables` of every group, with the ``--by`` keys and the join key (the histogram's p)."""
+        pairs = [p.tables() for p in self.plans]
+        every, split = (self._stack([pair[i] for pair in pairs]) for i in (0, 1))
+        return every.with_columns(pl.col("p").alias(KEY)), split.with_columns(pl.col("p").alias(KEY))
 
 
 def _label(by: Sequence[str], key: Key) -> str:

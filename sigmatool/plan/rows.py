@@ -33,7 +33,7 @@ def dataset_rows(ds: Dataset, plans: Plans) -> pl.LazyFrame:
     key = pl.when(usable_expr(full)).then(p_expr(full)).otherwise(None).alias(KEY)
     lf = full.frame.with_row_index(ROW).with_columns(key)
     order = [RAW_ID, ROW] if ds.options.id_col else [ROW]
-    return annotate(lf, plans.values, plans.by, order).select(*full.columns, *ADDED_COLUMNS)
+    return annotate(lf, *plans.tables(), plans.by, order).select(*full.columns, *ADDED_COLUMNS)
 
 
 def _rollout_prompts(ds: Dataset, plans: Plans) -> pl.LazyFrame:
@@ -50,22 +50,20 @@ def _rollout_prompts(ds: Dataset, plans: Plans) -> pl.LazyFrame:
             pl.when(pl.col(RAW_N) > 0).then(n_expr(ds)).otherwise(0).alias("n"),
         )
     )
-    out = annotate(per_prompt, plans.values, plans.by, [RAW_ID, ROW])
+    out = annotate(per_prompt, *plans.tables(), plans.by, [RAW_ID, ROW])
     return out.select(*ds.by, pl.col(RAW_ID).alias(prompt), "k", "n", *ADDED_COLUMNS)
 
 
 def split_notes(plans: Plans, id_col: str | None) -> list[str]:
     """One line per value whose prompts split between two sizes, saying which prompts get which."""
     order = f"by {id_col!r}, then row order" if id_col else "in row order"
+    every, split = plans.tables()
     on = [*plans.by, KEY]
-    split = plans.values.filter(pl.len().over(on) > 1).sort([*on, "first_rank"])
     notes = []
-    for (*key, _), part in split.group_by(on, maintain_order=True):
-        first, rest = part.row(0, named=True), part.row(1, named=True)
-        where = "".join(f"{b} = {v}, " for b, v in zip(plans.by, key, strict=True))
+    for r in split.join(every, on=on, suffix="_rest", nulls_equal=True).iter_rows(named=True):
+        where = "".join(f"{b} = {r[b]}, " for b in plans.by)
         notes.append(
-            f"{where}p̂ = {first['p']:.6g}: {first['prompts'] + rest['prompts']:,} prompts share it; the first "
-            f"{first['prompts']:,} ({order}) get G = {first['group_size']}, the other {rest['prompts']:,} "
-            f"G = {rest['group_size']}"
+            f"{where}p̂ = {r['p']:.6g}: the first {r['prompts']:,} of its prompts ({order}) get "
+            f"G = {r['group_size']}, the others G = {r['group_size_rest']}"
         )
     return notes
