@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     )
     from sigmatool.options import GroupSizeOptions, InputOptions
     from sigmatool.options import Segments as BudgetSegments
+    from sigmatool.plan import Plan
+    from sigmatool.plan import plan as rollout_plan
     from sigmatool.silent import summarize as silent_summary
 
 _LAZY = {
@@ -53,6 +55,9 @@ _LAZY = {
     "per_prompt_frame": ("sigmatool.load", "per_prompt_frame"),
     "read_histogram": ("sigmatool.load", "read_histogram"),
     "sample_histogram": ("sigmatool.load", "sample_histogram"),
+    "Plan": ("sigmatool.plan", "Plan"),
+    # Not "plan": that name is the sigmatool.plan package once it is imported.
+    "rollout_plan": ("sigmatool.plan", "plan"),
     "InputOptions": ("sigmatool.options", "InputOptions"),
     "silent_summary": ("sigmatool.silent", "summarize"),
 }
@@ -93,6 +98,7 @@ __all__ = [
     "GroupSizeOptions",
     "Histogram",
     "InputOptions",
+    "Plan",
     "SigmaError",
     "UsageError",
     "__version__",
@@ -106,6 +112,7 @@ __all__ = [
     "kernels",
     "per_prompt_frame",
     "read_histogram",
+    "rollout_plan",
     "run_simulation",
     "sample_histogram",
     "silent_summary",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from sigmatool.errors import UsageError
 from sigmatool.plan import plan
 from sigmatool.plan.export import ADDED_COLUMNS, export, group_sizes_for
-from tests.conftest import ROOT
+from tests.conftest import ROOT, invoke
 
 SOME = settings(max_examples=40, deadline=None)
 
@@ -142,14 +143,24 @@ def python_blocks(path: Path) -> list[str]:
     return [part.split("```", 1)[0] for part in path.read_text().split("```python\n")[1:]]
 
 
-def test_plan_docs_python_snippets_run_on_an_exported_file(
+def documented_commands(path: Path, prefix: str) -> list[str]:
+    """Command lines of the doc's ```sh blocks that start with ``prefix`` (a comment after # dropped)."""
+    lines = []
+    for block in path.read_text().split("```sh\n")[1:]:
+        lines += [line.split("#")[0].strip() for line in block.split("```", 1)[0].splitlines()]
+    return [line for line in lines if line.startswith(prefix)]
+
+
+def test_plan_docs_trainer_snippets_run_on_the_documented_export(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     dataset(400, seed=3).write_parquet("prompts.parquet")
+    prefix = "sigmatool plan prompts.parquet --budget 8 --per-prompt"
+    (command,) = set(documented_commands(ROOT / "docs" / "plan.md", prefix))
+    assert 0 == invoke(*shlex.split(command)[1:]).exit_code
     blocks = python_blocks(ROOT / "docs" / "plan.md")
-    assert len(blocks) >= 4
+    assert 3 <= len(blocks)
     for code in blocks:
         exec(compile(code, "docs/plan.md", "exec"), {})
-    assert Path("plan.parquet").exists()
     assert Path("train_kept.parquet").exists()
