@@ -44,11 +44,13 @@ def objective_label(options: PlanOptions) -> str:
 
 
 def _sum(summary: pl.DataFrame, strategy: str, column: str) -> float | None:
+    """The column summed over groups; None when a group has no such row (no prompt with 0 < p̂ < 1)."""
     rows = summary.filter(pl.col("strategy") == strategy)
     return float(rows[column].sum()) if rows.height == summary["strategy"].eq("plan").sum() else None
 
 
 def _gain(plan: float, other: float | None) -> str:
+    """The plan's objective over another's, as a signed percentage."""
     if other is None:
         return "–"
     return f"{100 * (plan / other - 1):+.1f}%" if other > 0 else "(it scores 0)"
@@ -65,6 +67,7 @@ def _silent(summary: pl.DataFrame, strategy: str) -> str:
 
 
 def _uniform_size(summary: pl.DataFrame, strategy: str, by: tuple[str, ...]) -> str:
+    """`` (G)`` of a uniform strategy when there is one plan (with --by each group has its own)."""
     rows = summary.filter(pl.col("strategy") == strategy)
     return f" ({rows['uniform_G'][0]})" if rows.height == 1 and not by else ""
 
