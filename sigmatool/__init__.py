@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from sigmatool.load.trainers import find_dump_files, scan_trainer
     from sigmatool.options import GroupSizeOptions, InputOptions
     from sigmatool.options import Segments as BudgetSegments
+    from sigmatool.plan import Plan
+    from sigmatool.plan import plan as rollout_plan
     from sigmatool.prior import fit_prior
     from sigmatool.silent import summarize as silent_summary
     from sigmatool.track import export_pass_rates
@@ -61,6 +63,9 @@ _LAZY = {
     "per_prompt_frame": ("sigmatool.load", "per_prompt_frame"),
     "read_histogram": ("sigmatool.load", "read_histogram"),
     "sample_histogram": ("sigmatool.load", "sample_histogram"),
+    "Plan": ("sigmatool.plan", "Plan"),
+    # Not "plan": that name is the sigmatool.plan package once it is imported.
+    "rollout_plan": ("sigmatool.plan", "plan"),
     "InputOptions": ("sigmatool.options", "InputOptions"),
     "silent_summary": ("sigmatool.silent", "summarize"),
     "find_dump_files": ("sigmatool.load.trainers", "find_dump_files"),
@@ -105,6 +110,7 @@ __all__ = [
     "GroupSizeOptions",
     "Histogram",
     "InputOptions",
+    "Plan",
     "SigmaError",
     "UsageError",
     "Valuation",
@@ -122,6 +128,7 @@ __all__ = [
     "kernels",
     "per_prompt_frame",
     "read_histogram",
+    "rollout_plan",
     "run_simulation",
     "sample_histogram",
     "scan_trainer",

@@ -3,20 +3,53 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.params import output_options, read_options, uses
+from sigmatool.cli.plan_params import simulate_plan_options
 from sigmatool.errors import UsageError
 from sigmatool.options import InputOptions, OutputOptions, SimulateOptions
+from sigmatool.options.analyses import SimulateRequest
+from sigmatool.options.plan import SimulatePlan
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import polars as pl
 
+    from sigmatool.render import View
+
 BETA_MIX = "beta-mix"
+Frames = tuple["pl.DataFrame", "pl.DataFrame"]
+
+
+def run_options(
+    prompts: Annotated[int, typer.Option("--prompts", help="Number of simulated prompts M.")] = 6000,
+    group_size: Annotated[
+        int | None,
+        typer.Option("--G", "-G", "--group-size", help="Group size G, 2–100,000.", show_default="8"),
+    ] = None,
+    steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 150,
+    lr: Annotated[float, typer.Option("--lr", help="Learning rate on θ = logit(p), > 0.")] = 0.5,
+    seed: Annotated[int, typer.Option("--seed", help="The same seed gives byte-identical output.")] = 7,
+    methods: Annotated[
+        str | None,
+        typer.Option(
+            "--methods",
+            help="Comma list of update rules: grpo, drgrpo, dapo (with a plan: one of them).",
+            show_default="grpo,drgrpo,dapo; with a plan grpo",
+        ),
+    ] = None,
+    dapo_cap: Annotated[
+        int, typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt and step.")
+    ] = 4,
+) -> SimulateRequest:
+    """The run: its size, group size, length, learning rate, seed and update rules."""
+    return SimulateRequest(prompts, group_size, steps, lr, seed, methods, dapo_cap)
 
 
 def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
@@ -46,34 +79,31 @@ InitOpt = Annotated[
         show_default=False,
     ),
 ]
-PromptsOpt = Annotated[int, typer.Option("--prompts", help="Number of simulated prompts M.")]
-GroupSizeOpt = Annotated[int, typer.Option("--G", "-G", "--group-size", help="Group size G, 2–100,000.")]
-StepsOpt = Annotated[int, typer.Option("--steps", help="Training steps.")]
-LrOpt = Annotated[float, typer.Option("--lr", help="Learning rate on θ = logit(p), > 0.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="The same seed gives byte-identical output.")]
-MethodsOpt = Annotated[str, typer.Option("--methods", help="Comma list of update rules: grpo, drgrpo, dapo.")]
-DapoCapOpt = Annotated[
-    int, typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt and step.")
-]
 TraceOpt = Annotated[
     bool, typer.Option("--trace", help="Output the per-step trace instead of the per-method summary.")
 ]
 
 
+def _plan_input(init: str | None, read: InputOptions, path: str) -> InputOptions:
+    """The plan file read as the start: its pass rates by group size."""
+    if init is not None:
+        raise UsageError("--plan is the start population (its p_used); --init does not apply")
+    if replace(read, input_format=None, separator=None) != InputOptions():
+        raise UsageError(
+            "--plan reads the plan's p_used and group_size columns: the input options do not apply"
+        )
+    return replace(read, paths=(path,), col="p_used", by=("group_size",))
+
+
 @app.command("simulate")
-@uses(read=read_options, out=output_options)
+@uses(read=read_options, out=output_options, request=run_options, planned=simulate_plan_options)
 def simulate_command(
     init: InitOpt = None,
-    prompts: PromptsOpt = 6000,
-    group_size: GroupSizeOpt = 8,
-    steps: StepsOpt = 150,
-    lr: LrOpt = 0.5,
-    seed: SeedOpt = 7,
-    methods: MethodsOpt = "grpo,drgrpo,dapo",
-    dapo_cap: DapoCapOpt = 4,
     trace: TraceOpt = False,
     read: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    request: SimulateRequest = SimulateRequest(),
+    planned: SimulatePlan | None = None,
 ) -> None:
     """The paper's controlled training run: M one-parameter prompts trained by GRPO, Dr. GRPO and DAPO.
 
@@ -84,49 +114,106 @@ def simulate_command(
     hardest start quartile, counts DAPO's samples against GRPO's, and gives the gradient share of extreme
     prompts (p < 0.1 or p > 0.9) at the start, measured from simulated draws and predicted from E[σ]
     (GRPO, DAPO) or E[σ²] (Dr. GRPO). The start is --prompts draws of the data's p̂ with 0 < p̂ < 1,
-    clipped to [0.02, 0.98].
+    clipped to [0.02, 0.98]. With --plan or --plan-budget one rule trains at planned per-prompt group
+    sizes and at uniform G with the same rollouts per step (docs/plan.md).
 
     Example:
 
         sigmatool simulate --init sample_data/bigmath_solve_rates.parquet --trace -o trace.parquet
     """
-    options = SimulateOptions(prompts, group_size, steps, lr, seed, (methods,), dapo_cap)
-    start_input = _start_input(init, read)
+    options = request.options(planned=planned is not None)
+    if planned is not None and planned.file is not None:
+        start_input: InputOptions | None = _plan_input(init, read, planned.file)
+    else:
+        start_input = _start_input(init, read)
     run.check(start_input, out)
-    from sigmatool import simulate
-    from sigmatool.render import write_frame
-
     if start_input is None:
-        trace_frame, summary = _simulate(BETA_MIX, options)
+        frames, view = _simulate(BETA_MIX, options, planned)
     else:
         with run.histogram_of(start_input) as hist:
-            trace_frame, summary = _simulate(hist.frame, options)
-    write_frame(trace_frame if trace else summary, out, simulate.view(summary, options))
+            frames, view = _simulate(hist.frame, options, planned)
+    from sigmatool.render import write_frame
+
+    write_frame(frames[0] if trace else frames[1], out, view)
 
 
-def _simulate(start: pl.DataFrame | str, options: SimulateOptions) -> tuple[pl.DataFrame, pl.DataFrame]:
+def _simulate(
+    start: pl.DataFrame | str, options: SimulateOptions, planned: SimulatePlan | None
+) -> tuple[Frames, View]:
     """Run the simulation with a progress bar on a terminal; notes on how the start was drawn."""
     import sys
 
     from rich.progress import Progress
 
-    from sigmatool.simulate import PROGRESS_WORK, simulate
+    from sigmatool import simulate
 
     notes: list[str] = []
-    work = options.prompts * options.steps * len(options.methods)
-    with Progress(transient=True, disable=work < PROGRESS_WORK or not sys.stderr.isatty()) as bar:
-        task = bar.add_task("simulating", total=options.steps * len(options.methods))
-        frames = simulate(
-            start,
-            prompts=options.prompts,
-            group_size=options.group_size,
-            steps=options.steps,
-            lr=options.lr,
-            seed=options.seed,
-            methods=options.methods,
-            dapo_cap=options.dapo_cap,
-            notes=notes,
-            on_step=lambda: bar.advance(task),
-        )
+    runs = 1 if planned is None else (2 if planned.plan is None or not planned.replan_every else 3)
+    work = options.prompts * options.steps * len(options.methods) * runs
+    with Progress(transient=True, disable=work < simulate.PROGRESS_WORK or not sys.stderr.isatty()) as bar:
+        task = bar.add_task("simulating", total=options.steps * len(options.methods) * runs)
+        on_step: Callable[[], None] = lambda: bar.advance(task)  # noqa: E731
+        if planned is None:
+            frames = simulate.simulate(
+                start,
+                prompts=options.prompts,
+                group_size=options.group_size,
+                steps=options.steps,
+                lr=options.lr,
+                seed=options.seed,
+                methods=options.methods,
+                dapo_cap=options.dapo_cap,
+                notes=notes,
+                on_step=on_step,
+            )
+            view = simulate.view(frames[1], options)
+        else:
+            frames, view = _simulate_plan(start, options, planned, notes, on_step)
     run.note(notes)
-    return frames
+    return frames, view
+
+
+def _simulate_plan(
+    start: pl.DataFrame | str,
+    options: SimulateOptions,
+    planned: SimulatePlan,
+    notes: list[str],
+    on_step: Callable[[], None],
+) -> tuple[Frames, View]:
+    """The run at planned sizes against uniform G, and its table view."""
+    import polars as pl
+
+    from sigmatool.plan import simulation
+
+    common: dict[str, Any] = {
+        "prompts": options.prompts,
+        "method": options.methods[0],
+        "steps": options.steps,
+        "lr": options.lr,
+        "seed": options.seed,
+        "dapo_cap": options.dapo_cap,
+        "notes": notes,
+        "on_step": on_step,
+    }
+    if planned.plan is None:
+        assert isinstance(start, pl.DataFrame)
+        unplanned = int(start.filter(pl.col("group_size").is_null())["prompts"].sum())
+        if unplanned:
+            notes.append(f"{unplanned:,} row(s) of the plan have no group size (not planned): left out")
+        frames = simulation.simulate_planned(start.filter(pl.col("group_size").is_not_null()), **common)
+        what = f"the group sizes of {planned.file}"
+    else:
+        plan = planned.plan
+        assert plan.budget is not None
+        frames = simulation.simulate_plan(
+            start,
+            budget=plan.budget,
+            sizes=plan.sizes,
+            objective=plan.objective,
+            replan_every=planned.replan_every,
+            **common,
+        )
+        what = f"a plan for {plan.describe()} made on the start"
+        if planned.replan_every:
+            what += f", 'plan_replanned' that plan re-made every {planned.replan_every} steps"
+    return frames, simulation.view(frames[1], what, options)

@@ -15,17 +15,18 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
+from typing import Literal
 
 import polars as pl
 
-from sigmatool.errors import DataError
+from sigmatool.errors import DataError, UsageError
 from sigmatool.load import dataset as _dataset
 from sigmatool.load import histogram as _histogram
 from sigmatool.load.columns import pick_rate_column, project, reward_flags, rollout_frame, source_schema
 from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
 from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.logs import trainer_dataset, trainer_log
-from sigmatool.load.names import BAD, RAW_P, REWARD, RIGHT, USABLE
+from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
 from sigmatool.load.rates import rate_table
 from sigmatool.load.sources import (
     SAMPLE_LABEL,
@@ -60,6 +61,7 @@ __all__ = [
     "trainer_dataset",
     "trainer_log",
     "usable_expr",
+    "with_originals",
 ]
 
 
@@ -86,21 +88,30 @@ def load(
     sources: Sequence[Source],
     notes: Sequence[str] = (),
     text_cols: Sequence[str] = (),
+    originals: bool = False,
 ) -> Dataset:
-    """Scan the sources and check their columns; reads schemas only, never the data."""
+    """Scan the sources and check their columns; reads schemas only, never the data.
+
+    ``originals``: the frame keeps every column of the input, unchanged and in order (a column missing from
+    one of several files is null there), with the internal columns after them.
+    """
     opts, form, found = _value_column(options, sources)
     frames = []
     for source in sources:
-        frame, source_notes = project(source, opts, text_cols, form)
+        frame, source_notes = project(source, opts, text_cols, form, originals)
         frames.append(frame)
         found += source_notes
+    how: Literal["vertical_relaxed", "diagonal_relaxed"] = (
+        "diagonal_relaxed" if originals else "vertical_relaxed"
+    )
     try:
-        frame = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+        frame = pl.concat(frames, how=how) if len(frames) > 1 else frames[0]
         schema = frame.collect_schema()
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"the input files do not share one schema: {first_line(exc)}") from exc
     kind = "counts" if opts.k_col else form.form
-    ds = Dataset(frame, tuple(sources), opts, (*notes, *found), tuple(text_cols), form=kind)
+    columns = tuple(c for c in schema.names() if c not in INTERNAL) if originals else ()
+    ds = Dataset(frame, tuple(sources), opts, (*notes, *found), tuple(text_cols), form=kind, columns=columns)
     if opts.rollouts:
         right, usable = reward_flags(opts, schema[REWARD])
         bad = pl.col(REWARD).is_not_null() & ~pl.col(USABLE)
@@ -120,6 +131,14 @@ def reload(ds: Dataset, text_cols: tuple[str, ...]) -> Dataset:
 def histogram(ds: Dataset, on_rows: Progress | None = None) -> Histogram:
     """The checked histogram of distinct values (see :class:`Histogram`), in one streaming pass."""
     return _histogram.histogram(ds, reload, on_rows)
+
+
+def with_originals(ds: Dataset) -> Dataset:
+    """The same input (the same sources, so stdin's copy too) with every original column kept beside the
+    internal ones; the names of the originals, in order, are ``columns``. Reads schemas only."""
+    if ds.options.rollouts:
+        raise UsageError("a rollout log has one row per answer, not per prompt: its rows cannot carry a plan")
+    return load(ds.options, ds.sources, (), ds.text_cols, originals=True)
 
 
 def per_prompt_frame(ds: Dataset) -> pl.LazyFrame:

@@ -17,6 +17,7 @@ from sigmatool.errors import DataError
 from sigmatool.load.names import (
     BAD,
     BAD_REWARDS,
+    INTERNAL,
     NULL_REWARDS,
     RAW_ID,
     RAW_K,
@@ -161,10 +162,35 @@ def check_columns(
     return [f"{label}: column {d!r} appears more than once in the header (not used)" for d in doubled]
 
 
+def _scan(
+    source: Source,
+    schema: pl.Schema,
+    listed_only: bool,
+    needed: list[str],
+    text_cols: Sequence[str],
+    every: bool,
+) -> pl.LazyFrame:
+    """The source's scan: the needed columns as text when types could only be listed, ``text_cols`` as text.
+
+    ``every``: all the source's columns are wanted (a JSON scan given a schema reads only the columns named).
+    """
+    if listed_only:
+        return source.scan(dict.fromkeys(schema.names() if every else needed, pl.String()))
+    if not text_cols:
+        return source.scan()
+    as_text: dict[str, pl.DataType] = dict.fromkeys(text_cols, pl.String())
+    if every and source.fmt in ("json", "jsonl"):
+        return source.scan({**dict(schema.items()), **as_text})
+    return source.scan(as_text)
+
+
 def project(
-    source: Source, opts: InputOptions, text_cols: Sequence[str], form: ValueForm
+    source: Source, opts: InputOptions, text_cols: Sequence[str], form: ValueForm, originals: bool = False
 ) -> tuple[pl.LazyFrame, list[str]]:
-    """Scan one source, check its columns and rename them to the internal names; returns notes too."""
+    """Scan one source, check its columns and rename them to the internal names; returns notes too.
+
+    ``originals``: keep every column of the source as it is, with the internal columns after them.
+    """
     schema, listed_only = source_schema(source)
     needed = [c for c in needed_columns(opts) if c not in _nested(opts, schema)]
     if (
@@ -175,19 +201,15 @@ def project(
         # A JSON value column holding lists or records somewhere: read it as text, so the rows are named.
         schema, listed_only = pl.Schema({**schema, **dict.fromkeys(needed, pl.String())}), True
     notes = check_columns(schema, opts, source.label, form, csv_header(source))
-    if listed_only:
-        lf = source.scan(dict.fromkeys(needed, pl.String()))
-    elif text_cols:
-        lf = source.scan(dict.fromkeys(text_cols, pl.String()))
-    else:
-        lf = source.scan()
-    # An empty or blank text cell in a value column is a missing value, as an empty CSV field is.
-    blank = [
-        c for c in (*value_columns(opts), opts.weight_col) if c and lf.collect_schema().get(c) == pl.String
-    ]
-    lf = lf.with_columns(pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c)).alias(c) for c in blank)
-    exprs: list[pl.Expr] = [pl.col(b) for b in opts.by]
+    if originals:
+        clash = [c for c in schema.names() if c in INTERNAL]
+        if clash:
+            raise DataError(
+                f"{source.label}: column name(s) {', '.join(map(repr, clash))} are reserved; rename them"
+            )
+    lf = _scan(source, schema, listed_only, needed, text_cols, originals)
     lf = lf.with_row_index(ROW, offset=1)
+    exprs: list[pl.Expr] = [] if originals else [pl.col(b) for b in opts.by]
     exprs.append(pl.col(ROW))
     if opts.rollouts:
         exprs += [pl.col(opts.prompt_col or "").alias(RAW_ID), pl.col(opts.reward_col or "").alias(REWARD)]
@@ -200,7 +222,12 @@ def project(
         else:
             exprs.append(column_expr(schema, opts.col or "", source.label).alias(RAW_P))
         exprs.append(pl.col(opts.weight_col).alias(RAW_W) if opts.weight_col else pl.lit(1.0).alias(RAW_W))
-    return lf.select(exprs), notes
+    out = lf.select(pl.all().exclude(ROW), *exprs) if originals else lf.select(exprs)
+    # An empty or blank text cell in a value column is a missing value, as an empty CSV field is.
+    blank = [c for c, dtype in out.collect_schema().items() if c in INTERNAL and dtype == pl.String]
+    return out.with_columns(
+        pl.when(pl.col(c).str.strip_chars() != "").then(pl.col(c)).alias(c) for c in blank
+    ), notes
 
 
 # --------------------------------------------------------------------------------------------- values

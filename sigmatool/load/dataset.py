@@ -33,6 +33,7 @@ class Dataset:
     ``frame`` has the ``--by`` columns, ``__id`` (for per-prompt output), ``__row`` and the raw value columns
     ``__rate`` or ``__k``/``__n``, plus ``__w`` (weight); for a rollout log it is the per-prompt aggregate of
     ``raw``, the graded rows. The canonical values are :func:`p_expr`, :func:`k_expr`, :func:`n_expr`.
+    Loaded with its originals, ``frame`` also has every input column, named in ``columns``.
     """
 
     frame: pl.LazyFrame
@@ -44,6 +45,7 @@ class Dataset:
     rate_dtype: pl.DataType | None = None
     form: str = "rate"
     log: TrainerLog | None = None
+    columns: tuple[str, ...] = ()  # the input's own columns, when loaded with them (load.with_originals)
 
     @property
     def by(self) -> tuple[str, ...]:

@@ -7,3 +7,5 @@ RIGHT, USABLE, BAD = "__right", "__usable", "__bad"
 BAD_REWARDS, NULL_REWARDS = "__bad_rewards", "__null_rewards"
 # A counted form's first problem with a row (null when the row is fine) and its ungraded list elements.
 PROBLEM, UNGRADED = "__problem", "__ungraded"
+# Every internal name: a user's column may not be called so when its columns are kept (plan's export).
+INTERNAL = (RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD, RIGHT, USABLE, BAD, PROBLEM, UNGRADED)

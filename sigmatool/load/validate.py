@@ -55,7 +55,9 @@ def _count_problems(ds: Dataset) -> Problems:
 def _rate_problems(ds: Dataset) -> Problems:
     opts = ds.options
     name = opts.col or ""
-    checks = _text_problems(name, RAW_P, opts.percent)
+    # A numeric column holds no text: its text checks would only cost a string cast per distinct value.
+    numeric_rates = ds.rate_dtype is not None and ds.rate_dtype.is_numeric()
+    checks = [] if numeric_rates else _text_problems(name, RAW_P, opts.percent)
     if opts.percent:
         # "45%" parses once its sign is stripped; the text checks above see only the raw text.
         checks = [(what, check & rate_value(ds).is_null()) for what, check in checks]

@@ -54,6 +54,7 @@ from sigmatool.options.inputs import (
     OutputOptions,
     check_outputs,
 )
+from sigmatool.options.plan import PlanOptions, parse_sizes, plan_options
 
 __all__ = [
     "BOUNDS_LEVEL",
@@ -78,6 +79,7 @@ __all__ = [
     "Objective",
     "OutputFormat",
     "OutputOptions",
+    "PlanOptions",
     "PriorSpec",
     "Segments",
     "SilentOptions",
@@ -94,5 +96,7 @@ __all__ = [
     "parse_medium",
     "parse_methods",
     "parse_prior",
+    "parse_sizes",
     "parse_steps",
+    "plan_options",
 ]

@@ -217,3 +217,29 @@ class TrackOptions:
             raise UsageError(
                 "--pass-rates-key and --pass-rates-col describe --pass-rates FILE; give that too"
             )
+
+
+@dataclass(frozen=True)
+class SimulateRequest:
+    """``simulate`` as typed: G and the methods may be left to their defaults, which depend on a plan."""
+
+    prompts: int = 6000
+    group_size: int | None = None
+    steps: int = 150
+    lr: float = 0.5
+    seed: int = 7
+    methods: str | None = None
+    dapo_cap: int = 4
+
+    def options(self, planned: bool = False) -> SimulateOptions:
+        """The checked options; ``planned``: each prompt has its own G and one rule trains every strategy."""
+        if planned and self.group_size is not None:
+            raise UsageError("--G: with a plan each prompt has its own group size; leave --G out")
+        methods = parse_methods(self.methods or ("grpo" if planned else ",".join(METHODS)))
+        if planned and len(methods) > 1:
+            raise UsageError(
+                f"--methods: a run with a plan trains every strategy with one rule; give one of "
+                f"{', '.join(METHODS)}, not {','.join(methods)}"
+            )
+        G = 8 if self.group_size is None else self.group_size
+        return SimulateOptions(self.prompts, G, self.steps, self.lr, self.seed, methods, self.dapo_cap)

@@ -1,0 +1,62 @@
+"""``sigmatool plan``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.params import PerPrompt, input_options, output_options, uses
+from sigmatool.cli.plan_params import plan_request
+from sigmatool.options import InputOptions, OutputOptions, PlanOptions
+from sigmatool.options.plan import check_plan_output
+
+
+@app.command("plan")
+@uses(inputs=input_options, out=output_options, request=plan_request)
+def plan_command(
+    per_prompt: PerPrompt = False,
+    distribution: Annotated[
+        bool,
+        typer.Option(
+            "--distribution", help="Output prompts and rollouts per group size and strategy instead."
+        ),
+    ] = False,
+    inputs: InputOptions = InputOptions(),
+    out: OutputOptions = OutputOptions(),
+    request: PlanOptions = PlanOptions(),
+) -> None:
+    """A group size for every prompt, under a rollout budget, where it teaches most.
+
+    Each prompt gets one of --sizes or 0 (left out) so that the objective summed over prompts is as large
+    as the budget allows; the plan is compared with every prompt at one G (the best uniform G, and the best
+    uniform G with the prompts at p̂ = 0 or 1 dropped) at the same budget. The summary gives the budget
+    used, the prompts kept and left out, the mean G, the objective, the expected silent rate and the
+    extreme prompts' (p < 0.1 or p > 0.9) share of the update. --per-prompt streams the input rows with
+    every column they have, plus group_size, keep, p_used, p_silent_at_G, expected_sigma and fidelity_at_G:
+    a dataset for the trainer (docs/plan.md). Prompts that share a pass rate may split between two sizes:
+    the first by --id-col, then by row, get the larger. With --by each group gets its own plan at --budget
+    per prompt.
+
+    Example:
+
+        sigmatool plan sample_data/bigmath_solve_rates.parquet --budget 8 --per-prompt -o plan.parquet
+    """
+    check_plan_output(
+        request, inputs.by, per_prompt=per_prompt, distribution=distribution, weighted=bool(inputs.weight_col)
+    )
+    run.check(inputs, out)
+    from sigmatool.plan import groups, report, rows
+    from sigmatool.render import sink_frame, write_frame
+
+    with run.histogram_of(inputs) as hist:
+        plans = groups.plan_histogram(hist.frame, inputs.by, request)
+        if per_prompt:
+            run.note(rows.split_notes(plans, inputs.id_col))
+            sink_frame(rows.dataset_rows(hist.dataset, plans), out)
+        elif distribution:
+            write_frame(plans.distribution, out, report.distribution_view(plans))
+        else:
+            write_frame(plans.summary, out, report.view(plans))

@@ -1,0 +1,161 @@
+"""The options of a plan request (``plan``, and ``simulate --plan-budget``), each declared once."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sigmatool.cli.params import uses
+from sigmatool.options.plan import (
+    DEFAULT_SIZES,
+    PlanBudget,
+    PlanOptions,
+    SimulatePlan,
+    plan_options,
+    simulate_plan_request,
+)
+
+PLAN = "Plan"
+DEFAULT_SPEC = ",".join(map(str, DEFAULT_SIZES))
+
+Sizes = Annotated[
+    str | None,
+    typer.Option(
+        "--sizes",
+        metavar="SIZES",
+        show_default="4,8,16,32",
+        help="Allowed group sizes, each 2–100,000: a list 4,8,16,32, a range 2..64, or a range with a step "
+        "8..64:8 (micro-batch multiples).",
+        rich_help_panel=PLAN,
+    ),
+]
+ObjectiveName = Annotated[
+    str | None,
+    typer.Option(
+        "--objective",
+        show_default="signal",
+        help="signal: Σ E[σ] (E[σ²] with --method drgrpo). fidelity: prompts reaching φ* (--fidelity). "
+        "learnable: expected non-silent groups. knapsack-rl: (1 − p^G − (1 − p)^G)·p(1 − p)² "
+        "(arXiv:2509.25849).",
+        rich_help_panel=PLAN,
+    ),
+]
+
+
+def budget_options(
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            metavar="B",
+            help="Mean rollouts per prompt, > 0: the budget is ⌊B × prompts⌋ (p̂ ∈ {0, 1} counted). Default 8.",
+            show_default=False,
+            rich_help_panel=PLAN,
+        ),
+    ] = None,
+    total: Annotated[
+        int | None,
+        typer.Option("--total-rollouts", help="Or the budget as rollouts in all, ≥ 1.", rich_help_panel=PLAN),
+    ] = None,
+    sizes: Sizes = None,
+    min_size: Annotated[
+        int | None,
+        typer.Option("--min-G", help="Leave out the allowed sizes below this.", rich_help_panel=PLAN),
+    ] = None,
+    max_size: Annotated[
+        int | None,
+        typer.Option("--max-G", help="Leave out the allowed sizes above this.", rich_help_panel=PLAN),
+    ] = None,
+    keep_all: Annotated[
+        bool,
+        typer.Option(
+            "--keep-all",
+            help="Leave no prompt out: each gets at least the smallest size (the budget must cover that).",
+            rich_help_panel=PLAN,
+        ),
+    ] = False,
+) -> PlanBudget:
+    """How many rollouts, and the sizes they come in."""
+    return PlanBudget(budget, total, sizes or DEFAULT_SPEC, min_size, max_size, keep_all)
+
+
+@uses(limits=budget_options)
+def plan_request(
+    limits: PlanBudget,
+    objective: ObjectiveName = None,
+    method: Annotated[
+        str,
+        typer.Option(
+            "--method",
+            help="grpo or drgrpo: the update signal and gradient shares measure.",
+            rich_help_panel=PLAN,
+        ),
+    ] = "grpo",
+    fidelity: Annotated[
+        float | None,
+        typer.Option(
+            "--fidelity",
+            metavar="φ*",
+            help="Target fidelity in (0, 1) of --objective fidelity.",
+            show_default="0.95",
+            rich_help_panel=PLAN,
+        ),
+    ] = None,
+    std: Annotated[
+        str,
+        typer.Option(
+            "--std", help="population or bessel (torch's std: E[σ] × √((G−1)/G)).", rich_help_panel=PLAN
+        ),
+    ] = "population",
+) -> PlanOptions:
+    """The whole plan request, checked at once (every problem named in one message)."""
+    return plan_options(
+        sizes=limits.sizes,
+        objective=objective or "signal",
+        method=method,
+        std=std,
+        target=fidelity,
+        keep_all=limits.keep_all,
+        budget=limits.budget,
+        total=limits.total,
+        min_G=limits.min_size,
+        max_G=limits.max_size,
+    )
+
+
+def simulate_plan_options(
+    plan: Annotated[
+        str | None,
+        typer.Option(
+            "--plan",
+            metavar="FILE",
+            help="Train at the group sizes of a per-prompt plan (sigmatool plan --per-prompt -o FILE; its "
+            "p_used and group_size), against uniform G at the same rollouts per step. It is the start.",
+            rich_help_panel=PLAN,
+        ),
+    ] = None,
+    plan_budget: Annotated[
+        float | None,
+        typer.Option(
+            "--plan-budget",
+            metavar="B",
+            help="Plan B rollouts per prompt on the start population (--sizes, --objective) and train at "
+            "those sizes, against uniform G = ⌊B⌋.",
+            rich_help_panel=PLAN,
+        ),
+    ] = None,
+    sizes: Sizes = None,
+    objective: ObjectiveName = None,
+    replan_every: Annotated[
+        int,
+        typer.Option(
+            "--replan-every",
+            metavar="K",
+            help="With --plan-budget, also re-make the plan from the current p every K steps (0: never).",
+            rich_help_panel=PLAN,
+        ),
+    ] = 10,
+) -> SimulatePlan | None:
+    """A controlled run at planned group sizes (None: the plain run)."""
+    return simulate_plan_request(plan, plan_budget, sizes, objective, replan_every)

@@ -1,0 +1,98 @@
+"""Plans for a histogram: one plan per ``--by`` group (each with the same budget per prompt), as frames.
+
+The plan's input is each group's distinct pass rates and how many prompts share each
+(:func:`plan_input`): the plug-in p̂ of the histogram. A posterior over p would enter there, as the values
+the curves are evaluated on, keyed by the same histogram value, so that the per-prompt export, which joins
+rows to the plan by that key, would not change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from sigmatool.errors import UsageError
+from sigmatool.options.plan import PlanOptions
+from sigmatool.plan.core import Plan, distinct_values, plan_values
+from sigmatool.plan.export import KEY
+
+Key = tuple[object, ...]
+
+
+def plan_input(group: pl.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """The distinct pass rates a plan is made on (ascending) and their prompts, from histogram rows."""
+    return distinct_values(group.select("p", "prompts"))
+
+
+@dataclass
+class Plans:
+    """One plan per ``--by`` group (a single plan without ``--by``), and their frames with the keys first."""
+
+    by: tuple[str, ...]
+    keys: list[Key]
+    plans: list[Plan]
+    options: PlanOptions
+    schema: dict[str, pl.DataType]  # the --by columns' dtypes
+
+    def _stack(self, frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
+        if not self.by:
+            return frames[0]
+        parts = [
+            frame.select(
+                *[pl.lit(v, dtype=self.schema[b]).alias(b) for b, v in zip(self.by, key, strict=True)],
+                pl.all(),
+            )
+            for key, frame in zip(self.keys, frames, strict=True)
+        ]
+        return pl.concat(parts)
+
+    @cached_property
+    def summary(self) -> pl.DataFrame:
+        """The plan against uniform G per group: ``--by`` columns, then ``sigmatool.plan.SUMMARY_COLUMNS``."""
+        return self._stack([p.summary for p in self.plans])
+
+    @cached_property
+    def distribution(self) -> pl.DataFrame:
+        """Prompts and rollouts per group size, per strategy and group."""
+        return self._stack([p.distribution for p in self.plans])
+
+    @cached_property
+    def values(self) -> pl.DataFrame:
+        """``sigmatool.plan.VALUE_COLUMNS`` per group: one row per distinct value and size."""
+        return self._stack([p.values for p in self.plans])
+
+    def tables(self) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """:meth:`Plan.tables` of every group, with the ``--by`` keys and the join key (the histogram's p)."""
+        pairs = [p.tables() for p in self.plans]
+        every, split = (self._stack([pair[i] for pair in pairs]) for i in (0, 1))
+        return every.with_columns(pl.col("p").alias(KEY)), split.with_columns(pl.col("p").alias(KEY))
+
+
+def _label(by: Sequence[str], key: Key) -> str:
+    return ", ".join(f"{b} = {v}" for b, v in zip(by, key, strict=True))
+
+
+def plan_histogram(hist: pl.DataFrame, by: Sequence[str], options: PlanOptions) -> Plans:
+    """A plan for each ``--by`` group of the histogram (``by`` columns, ``p``, ``prompts``)."""
+    by = tuple(by)
+    if by and options.total is not None:
+        raise UsageError(
+            "--total-rollouts with --by: each group is planned with its own budget; give --budget "
+            "(rollouts per prompt, the same in every group)"
+        )
+    keys: list[Key] = []
+    plans: list[Plan] = []
+    groups = hist.partition_by(list(by), maintain_order=True, as_dict=True) if by else {(): hist}
+    for key, group in groups.items():
+        try:
+            plans.append(plan_values(*plan_input(group), options))
+        except UsageError as exc:
+            raise UsageError(f"{_label(by, key)}: {exc}" if by else str(exc)) from None
+        keys.append(key)
+    schema = {b: hist.schema[b] for b in by}
+    return Plans(by, keys, plans, options, schema)
