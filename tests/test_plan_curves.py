@@ -28,25 +28,10 @@ def exact_expected_sigma(p: Fraction, G: int) -> float:
 
 @FEW
 @given(p=rational_p, G=st.integers(min_value=1, max_value=40))
-def test_horner_sum_equals_the_exact_binomial_sum(p: Fraction, G: int) -> None:
+def test_the_kernel_equals_the_exact_binomial_sum(p: Fraction, G: int) -> None:
     expected = exact_expected_sigma(p, G)
-    result = float(curves.expected_sigma_horner(np.array([float(p)]), G)[0])
+    result = float(curves.expected_sigma(np.array([float(p)]), G, "population")[0])
     assert expected == pytest.approx(result, rel=1e-14, abs=1e-300)
-
-
-@FEW
-@given(p=any_p, G=st.integers(min_value=1, max_value=64))
-def test_horner_sum_agrees_with_the_kernel(p: float, G: int) -> None:
-    expected = float(kernels.expected_sigma(p, G))
-    assert expected == pytest.approx(
-        float(curves.expected_sigma_horner(np.array([p]), G)[0]), rel=1e-13, abs=1e-300
-    )
-
-
-@pytest.mark.parametrize("G", [65, 100, 500])
-def test_large_groups_use_the_kernel(G: int) -> None:
-    p = np.array([0.03, 0.5, 0.9])
-    assert kernels.expected_sigma(p, G).tolist() == curves.expected_sigma(p, G, "population").tolist()
 
 
 def test_bessel_std_scales_by_the_bessel_factor_as_the_kernel_does() -> None:
