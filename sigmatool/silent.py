@@ -17,7 +17,7 @@ on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -35,22 +35,25 @@ from sigmatool.estimators import (
     row_groups,
     valuation,
 )
+from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOptions
 from sigmatool.render import View, ranges
-from sigmatool.segments import all_bins, with_bins
+from sigmatool.segments import bin_edges
+from sigmatool.sums import Cells, batches, labels_of, totals
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 PER_GROUP = ("p_silent", "p_all_right", "p_all_wrong", "dapo_expected_draws")
-
-
-def weighted_mean(value: str, weight: str = "prompts") -> pl.Expr:
-    """Σ w·x / Σ w over the group; null for an empty group."""
-    total = pl.col(weight).sum()
-    return (
-        pl.when(total > 0).then((pl.col(value) * pl.col(weight)).sum() / total).otherwise(None).alias(value)
-    )
+SUMMARY_RATES = (
+    "prompts",
+    "silent_rate",
+    "all_right_rate",
+    "all_wrong_rate",
+    "always_silent_share",
+    "dapo_draws_per_group",
+    "dapo_draws_per_group_learnable",
+)
 
 
 def silent_kernels(
@@ -88,34 +91,8 @@ def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
     )
 
 
-def _always_silent(hist: pl.DataFrame, val: Valuation) -> tuple[pl.DataFrame, pl.Expr]:
-    """The histogram with ``__always`` (p̂ ∈ {0, 1}), and the share of prompts silent at every G: those, or
-    under a prior the posterior mean of 1{p ∈ {0, 1}}."""
-    base = hist.with_columns(pl.col("p").is_in([0.0, 1.0]).alias("__always"))
-    if val.posterior:
-        base = base.with_columns(pl.Series("__stuck", 1.0 - val.values(hist, "interior")))
-        return base, weighted_mean("__stuck").alias("always_silent_share")
-    share = pl.col("prompts").filter(pl.col("__always")).sum() / pl.col("prompts").sum()
-    return base, share.alias("always_silent_share")
-
-
-def _aggregations(always: pl.Expr) -> list[pl.Expr]:
-    """The summary's sums per (--by group, G[, bin]), the silent rate of the learnable prompts included."""
-    learnable = pl.col("prompts").filter(~pl.col("__always"))
-    return [
-        pl.col("prompts").sum(),
-        weighted_mean("p_silent").alias("silent_rate"),
-        weighted_mean("p_all_right").alias("all_right_rate"),
-        weighted_mean("p_all_wrong").alias("all_wrong_rate"),
-        always,
-        ((pl.col("p_silent") * pl.col("prompts")).filter(~pl.col("__always")).sum() / learnable.sum()).alias(
-            "__learnable_silent"
-        ),
-    ]
-
-
 def summarize(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
     sizes: Sequence[float],
     *,
@@ -126,51 +103,76 @@ def summarize(
 ) -> pl.DataFrame:
     """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given).
 
-    ``prior`` (``beta``, ``npmle``, ``A,B``, or a fitted :class:`~sigmatool.estimators.Valuation`) turns
-    every per-prompt probability into its posterior mean given (k, n).
+    ``hist`` is a histogram of distinct values, or streamed rows (:class:`sigmatool.load.Rows`' frame:
+    ``--by`` columns, ``p``, ``weight``; plug-in only). ``prior`` (``beta``, ``npmle``, ``A,B``, or a fitted
+    :class:`~sigmatool.estimators.Valuation`) turns every per-prompt probability into its posterior mean.
+    Each cell's sums are accurate to about one rounding however the rows come (:mod:`sigmatool.sums`).
     """
     val = valuation(hist, by, sizes, estimator, prior)
-    # The histogram's fixed row order, kept inside each group, makes the float sums, and so the output,
-    # identical for every form of the same data (expanded rows, a weighted histogram, a rollout log).
-    base, always = _always_silent(hist, val)
-    keys = [*by, "G"]
-    if bins is not None:
-        base = with_bins(base, bins)
-        keys.append("bin")
-    aggs = _aggregations(always)
-    # One G at a time: memory stays at the histogram's size, however many group sizes are asked for.
-    out = pl.concat(
-        silent_kernels(base, [G], val, cap).group_by(keys, maintain_order=True).agg(aggs) for G in sizes
-    )
-    if bins is not None:
-        grid = all_bins(bins, out.select(keys[:-1]).unique())
-        out = grid.join(out, on=keys, how="left").with_columns(pl.col("prompts").fill_null(0))
-    out = out.with_columns(
-        _dapo_draws(out["silent_rate"], cap).alias("dapo_draws_per_group"),
-        _dapo_draws(out["__learnable_silent"], cap).alias("dapo_draws_per_group_learnable"),
-    )
-    columns = [
-        *by,
-        "G",
-        *(["p_lo", "p_hi"] if bins is not None else []),
-        "prompts",
-        "silent_rate",
-        "all_right_rate",
-        "all_wrong_rate",
-        "always_silent_share",
-        "dapo_draws_per_group",
-        "dapo_draws_per_group_learnable",
-    ]
+    cells = Cells(labels_of(hist, by), by, bins)
+    acc = np.zeros((3 + 3 * len(sizes), cells.count), dtype=np.longdouble)
+    for batch in batches(hist):
+        acc += totals(cells.of(batch), cells.count, _cell_columns(batch, sizes, val))
+    sums = acc.astype(np.float64)
+    out = pl.concat(_rates(cells, sums, i, G, cap) for i, G in enumerate(sizes))
+    keys = [*by, "G", *(["bin"] if bins is not None else [])]
+    columns = [*by, "G", *(["p_lo", "p_hi"] if bins is not None else []), *SUMMARY_RATES]
     if cap is not None:
         out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
         columns.append("dapo_unfilled_rate")
-    sort_keys = [*by, "G", *(["bin"] if bins is not None else [])]
-    return out.sort(sort_keys, maintain_order=True).select(columns)
+    return out.sort(keys, maintain_order=True).select(columns)
+
+
+def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -> list[FloatArray]:
+    """What each row adds to its cell: weight, always-silent and learnable weight, then per G the weighted
+    all-right and all-wrong probabilities and the learnable prompts' weighted silent probability."""
+    w = batch["weight"].cast(pl.Float64).to_numpy()
+    p = batch["p"].cast(pl.Float64).to_numpy()
+    learnable = _learnable(p)
+    # Silent at every G: p̂ ∈ {0, 1}, or under a prior the posterior probability of p ∈ {0, 1}.
+    always = 1.0 - val.values(batch, "interior") if val.posterior else (~learnable).astype(np.float64)
+    columns = [w, w * always, w * learnable]
+    for G in sizes:
+        right, wrong = val.values(batch, "all_right", int(G)), val.values(batch, "all_wrong", int(G))
+        columns += [w * right, w * wrong, np.where(learnable, w * (right + wrong), 0.0)]
+    return columns
+
+
+def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None) -> pl.DataFrame:
+    """The summary rows of one G (the ``i``-th) from the cells' sums."""
+    prompts, always, learnable = sums[0], sums[1], sums[2]
+    right, wrong, learnable_silent = sums[3 + 3 * i], sums[4 + 3 * i], sums[5 + 3 * i]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        silent_rate = (right + wrong) / prompts
+        frame = cells.frame().with_columns(
+            pl.lit(int(G), dtype=pl.Int64).alias("G"),
+            _counts(prompts),
+            pl.Series("silent_rate", silent_rate),
+            pl.Series("all_right_rate", right / prompts),
+            pl.Series("all_wrong_rate", wrong / prompts),
+            pl.Series("always_silent_share", always / prompts),
+            pl.Series("dapo_draws_per_group", kernels.dapo_expected_draws(silent_rate, cap)),
+            pl.Series(
+                "dapo_draws_per_group_learnable",
+                kernels.dapo_expected_draws(learnable_silent / learnable, cap),
+            ),
+        )
+    if cells.binned:
+        lo, hi = bin_edges(frame["bin"].to_numpy(), cells.bins)
+        frame = frame.with_columns(pl.Series("p_lo", lo), pl.Series("p_hi", hi))
+    return frame.fill_nan(None)
+
+
+def _counts(prompts: FloatArray) -> pl.Series:
+    """The cells' prompts, as whole numbers when they are (no weights, or whole ones)."""
+    if bool(np.all(prompts == np.round(prompts))) and float(prompts.max(initial=0.0)) < 2.0**53:
+        return pl.Series("prompts", prompts.astype(np.int64))
+    return pl.Series("prompts", prompts)
 
 
 def per_prompt(
     ds: Dataset,
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     sizes: Sequence[float],
     *,
     estimator: str = "plugin",
@@ -180,8 +182,11 @@ def per_prompt(
     """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value.
 
     Rows are matched to the kernel table by their counts (k, n) when they have them, else by p̂; under a
-    prior, by their --by group and counts (each group has its own prior).
+    prior, by their --by group and counts (each group has its own prior). With streamed rows (``hist`` a
+    LazyFrame) each row's kernels run on its own batch instead.
     """
+    if isinstance(hist, pl.LazyFrame):
+        return _row_per_prompt(ds, sizes, cap)
     val = valuation(hist, ds.by, sizes, estimator, prior)
     join = ["k", "n"] if ds.has_counts else ["__p"]
     distinct = hist.select(["k", "n", "p"] if ds.has_counts else ["p"]).unique(maintain_order=True)
@@ -204,6 +209,37 @@ def per_prompt(
         nulls_equal=True,
     )
     return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])
+
+
+def _draws(G: int, cap: int | None) -> Callable[[FloatArray], FloatArray]:
+    def draws(p: FloatArray) -> FloatArray:
+        return kernels.dapo_expected_draws(kernels.silent_probability(p, G), cap)
+
+    return draws
+
+
+def _row_per_prompt(ds: Dataset, sizes: Sequence[float], cap: int | None) -> pl.LazyFrame:
+    """Per prompt and G from the rows themselves, each value computed once, in bounded memory."""
+    rows = per_prompt_frame(ds).rename({"p": "__shown"}).rename({"__p": "p"})
+    parts = []
+    for G in sizes:
+        right, wrong = row_value("all_right", G), row_value("all_wrong", G)
+        silent = row_value("silent", G)
+        draws = elementwise(_draws(int(G), cap), pl.Float64())
+        parts.append(
+            rows.with_columns(
+                pl.lit(int(G), dtype=pl.Int64).alias("G"),
+                silent.alias("p_silent"),
+                right.alias("p_all_right"),
+                wrong.alias("p_all_wrong"),
+                draws.alias("dapo_expected_draws"),
+                pl.int_range(pl.len(), dtype=pl.Int64).alias("__order"),
+            )
+        )
+    out = pl.concat(parts) if len(parts) > 1 else parts[0]
+    if len(parts) > 1:
+        out = out.sort("__order", "G", maintain_order=True)
+    return out.select([*ds.by, "id", pl.col("__shown").alias("p"), "G", *PER_GROUP])
 
 
 def _learnable(p: FloatArray) -> BoolArray:
@@ -256,7 +292,7 @@ def _bounds(hist: pl.DataFrame, summary: pl.DataFrame, by: Sequence[str], cap: i
 
 
 def with_ranges(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     summary: pl.DataFrame,
     by: Sequence[str],
     options: SilentOptions,
@@ -265,6 +301,8 @@ def with_ranges(
 ) -> pl.DataFrame:
     """``summary`` with the bounds (``{rate}_lo``, ``{rate}_hi``, ``identified``) and the bootstrap interval
     (``{rate}_ci_lo``, ``{rate}_ci_hi``) of its rates, as ``beyond`` asks (docs/prior.md)."""
+    if isinstance(hist, pl.LazyFrame):
+        return summary  # streamed rows: plug-in rates, no counts to bound
     parts = [summary]
     if beyond.bounds:
         parts.append(_bounds(hist, summary, by, options.cap))
@@ -316,7 +354,7 @@ def headline(summary: pl.DataFrame, posterior: bool = False, level: float | None
 
 
 def view(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     summary: pl.DataFrame,
     options: SilentOptions,
     by: Sequence[str],
@@ -331,7 +369,7 @@ def view(
         "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
         "prompts; …learnable: the same once never- and always-solved prompts are dropped"
     ]
-    if beyond is not None:
+    if beyond is not None and isinstance(hist, pl.DataFrame):
         footer += range_notes(hist, summary, beyond, val)
     posterior = val is not None and val.posterior
     return ranges(

@@ -14,7 +14,7 @@ from sigmatool.errors import Interrupted
 from sigmatool.options import InputOptions, OutputOptions, check_outputs
 
 if TYPE_CHECKING:
-    from sigmatool.load import Histogram
+    from sigmatool.load import Dataset, Histogram, Rows
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 
@@ -67,30 +67,47 @@ def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, st
 
 
 @contextlib.contextmanager
+def values_of(inputs: InputOptions, stream: bool) -> Iterator[Histogram | Rows]:
+    """As :func:`histogram_of`, but with ``stream``, data whose pass rates are mostly distinct come as their
+    checked rows instead (:class:`sigmatool.load.Rows`), for the analyses that can take them."""
+    from sigmatool import load
+
+    with load.dataset(inputs) as ds:
+        values = load.rows(ds) if stream and load.streams(ds) else _histogram(ds)
+        note(values.notes)
+        yield values
+
+
+@contextlib.contextmanager
 def histogram_of(inputs: InputOptions) -> Iterator[Histogram]:
     """The input's histogram, with rows read shown on a terminal and notes on stderr; valid in the block."""
     from sigmatool import load
 
     with load.dataset(inputs) as ds:
-        if not sys.stderr.isatty():
-            hist = load.histogram(ds)
-        else:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-            columns = (
-                SpinnerColumn(),
-                TextColumn("reading"),
-                BarColumn(),
-                TextColumn("{task.completed:,} rows"),
-                TimeElapsedColumn(),
-            )
-            console = Console(stderr=True)
-            with Progress(*columns, console=console, transient=True) as progress:
-                task = progress.add_task("reading", total=load.parquet_rows(ds.sources))
-                hist = load.histogram(ds, on_rows=lambda rows: progress.advance(task, rows))
+        hist = _histogram(ds)
         note(hist.notes)
         yield hist
+
+
+def _histogram(ds: Dataset) -> Histogram:
+    """The histogram, with a bar of the rows read on a terminal."""
+    from sigmatool import load
+
+    if not sys.stderr.isatty():
+        return load.histogram(ds)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (
+        SpinnerColumn(),
+        TextColumn("reading"),
+        BarColumn(),
+        TextColumn("{task.completed:,} rows"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("reading", total=load.parquet_rows(ds.sources))
+        return load.histogram(ds, on_rows=lambda rows: progress.advance(task, rows))
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:

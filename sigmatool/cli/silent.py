@@ -64,7 +64,8 @@ def silent_command(
     from sigmatool import estimators, silent
     from sigmatool.render import sink_frame, write_frame
 
-    with run.histogram_of(inputs) as hist:
+    stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
+    with run.values_of(inputs, stream) as hist:
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
         if options.per_prompt:

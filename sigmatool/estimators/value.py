@@ -29,30 +29,23 @@ IntArray = NDArray[np.int64]
 Sizes = float | int | NDArray[np.generic]
 
 
-def _kernel(frame: pl.DataFrame, quantity: str, G: Sizes | None, unbiased: bool, std: str) -> FloatArray:
-    """f at p̂ (plug-in), or its unbiased estimate from (k, n); the G = ∞ limits and 'interior' take p̂."""
-    p = frame["p"].cast(pl.Float64).to_numpy()
+def _size(G: Sizes | None) -> int | NDArray[np.generic]:
     # G is None only for the quantities that take none (the limits and "interior").
-    size: int | NDArray[np.generic] = (
-        int(G) if isinstance(G, (int, float)) else np.asarray(G if G is not None else 0)
-    )
+    return int(G) if isinstance(G, (int, float)) else np.asarray(G if G is not None else 0)
+
+
+def plugin_values(
+    p: FloatArray, quantity: str, G: Sizes | None = None, std: str = "population"
+) -> FloatArray:
+    """f at p (the plug-in estimate): ``all_right``, ``all_wrong``, ``silent``, ``sigma``, ``sigma_squared``
+    at G, or ``grpo_limit``, ``drgrpo_limit``, ``interior`` (G = ∞ and 1{0 < p < 1})."""
+    size = _size(G)
     if quantity == "grpo_limit":
         return kernels.grpo_weight_limit(p)
     if quantity == "drgrpo_limit":
         return kernels.drgrpo_weight_limit(p)
     if quantity == "interior":
         return np.asarray((p > 0.0) & (p < 1.0), dtype=np.float64)
-    if unbiased:
-        k, n = (frame[c].cast(pl.Float64).to_numpy() for c in ("k", "n"))
-        if quantity == "sigma":
-            return kernels.expected_sigma_unbiased(k, n, size, std)
-        unbiased_kernels = {
-            "all_right": kernels.all_right_probability_unbiased,
-            "all_wrong": kernels.all_wrong_probability_unbiased,
-            "silent": kernels.silent_probability_unbiased,
-            "sigma_squared": kernels.expected_sigma_squared_unbiased,
-        }
-        return unbiased_kernels[quantity](k, n, size)
     if quantity == "sigma":
         return kernels.expected_sigma(p, size, std)
     plugin_kernels = {
@@ -62,6 +55,24 @@ def _kernel(frame: pl.DataFrame, quantity: str, G: Sizes | None, unbiased: bool,
         "sigma_squared": kernels.expected_sigma_squared,
     }
     return plugin_kernels[quantity](p, size)
+
+
+def _kernel(frame: pl.DataFrame, quantity: str, G: Sizes | None, unbiased: bool, std: str) -> FloatArray:
+    """f at p̂ (plug-in), or its unbiased estimate from (k, n); the G = ∞ limits and 'interior' take p̂."""
+    p = frame["p"].cast(pl.Float64).to_numpy()
+    if not unbiased or quantity in ("grpo_limit", "drgrpo_limit", "interior"):
+        return plugin_values(p, quantity, G, std)
+    size = _size(G)
+    k, n = (frame[c].cast(pl.Float64).to_numpy() for c in ("k", "n"))
+    if quantity == "sigma":
+        return kernels.expected_sigma_unbiased(k, n, size, std)
+    unbiased_kernels = {
+        "all_right": kernels.all_right_probability_unbiased,
+        "all_wrong": kernels.all_wrong_probability_unbiased,
+        "silent": kernels.silent_probability_unbiased,
+        "sigma_squared": kernels.expected_sigma_squared_unbiased,
+    }
+    return unbiased_kernels[quantity](k, n, size)
 
 
 @dataclass(frozen=True, eq=False)
@@ -197,15 +208,20 @@ def describe(prior: Prior) -> str:
 
 
 def valuation(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str] = (),
     sizes: Sequence[float] = (),
     estimator: str = "plugin",
     prior: str | PriorSpec | Valuation | None = None,
 ) -> Valuation:
-    """The estimator for ``hist``: a prior (``beta``, ``npmle``, ``A,B``) is fitted to each ``--by`` group."""
+    """The estimator for ``hist``: a prior (``beta``, ``npmle``, ``A,B``) is fitted to each ``--by`` group.
+
+    Streamed rows (a LazyFrame) take the plug-in estimate only.
+    """
     if isinstance(prior, Valuation):
         return prior
+    if isinstance(hist, pl.LazyFrame):
+        return Valuation(estimator)
     spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
     if not spec.active:
         check_estimator(hist, sizes, estimator)

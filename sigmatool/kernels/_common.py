@@ -8,6 +8,7 @@ only when a group is larger than ``DIRECT_MAX_G`` or an unbiased estimate is ask
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -45,6 +46,19 @@ def is_probability(x: FloatArray) -> BoolArray:
 def is_count(x: FloatArray, minimum: float) -> BoolArray:
     """True where x is a finite integer ≥ minimum."""
     return np.asarray(np.isfinite(x) & (x == np.floor(x)) & (x >= minimum), dtype=np.bool_)
+
+
+def probability_and_size(
+    p: ArrayLike, G: ArrayLike, max_G: float = math.inf
+) -> tuple[FloatArray, FloatArray, BoolArray]:
+    """p and G broadcast together, and where they are in the domain: p in [0, 1], G an integer in [1, max_G].
+
+    The checks run on each input's own shape before broadcasting, so a scalar G costs nothing per p.
+    """
+    p_f, G_f = floats(p), floats(G)
+    valid = is_probability(p_f) & (is_count(G_f, 1) & (G_f <= max_G))
+    p_arr, G_arr = np.broadcast_arrays(p_f, G_f)
+    return p_arr, G_arr, np.broadcast_to(valid, p_arr.shape)
 
 
 def is_bessel(std: str) -> bool:

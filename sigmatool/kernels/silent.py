@@ -13,6 +13,7 @@ from sigmatool.kernels._common import (
     is_count,
     is_probability,
     option_count,
+    probability_and_size,
 )
 
 
@@ -57,8 +58,7 @@ def all_right_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     >>> round(float(all_right_probability(0.5, 4)), 4)
     0.0625
     """
-    p_arr, G_arr = np.broadcast_arrays(floats(p), floats(G))
-    valid = is_probability(p_arr) & is_count(G_arr, 1)
+    p_arr, G_arr, valid = probability_and_size(p, G)
     with np.errstate(invalid="ignore"):
         prob = np.power(p_arr, G_arr)
     return np.asarray(np.where(valid, prob, np.nan), dtype=np.float64)
@@ -72,8 +72,7 @@ def all_wrong_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     >>> round(float(all_wrong_probability(0.1, 8)), 4)
     0.4305
     """
-    p_arr, G_arr = np.broadcast_arrays(floats(p), floats(G))
-    valid = is_probability(p_arr) & is_count(G_arr, 1)
+    p_arr, G_arr, valid = probability_and_size(p, G)
     with np.errstate(invalid="ignore", divide="ignore"):
         prob = np.exp(G_arr * np.log1p(-p_arr))
     return np.asarray(np.where(valid, prob, np.nan), dtype=np.float64)

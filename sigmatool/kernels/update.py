@@ -18,6 +18,7 @@ from sigmatool.kernels._common import (
     is_bessel,
     is_count,
     is_probability,
+    probability_and_size,
     sigma_of,
     window,
     window_mean,
@@ -100,8 +101,7 @@ def expected_sigma(p: ArrayLike, G: ArrayLike, std: str = "population") -> Float
     0.434
     """
     bessel = is_bessel(std)
-    p_arr, G_arr = np.broadcast_arrays(floats(p), floats(G))
-    valid = is_probability(p_arr) & is_count(G_arr, 1) & (G_arr <= MAX_SUMMED_G)
+    p_arr, G_arr, valid = probability_and_size(p, G, MAX_SUMMED_G)
     out = np.where(valid, 0.0, np.nan)
     live = valid & (p_arr > 0.0) & (p_arr < 1.0) & (G_arr >= 2)
     if live.any():
@@ -160,8 +160,7 @@ def expected_sigma_squared(p: ArrayLike, G: ArrayLike) -> FloatArray:
     >>> round(float(expected_sigma_squared(0.5, 8)), 4)
     0.2188
     """
-    p_arr, G_arr = np.broadcast_arrays(floats(p), floats(G))
-    valid = is_probability(p_arr) & is_count(G_arr, 1)
+    p_arr, G_arr, valid = probability_and_size(p, G)
     with np.errstate(invalid="ignore", divide="ignore"):
         value = p_arr * (1.0 - p_arr) * (1.0 - 1.0 / G_arr)
     return np.asarray(np.where(valid, value, np.nan), dtype=np.float64)

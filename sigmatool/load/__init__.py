@@ -22,12 +22,14 @@ import polars as pl
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load import dataset as _dataset
 from sigmatool.load import histogram as _histogram
+from sigmatool.load import rows as _rows
 from sigmatool.load.columns import pick_rate_column, project, reward_flags, rollout_frame, source_schema
 from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
 from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.logs import trainer_dataset, trainer_log
 from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
 from sigmatool.load.rates import rate_table
+from sigmatool.load.rows import Rows, streams
 from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
@@ -45,6 +47,7 @@ __all__ = [
     "Dataset",
     "Histogram",
     "InputOptions",
+    "Rows",
     "Source",
     "aggregate",
     "bundled_sample",
@@ -56,8 +59,10 @@ __all__ = [
     "per_prompt_frame",
     "rate_table",
     "read_histogram",
+    "rows",
     "sample_histogram",
     "sample_options",
+    "streams",
     "trainer_dataset",
     "trainer_log",
     "usable_expr",
@@ -139,6 +144,11 @@ def with_originals(ds: Dataset) -> Dataset:
     if ds.options.rollouts:
         raise UsageError("a rollout log has one row per answer, not per prompt: its rows cannot carry a plan")
     return load(ds.options, ds.sources, (), ds.text_cols, originals=True)
+
+
+def rows(ds: Dataset, on_rows: Progress | None = None) -> Rows:
+    """The checked usable rows, lazily, for data with many distinct pass rates (see :func:`streams`)."""
+    return _rows.rows(ds, reload, on_rows)
 
 
 def per_prompt_frame(ds: Dataset) -> pl.LazyFrame:

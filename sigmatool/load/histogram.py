@@ -94,11 +94,11 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
 
 
 def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
-    frame = ds.frame
-    if ds.is_log and ds.raw is not None:
-        # Rollout rows → (k, n) per prompt in one pass; the per-prompt table then fits in memory.
-        per_prompt = aggregate(ds.raw, [*ds.by, RAW_ID], rollout_aggregates(), on_rows)
-        frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
+    return group_rows(ds.frame, ds, on_rows)
+
+
+def _group_aggregations(ds: Dataset) -> list[pl.Expr]:
+    """What the checks need of each distinct value: rows, weight statistics, bad and null rewards."""
     aggs = [pl.len().alias("rows")]
     if ds.options.weight_col:
         # A bad weight must be seen even when its value is averaged away: keep min, max and NaN count.
@@ -115,10 +115,28 @@ def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
         aggs += [pl.col(BAD_REWARDS).sum(), pl.col(NULL_REWARDS).sum()]
     if ds.form == "list":
         aggs.append(pl.col(UNGRADED).sum())
-    grouped = aggregate(frame, [*ds.by, *ds.value_keys], aggs, on_rows)
+    return aggs
+
+
+def finish_group(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
+    """Without a weight column each row weighs 1: its summed weight is its row count."""
     if not ds.options.weight_col:
         grouped = grouped.with_columns(pl.col("rows").cast(pl.Float64).alias("__wsum"))
     return grouped
+
+
+def suspect_query(frame: pl.LazyFrame, ds: Dataset) -> pl.LazyFrame:
+    """``frame`` (rows of a plain dataset) grouped by ``--by`` columns and distinct values, lazily."""
+    return frame.group_by([*ds.by, *ds.value_keys]).agg(_group_aggregations(ds))
+
+
+def group_rows(frame: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
+    """``frame`` (rows of ``ds``) grouped by ``--by`` columns and distinct values, with what the checks need."""
+    if ds.is_log and ds.raw is not None:
+        # Rollout rows → (k, n) per prompt in one pass; the per-prompt table then fits in memory.
+        per_prompt = aggregate(ds.raw, [*ds.by, RAW_ID], rollout_aggregates(), on_rows)
+        frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
+    return finish_group(aggregate(frame, [*ds.by, *ds.value_keys], _group_aggregations(ds), on_rows), ds)
 
 
 def _flag(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
@@ -170,6 +188,11 @@ def _null_notes(flagged: pl.DataFrame, ds: Dataset) -> list[str]:
                 "counted in neither k nor n"
             )
     return notes
+
+
+def check_rows(grouped: pl.DataFrame, ds: Dataset, reload: Reload) -> list[str]:
+    """Check grouped rows (raise on bad values unless skipped); notes on what was skipped."""
+    return _count_notes(_flag(grouped, ds), ds, reload)
 
 
 def _count_notes(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> list[str]:

@@ -1,0 +1,76 @@
+"""Many distinct pass rates stream as rows: the same answers as the histogram, within 1e-15."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from sigmatool import silent
+from sigmatool.load import dataset, histogram, rows, streams
+from sigmatool.options import InputOptions
+from tests.conftest import BIGMATH, invoke
+
+RELATIVE = 1e-15
+
+
+@pytest.fixture(scope="module")
+def continuous(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(4)
+    size = 60_000
+    p = np.concatenate([rng.random(size - 6), [0.0, 1.0, 0.0, 0.5, 1e-9, 1 - 1e-9]])
+    path = tmp_path_factory.mktemp("rows") / "continuous.parquet"
+    pl.DataFrame({"pass_rate": p, "source": rng.choice(["a", "b", "c"], size)}).write_parquet(path)
+    return path
+
+
+def test_distinct_rates_stream(continuous: Path) -> None:
+    with dataset(InputOptions(paths=(str(continuous),))) as ds:
+        assert streams(ds)
+
+
+def test_few_distinct_rates_make_a_histogram() -> None:
+    with dataset(InputOptions(paths=(str(BIGMATH),))) as ds:
+        assert not streams(ds)
+
+
+@pytest.mark.parametrize(("by", "bins"), [((), None), (("source",), None), ((), 10), (("source",), 7)])
+def test_silent_summary_is_the_histograms(continuous: Path, by: tuple[str, ...], bins: int | None) -> None:
+    with dataset(InputOptions(paths=(str(continuous),), by=by)) as ds:
+        from_rows = silent.summarize(rows(ds).frame, by, [2, 8, 100], cap=4, bins=bins)
+        from_histogram = silent.summarize(histogram(ds).frame, by, [2, 8, 100], cap=4, bins=bins)
+    assert_frame_equal(from_histogram, from_rows, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+
+
+def test_silent_per_prompt_is_the_histograms(continuous: Path) -> None:
+    with dataset(InputOptions(paths=(str(continuous),))) as ds:
+        from_rows = silent.per_prompt(ds, rows(ds).frame, [4, 8]).collect()
+        from_histogram = silent.per_prompt(ds, histogram(ds).frame, [4, 8]).collect()
+    assert_frame_equal(from_histogram, from_rows, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+
+
+def test_bad_values_stop_streamed_rows_as_they_stop_the_histogram(tmp_path: Path) -> None:
+    p = np.random.default_rng(1).random(30_000).astype(object)
+    p[[7, 20_000]] = [1.5, "abc"]
+    path = tmp_path / "bad.csv"
+    pl.DataFrame({"pass_rate": p.astype(str)}).write_csv(path)
+    result = invoke("silent", path, "--format", "csv")
+    assert 1 == result.exit_code
+    assert "outside [0, 1] at row 8" in result.stderr
+    assert "not a number at row 20001" in result.stderr
+
+
+def test_skipped_and_null_rows_are_noted_alike(tmp_path: Path) -> None:
+    values = [repr(float(x)) for x in np.random.default_rng(2).random(30_000)]
+    values[3], values[4] = "", "7"
+    path = tmp_path / "gaps.csv"
+    path.write_text("pass_rate\n" + "\n".join(values) + "\n")
+    result = invoke("silent", path, "--skip-invalid", "--format", "csv")
+    assert 0 == result.exit_code
+    assert "skipped 1 row(s) with an invalid value" in result.stderr
+    assert "skipped 1 row(s) with a null 'pass_rate'" in result.stderr
+    assert [29_998] == pl.read_csv(io.StringIO(result.stdout))["prompts"].to_list()
