@@ -5,12 +5,13 @@ BIN    := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 TESTING := $(VENV)/.testing
 
-.PHONY: help install demo test lint typecheck pytest docs bench bench-quick clean
+.PHONY: help install demo test lint typecheck pytest docs test-floors bench bench-quick clean
 
 help:
 	@echo "make demo         set up (runtime dependencies only) and run sigmatool silent on the bundled Big-Math sample"
 	@echo "make test         set up (with test dependencies) and run the tests with coverage, ruff and mypy"
 	@echo "make docs         rewrite the output shown under every example in README.md and docs/ from real runs"
+	@echo "make test-floors  run a smoke subset of the tests on the oldest declared dependencies"
 	@echo "make bench-quick  a benchmark that finishes in under a minute"
 	@echo "make bench        the full benchmark (10^8-row datasets; needs several GB of disk)"
 
@@ -36,8 +37,8 @@ pytest: $(TESTING)
 	$(BIN)/coverage report
 
 lint: $(TESTING)
-	$(BIN)/ruff check sigmatool tests bench
-	$(BIN)/ruff format --check sigmatool tests bench
+	$(BIN)/ruff check sigmatool tests bench .ci
+	$(BIN)/ruff format --check sigmatool tests bench .ci
 
 typecheck: $(TESTING)
 	$(BIN)/mypy
@@ -47,6 +48,26 @@ test: pytest lint typecheck
 docs: $(TESTING)
 	$(BIN)/python -m tests.refresh_docs
 
+# The dependency floors: a venv of its own with every runtime dependency pinned to its `>=` bound in
+# pyproject.toml (.ci/floors.py writes the pins), and the tests that reach every command and kernel.
+# Wheels only: an old release without a wheel for this Python would otherwise be compiled.
+FLOORS       ?= .venv-floors
+FLOORS_STAMP := $(FLOORS)/.installed
+FLOORS_TESTS := tests/test_kernels.py tests/test_silent.py tests/test_budget.py tests/test_groupsize.py \
+                tests/test_simulate.py tests/test_load.py tests/test_render.py tests/test_package.py \
+                .ci/test_floor_docs.py sigmatool
+
+$(FLOORS_STAMP): pyproject.toml .ci/floors.py
+	rm -rf $(FLOORS)
+	$(PYTHON) -m venv $(FLOORS)
+	$(PYTHON) .ci/floors.py > $(FLOORS)/floors.txt
+	$(FLOORS)/bin/python -m pip install --quiet --only-binary=:all: -c $(FLOORS)/floors.txt -e . pytest hypothesis
+	touch $(FLOORS_STAMP)
+
+test-floors: $(FLOORS_STAMP)
+	$(FLOORS)/bin/python -m pip list 2>/dev/null | grep -iE '^(typer|click|polars|rich|numpy|scipy) '
+	$(FLOORS)/bin/python -m pytest -q -p no:cacheprovider $(FLOORS_TESTS)
+
 bench: $(TESTING)
 	$(BIN)/python bench/run.py --size full
 
@@ -54,4 +75,4 @@ bench-quick: $(TESTING)
 	$(BIN)/python bench/run.py --size quick
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*
+	rm -rf $(VENV) $(FLOORS) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*

@@ -143,6 +143,7 @@ def _simulate(
     """Run the simulation with a progress bar on a terminal; notes on how the start was drawn."""
     import sys
 
+    from rich.console import Console
     from rich.progress import Progress
 
     from sigmatool import simulate
@@ -150,7 +151,8 @@ def _simulate(
     notes: list[str] = []
     runs = 1 if planned is None else (2 if planned.plan is None or not planned.replan_every else 3)
     work = options.prompts * options.steps * len(options.methods) * runs
-    with Progress(transient=True, disable=work < simulate.PROGRESS_WORK or not sys.stderr.isatty()) as bar:
+    quiet = work < simulate.PROGRESS_WORK or not sys.stderr.isatty()
+    with Progress(console=Console(stderr=True), transient=True, disable=quiet) as bar:
         task = bar.add_task("simulating", total=options.steps * len(options.methods) * runs)
         on_step: Callable[[], None] = lambda: bar.advance(task)  # noqa: E731
         if planned is None:
