@@ -57,7 +57,8 @@ from sigmatool.options import (
     g_label,
 )
 from sigmatool.render import View, ranges
-from sigmatool.segments import bin_edges, bin_index, group_index
+from sigmatool.segments import bin_edges, bin_index
+from sigmatool.sums import Cells, batches, labels_of, totals
 
 COLUMNS = (
     "G",
@@ -76,8 +77,6 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 Weights = tuple[FloatArray, FloatArray, FloatArray]
 
-# Values per kernel call: E[σ] holds G + 1 terms per value, so one call on 10^7 values would hold gigabytes.
-_BLOCK = 1 << 16
 
 
 def _kernel_values(val: Valuation, rows: pl.DataFrame, G: float) -> Weights:
@@ -157,7 +156,7 @@ def _segment_frame(
 
 
 def summarize(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
     sizes: Sequence[float],
     *,
@@ -178,35 +177,36 @@ def summarize(
     seg = segments or Segments(bins, extreme, medium)
     BudgetOptions(tuple(sizes), estimator, seg)
     val = valuation(hist, by, sizes, estimator, prior)
-    group, labels = group_index(hist, by)
-    cells = max(labels.height, 1) * 4 * seg.bins
-    p = hist["p"].cast(pl.Float64).to_numpy()
-    prompts = hist["prompts"].cast(pl.Float64).to_numpy()
-    cell = _pieces(p, seg) + group * (4 * seg.bins)
-    shape = (max(labels.height, 1), 4 * seg.bins)
-    prompt_sums = _segment_sums(
-        np.bincount(cell, weights=prompts, minlength=cells).astype(np.float64).reshape(shape), seg
-    )
+    cells = Cells(labels_of(hist, by), by, 4 * seg.bins, lambda p: _pieces(p, seg))
+    acc = np.zeros((1 + 3 * len(sizes), cells.count), dtype=np.longdouble)
+    for batch in batches(hist):
+        acc += totals(cells.of(batch), cells.count, _cell_columns(val, batch, sizes))
+    shape = (cells.groups, 4 * seg.bins)
+    pieces = acc.astype(np.float64).reshape(len(acc), *shape)
+    prompt_sums = _segment_sums(pieces[0], seg)
     frames = []
-    for G in sizes:
-        totals = np.zeros((3, cells))
-        for start in range(0, hist.height, _BLOCK):
-            block = slice(start, start + _BLOCK)
-            # The kernels give p̂ ∈ {0, 1} a weight of exactly 0, so those prompts count in `prompts` only
-            # (under a prior they weigh their posterior mean).
-            rows = hist.slice(start, _BLOCK)
-            for total, w in zip(totals, _kernel_values(val, rows, G), strict=True):
-                total += np.bincount(cell[block], weights=prompts[block] * w, minlength=cells)
-        sums = [_segment_sums(total.reshape(shape), seg) for total in totals]
-        frames.append(
-            _segment_frame(
-                labels, G, seg, prompt_sums, (sums[0], sums[1], None if math.isinf(G) else sums[2])
-            )
-        )
+    for i, G in enumerate(sizes):
+        grpo, drgrpo, silent = (_segment_sums(pieces[1 + 3 * i + j], seg) for j in range(3))
+        weights = (grpo, drgrpo, None if math.isinf(G) else silent)
+        frames.append(_segment_frame(cells.labels, G, seg, prompt_sums, weights))
     out = pl.concat(frames).with_row_index("__order")
-    out = out.with_columns(pl.col("prompts").cast(hist.schema["prompts"]))
+    whole = bool(np.all(pieces[0] == np.round(pieces[0]))) and float(pieces[0].max(initial=0.0)) < 2.0**53
+    out = out.with_columns(pl.col("prompts").cast(pl.Int64 if whole else pl.Float64))
     # As in silent: by --by values, then G; segments keep their fixed order.
     return out.sort([*by, "__G", "__order"], maintain_order=True).select([*by, *COLUMNS])
+
+
+def _cell_columns(val: Valuation, batch: pl.DataFrame, sizes: Sequence[float]) -> list[FloatArray]:
+    """What each row adds to its piece: its weight, then per G its weighted GRPO, Dr. GRPO and silent weight.
+
+    The kernels give p̂ ∈ {0, 1} a weight of exactly 0, so those prompts count in ``prompts`` only (under a
+    prior they weigh their posterior mean).
+    """
+    w = batch["weight"].cast(pl.Float64).to_numpy()
+    columns = [w]
+    for G in sizes:
+        columns += [w * values for values in _kernel_values(val, batch, G)]
+    return columns
 
 
 def headline(overall: pl.DataFrame) -> str:
@@ -275,7 +275,7 @@ RATES = ("prompt_share", "grpo_share", "drgrpo_share", "grpo_over_drgrpo", "sile
 
 
 def with_ranges(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     summary: pl.DataFrame,
     by: Sequence[str],
     options: BudgetOptions,
@@ -285,6 +285,8 @@ def with_ranges(
     """``summary`` with the bounds of GRPO's and Dr. GRPO's shares (``{share}_lo``, ``{share}_hi``) and the
     bootstrap interval (``{rate}_ci_lo``, ``{rate}_ci_hi``) of every share and silent rate, as ``beyond`` asks
     (docs/prior.md)."""
+    if isinstance(hist, pl.LazyFrame):
+        return summary  # streamed rows: plug-in shares, no counts to bound
     parts = [summary]
     if beyond.bounds:
         groups = row_groups(summary, hist, by)
@@ -314,7 +316,7 @@ def with_ranges(
 
 
 def view(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     summary: pl.DataFrame,
     options: BudgetOptions,
     by: Sequence[str],
@@ -329,7 +331,9 @@ def view(
         )
     full = bar_scale(summary)
     footer = notes(options.segments, val is not None and val.posterior)
-    if beyond is not None and beyond.bounds:
+    if isinstance(hist, pl.LazyFrame):
+        pass
+    elif beyond is not None and beyond.bounds:
         footer += range_notes(hist, summary, beyond, val)
         footer.append(
             "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "

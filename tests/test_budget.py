@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from typer.testing import Result
 
-from sigmatool import budget as budget_module
-from sigmatool import budget_summary, kernels
+from sigmatool import budget_summary, kernels, sums
 from sigmatool.cli.budget import budget_command
 from sigmatool.render.table import BAR_WIDTH
 from sigmatool.segments import bin_index
@@ -195,14 +194,14 @@ def test_segment_sums_match_correctly_rounded_sums_of_any_weights(
     assert_exact_sums(budget_summary(hist, (), [G], bins=5), p, prompts, G, 5)
 
 
-@pytest.mark.parametrize("block", [1, 3, 64])
-def test_sums_do_not_depend_on_the_kernel_block_size(monkeypatch: pytest.MonkeyPatch, block: int) -> None:
+@pytest.mark.parametrize("batch", [1, 3, 64])
+def test_sums_do_not_depend_on_how_the_rows_are_batched(monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
     rng = np.random.default_rng(7)
     p = np.concatenate([rng.random(300), [0.0, 1.0, 0.4, 0.6, 0.1, 0.9]]).tolist()
     prompts = (rng.random(306) * 10.0 ** rng.integers(-5, 5, 306)).tolist()
-    hist = pl.DataFrame({"p": p, "prompts": prompts, "rows": [1] * len(p)})
-    monkeypatch.setattr(budget_module, "_BLOCK", block)
-    out = budget_summary(hist, (), [8, math.inf], bins=5)
+    monkeypatch.setattr(sums, "BATCH_ROWS", batch)
+    rows = pl.LazyFrame({"p": p, "weight": prompts})
+    out = budget_summary(rows, (), [8, math.inf], bins=5)
     assert_exact_sums(out.filter(pl.col("G") == "8"), p, prompts, 8, 5)
     assert_exact_sums(out.filter(pl.col("G") == "inf"), p, prompts, math.inf, 5)
 

@@ -73,7 +73,8 @@ def budget_command(
     from sigmatool import budget, estimators
     from sigmatool.render import write_frame
 
-    with run.histogram_of(inputs) as hist:
+    stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
+    with run.values_of(inputs, stream) as hist:
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
         summary = budget.summarize(hist.frame, inputs.by, options.sizes, segments=options.segments, prior=val)
