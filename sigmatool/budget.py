@@ -78,7 +78,6 @@ IntArray = NDArray[np.int64]
 Weights = tuple[FloatArray, FloatArray, FloatArray]
 
 
-
 def _kernel_values(val: Valuation, rows: pl.DataFrame, G: float) -> Weights:
     """GRPO weight, Dr. GRPO weight and P_silent (0 at G = inf, where it is not reported) of each row."""
     if math.isinf(G):
@@ -331,16 +330,13 @@ def view(
         )
     full = bar_scale(summary)
     footer = notes(options.segments, val is not None and val.posterior)
-    if isinstance(hist, pl.LazyFrame):
-        pass
-    elif beyond is not None and beyond.bounds:
+    if beyond is not None and isinstance(hist, pl.DataFrame):  # streamed rows carry no counts to bound
         footer += range_notes(hist, summary, beyond, val)
-        footer.append(
-            "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "
-            "weights depend on p): the bounds are what it can be"
-        )
-    elif beyond is not None:
-        footer += range_notes(hist, summary, beyond, val)
+        if beyond.bounds:
+            footer.append(
+                "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "
+                "weights depend on p): the bounds are what it can be"
+            )
     return ranges(
         View(
             headline=headline(overall),

@@ -116,14 +116,13 @@ def groupsize_command(
     from sigmatool import estimators, groupsize
     from sigmatool.render import sink_frame, write_frame
 
-    with run.histogram_of(inputs) as hist:
+    with run.values_of(inputs, stream=not prior.active) as hist:
         val = estimators.valuation(hist.frame, inputs.by, prior=prior)
         run.note(val.notes())
-        table = groupsize.group_size_table(hist.frame, target, detail=per_prompt, prior=val)
         if per_prompt:
-            sink_frame(groupsize.per_prompt(hist.dataset, table, target), out)
+            sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return
-        summary = groupsize.summarize(
-            hist.frame, inputs.by, target, bins=10 if bins is None else bins, table=table
-        )
-        write_frame(summary, out, groupsize.view(hist.frame, table, target, inputs.by))
+        cut = 10 if bins is None else bins
+        sized = groupsize.sized_rows(hist.frame, inputs.by, target, bins=cut, prior=val)
+        summary = groupsize.summarize_sized(sized, inputs.by, target, bins=cut)
+        write_frame(summary, out, groupsize.view(sized, target, inputs.by, val.posterior))

@@ -46,13 +46,13 @@ from sigmatool.groupsize.summary import (
     LABELS,
     LAW_COLUMNS,
     footer,
-    group_size_table,
     headline,
-    per_prompt,
     summarize,
+    summarize_sized,
     summary_columns,
     view,
 )
+from sigmatool.groupsize.table import group_size_table, per_prompt, sized_rows, table_keys
 from sigmatool.options import GroupSizeOptions
 
 __all__ = [
@@ -67,7 +67,10 @@ __all__ = [
     "headline",
     "law_group_sizes",
     "per_prompt",
+    "sized_rows",
     "summarize",
+    "summarize_sized",
     "summary_columns",
+    "table_keys",
     "view",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -73,6 +74,14 @@ def _thresholds(G: IntArray, target: float, std: str) -> FloatArray:
     return out
 
 
+@functools.lru_cache(maxsize=8)
+def _threshold_table(target: float, std: str, min_G: int, top: int) -> FloatArray:
+    """The running minimum of q*(G) for G = min_G … top (kept: streamed batches ask for the same table)."""
+    table = np.minimum.accumulate(_thresholds(np.arange(min_G, top + 1, dtype=np.int64), target, std))
+    table.flags.writeable = False
+    return table
+
+
 def _grpo_group_sizes(p: FloatArray, target: float, std: str, min_G: int, max_G: int) -> IntArray:
     """Smallest G in [min_G, max_G] with φ(G, p) ≥ φ* for distinct p in (0, 1); max_G + 1 where none.
 
@@ -92,7 +101,7 @@ def _grpo_group_sizes(p: FloatArray, target: float, std: str, min_G: int, max_G:
     if p.size * math.log2(max_G - min_G + 2) <= span * ROOT_STEPS:
         return _bisect(p, min_G, max_G, target, std)
     sizes = np.arange(min_G, top + 1, dtype=np.int64)
-    reach = np.minimum.accumulate(_thresholds(sizes, target, std))
+    reach = _threshold_table(target, std, min_G, top)
     # reach is non-increasing; the answer is the first G with reach ≤ q.
     index = sizes.size - np.searchsorted(reach[::-1], q, side="right")
     answer = (min_G + index).astype(np.int64)

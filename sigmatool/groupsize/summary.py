@@ -8,11 +8,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool import kernels
-from sigmatool.estimators import Valuation, valuation
-from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
-from sigmatool.load import Dataset, per_prompt_frame
-from sigmatool.options import GroupSizeOptions, PriorSpec
+from sigmatool.groupsize.table import sized_rows
+from sigmatool.options import GroupSizeOptions
 from sigmatool.render import View
 from sigmatool.segments import bin_edges, bin_index, group_index
 
@@ -53,115 +50,6 @@ LABELS = {
 }
 # Weighted CDFs are compared with this relative allowance, so weights such as 0.1 sum to a clean quantile.
 CDF_ALLOWANCE = 1e-12
-
-
-def _posterior_fidelity(val: Valuation, rows: pl.DataFrame, G: FloatArray, o: GroupSizeOptions) -> FloatArray:
-    """``E[E[σ](p, G) | k, n] / E[sqrt(p (1 − p)) | k, n]`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN where G is."""
-    ok = np.isfinite(G)
-    size = np.where(ok, G, 1.0).astype(np.int64)
-    if o.objective == "drgrpo":
-        return np.asarray(np.where(ok, kernels.drgrpo_fidelity(size), np.nan), dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = val.values(rows, "sigma", size, o.std) / val.values(rows, "grpo_limit")
-    return np.asarray(np.where(ok, ratio, np.nan), dtype=np.float64)
-
-
-def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, val: Valuation) -> pl.DataFrame:
-    """:func:`group_size_table` under a prior: per distinct (--by group, k, n), docs/theory.md §7."""
-    distinct = values.select([*val.by, "k", "n", "p"]).unique(maintain_order=True)
-    G = val.group_sizes(
-        distinct,
-        o.target,
-        min_G=o.min_size,
-        max_G=o.max_size,
-        objective=o.objective,
-        std=o.std,
-        max_silent=o.max_silent,
-    )
-    reachable = np.isfinite(G)
-    if o.uniform >= o.min_size:
-        at_uniform = reachable & (G <= o.uniform)
-    else:
-        uniform = np.full(G.shape, float(o.uniform))
-        fine = _posterior_fidelity(val, distinct, uniform, o) >= o.target
-        if o.max_silent is not None:
-            fine &= val.values(distinct, "silent", o.uniform) <= o.max_silent
-        at_uniform = reachable & fine
-    columns = [
-        _integers("group_size", G),
-        pl.Series("reachable", reachable),
-        pl.Series("at_uniform", at_uniform),
-    ]
-    if detail:
-        silent = val.values(distinct, "silent", np.where(reachable, G, 1.0).astype(np.int64))
-        columns += [
-            pl.Series("fidelity_at_group_size", _posterior_fidelity(val, distinct, G, o)).fill_nan(None),
-            pl.Series("silent_at_group_size", np.where(reachable, silent, np.nan)).fill_nan(None),
-        ]
-    return distinct.with_columns(columns)
-
-
-def table_keys(table: pl.DataFrame) -> list[str]:
-    """The columns a group-size table is joined on: ``p``, or under a prior the --by columns, k and n."""
-    return list(table.columns[: table.columns.index("p")]) or ["p"]
-
-
-def group_size_table(
-    values: pl.DataFrame,
-    options: GroupSizeOptions,
-    *,
-    detail: bool = False,
-    prior: str | PriorSpec | Valuation | None = None,
-) -> pl.DataFrame:
-    """Per distinct ``p`` of ``values``: ``group_size`` (Int64, null if unreachable), ``reachable``,
-    ``at_uniform``, with ``options.law`` also ``group_size_law``; with ``detail`` also
-    ``fidelity_at_group_size`` and ``silent_at_group_size``. Under a ``prior`` (fitted to ``values``, a
-    histogram, unless already a :class:`~sigmatool.estimators.Valuation`), per distinct (--by, k, n).
-    """
-    o = options
-    val = valuation(values, (), prior=prior) if prior is not None else None
-    if val is not None and val.posterior:
-        return _posterior_table(values, o, detail, val)
-    distinct = values.select(pl.col("p").cast(pl.Float64)).unique().sort("p")
-    p = distinct["p"].to_numpy()
-    G = group_sizes(
-        p,
-        o.target,
-        objective=o.objective,
-        std=o.std,
-        min_G=o.min_size,
-        max_G=o.max_size,
-        max_silent=o.max_silent,
-    )
-    reachable = np.isfinite(G)
-    if o.uniform >= o.min_size:
-        # φ and P_silent are monotone in G, so the uniform G reaches the target exactly when G ≤ uniform.
-        at_uniform = reachable & (G <= o.uniform)
-    else:
-        fine = fidelity_at(p, o.uniform, o.objective, o.std) >= o.target
-        if o.max_silent is not None:
-            fine &= kernels.silent_probability(p, o.uniform) <= o.max_silent
-        at_uniform = reachable & fine
-    columns = [
-        _integers("group_size", G),
-        pl.Series("reachable", reachable),
-        pl.Series("at_uniform", at_uniform),
-    ]
-    if o.law:
-        columns.append(_integers("group_size_law", law_group_sizes(p, o.target)))
-    if detail:
-        columns.append(
-            pl.Series("fidelity_at_group_size", fidelity_at(p, G, o.objective, o.std)).fill_nan(None)
-        )
-        silent = np.where(reachable, kernels.silent_probability(p, np.where(reachable, G, 1)), np.nan)
-        columns.append(pl.Series("silent_at_group_size", silent).fill_nan(None))
-    return distinct.with_columns(columns)
-
-
-def _integers(name: str, values: FloatArray) -> pl.Series:
-    """Integer-valued floats as an Int64 column, NaN as null."""
-    series: pl.Series = pl.Series(name, values, dtype=pl.Float64).fill_nan(None).cast(pl.Int64)
-    return series
 
 
 def _quantiles(
@@ -220,20 +108,8 @@ def summary_columns(options: GroupSizeOptions) -> list[str]:
     return [*COLUMNS, *(LAW_COLUMNS if options.law else ())]
 
 
-def _with_sizes(hist: pl.DataFrame, by: Sequence[str], table: pl.DataFrame, law: list[str]) -> pl.DataFrame:
-    """The histogram's rows (--by, p, prompts) with their group sizes from ``table``, in the rows' order."""
-    keys = table_keys(table)
-    return hist.select(list(dict.fromkeys([*by, *keys, "p", "prompts"]))).join(
-        table.select(*keys, "group_size", *law, "reachable", "at_uniform"),
-        on=keys,
-        how="left",
-        maintain_order="left",
-        nulls_equal=True,
-    )
-
-
 def summarize(
-    hist: pl.DataFrame,
+    hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
     options: GroupSizeOptions,
     *,
@@ -242,11 +118,16 @@ def summarize(
 ) -> pl.DataFrame:
     """Group-size summary: an ``all`` row and (unless ``bins`` is None or 0) one row per bin of p, per
     ``--by`` group, all computed in one pass. ``table`` is :func:`group_size_table` of ``hist`` if already
-    computed.
+    computed; ``hist`` may be streamed rows (a LazyFrame: --by columns, p, weight).
     """
-    table = group_size_table(hist, options) if table is None else table
+    return summarize_sized(sized_rows(hist, by, options, table, bins), by, options, bins=bins)
+
+
+def summarize_sized(
+    rows: pl.DataFrame, by: Sequence[str], options: GroupSizeOptions, *, bins: int | None = DEFAULT_BINS
+) -> pl.DataFrame:
+    """:func:`summarize` from rows that already carry their group sizes (:func:`sized_rows`)."""
     law = ["group_size_law"] if options.law else []
-    rows = _with_sizes(hist, by, table, law)
     group, labels = group_index(rows, by)
     segments = 1 + (bins or 0)
     groups = max(labels.height, 1)
@@ -281,9 +162,15 @@ def summarize(
         pl.col(integers).cast(pl.Int64),
         (pl.col("uniform_g_needed") / pl.col("mean_rollouts_schedule")).alias("savings"),
         # Counts stay whole numbers when the input's are (no --weight-col, or integer weights).
-        pl.col("prompts", "unreachable").cast(hist.schema["prompts"]),
+        pl.col("prompts", "unreachable").cast(_count_dtype(rows["prompts"])),
     )
     return _with_labels(frame, labels, segments).select([*by, *summary_columns(options)])
+
+
+def _count_dtype(prompts: pl.Series) -> pl.DataType:
+    """Whole-number prompt counts stay integers."""
+    whole = prompts.dtype.is_integer() or bool((prompts == prompts.round(0)).all())
+    return pl.Int64() if whole and float(prompts.max() or 0) < 2**53 else pl.Float64()  # type: ignore[arg-type]
 
 
 def _with_labels(frame: pl.DataFrame, labels: pl.DataFrame, segments: int) -> pl.DataFrame:
@@ -295,35 +182,16 @@ def _with_labels(frame: pl.DataFrame, labels: pl.DataFrame, segments: int) -> pl
     return frame.with_row_index("__order").sort([*labels.columns, "__order"], maintain_order=True)
 
 
-def per_prompt(ds: Dataset, table: pl.DataFrame, options: GroupSizeOptions) -> pl.LazyFrame:
-    """One row per input prompt, streamed: the distinct-value ``table`` (with ``detail``) joined on p̂ (under a
-    prior on the --by group and counts)."""
-    detail = [*(["group_size_law"] if options.law else []), "fidelity_at_group_size", "silent_at_group_size"]
-    keys = table_keys(table)
-    rows = per_prompt_frame(ds)
-    if keys == ["p"]:
-        values = table.select(pl.col("p").alias("__p"), "group_size", *detail, "reachable").lazy()
-        if ds.has_counts:
-            rows = rows.with_columns((pl.col("k") / pl.col("n")).alias("__p"))
-        rows = rows.join(values, on="__p", how="left", maintain_order="left")
-    else:
-        values = table.select(*keys, "group_size", *detail, "reachable").lazy()
-        rows = rows.join(values, on=keys, how="left", maintain_order="left", nulls_equal=True)
-    return rows.select([*ds.by, "id", "p", "group_size", *detail, "reachable"])
-
-
 def _percent(share: float) -> str:
     return f"{100 * share:.1f}%"
 
 
-def headline(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions) -> str:
+def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
     """One sentence for the table view, over all prompts (whatever the ``--by`` grouping)."""
-    row = summarize(hist, (), options, bins=None, table=table).row(0, named=True)
+    row = summarize_sized(sized, (), options, bins=None).row(0, named=True)
     total = float(row["prompts"])
-    keys = table_keys(table)
     # p̂ ∈ {0, 1} is unreachable without a prior; under one, only where the posterior keeps p at 0 or 1.
-    edges = hist.join(table.select(*keys, "reachable"), on=keys, how="left", nulls_equal=True)
-    always = float(edges.filter(pl.col("p").is_in([0.0, 1.0]) & ~pl.col("reachable"))["prompts"].sum())
+    always = float(sized.filter(pl.col("p").is_in([0.0, 1.0]) & ~pl.col("reachable"))["prompts"].sum())
     beyond = float(row["unreachable"]) - always
     lead = f"To reach {100 * options.target:g}% fidelity"
     if options.max_silent is not None:
@@ -365,12 +233,12 @@ def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     ]
 
 
-def view(hist: pl.DataFrame, table: pl.DataFrame, options: GroupSizeOptions, by: Sequence[str]) -> View:
+def view(sized: pl.DataFrame, options: GroupSizeOptions, by: Sequence[str], posterior: bool = False) -> View:
     """The table view: the headline over all prompts, short headers, what the columns mean."""
     return View(
-        headline=headline(hist, table, options),
+        headline=headline(sized, options),
         percent=("share_at_target_uniform",),
         labels=LABELS,
         keys=list(by),
-        footer=footer(options, table_keys(table) != ["p"]),
+        footer=footer(options, posterior),
     )

@@ -1,0 +1,235 @@
+"""Each prompt's group size: the table per distinct value, the rows of a dataset with their sizes, per-prompt rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+
+from sigmatool import kernels
+from sigmatool.estimators import Valuation, valuation
+from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
+from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.options import GroupSizeOptions, PriorSpec
+from sigmatool.segments import bin_index
+from sigmatool.sums import batches
+
+FloatArray = NDArray[np.float64]
+DEFAULT_BINS = 10
+
+
+def _posterior_fidelity(val: Valuation, rows: pl.DataFrame, G: FloatArray, o: GroupSizeOptions) -> FloatArray:
+    """``E[E[σ](p, G) | k, n] / E[sqrt(p (1 − p)) | k, n]`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN where G is."""
+    ok = np.isfinite(G)
+    size = np.where(ok, G, 1.0).astype(np.int64)
+    if o.objective == "drgrpo":
+        return np.asarray(np.where(ok, kernels.drgrpo_fidelity(size), np.nan), dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = val.values(rows, "sigma", size, o.std) / val.values(rows, "grpo_limit")
+    return np.asarray(np.where(ok, ratio, np.nan), dtype=np.float64)
+
+
+def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, val: Valuation) -> pl.DataFrame:
+    """:func:`group_size_table` under a prior: per distinct (--by group, k, n), docs/theory.md §7."""
+    distinct = values.select([*val.by, "k", "n", "p"]).unique(maintain_order=True)
+    G = val.group_sizes(
+        distinct,
+        o.target,
+        min_G=o.min_size,
+        max_G=o.max_size,
+        objective=o.objective,
+        std=o.std,
+        max_silent=o.max_silent,
+    )
+    reachable = np.isfinite(G)
+    if o.uniform >= o.min_size:
+        at_uniform = reachable & (G <= o.uniform)
+    else:
+        uniform = np.full(G.shape, float(o.uniform))
+        fine = _posterior_fidelity(val, distinct, uniform, o) >= o.target
+        if o.max_silent is not None:
+            fine &= val.values(distinct, "silent", o.uniform) <= o.max_silent
+        at_uniform = reachable & fine
+    columns = [
+        _integers("group_size", G),
+        pl.Series("reachable", reachable),
+        pl.Series("at_uniform", at_uniform),
+    ]
+    if detail:
+        silent = val.values(distinct, "silent", np.where(reachable, G, 1.0).astype(np.int64))
+        columns += [
+            pl.Series("fidelity_at_group_size", _posterior_fidelity(val, distinct, G, o)).fill_nan(None),
+            pl.Series("silent_at_group_size", np.where(reachable, silent, np.nan)).fill_nan(None),
+        ]
+    return distinct.with_columns(columns)
+
+
+def table_keys(table: pl.DataFrame) -> list[str]:
+    """The columns a group-size table is joined on: ``p``, or under a prior the --by columns, k and n."""
+    return list(table.columns[: table.columns.index("p")]) or ["p"]
+
+
+def group_size_table(
+    values: pl.DataFrame,
+    options: GroupSizeOptions,
+    *,
+    detail: bool = False,
+    prior: str | PriorSpec | Valuation | None = None,
+) -> pl.DataFrame:
+    """Per distinct ``p`` of ``values``: ``group_size`` (Int64, null if unreachable), ``reachable``,
+    ``at_uniform``, with ``options.law`` also ``group_size_law``; with ``detail`` also
+    ``fidelity_at_group_size`` and ``silent_at_group_size``. Under a ``prior`` (fitted to ``values``, a
+    histogram, unless already a :class:`~sigmatool.estimators.Valuation`), per distinct (--by, k, n).
+    """
+    o = options
+    val = valuation(values, (), prior=prior) if prior is not None else None
+    if val is not None and val.posterior:
+        return _posterior_table(values, o, detail, val)
+    distinct = values.select(pl.col("p").cast(pl.Float64)).unique().sort("p")
+    p = distinct["p"].to_numpy()
+    sizes = size_columns(p, o)
+    G, reachable = sizes["group_size"], sizes["reachable"]
+    columns = [
+        _integers("group_size", G),
+        pl.Series("reachable", reachable),
+        pl.Series("at_uniform", sizes["at_uniform"]),
+    ]
+    if o.law:
+        columns.append(_integers("group_size_law", sizes["group_size_law"]))
+    if detail:
+        columns.append(
+            pl.Series("fidelity_at_group_size", fidelity_at(p, G, o.objective, o.std)).fill_nan(None)
+        )
+        silent = np.where(reachable, kernels.silent_probability(p, np.where(reachable, G, 1)), np.nan)
+        columns.append(pl.Series("silent_at_group_size", silent).fill_nan(None))
+    return distinct.with_columns(columns)
+
+
+def size_columns(p: FloatArray, o: GroupSizeOptions) -> dict[str, NDArray[np.generic]]:
+    """Each p's ``group_size`` (NaN if unreachable), ``reachable``, ``at_uniform`` and (with the law)
+    ``group_size_law``."""
+    G = group_sizes(
+        p,
+        o.target,
+        objective=o.objective,
+        std=o.std,
+        min_G=o.min_size,
+        max_G=o.max_size,
+        max_silent=o.max_silent,
+    )
+    reachable = np.isfinite(G)
+    if o.uniform >= o.min_size:
+        # φ and P_silent are monotone in G, so the uniform G reaches the target exactly when G ≤ uniform.
+        at_uniform = reachable & (G <= o.uniform)
+    else:
+        fine = fidelity_at(p, o.uniform, o.objective, o.std) >= o.target
+        if o.max_silent is not None:
+            fine &= kernels.silent_probability(p, o.uniform) <= o.max_silent
+        at_uniform = reachable & fine
+    out: dict[str, NDArray[np.generic]] = {"group_size": G, "reachable": reachable, "at_uniform": at_uniform}
+    if o.law:
+        out["group_size_law"] = law_group_sizes(p, o.target)
+    return out
+
+
+def _integers(name: str, values: NDArray[np.generic]) -> pl.Series:
+    """Integer-valued floats as an Int64 column, NaN as null."""
+    series: pl.Series = pl.Series(name, values, dtype=pl.Float64).fill_nan(None).cast(pl.Int64)
+    return series
+
+
+def _with_sizes(hist: pl.DataFrame, by: Sequence[str], table: pl.DataFrame, law: list[str]) -> pl.DataFrame:
+    """The histogram's rows (--by, p, prompts) with their group sizes from ``table``, in the rows' order."""
+    keys = table_keys(table)
+    return hist.select(list(dict.fromkeys([*by, *keys, "p", "prompts"]))).join(
+        table.select(*keys, "group_size", *law, "reachable", "at_uniform"),
+        on=keys,
+        how="left",
+        maintain_order="left",
+        nulls_equal=True,
+    )
+
+
+def sized_rows(
+    values: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    options: GroupSizeOptions,
+    table: pl.DataFrame | None = None,
+    bins: int | None = DEFAULT_BINS,
+    prior: str | PriorSpec | Valuation | None = None,
+) -> pl.DataFrame:
+    """Rows with their group sizes: a histogram's rows joined to its ``table`` (made if not given, under
+    ``prior`` if any), or
+    streamed rows gathered per (--by group, bin of ``bins``, group size, …), each with one of its pass rates
+    (so summaries with those bins, or none, can be made from them)."""
+    if isinstance(values, pl.LazyFrame):
+        return _streamed_sizes(values, by, options, bins or 1)
+    table = group_size_table(values, options, prior=prior) if table is None else table
+    return _with_sizes(values, by, table, ["group_size_law"] if options.law else [])
+
+
+def _streamed_sizes(
+    rows: pl.LazyFrame, by: Sequence[str], options: GroupSizeOptions, bins: int
+) -> pl.DataFrame:
+    """Streamed rows gathered by what the summary needs of them: its --by group, its bin, its sizes, and
+    whether p̂ is 0 or 1; ``p`` is one of the group's pass rates (all in one bin)."""
+    law = ["group_size_law"] if options.law else []
+    keys = [*by, "__cut", "group_size", *law, "reachable", "at_uniform", "__edge"]
+    partials = []
+    whole = ("group_size", "group_size_law")
+    for batch in batches(rows):
+        p = batch["p"].to_numpy()
+        sized = batch.with_columns(
+            *[
+                _integers(n, v) if n in whole else pl.Series(n, v)
+                for n, v in size_columns(p, options).items()
+            ],
+            pl.Series("__cut", bin_index(p, bins)),
+            pl.Series("__edge", (p == 0.0) | (p == 1.0)),
+        )
+        aggs = [pl.col("weight").sum().alias("prompts"), pl.col("p").first()]
+        partials.append(sized.group_by(keys).agg(aggs))
+    merged = pl.concat(partials).group_by(keys).agg(pl.col("prompts").sum(), pl.col("p").first())
+    return merged.sort(keys, nulls_last=False).drop("__cut", "__edge")
+
+
+def per_prompt(
+    ds: Dataset,
+    values: pl.DataFrame | pl.LazyFrame,
+    options: GroupSizeOptions,
+    prior: str | PriorSpec | Valuation | None = None,
+) -> pl.LazyFrame:
+    """One row per input prompt, streamed: the distinct-value table (with ``detail``) of ``values``, a
+    histogram, joined on p̂ (under a prior on the --by group and counts); for streamed rows (a LazyFrame)
+    each batch of rows gets its own table."""
+    detail = [*(["group_size_law"] if options.law else []), "fidelity_at_group_size", "silent_at_group_size"]
+    rows = per_prompt_frame(ds)
+    columns = [*ds.by, "id", "p", "group_size", *detail, "reachable"]
+    if isinstance(values, pl.LazyFrame):
+
+        def sized(batch: pl.DataFrame) -> pl.DataFrame:
+            table = group_size_table(batch.select(pl.col("__p").alias("p")), options, detail=True)
+            found = batch.join(table.rename({"p": "__p"}), on="__p", how="left", maintain_order="left")
+            return found.select(columns)
+
+        return rows.map_batches(sized, streamable=True, schema=_per_prompt_schema(rows, detail, ds.by))
+    table = group_size_table(values, options, detail=True, prior=prior)
+    keys = table_keys(table)
+    if keys == ["p"]:
+        table_rows = table.select(pl.col("p").alias("__p"), "group_size", *detail, "reachable").lazy()
+        if ds.has_counts:
+            rows = rows.with_columns((pl.col("k") / pl.col("n")).alias("__p"))
+        rows = rows.join(table_rows, on="__p", how="left", maintain_order="left")
+    else:
+        table_rows = table.select(*keys, "group_size", *detail, "reachable").lazy()
+        rows = rows.join(table_rows, on=keys, how="left", maintain_order="left", nulls_equal=True)
+    return rows.select(columns)
+
+
+def _per_prompt_schema(rows: pl.LazyFrame, detail: Sequence[str], by: Sequence[str]) -> pl.Schema:
+    schema = rows.collect_schema()
+    out = {c: schema[c] for c in (*by, "id", "p")} | {"group_size": pl.Int64()}
+    out |= {c: pl.Int64() if c == "group_size_law" else pl.Float64() for c in detail}
+    return pl.Schema(out | {"reachable": pl.Boolean()})
