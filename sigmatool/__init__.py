@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sigmatool.groupsize import GroupSizeOptions, group_size_table, group_sizes
     from sigmatool.groupsize import summarize as groupsize_summary
     from sigmatool.simulate import simulate as run_simulation
+    from sigmatool.sql import histogram_query
 
 # The other analyses load on first use, so that `sigmatool silent` does not pay for their imports.
 _LAZY = {
@@ -32,6 +33,7 @@ _LAZY = {
     "group_sizes": ("sigmatool.groupsize", "group_sizes"),
     "groupsize_summary": ("sigmatool.groupsize", "summarize"),
     "run_simulation": ("sigmatool.simulate", "simulate"),
+    "histogram_query": ("sigmatool.sql", "histogram_query"),
 }
 
 
@@ -60,6 +62,7 @@ __all__ = [
     "group_sizes",
     "groupsize_summary",
     "histogram",
+    "histogram_query",
     "kernels",
     "load",
     "per_prompt_frame",
