@@ -27,7 +27,7 @@ from sigmatool.sql import (
     histogram_query,
     sigmatool_command,
 )
-from tests.conftest import csv_of, invoke
+from tests.conftest import ROOT, csv_of, invoke
 
 QUOTE = {"spark": "`", "bigquery": "`"}
 
@@ -324,3 +324,8 @@ def test_prompt_with_only_rejected_rewards_keeps_a_row_without_counts() -> None:
         schema={"k": pl.Int64, "n": pl.Int64, "prompts": pl.Int64, "bad_rewards": pl.Int64},
     )
     assert_frame_equal(expected, hist.sort("k", nulls_last=False))
+
+
+def test_docs_show_the_query_the_module_writes() -> None:
+    query = histogram_query("rollouts", "prompt_id", "reward", dialect="spark", step_col="step")
+    assert f"```sql\n{query}\n```" in (ROOT / "docs" / "scale.md").read_text(encoding="utf-8")
