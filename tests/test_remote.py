@@ -89,9 +89,7 @@ def test_a_time_out_names_the_endpoint_and_the_limit() -> None:
     error = TimeoutError(
         "Error performing GET http://10.0.0.1:9000/b/k in 60s\n\nCaused by: operation timed out"
     )
-    expected = (
-        "s3://b/k: no answer from http://10.0.0.1:9000 within 7 s (SIGMATOOL_REMOTE_TIMEOUT sets the limit)"
-    )
+    expected = "s3://b/k: no answer from http://10.0.0.1:9000 (each try was given 7 s; SIGMATOOL_REMOTE_TIMEOUT sets it)"
     assert expected == str(describe_error(error, "s3://b/k", {"SIGMATOOL_REMOTE_TIMEOUT": "7"}))
 
 

@@ -310,8 +310,8 @@ def test_a_silent_server_times_out_within_the_stated_limit(s3_server: S3Server, 
     started = time.monotonic()
     line = remote_error(f"s3://{BUCKET}/wide/rollouts.parquet", env)
     elapsed = time.monotonic() - started
-    assert f"no answer from {silent_server} within 1 s" in line
-    # One request and its retries: about 3 × the limit, plus starting Python.
+    assert f"no answer from {silent_server} (each try was given 1 s;" in line
+    # Two tries of one second, plus starting Python.
     assert elapsed < 10
 
 
