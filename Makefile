@@ -23,9 +23,12 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-$(ENGINES_STAMP): $(STAMP)
+# One install of everything (a fresh clone pays for one resolution, not two); it also satisfies `make install`.
+$(ENGINES_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,bench,engines]'
-	touch $(ENGINES_STAMP)
+	touch $(STAMP) $(ENGINES_STAMP)
 
 # Spark needs Java 17: installed here when missing and we are root; otherwise the Spark tests skip and say so.
 java:
