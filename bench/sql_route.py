@@ -1,9 +1,10 @@
 """One machine or an engine? Time the three routes from a rollout log to `sigmatool silent`.
 
-    python bench/sql_route.py --rows 10000000 [--rows 100000000] [--engines duckdb,spark] [--data DIR]
+    python bench/sql_route.py --rows 10000000 [--rows 100000000] [--engines duckdb,spark] [--shuffled]
+                              [--data DIR]
 
-For each size it writes a rollout log as Spark does (``step=N/part-i.parquet``, columns ``prompt_id`` and a
-0/1 ``reward``; 32 rollouts per prompt, 10 steps), then times, each as its own process with its peak memory:
+For each size it writes a rollout log as Spark does (``step=N/part-i.parquet``, 4 files per step, columns
+``prompt_id`` and a 0/1 ``reward``; 10 steps, 32 rollouts per prompt and step), then times, each as its own process with its peak memory:
 
 - ``sigmatool silent LOG --rollouts``: sigmatool reads the log itself;
 - DuckDB: the query of ``sigmatool.sql.histogram_query`` over the files, the result copied to a CSV, then
@@ -62,17 +63,21 @@ spark.stop()
 """
 
 
-def write_log(folder: Path, rows: int, seed: int = 20260614) -> Path:
-    """``rows`` rollouts: each step draws prompts from a pool twice its size, 32 answers each."""
+def write_log(folder: Path, rows: int, shuffled: bool = False, seed: int = 20260614) -> Path:
+    """``rows`` rollouts: each step draws prompts from a pool twice its size, 32 answers each, so a prompt
+    recurs in about half the steps."""
     rng = np.random.default_rng(seed)
     per_step = rows // (STEPS * ROLLOUTS)
     pool = 2 * per_step
     difficulty = np.where(rng.random(pool) < 0.5, rng.beta(0.7, 1.6, pool), rng.beta(1.6, 0.7, pool))
     for step in range(STEPS):
+        # A step's prompts in random order, each with its group of answers together, as trainers log them.
         prompt = np.repeat(rng.choice(pool, size=per_step, replace=False), ROLLOUTS)
         reward = (rng.random(prompt.size) < difficulty[prompt]).astype(np.int8)
-        order = rng.permutation(prompt.size)
-        table = pa.table({"prompt_id": prompt[order], "reward": reward[order]})
+        if shuffled:  # the worst case: a prompt's answers scattered over the step
+            order = rng.permutation(prompt.size)
+            prompt, reward = prompt[order], reward[order]
+        table = pa.table({"prompt_id": prompt, "reward": reward})
         part = folder / f"step={step}"
         part.mkdir(parents=True, exist_ok=True)
         for i, chunk in enumerate(np.array_split(np.arange(table.num_rows), FILES_PER_STEP)):
@@ -127,6 +132,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, action="append", required=True)
     parser.add_argument("--engines", default="duckdb,spark")
     parser.add_argument("--data", type=Path, help="keep the logs here and reuse them")
+    parser.add_argument("--shuffled", action="store_true", help="scatter each prompt's answers over its step")
     args = parser.parse_args()
     root = args.data or Path(tempfile.mkdtemp(prefix="sigmatool-sql-route-"))
     load = os.getloadavg()[0]
@@ -135,9 +141,9 @@ def main() -> None:
     print("|---:|---:|---|---:|---:|---:|")
     try:
         for rows in args.rows:
-            log = root / f"log_{rows}"
+            log = root / f"log_{rows}{'_shuffled' if args.shuffled else ''}"
             if not log.exists():
-                write_log(log, rows)
+                write_log(log, rows, args.shuffled)
             work = Path(tempfile.mkdtemp(dir=root))
             results = routes(log, work, [e for e in args.engines.split(",") if e])
             size = folder_bytes(log) / 2**20
