@@ -28,16 +28,14 @@ from __future__ import annotations
 import math
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from sigmatool.errors import UsageError
 
 if TYPE_CHECKING:
     from sqlglot import exp
 
-Dialect = Literal["duckdb", "spark", "trino", "bigquery", "postgres", "snowflake"]
 DIALECTS: tuple[str, ...] = ("duckdb", "spark", "trino", "bigquery", "postgres", "snowflake")
-RewardType = Literal["number", "boolean"]
 OUTPUT_COLUMNS = ("k", "n", "prompts", "bad_rewards")
 # Columns of the query's intermediate steps.
 RIGHT, USABLE, GRADED, BAD = "right_rewards", "usable_rewards", "graded_rewards", "rejected_rewards"
@@ -86,6 +84,8 @@ def histogram_query(
     result: str = "hist.csv",
 ) -> str:
     """The query in ``dialect``, ending with a comment that gives the sigmatool command for its result."""
+    if command not in COMMANDS:
+        raise UsageError(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}")
     tree = histogram_expression(
         table,
         prompt_col,
@@ -96,8 +96,6 @@ def histogram_query(
         step_col=step_col,
         reward_type=reward_type,
     )
-    if command not in COMMANDS:
-        raise UsageError(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}")
     spelled: exp.Expr = tree.transform(_nan_as_comparison) if dialect in NAN_EQUAL_DIALECTS else tree
     text = spelled.sql(dialect=dialect, pretty=True, identify=True)
     return "\n".join([text, *_footer(command, result, by, step_col, threshold)])

@@ -329,3 +329,17 @@ def test_prompt_with_only_rejected_rewards_keeps_a_row_without_counts() -> None:
 def test_docs_show_the_query_the_module_writes() -> None:
     query = histogram_query("rollouts", "prompt_id", "reward", dialect="spark", step_col="step")
     assert f"```sql\n{query}\n```" in (ROOT / "docs" / "scale.md").read_text(encoding="utf-8")
+
+
+def test_duckdb_runs_the_query_on_awkward_column_names(rollout_log: pl.DataFrame) -> None:
+    plain = rollout_log.select("Prompt ID", "data source", "step", "reward")
+    awkward = plain.rename(
+        {"Prompt ID": "select", "data source": "Order", "step": "group", "reward": 'we"ird`r'}
+    )
+    expected = run_duckdb(
+        histogram_query("rollouts", "Prompt ID", "reward", by=["data source"], step_col="step"), plain
+    )
+    result = run_duckdb(
+        histogram_query("rollouts", "select", 'we"ird`r', by=["Order"], step_col="group"), awkward
+    )
+    assert_frame_equal(expected, result.rename({"Order": "data source", "group": "step"}))
