@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from sigmatool.silent import summarize as silent_summary
     from sigmatool.track import export_pass_rates
     from sigmatool.track import track as track_run
+    from sigmatool.sql import histogram_query
 
 _LAZY = {
     "kernels": ("sigmatool.kernels", None),
@@ -72,6 +73,7 @@ _LAZY = {
     "scan_trainer": ("sigmatool.load.trainers", "scan_trainer"),
     "track_run": ("sigmatool.track", "track"),
     "export_pass_rates": ("sigmatool.track", "export_pass_rates"),
+    "histogram_query": ("sigmatool.sql", "histogram_query"),
 }
 
 
@@ -125,6 +127,7 @@ __all__ = [
     "group_sizes",
     "groupsize_summary",
     "histogram",
+    "histogram_query",
     "kernels",
     "per_prompt_frame",
     "read_histogram",
