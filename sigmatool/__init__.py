@@ -37,9 +37,9 @@ if TYPE_CHECKING:
     from sigmatool.plan import plan as rollout_plan
     from sigmatool.prior import fit_prior
     from sigmatool.silent import summarize as silent_summary
+    from sigmatool.sql import histogram_query
     from sigmatool.track import export_pass_rates
     from sigmatool.track import track as track_run
-    from sigmatool.sql import histogram_query
 
 _LAZY = {
     "kernels": ("sigmatool.kernels", None),
