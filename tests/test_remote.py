@@ -1,4 +1,4 @@
-"""sigmatool.remote without a server: which paths are remote, the time limit, and how errors read.
+"""sigmatool.load.remote without a server: which paths are remote, the time limit, and how errors read.
 Against a real S3 protocol server: tests/engines/test_s3.py."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.remote import (
+from sigmatool.load.remote import (
     DEFAULT_TIMEOUT,
     describe_error,
     expand,

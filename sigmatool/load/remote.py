@@ -1,4 +1,4 @@
-"""Object-store inputs (``s3://``, ``gs://``, ``az://``, ``https://``): options, globs, errors.
+"""Object-store inputs (``s3://``, ``gs://``, ``az://``, ``https://``): options, globs, errors, JSON arrays.
 
 polars reads credentials, region and endpoint from the usual environment variables by itself
 (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN``, ``AWS_REGION``,
@@ -9,9 +9,9 @@ the connection and never answers kept ``sigmatool silent s3://…`` waiting for 
 :func:`storage_options` adds a time limit: ``SIGMATOOL_REMOTE_TIMEOUT`` seconds per try of a request
 (default 60, from connecting to the last byte); retries stop once one limit has passed, so a silent server
 ends a command after about twice the limit (measured: 5.1 s with a limit of 2 s, 11.7 s with 5 s, start-up
-included). :func:`expand` lists the objects a glob matches, :func:`exists` checks one object without
-reading it, and :func:`describe_error` turns a polars or object-store error into one line a person can
-act on.
+included). :func:`expand` lists the objects a glob matches, :func:`read_json` reads a JSON array (the one
+format polars scans only from local files), and :func:`describe_error` turns a polars or object-store error
+into one line a person can act on.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def is_remote(path: str) -> bool:
 
 def has_glob(url: str) -> bool:
     """The object key holds a glob character (*, ? or [)."""
-    return any(c in GLOB_CHARS for c in _key(url))
+    return any(c in GLOB_CHARS for c in key(url))
 
 
 def timeout_seconds(environ: Mapping[str, str] | None = None) -> float:
@@ -88,20 +88,6 @@ def expand(url: str, environ: Mapping[str, str] | None = None) -> list[str]:
     return found
 
 
-def exists(url: str, environ: Mapping[str, str] | None = None) -> bool:
-    """Whether the object exists, from one listing of its folder: no data is read.
-
-    Needs list permission on the bucket (``s3:ListBucket``); a key with glob characters is taken as a
-    pattern that must match something. Without polars' listing, the first bytes of the object are read.
-    """
-    if url.endswith("/"):
-        return False
-    found = _listing(url if has_glob(url) else url + "*", environ)
-    if found is None:
-        return _readable(url, environ)
-    return bool(found) if has_glob(url) else url in found
-
-
 def _listing(pattern: str, environ: Mapping[str, str] | None) -> list[str] | None:
     """Objects matching a glob, or None when this polars does not offer its listing."""
     try:
@@ -116,24 +102,29 @@ def _listing(pattern: str, environ: Mapping[str, str] | None) -> list[str] | Non
         raise describe_error(error, pattern, environ) from error
 
 
-def _readable(url: str, environ: Mapping[str, str] | None) -> bool:
-    options = storage_options(environ)
+def read_text(url: str, environ: Mapping[str, str] | None = None) -> str:
+    """The whole object as text, fetched with polars' own client (credentials, time limits and all).
+
+    polars reads a JSON array only from a local file; its CSV reader fetches any object. Read with a
+    separator and no quote character, each line comes back whole: valid JSON never holds an unescaped
+    control character such as the separator, so only a file that is not JSON could be split.
+    """
     try:
-        pl.scan_csv(
+        lines = pl.scan_csv(
             url,
             has_header=False,
+            separator="\x1f",
+            quote_char=None,
             infer_schema=False,
-            n_rows=1,
-            encoding="utf8-lossy",
-            storage_options=options,
+            storage_options=storage_options(environ),
         ).collect()
-    except FileNotFoundError:
-        return False
     except (OSError, pl.exceptions.PolarsError) as error:
-        if "NoSuchKey" in str(error):
-            return False
-        raise describe_error(error, url, environ) from error
-    return True
+        if is_remote_error(error):
+            raise describe_error(error, url, environ) from error
+        raise
+    if lines.width != 1:
+        raise DataError(f"{url}: cannot read it as json: a line holds a control character (not JSON)")
+    return "\n".join(lines.to_series().fill_null("").to_list())
 
 
 def is_remote_error(error: BaseException) -> bool:
@@ -182,7 +173,8 @@ def _bucket(url: str) -> str:
     return rest.split("/", 1)[0]
 
 
-def _key(url: str) -> str:
+def key(url: str) -> str:
+    """The object key: the URL without its scheme and bucket."""
     rest = _SCHEME.sub("", url)
     return rest.split("/", 1)[1] if "/" in rest else ""
 

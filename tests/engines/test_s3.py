@@ -1,8 +1,5 @@
 """Object stores for real: a moto S3 server in its own process, files uploaded with boto3, and sigmatool
-run as a real process with credentials and endpoint in the usual environment variables.
-
-What works with today's loader is tested as it is; what needs the loader to use sigmatool.remote is
-written and skipped ("needs loader integration")."""
+run as a real process with credentials and endpoint in the usual environment variables."""
 
 from __future__ import annotations
 
@@ -18,13 +15,12 @@ import polars as pl
 import pytest
 
 from sigmatool.errors import DataError
-from sigmatool.remote import exists, expand, storage_options
+from sigmatool.load.remote import expand, storage_options
 from tests.conftest import TOY
 from tests.engines.conftest import ROLLOUTS, S3Server, bytes_requested, csv_out, log_files, sigmatool
 
 BUCKET = "lake"
 REWARD = [*ROLLOUTS, "--reward-col", "reward"]
-NEEDS_LOADER = pytest.mark.skip(reason="needs loader integration")
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +74,7 @@ def env(request: pytest.FixtureRequest, s3_server: S3Server, tmp_path: Path) -> 
     return s3_server.env(PYTHONPATH=without_boto3(tmp_path))
 
 
-# ------------------------------------------------------------------------------------------ today's loader
+# ------------------------------------------------------------------------------------------ the commands
 
 
 def test_rollouts_from_one_object_print_what_the_local_file_prints(
@@ -177,7 +173,7 @@ def remote_error(url: str, env: dict[str, str], read: str = "parquet") -> str:
     """describe_error's line for a read of `url` in a fresh process (polars keeps clients per process)."""
     code = (
         "import sys, polars as pl\n"
-        "from sigmatool.remote import describe_error, storage_options\n"
+        "from sigmatool.load.remote import describe_error, storage_options\n"
         f"scan = pl.scan_{read}\n"
         "try:\n"
         "    scan(sys.argv[1], storage_options=storage_options()).collect_schema()\n"
@@ -223,37 +219,11 @@ def test_expand_in_a_missing_bucket_names_the_bucket(s3_server: S3Server, aws_en
         expand("s3://nothere/logs/*.parquet")
 
 
-def test_exists_finds_an_object(lake: dict[str, int], s3_server: S3Server, aws_env: None) -> None:
-    assert exists(f"s3://{BUCKET}/rates/toy_pass_rates.csv")
-
-
-def test_exists_does_not_take_a_prefix_for_the_object(
-    lake: dict[str, int], s3_server: S3Server, aws_env: None
-) -> None:
-    assert not exists(f"s3://{BUCKET}/rates/toy_pass")
-
-
-def test_exists_reads_no_data(lake: dict[str, int], s3_server: S3Server, aws_env: None) -> None:
-    s3_server.start_recording()
-    exists(f"s3://{BUCKET}/wide/rollouts.parquet")
-    assert 0 == bytes_requested(s3_server.recorded(), lake)
-
-
-def test_exists_without_polars_listing_reads_the_object(
-    lake: dict[str, int], s3_server: S3Server, aws_env: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setitem(sys.modules, "polars.io._expand_paths", None)
-    assert [True, False] == [
-        exists(f"s3://{BUCKET}/rates/toy_pass_rates.csv"),
-        exists(f"s3://{BUCKET}/rates/missing.csv"),
-    ]
-
-
 def test_storage_options_read_what_the_local_file_holds(lake: dict[str, int], s3_server: S3Server) -> None:
     env = s3_server.env(PYTHONPATH=None)
     code = (
         "import sys, polars as pl\n"
-        "from sigmatool.remote import storage_options\n"
+        "from sigmatool.load.remote import storage_options\n"
         "pl.scan_csv(sys.argv[1], storage_options=storage_options()).collect().write_csv(sys.stdout)\n"
     )
     done = subprocess.run(
@@ -333,10 +303,9 @@ def test_storage_options_carry_the_limit_from_the_environment() -> None:
     assert "5s" == storage_options({"SIGMATOOL_REMOTE_TIMEOUT": "5"})["timeout"]
 
 
-# ------------------------------------------------------------------------------------------ after integration
+# ------------------------------------------------------------------------------------------ globs, time limits, JSON arrays, objects gone
 
 
-@NEEDS_LOADER
 def test_a_glob_of_objects_prints_what_the_local_glob_prints(
     lake: dict[str, int], small_log: Path, env: dict[str, str]
 ) -> None:
@@ -344,12 +313,10 @@ def test_a_glob_of_objects_prints_what_the_local_glob_prints(
     assert csv_out("silent", log_files(small_log), *REWARD) == csv_out("silent", remote, *REWARD, env=env)
 
 
-@NEEDS_LOADER
 def test_a_glob_of_csv_objects_is_read(lake: dict[str, int], env: dict[str, str]) -> None:
     assert csv_out("budget", TOY) == csv_out("budget", f"s3://{BUCKET}/rates/*.csv", env=env)
 
 
-@NEEDS_LOADER
 @pytest.mark.parametrize(
     ("url", "changes", "expected"),
     [
@@ -367,7 +334,6 @@ def test_a_failed_read_says_what_to_fix(
     assert expected in done.stderr
 
 
-@NEEDS_LOADER
 def test_a_silent_server_ends_the_command_within_the_limit(s3_server: S3Server, silent_server: str) -> None:
     env = s3_server.env(AWS_ENDPOINT_URL=silent_server, SIGMATOOL_REMOTE_TIMEOUT="2")
     started = time.monotonic()
@@ -377,12 +343,10 @@ def test_a_silent_server_ends_the_command_within_the_limit(s3_server: S3Server, 
     assert time.monotonic() - started < 15
 
 
-@NEEDS_LOADER
 def test_pass_rates_from_a_json_array_object_are_read(lake: dict[str, int], env: dict[str, str]) -> None:
     assert csv_out("budget", TOY) == csv_out("budget", f"s3://{BUCKET}/json/toy_pass_rates.json", env=env)
 
 
-@NEEDS_LOADER
 def test_an_object_gone_before_the_pass_is_a_data_error(
     lake: dict[str, int], s3_server: S3Server, aws_env: None
 ) -> None:
