@@ -25,27 +25,27 @@ names as stored (Snowflake stores unquoted names in upper case: pass ``PROMPT_ID
 
 from __future__ import annotations
 
-import math
 import shlex
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sigmatool.errors import UsageError
+from sigmatool.options.sql import BAD, DIALECTS, GRADED, OUTPUT_COLUMNS, RIGHT, USABLE, SqlOptions
 
 if TYPE_CHECKING:
     from sqlglot import exp
 
-DIALECTS: tuple[str, ...] = ("duckdb", "spark", "trino", "bigquery", "postgres", "snowflake")
-OUTPUT_COLUMNS = ("k", "n", "prompts", "bad_rewards")
-# Columns of the query's intermediate steps.
-RIGHT, USABLE, GRADED, BAD = "right_rewards", "usable_rewards", "graded_rewards", "rejected_rewards"
-# Names a by or step column cannot have: the query's own columns, and those sigmatool refuses as --by
-# columns (sigmatool.load.RESERVED).
-TAKEN = frozenset(
-    name.lower()
-    for name in (*OUTPUT_COLUMNS, RIGHT, USABLE, GRADED, BAD, "p", "weight", "id", "G", "segment", "rows")
-)
-COMMANDS = ("silent", "budget", "groupsize")
+__all__ = [
+    "DIALECTS",
+    "OUTPUT_COLUMNS",
+    "SqlOptions",
+    "histogram_args",
+    "histogram_expression",
+    "histogram_query",
+    "query_text",
+    "sigmatool_command",
+]
+
 # Engines that compare NaN as a value equal to itself and have no NaN test function that sqlglot can spell.
 NAN_EQUAL_DIALECTS = ("postgres", "snowflake")
 ROW_ALIAS = "r"
@@ -54,7 +54,7 @@ ROW_ALIAS = "r"
 def histogram_args(by: Sequence[str] = (), step_col: str | None = None) -> list[str]:
     """The input options that make a sigmatool command read the query's result."""
     args = ["--k-col", "k", "--n-col", "n", "--weight-col", "prompts"]
-    for name in _group_columns(by, step_col):
+    for name in [*by, *([step_col] if step_col else [])]:
         args += ["--by", name]
     return args
 
@@ -83,62 +83,51 @@ def histogram_query(
     command: str = "silent",
     result: str = "hist.csv",
 ) -> str:
-    """The query in ``dialect``, ending with a comment that gives the sigmatool command for its result."""
-    if command not in COMMANDS:
-        raise UsageError(f"unknown command {command!r}; choose one of {', '.join(COMMANDS)}")
-    tree = histogram_expression(
-        table,
-        prompt_col,
-        reward_col,
-        dialect=dialect,
-        threshold=threshold,
-        by=by,
-        step_col=step_col,
-        reward_type=reward_type,
+    """The query in ``dialect``, ending with a comment that gives the sigmatool command for its result.
+
+    The options are those of ``sigmatool sql`` (see :class:`~sigmatool.options.sql.SqlOptions`).
+    """
+    options = SqlOptions(
+        table, prompt_col, reward_col, dialect, threshold, tuple(by), step_col, reward_type, command, result
     )
+    return query_text(options)
+
+
+def query_text(options: SqlOptions) -> str:
+    """The query for ``options`` in its dialect, every identifier quoted, with the closing comment."""
+    tree = histogram_expression(options)
+    dialect = options.dialect
     spelled: exp.Expr = tree.transform(_nan_as_comparison) if dialect in NAN_EQUAL_DIALECTS else tree
     text = spelled.sql(dialect=dialect, pretty=True, identify=True)
-    return "\n".join([text, *_footer(command, result, by, step_col, threshold)])
+    return "\n".join([text, *_footer(options)])
 
 
-def _footer(
-    command: str, result: str, by: Sequence[str], step_col: str | None, threshold: float | None
-) -> list[str]:
-    rejected = "NaN" if threshold is not None else "neither 0 nor 1"
+def _footer(options: SqlOptions) -> list[str]:
+    rejected = "NaN" if options.threshold is not None else "neither 0 nor 1"
+    line = sigmatool_command(options.command, options.result, options.by, options.step_col)
     return [
         f"-- bad_rewards: rewards that are {rejected}; sigmatool --rollouts stops on them, this query leaves",
         "-- them out of k and n (as --skip-invalid does). Check SUM(bad_rewards) = 0, export the result, run:",
-        f"-- {sigmatool_command(command, result, by, step_col)}",
+        f"-- {line}",
     ]
 
 
-def histogram_expression(
-    table: str,
-    prompt_col: str,
-    reward_col: str,
-    *,
-    dialect: str = "duckdb",
-    threshold: float | None = None,
-    by: Sequence[str] = (),
-    step_col: str | None = None,
-    reward_type: str = "number",
-) -> exp.Select:
+def histogram_expression(options: SqlOptions) -> exp.Select:
     """The query as a sqlglot expression tree, independent of any dialect but the table name's."""
     from sqlglot import exp
 
-    _check(dialect, prompt_col, reward_col, threshold, by, step_col, reward_type)
-    groups = _group_columns(by, step_col)
-    right, usable = _reward_flags(reward_col, threshold, reward_type)
+    groups = options.groups
+    right, usable = _reward_flags(options)
     # COUNT(reward) counts the non-null rewards; those not usable are the ones sigmatool rejects.
     per_prompt = (
         exp.select(*[exp.column(g, ROW_ALIAS, quoted=True).as_(g, quoted=True) for g in groups])
         .select(
             _count_where(right).as_(RIGHT),
             _count_where(usable).as_(USABLE),
-            exp.Count(this=exp.column(reward_col, ROW_ALIAS, quoted=True)).as_(GRADED),
+            exp.Count(this=exp.column(options.reward_col, ROW_ALIAS, quoted=True)).as_(GRADED),
         )
-        .from_(exp.alias_(_table(table, dialect), ROW_ALIAS))
-        .group_by(*[exp.column(c, ROW_ALIAS, quoted=True) for c in (*groups, prompt_col)])
+        .from_(exp.alias_(_table(options.table, options.dialect), ROW_ALIAS))
+        .group_by(*[exp.column(c, ROW_ALIAS, quoted=True) for c in (*groups, options.prompt_col)])
     )
     # Distinct names in and out of this step: engines that resolve select-list aliases (DuckDB, Spark,
     # Snowflake) then cannot mistake the nulled k and n for the counts.
@@ -169,12 +158,13 @@ def histogram_expression(
     )
 
 
-def _reward_flags(reward_col: str, threshold: float | None, reward_type: str) -> tuple[exp.Expr, exp.Expr]:
+def _reward_flags(options: SqlOptions) -> tuple[exp.Expr, exp.Expr]:
     """(right, usable) for one rollout row, as sigmatool.load decides them; both false on a null."""
     from sqlglot import exp
 
-    reward = exp.column(reward_col, ROW_ALIAS, quoted=True)
-    if reward_type == "boolean":
+    reward = exp.column(options.reward_col, ROW_ALIAS, quoted=True)
+    threshold = options.threshold
+    if options.reward_type == "boolean":
         return reward, reward.is_(exp.null()).not_()
     if threshold is None:
         return reward.eq(1), reward.isin(0, 1)
@@ -214,48 +204,12 @@ def _nan_as_comparison(node: exp.Expr) -> exp.Expr:
 
 def _table(table: str, dialect: str) -> exp.Table:
     from sqlglot import exp
-    from sqlglot.errors import ParseError
+    from sqlglot.errors import SqlglotError
 
     try:
         parsed = exp.to_table(table, dialect=dialect)
-    except (ParseError, ValueError) as error:
-        raise UsageError(f"table {table!r} is not a table name in {dialect}: {error}") from None
+    except (SqlglotError, ValueError) as error:
+        raise UsageError(f"--table {table!r} is not a table name in {dialect}: {error}") from None
     if not isinstance(parsed, exp.Table) or not parsed.name:
-        raise UsageError(f"table {table!r} is not a table name in {dialect}")
+        raise UsageError(f"--table {table!r} is not a table name in {dialect}")
     return parsed
-
-
-def _group_columns(by: Sequence[str], step_col: str | None) -> list[str]:
-    return [*by, *([step_col] if step_col else [])]
-
-
-def _check(
-    dialect: str,
-    prompt_col: str,
-    reward_col: str,
-    threshold: float | None,
-    by: Sequence[str],
-    step_col: str | None,
-    reward_type: str,
-) -> None:
-    if dialect not in DIALECTS:
-        raise UsageError(f"unknown SQL dialect {dialect!r}; choose one of {', '.join(DIALECTS)}")
-    if reward_type not in ("number", "boolean"):
-        raise UsageError(f"reward type {reward_type!r}: choose number or boolean")
-    if not prompt_col or not reward_col or not all(by) or step_col == "":
-        raise UsageError("column names must not be empty")
-    groups = _group_columns(by, step_col)
-    taken = [g for g in groups if g.lower() in TAKEN]
-    if taken:
-        raise UsageError(
-            f"by/step column(s) {', '.join(map(repr, taken))} clash with the result's columns "
-            f"({', '.join(OUTPUT_COLUMNS)}) or sigmatool's reserved names; rename them in the engine"
-        )
-    folded = [g.lower() for g in groups]
-    if len(set(folded)) < len(folded):
-        raise UsageError("a by/step column is given twice")
-    if threshold is not None:
-        if reward_type == "boolean":
-            raise UsageError("--threshold applies to numeric rewards, not to a boolean reward column")
-        if not math.isfinite(threshold):
-            raise UsageError(f"the threshold must be a finite number, not {threshold}")

@@ -21,13 +21,8 @@ from polars.testing import assert_frame_equal
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load import read_histogram
 from sigmatool.options import InputOptions
-from sigmatool.sql import (
-    DIALECTS,
-    histogram_args,
-    histogram_expression,
-    histogram_query,
-    sigmatool_command,
-)
+from sigmatool.options.sql import SqlOptions
+from sigmatool.sql import DIALECTS, histogram_args, histogram_query, sigmatool_command
 from tests.conftest import ROOT, csv_of, invoke
 
 QUOTE = {"spark": "`", "bigquery": "`"}
@@ -139,30 +134,28 @@ def test_command_is_one_shell_line() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
-        ({"dialect": "mysql"}, "dialect"),
-        ({"by": ["K"]}, "clash"),
-        ({"by": ["prompts"]}, "clash"),
-        ({"step_col": "weight"}, "clash"),
-        ({"by": ["step"], "step_col": "STEP"}, "twice"),
+        ({"dialect": "mysql"}, "--dialect"),
+        ({"by": ("K",)}, "the result has columns of that name"),
+        ({"by": ("prompts",)}, "the result has columns of that name"),
+        ({"step_col": "weight"}, "sigmatool reserves it"),
+        ({"by": ("step",), "step_col": "STEP"}, "once"),
         ({"threshold": math.inf}, "finite"),
         ({"threshold": 0.5, "reward_type": "boolean"}, "boolean"),
-        ({"reward_type": "text"}, "reward type"),
-        ({"by": [""]}, "empty"),
+        ({"reward_type": "text"}, "--reward-type"),
+        ({"by": ("",)}, "empty"),
+        ({"table": ""}, "--table"),
+        ({"command": "simulate"}, "--command"),
     ],
 )
 def test_impossible_request_is_a_usage_error(kwargs: dict[str, object], fragment: str) -> None:
     with pytest.raises(UsageError, match=fragment):
-        histogram_expression("t", "p", "r", **kwargs)  # type: ignore[arg-type]
+        SqlOptions(**{"table": "t", "prompt_col": "p", "reward_col": "r", **kwargs})  # type: ignore[arg-type]
 
 
-def test_table_that_is_not_a_name_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="table"):
-        histogram_expression("", "p", "r")
-
-
-def test_unknown_command_is_a_usage_error() -> None:
-    with pytest.raises(UsageError, match="command"):
-        histogram_query("t", "p", "r", command="simulate")
+@pytest.mark.parametrize("table", ['"unclosed', "`half"])
+def test_table_that_is_not_a_name_is_a_usage_error(table: str) -> None:
+    with pytest.raises(UsageError, match="--table"):
+        histogram_query(table, "p", "r", dialect="spark")
 
 
 def test_importing_the_module_does_not_import_sqlglot() -> None:
@@ -285,6 +278,8 @@ CASES = [
         ["budget"], {"reward_col": "score", "threshold": 0.7, "step_col": "step"}, id="budget-threshold"
     ),
     pytest.param(["groupsize"], {"reward_col": "passed", "reward_type": "boolean"}, id="groupsize-boolean"),
+    pytest.param(["plan", "--budget", "6"], {}, id="plan"),
+    pytest.param(["plan"], {"by": ["data source"], "reward_col": "score", "threshold": 0.5}, id="plan-by"),
 ]
 
 
