@@ -163,7 +163,9 @@ def test_importing_the_module_does_not_import_sqlglot() -> None:
     import sys
 
     code = "import sys, sigmatool.sql; print('sqlglot' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=True
+    )
     assert "False" == out.stdout.strip()
 
 

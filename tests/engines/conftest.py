@@ -96,12 +96,27 @@ def sigmatool(
     """Run the installed command as a real process."""
     return subprocess.run(
         [str(SIGMATOOL), *[str(a) for a in args]],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         env=env,
         timeout=timeout,
         check=False,
     )
+
+
+def printed_query(dialect: str, **options: Any) -> str:
+    """The query `sigmatool sql` prints (a real process) for the log registered as ``rollouts``.
+
+    ``options``: reward_col, threshold, by (a list), step_col, as the command's options.
+    """
+    args: list[object] = ["sql", "--dialect", dialect, "--table", "rollouts", "--prompt-col", "prompt_id"]
+    for name, value in options.items():
+        for one in value if isinstance(value, list) else [value]:
+            args += ["--" + name.replace("_", "-"), one]
+    done = sigmatool(*args)
+    assert 0 == done.returncode, done.stderr
+    return done.stdout
 
 
 _printed: dict[tuple[str, ...], str] = {}
@@ -248,7 +263,11 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
     env["MOTO_RECORDER_FILEPATH"] = str(log.with_name("recording.jsonl"))
     with open(log, "wb") as out:
         process = subprocess.Popen(
-            [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)], env=env, stdout=out, stderr=out
+            [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
         )
     try:
         _wait_until_up(url, process)

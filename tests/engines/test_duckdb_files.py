@@ -9,17 +9,18 @@ import duckdb
 import polars as pl
 import pytest
 
-from sigmatool.sql import histogram_args, histogram_query
-from tests.engines.conftest import BIG_ROWS, COMMANDS, ROLLOUTS, csv_out, log_files
+from sigmatool.sql import histogram_args
+from tests.engines.conftest import BIG_ROWS, COMMANDS, ROLLOUTS, csv_out, log_files, printed_query
 
 
 def duckdb_histogram(log: Path, out: Path, **query_args: object) -> Path:
-    """Run the generated DuckDB SQL over the log's files and COPY the result to `out` (CSV or parquet)."""
+    """Run the query `sigmatool sql` prints over the log's files and COPY the result to `out` (CSV or
+    parquet)."""
     con = duckdb.connect()
     try:
         glob = log_files(log).replace("'", "''")
         con.execute(f"CREATE VIEW rollouts AS SELECT * FROM read_parquet('{glob}', hive_partitioning = true)")
-        query = histogram_query("rollouts", "prompt_id", **{"reward_col": "reward", **query_args})  # type: ignore[arg-type]
+        query = printed_query("duckdb", **{"reward_col": "reward", **query_args})
         fmt = "(FORMAT parquet)" if out.suffix == ".parquet" else "(HEADER, DELIMITER ',')"
         target = str(out).replace("'", "''")
         con.execute(f"COPY ({query}\n) TO '{target}' {fmt}")

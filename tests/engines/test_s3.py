@@ -183,7 +183,13 @@ def remote_error(url: str, env: dict[str, str], read: str = "parquet") -> str:
         "    print('read')\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, url], env=env, capture_output=True, text=True, timeout=120, check=True
+        [sys.executable, "-c", code, url],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     return done.stdout.strip()
 
@@ -229,6 +235,7 @@ def test_storage_options_read_what_the_local_file_holds(lake: dict[str, int], s3
     done = subprocess.run(
         [sys.executable, "-c", code, f"s3://{BUCKET}/rates/toy_pass_rates.csv"],
         env=env,
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
@@ -311,6 +318,14 @@ def test_a_glob_of_objects_prints_what_the_local_glob_prints(
 ) -> None:
     remote = f"s3://{BUCKET}/logs/step=*/*.parquet"
     assert csv_out("silent", log_files(small_log), *REWARD) == csv_out("silent", remote, *REWARD, env=env)
+
+
+def test_the_step_folders_of_objects_are_a_by_column(
+    lake: dict[str, int], small_log: Path, env: dict[str, str]
+) -> None:
+    remote = f"s3://{BUCKET}/logs/step=*/*.parquet"
+    by_step = [*REWARD, "--by", "step"]
+    assert csv_out("budget", log_files(small_log), *by_step) == csv_out("budget", remote, *by_step, env=env)
 
 
 def test_a_glob_of_csv_objects_is_read(lake: dict[str, int], env: dict[str, str]) -> None:

@@ -1,6 +1,7 @@
-"""The SQL route on a real Spark: the generated Spark SQL, run by a local SparkSession on a multi-file
-rollout log in Hive-style step=N folders, gives a histogram on which every command prints exactly what
-`--rollouts` prints on the log itself (real processes, CSV output compared as text)."""
+"""The SQL route on a real Spark: the query `sigmatool sql --dialect spark` prints, run by a local
+SparkSession on a multi-file rollout log in Hive-style step=N folders, gives a histogram on which every
+command prints exactly what `--rollouts` prints on the log itself (real processes, CSV output compared as
+text)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from sigmatool.sql import histogram_args, histogram_query
-from tests.engines.conftest import BIG_ROWS, COMMANDS, ROLLOUTS, csv_out, log_files
+from sigmatool.sql import histogram_args
+from tests.engines.conftest import BIG_ROWS, COMMANDS, ROLLOUTS, csv_out, log_files, printed_query
 
 Histogram = Callable[..., str]
 
@@ -28,7 +29,7 @@ def spark_histogram(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> His
         if key not in done:
             spark.read.parquet(str(log)).createOrReplaceTempView("rollouts")
             args = {"reward_col": "reward", **query_args}
-            result = spark.sql(histogram_query("rollouts", "prompt_id", dialect="spark", **args))
+            result = spark.sql(printed_query("spark", **args))
             out = tmp_path_factory.mktemp("spark-hist")
             writer = result.write.mode("overwrite")
             if fmt == "csv":
@@ -55,7 +56,7 @@ def test_spark_histogram_prints_what_rollouts_prints(
 def test_spark_histogram_by_source_with_threshold(
     spark_histogram: Histogram, small_log: Path, command: str
 ) -> None:
-    hist = spark_histogram(small_log, reward_col="score", threshold=0.6, by=["source"])
+    hist = spark_histogram(small_log, "csv", reward_col="score", threshold=0.6, by=["source"])
     rollouts = [*ROLLOUTS, "--reward-col", "score", "--threshold", "0.6", "--by", "source"]
     direct = csv_out(*COMMANDS[command], log_files(small_log), *rollouts)
     assert direct == csv_out(*COMMANDS[command], hist, *histogram_args(["source"]))
@@ -74,13 +75,14 @@ def test_spark_per_step_histogram_matches_each_steps_folder(
         assert direct == csv_out(*COMMANDS[command], one_step, *histogram_args())
 
 
-@pytest.mark.skip(reason="needs loader integration: Hive partition columns (step=N folders) as columns")
-def test_spark_per_step_histogram_equals_rollouts_by_step(
-    spark_histogram: Histogram, small_log: Path
+@pytest.mark.parametrize("command", COMMANDS)
+def test_spark_per_step_histogram_equals_rollouts_by_the_step_folders(
+    spark_histogram: Histogram, small_log: Path, command: str
 ) -> None:
     hist = spark_histogram(small_log, step_col="step")
-    direct = csv_out("silent", log_files(small_log), *ROLLOUTS, "--reward-col", "reward", "--by", "step")
-    assert direct == csv_out("silent", hist, *histogram_args(step_col="step"))
+    rollouts = [*ROLLOUTS, "--reward-col", "reward", "--by", "step"]
+    direct = csv_out(*COMMANDS[command], log_files(small_log), *rollouts)
+    assert direct == csv_out(*COMMANDS[command], hist, *histogram_args(step_col="step"))
 
 
 def test_spark_histogram_counts_every_graded_row_of_a_big_log(
