@@ -7,7 +7,7 @@ For each size it writes a rollout log as Spark does (``step=N/part-i.parquet``, 
 ``prompt_id`` and a 0/1 ``reward``; 10 steps, 32 rollouts per prompt and step), then times, each as its own process with its peak memory:
 
 - ``sigmatool silent LOG --rollouts``: sigmatool reads the log itself;
-- DuckDB: the query of ``sigmatool.sql.histogram_query`` over the files, the result copied to a CSV, then
+- DuckDB: the query ``sigmatool sql`` prints, run over the files, the result copied to a CSV, then
   ``sigmatool silent`` on it;
 - Spark: a local SparkSession on every core (start-up included) runs the same query in Spark SQL and
   writes a CSV, then ``sigmatool silent`` on it; its peak memory adds the JVM's (from /proc) to Python's.
@@ -39,23 +39,20 @@ COMMAND = ["silent", "--G", "4,8,16", "--format", "csv"]
 
 DUCKDB = """
 import sys, duckdb
-from sigmatool.sql import histogram_query
-log, out = sys.argv[1:3]
+log, out, query = sys.argv[1:4]
 con = duckdb.connect()
 con.execute(f"CREATE VIEW rollouts AS SELECT * FROM read_parquet('{log}/*/*.parquet', hive_partitioning = true)")
-con.execute(f"COPY ({histogram_query('rollouts', 'prompt_id', 'reward')}\\n) TO '{out}' (HEADER)")
+con.execute(f"COPY ({open(query).read()}) TO '{out}' (HEADER)")
 """
 
 SPARK = """
 import sys
 from pyspark.sql import SparkSession
-from sigmatool.sql import histogram_query
-log, out = sys.argv[1:3]
+log, out, query = sys.argv[1:4]
 spark = SparkSession.builder.master("local[*]").config("spark.ui.enabled", "false").getOrCreate()
 spark.sparkContext.setLogLevel("ERROR")
 spark.read.parquet(log).createOrReplaceTempView("rollouts")
-query = histogram_query("rollouts", "prompt_id", "reward", dialect="spark")
-spark.sql(query).coalesce(1).write.mode("overwrite").option("header", True).csv(out)
+spark.sql(open(query).read()).coalesce(1).write.mode("overwrite").option("header", True).csv(out)
 # The JVM is not this process's child to wait for: report its peak resident memory from /proc.
 jvm = spark.sparkContext._gateway.proc.pid
 print("jvm-peak-kib", [line.split()[1] for line in open(f"/proc/{jvm}/status") if line.startswith("VmHWM")][0])
@@ -91,6 +88,7 @@ def measure(argv: list[str]) -> tuple[float, float, str]:
         start = time.perf_counter()
         done = subprocess.run(
             ["/usr/bin/time", "-f", "%M", "-o", report.name, *argv],
+            stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
             check=False,
@@ -115,7 +113,11 @@ def routes(log: Path, work: Path, engines: list[str]) -> list[tuple[str, float, 
     for engine in engines:
         target = work / f"{engine}-hist.csv"
         code = DUCKDB if engine == "duckdb" else SPARK
-        wall, peak, printed = measure([sys.executable, "-c", code, str(log), str(target)])
+        query = work / f"{engine}.sql"
+        measure(
+            [sigmatool, "sql", "--dialect", engine, "--table", "rollouts", *rollouts[1:], "-o", str(query)]
+        )
+        wall, peak, printed = measure([sys.executable, "-c", code, str(log), str(target), str(query)])
         jvm = re.search(r"jvm-peak-kib (\d+)", printed)
         if jvm:
             peak += int(jvm.group(1)) / 1024  # the JVM's own peak, beside the Python driver

@@ -13,6 +13,7 @@ from sigmatool.load.remote import (
     has_glob,
     is_remote,
     is_remote_error,
+    options_for,
     storage_options,
     timeout_seconds,
 )
@@ -105,3 +106,13 @@ def test_a_bucket_without_a_key_asks_for_an_object() -> None:
 
 def test_a_parse_error_is_not_a_remote_error() -> None:
     assert not is_remote_error(ValueError("could not parse 'x' as dtype i64"))
+
+
+@pytest.mark.parametrize("url", ["s3://b/k", "gs://b/k", "az://c/k", "https://host/k.csv"])
+def test_object_store_clients_get_the_time_limits(url: str) -> None:
+    assert storage_options({}) == options_for(url, {})
+
+
+def test_the_hugging_face_client_gets_no_options() -> None:
+    # polars refuses them: "unknown configuration key for HF: timeout".
+    assert options_for("hf://datasets/org/name/train.parquet", {}) is None

@@ -23,7 +23,7 @@ from sigmatool.load import read_histogram
 from sigmatool.options import InputOptions
 from sigmatool.options.sql import SqlOptions
 from sigmatool.sql import DIALECTS, histogram_args, histogram_query, sigmatool_command
-from tests.conftest import ROOT, csv_of, invoke
+from tests.conftest import csv_of, invoke
 
 QUOTE = {"spark": "`", "bigquery": "`"}
 
@@ -322,11 +322,6 @@ def test_prompt_with_only_rejected_rewards_keeps_a_row_without_counts() -> None:
         schema={"k": pl.Int64, "n": pl.Int64, "prompts": pl.Int64, "bad_rewards": pl.Int64},
     )
     assert_frame_equal(expected, hist.sort("k", nulls_last=False))
-
-
-def test_docs_show_the_query_the_module_writes() -> None:
-    query = histogram_query("rollouts", "prompt_id", "reward", dialect="spark", step_col="step")
-    assert f"```sql\n{query}\n```" in (ROOT / "docs" / "scale.md").read_text(encoding="utf-8")
 
 
 def test_duckdb_runs_the_query_on_awkward_column_names(rollout_log: pl.DataFrame) -> None:

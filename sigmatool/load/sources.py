@@ -86,7 +86,8 @@ class Source:
 
     def storage(self) -> dict[str, Any] | None:
         """Options for polars' object-store client: the time limits (see :mod:`sigmatool.load.remote`)."""
-        return dict(remote.storage_options()) if self.remote else None
+        options = remote.options_for(self.path) if self.remote else None
+        return dict(options) if options else None
 
     def scan(self, schema: dict[str, pl.DataType] | None = None) -> pl.LazyFrame:
         """Lazy scan. ``schema`` fixes the dtypes of the named columns (JSON: and reads only those)."""
