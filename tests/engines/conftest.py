@@ -25,8 +25,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from tests.conftest import run_cli
+
 BIN = Path(sys.executable).parent
-SIGMATOOL = BIN / "sigmatool"
 JAVA_HINT = "Spark needs Java 17: run `apt-get install -y openjdk-17-jre-headless` (as root)"
 CLI_TIMEOUT = 120
 SOURCES = np.array(["gsm8k", "math", "olympiad"])
@@ -93,16 +94,11 @@ def write_log(
 def sigmatool(
     *args: object, env: dict[str, str] | None = None, timeout: float = CLI_TIMEOUT
 ) -> subprocess.CompletedProcess[str]:
-    """Run the installed command as a real process."""
-    return subprocess.run(
-        [str(SIGMATOOL), *[str(a) for a in args]],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
+    """Run sigmatool as a real process (tests.conftest.run_cli), in exactly the environment ``env`` if given."""
+    if env is None:
+        return run_cli(*args, timeout=timeout)
+    removed: dict[str, str | None] = {name: None for name in os.environ if name not in env}
+    return run_cli(*args, env={**removed, **env}, timeout=timeout)
 
 
 def printed_query(dialect: str, **options: Any) -> str:
