@@ -62,7 +62,9 @@ ResultOpt = Annotated[
 ]
 OutputOpt = Annotated[
     str | None,
-    typer.Option("--output", "-o", help="Write the query to this file (atomically) instead of stdout."),
+    typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the query to this file (atomically) instead of stdout."
+    ),
 ]
 
 
