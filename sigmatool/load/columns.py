@@ -89,9 +89,10 @@ def source_schema(source: Source) -> tuple[pl.Schema, bool]:
     """
     try:
         return source.scan().collect_schema(), False
-    except pl.exceptions.SchemaError:
+    except pl.exceptions.SchemaError as exc:
         if source.fmt not in ("json", "jsonl") or source.remote:
-            raise
+            # An object is not read twice (once for its keys) to work around a column polars cannot type.
+            raise read_error(source, exc) from exc
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise read_error(source, exc) from exc
     return pl.Schema(dict.fromkeys(_json_keys(source.path), pl.String())), True

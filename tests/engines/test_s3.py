@@ -327,6 +327,16 @@ def test_the_step_folders_of_objects_are_a_by_column(
     assert csv_out("budget", log_files(small_log), *by_step) == csv_out("budget", remote, *by_step, env=env)
 
 
+def test_json_lines_whose_types_polars_cannot_unify_are_one_line(
+    lake: dict[str, int], s3_server: S3Server
+) -> None:
+    body = b'{"pass_rate": 0.5, "tags": [1]}\n{"pass_rate": 0.25, "tags": 3}\n'
+    s3_server.client().put_object(Bucket=BUCKET, Key="json/mixed.jsonl", Body=body)
+    done = sigmatool("budget", f"s3://{BUCKET}/json/mixed.jsonl", env=s3_server.env())
+    assert 1 == done.returncode
+    assert f"s3://{BUCKET}/json/mixed.jsonl: cannot read it as jsonl" in one_error_line(done.stderr)
+
+
 def test_a_glob_of_csv_objects_is_read(lake: dict[str, int], env: dict[str, str]) -> None:
     assert csv_out("budget", TOY) == csv_out("budget", f"s3://{BUCKET}/rates/*.csv", env=env)
 
