@@ -4,12 +4,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 RUNTIME := $(VENV)/.runtime
 TESTING := $(VENV)/.testing
+ENGINES := $(VENV)/.engines
+JAVA_PACKAGE := openjdk-17-jre-headless
 
-.PHONY: help install demo test lint typecheck pytest docs test-floors bench bench-quick clean
+.PHONY: help install demo test test-engines java lint typecheck pytest docs test-floors bench bench-quick clean
 
 help:
 	@echo "make demo         set up (runtime dependencies only) and run sigmatool silent on the bundled Big-Math sample"
 	@echo "make test         set up (with test dependencies) and run the tests with coverage, ruff and mypy"
+	@echo "make test-engines the SQL route on Spark and DuckDB, object stores on an S3 server (needs Java)"
 	@echo "make docs         rewrite the output shown under every example in README.md and docs/ from real runs"
 	@echo "make test-floors  run a smoke subset of the tests on the oldest declared dependencies"
 	@echo "make bench-quick  a benchmark that finishes in under a minute"
@@ -25,7 +28,23 @@ $(TESTING): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $@
 
+# The test dependencies come in the same resolution (a fresh clone pays for one, not two).
+$(ENGINES): $(RUNTIME)
+	$(BIN)/python -m pip install --quiet -e '.[test,bench,engines]'
+	touch $(TESTING) $@
+
 install: $(RUNTIME)
+
+# Spark needs Java 17: installed here when missing and we are root; otherwise the Spark tests skip and say so.
+java:
+	@command -v java >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y $(JAVA_PACKAGE) \
+			|| { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(JAVA_PACKAGE); }; \
+		else \
+			echo "no java: the Spark tests will skip (as root: apt-get install -y $(JAVA_PACKAGE))"; \
+		fi; \
+	}
 
 demo: $(RUNTIME)
 	$(BIN)/sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16,32,64
@@ -45,6 +64,9 @@ typecheck: $(TESTING)
 
 test: pytest lint typecheck
 
+test-engines: $(ENGINES) java
+	$(BIN)/python -m pytest -q -p no:cacheprovider tests/engines
+
 docs: $(TESTING)
 	$(BIN)/python -m tests.refresh_docs
 
@@ -55,7 +77,7 @@ FLOORS       ?= .venv-floors
 FLOORS_STAMP := $(FLOORS)/.installed
 FLOORS_TESTS := tests/test_kernels.py tests/test_silent.py tests/test_budget.py tests/test_groupsize.py \
                 tests/test_simulate.py tests/test_load.py tests/test_render.py tests/test_package.py \
-                .ci/test_floor_docs.py sigmatool
+                tests/test_sql.py tests/test_sql_cli.py .ci/test_floor_docs.py sigmatool
 
 $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	rm -rf $(FLOORS)
@@ -65,7 +87,7 @@ $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	touch $(FLOORS_STAMP)
 
 test-floors: $(FLOORS_STAMP)
-	$(FLOORS)/bin/python -m pip list 2>/dev/null | grep -iE '^(typer|click|polars|rich|numpy|scipy) '
+	$(FLOORS)/bin/python -m pip list 2>/dev/null | grep -iE '^(typer|click|polars|rich|numpy|scipy|sqlglot) '
 	$(FLOORS)/bin/python -m pytest -q -p no:cacheprovider $(FLOORS_TESTS)
 
 bench: $(TESTING)

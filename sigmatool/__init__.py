@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from sigmatool.plan import plan as rollout_plan
     from sigmatool.prior import fit_prior
     from sigmatool.silent import summarize as silent_summary
+    from sigmatool.sql import histogram_query
     from sigmatool.track import export_pass_rates
     from sigmatool.track import track as track_run
 
@@ -72,6 +73,7 @@ _LAZY = {
     "scan_trainer": ("sigmatool.load.trainers", "scan_trainer"),
     "track_run": ("sigmatool.track", "track"),
     "export_pass_rates": ("sigmatool.track", "export_pass_rates"),
+    "histogram_query": ("sigmatool.sql", "histogram_query"),
 }
 
 
@@ -125,6 +127,7 @@ __all__ = [
     "group_sizes",
     "groupsize_summary",
     "histogram",
+    "histogram_query",
     "kernels",
     "per_prompt_frame",
     "read_histogram",

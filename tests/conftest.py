@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -81,17 +82,21 @@ def run_cli(
     *args: object,
     stdin: bytes | None = None,
     cwd: Path | None = None,
-    env: dict[str, str] | None = None,
+    env: Mapping[str, str | None] | None = None,
     timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m sigmatool`` as a real process; stdin is /dev/null unless bytes are given."""
+    """Run ``python -m sigmatool`` as a real process; stdin is /dev/null unless bytes are given.
+
+    ``env`` changes this process's environment for it: a value of None removes the variable.
+    """
+    changed = {**os.environ, **(env or {})}
     done = subprocess.run(
         [sys.executable, "-m", "sigmatool", *[str(a) for a in args]],
         input=stdin,
         stdin=None if stdin is not None else subprocess.DEVNULL,
         capture_output=True,
         cwd=cwd,
-        env={**os.environ, **(env or {})},
+        env={name: value for name, value in changed.items() if value is not None},
         timeout=timeout,
         check=False,
     )

@@ -10,6 +10,7 @@ import pytest
 from tests.conftest import ROOT, invoke
 
 README = ROOT / "README.md"
+TEXT_COMMANDS = ("sql",)
 
 
 def code_blocks(path: Path) -> list[list[str]]:
@@ -47,7 +48,8 @@ def run_example(command: str) -> tuple[int, list[str]]:
     """Run one documented command in-process; `| head -N` and `| grep -v TEXT` after it are applied."""
     command, *filters = command.split("|")
     args = shlex.split(command)[1:]
-    if "--format" not in args and "-f" not in args and "-o" not in args:
+    # `sql` prints a query, not a frame: it has no --format.
+    if args[0] not in TEXT_COMMANDS and "--format" not in args and "-f" not in args and "-o" not in args:
         args += ["--format", "table"]
     result = invoke(*args)
     out = result.stdout.splitlines()

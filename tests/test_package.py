@@ -35,12 +35,13 @@ def _loaded_by(code: str) -> set[str]:
         "sigmatool.silent",
         "sigmatool.track",
         "sigmatool.load",
+        "sigmatool.sql",
     ],
 )
 def test_starting_the_cli_loads_no_analysis(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")
 
 
-@pytest.mark.parametrize("module", ["polars", "numpy", "scipy", "matplotlib"])
+@pytest.mark.parametrize("module", ["polars", "numpy", "scipy", "matplotlib", "sqlglot"])
 def test_starting_the_cli_imports_no_heavy_library(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")

@@ -25,6 +25,7 @@ from sigmatool.load import histogram as _histogram
 from sigmatool.load import rows as _rows
 from sigmatool.load.columns import pick_rate_column, project, reward_flags, rollout_frame, source_schema
 from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
+from sigmatool.load.failures import first_line
 from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.logs import trainer_dataset, trainer_log
 from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
@@ -34,7 +35,6 @@ from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
     bundled_sample,
-    first_line,
     opened,
     parquet_rows,
     sample_options,

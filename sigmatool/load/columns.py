@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from sigmatool.errors import DataError
+from sigmatool.load.failures import read_error
 from sigmatool.load.names import (
     BAD,
     BAD_REWARDS,
@@ -29,7 +30,7 @@ from sigmatool.load.names import (
     ROW,
     USABLE,
 )
-from sigmatool.load.sources import Source, csv_header, read_error
+from sigmatool.load.sources import Source, csv_header
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 
@@ -88,9 +89,10 @@ def source_schema(source: Source) -> tuple[pl.Schema, bool]:
     """
     try:
         return source.scan().collect_schema(), False
-    except pl.exceptions.SchemaError:
+    except pl.exceptions.SchemaError as exc:
         if source.fmt not in ("json", "jsonl") or source.remote:
-            raise
+            # An object is not read twice (once for its keys) to work around a column polars cannot type.
+            raise read_error(source, exc) from exc
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise read_error(source, exc) from exc
     return pl.Schema(dict.fromkeys(_json_keys(source.path), pl.String())), True
@@ -184,6 +186,22 @@ def _scan(
     return source.scan(as_text)
 
 
+def _folder_columns(
+    source: Source, needed: Sequence[str], schema: pl.Schema
+) -> tuple[pl.Schema, list[pl.Expr]]:
+    """Needed columns the file lacks but its folders name (``step=3/part-0.parquet``, as Spark and Hive
+    write partitions): the schema with them, and each as the file's constant. A column the file has wins."""
+    values = source.partitions
+    columns = [
+        pl.lit(values[c], pl.Int64 if isinstance(values[c], int) else None).alias(c)
+        for c in needed
+        if c not in schema and c in values
+    ]
+    if not columns:
+        return schema, []
+    return pl.Schema({**schema, **pl.select(columns).schema}), columns
+
+
 def project(
     source: Source, opts: InputOptions, text_cols: Sequence[str], form: ValueForm, originals: bool = False
 ) -> tuple[pl.LazyFrame, list[str]]:
@@ -192,6 +210,7 @@ def project(
     ``originals``: keep every column of the source as it is, with the internal columns after them.
     """
     schema, listed_only = source_schema(source)
+    schema, folders = _folder_columns(source, needed_columns(opts), schema)
     needed = [c for c in needed_columns(opts) if c not in _nested(opts, schema)]
     if (
         source.fmt in ("json", "jsonl")
@@ -207,7 +226,7 @@ def project(
             raise DataError(
                 f"{source.label}: column name(s) {', '.join(map(repr, clash))} are reserved; rename them"
             )
-    lf = _scan(source, schema, listed_only, needed, text_cols, originals)
+    lf = _scan(source, schema, listed_only, needed, text_cols, originals).with_columns(folders)
     lf = lf.with_row_index(ROW, offset=1)
     exprs: list[pl.Expr] = [] if originals else [pl.col(b) for b in opts.by]
     exprs.append(pl.col(ROW))
@@ -260,11 +279,14 @@ def reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Ex
     reward = pl.col(REWARD)
     if dtype == pl.Boolean:
         return reward.fill_null(False), reward.is_not_null()
-    # Numbers are compared in their own dtype (no cast per row); text is parsed and mostly fails.
-    value = reward if dtype.is_numeric() else reward.cast(pl.Float64, strict=False)
+    # 0 and 1 are exact in every numeric dtype: compared in their own (no cast per row). A threshold is
+    # compared in double precision, as SQL engines compare a float column with a double literal (a float32
+    # 0.7 is below 0.7); text is parsed and mostly fails.
     if opts.threshold is not None:
-        usable = value.is_not_null() & ~value.cast(pl.Float64).is_nan()
+        value = reward.cast(pl.Float64, strict=False)
+        usable = value.is_not_null() & ~value.is_nan()
         return (value >= opts.threshold).fill_null(False) & usable, usable
+    value = reward if dtype.is_numeric() else reward.cast(pl.Float64, strict=False)
     return (value == 1).fill_null(False), ((value == 0) | (value == 1)).fill_null(False)
 
 

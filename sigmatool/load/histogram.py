@@ -14,8 +14,8 @@ import polars as pl
 from sigmatool.errors import DataError
 from sigmatool.load.columns import numeric, rollout_aggregates
 from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.failures import data_error
 from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_P, RAW_W, UNGRADED
-from sigmatool.load.sources import first_line
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
 
@@ -55,7 +55,7 @@ def aggregate(
     return lf.group_by(keys).agg(aggs).collect(engine="streaming")
 
 
-def _late_text(exc: pl.exceptions.PolarsError) -> bool:
+def _late_text(exc: BaseException) -> bool:
     """A CSV or JSON column held text past the rows used to guess its type."""
     return isinstance(exc, pl.exceptions.ComputeError) and "could not parse" in str(exc)
 
@@ -81,14 +81,14 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
     """
     try:
         grouped = _group(ds, on_rows)
-    except pl.exceptions.PolarsError as exc:
+    except (pl.exceptions.PolarsError, OSError) as exc:
         if not _late_text(exc) or ds.text_cols or not text_columns(ds):
-            raise DataError(f"cannot read the input: {first_line(exc)}") from exc
+            raise data_error(ds.sources, exc) from exc
         ds = reload(ds, text_columns(ds))
         try:
             grouped = _group(ds, on_rows)
-        except pl.exceptions.PolarsError as again:
-            raise DataError(f"cannot read the input: {first_line(again)}") from again
+        except (pl.exceptions.PolarsError, OSError) as again:
+            raise data_error(ds.sources, again) from again
     frame, notes = _check(grouped, ds, reload)
     return Histogram(frame, ds, (*ds.notes, *notes))
 

@@ -19,16 +19,19 @@ import shutil
 import stat
 import sys
 import tempfile
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import polars as pl
 
 from sigmatool.cleanup import owned
 from sigmatool.errors import DataError, UsageError
+from sigmatool.load import remote
+from sigmatool.load.failures import looks_like, read_error
 from sigmatool.options import InputFormat, InputOptions
 
 SAMPLE_NAME = "bigmath_solve_rates.parquet"
@@ -47,14 +50,7 @@ EXTENSIONS = {
     ".ndjson": "jsonl",
     ".json": "json",
 }
-# Magic numbers of formats a text reader would misread.
-MAGIC = {
-    b"PAR1": "a parquet file",
-    b"\x1f\x8b": "gzip-compressed",
-    b"PK\x03\x04": "a zip archive (a torch.save checkpoint?)",
-    b"\x80": "a Python pickle",
-    b"(\xb5/\xfd": "zstd-compressed",
-}
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 SEPARATORS = (",", "\t", ";", "|")
 
 
@@ -74,7 +70,24 @@ class Source:
 
     @property
     def remote(self) -> bool:
-        return "://" in self.path
+        return remote.is_remote(self.path)
+
+    @property
+    def partitions(self) -> dict[str, int | float | str | None]:
+        """The ``name=value`` folders of the path, values typed as polars types Hive partitions."""
+        folders = (remote.key(self.path) if self.remote else self.path).replace(os.sep, "/").split("/")[:-1]
+        pairs = [folder.split("=", 1) for folder in folders if "=" in folder.strip("=")]
+        return {urllib.parse.unquote(name): _partition_value(value) for name, value in pairs}
+
+    @property
+    def is_pattern(self) -> bool:
+        """A local path is never a pattern; a remote glob is one only when polars could not list it."""
+        return self.remote and remote.has_glob(self.path)
+
+    def storage(self) -> dict[str, Any] | None:
+        """Options for polars' object-store client: the time limits (see :mod:`sigmatool.load.remote`)."""
+        options = remote.options_for(self.path) if self.remote else None
+        return dict(options) if options else None
 
     def scan(self, schema: dict[str, pl.DataType] | None = None) -> pl.LazyFrame:
         """Lazy scan. ``schema`` fixes the dtypes of the named columns (JSON: and reads only those)."""
@@ -85,13 +98,14 @@ class Source:
                     separator=self.separator,
                     infer_schema_length=INFER_ROWS,
                     schema_overrides=schema or None,
-                    glob=False,
+                    glob=self.is_pattern,
+                    storage_options=self.storage(),
                 )
             if self.fmt == "parquet":
-                return pl.scan_parquet(self.path, glob=False)
+                return pl.scan_parquet(self.path, glob=self.is_pattern, storage_options=self.storage())
             if self.fmt == "jsonl":
-                return pl.scan_ndjson(self.path, infer_schema_length=INFER_ROWS, schema=schema or None)
-            return _read_json_array(self.path, schema)
+                return self._scan_ndjson(schema)
+            return self._read_json(schema)
         except pl.exceptions.SchemaError:
             if self.fmt in ("json", "jsonl") and not schema:
                 raise  # types polars cannot unify: the caller reads only the needed columns, as text
@@ -99,65 +113,25 @@ class Source:
         except (pl.exceptions.PolarsError, OSError) as exc:
             raise read_error(self, exc) from exc
 
-
-def _read_json_array(path: str, schema: dict[str, pl.DataType] | None) -> pl.LazyFrame:
-    with open(path, "rb") as handle:
-        head = handle.read(4096).lstrip()
-    if not head:
-        raise pl.exceptions.NoDataError("empty")
-    if not head.startswith(b"["):
-        return pl.scan_ndjson(path, infer_schema_length=INFER_ROWS, schema=schema or None)
-    return pl.read_json(path, infer_schema_length=INFER_ROWS, schema=schema or None).lazy()
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def read_error(source: Source, exc: BaseException) -> DataError:
-    """One line for a file polars cannot read: what the file looks like, else polars' own first line."""
-    if isinstance(exc, pl.exceptions.NoDataError):
-        return DataError(f"{source.label}: the file is empty")
-    if not source.remote:
-        looks = _looks_like(source)
-        if looks:
-            return DataError(f"{source.label}: cannot read it as {source.fmt}: the file is {looks}")
-        if source.fmt in ("csv", "tsv"):
-            ragged = _ragged_row(source)
-            if ragged:
-                return DataError(f"{source.label}: {ragged}")
-    text = first_line(exc)
-    if "utf-8" in text.lower():
-        text += " (a binary file, or text in another encoding?)"
-    if source.fmt == "parquet" and ("PAR1" in text or "out of spec" in text):
-        text = "not a parquet file (no PAR1 marker: truncated, or another format?)"
-    return DataError(f"{source.label}: cannot read it as {source.fmt}: {text}")
-
-
-def _looks_like(source: Source) -> str | None:
-    """What a file that should be text (or parquet) really is, from its first bytes."""
-    try:
-        with open(source.path, "rb") as handle:
-            head = handle.read(4096)
-    except OSError:
-        return None
-    compressed = source.path.lower().endswith((".gz", ".zst", ".zstd"))
-    for magic, what in MAGIC.items():
-        expected = (source.fmt == "parquet" and magic == b"PAR1") or (
-            compressed and magic in (b"\x1f\x8b", b"(\xb5/\xfd")
+    def _scan_ndjson(self, schema: dict[str, pl.DataType] | None) -> pl.LazyFrame:
+        return pl.scan_ndjson(
+            self.path, infer_schema_length=INFER_ROWS, schema=schema or None, storage_options=self.storage()
         )
-        if head.startswith(magic) and not expected:
-            return what
-    if source.fmt != "parquet" and not compressed:
-        if b"\x00" in head:
-            return "binary, not text"
-        try:
-            head.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if exc.start < len(head) - 4:  # not just a character cut by the 4 KB window
-                return "not UTF-8 text (binary, or another encoding?)"
-    return None
+
+    def _read_json(self, schema: dict[str, pl.DataType] | None) -> pl.LazyFrame:
+        """A JSON array (read whole: polars has no lazy reader for one), or JSON lines in a .json file."""
+        if self.remote:
+            text = remote.read_text(self.path).encode()
+            head = text[:4096].lstrip()
+        else:
+            with open(self.path, "rb") as handle:
+                head = handle.read(4096).lstrip()
+        if not head:
+            raise pl.exceptions.NoDataError("empty")
+        if not head.startswith(b"["):
+            return self._scan_ndjson(schema)
+        source = io.BytesIO(text) if self.remote else self.path
+        return pl.read_json(source, infer_schema_length=INFER_ROWS, schema=schema or None).lazy()
 
 
 def csv_header(source: Source) -> list[str] | None:
@@ -172,23 +146,17 @@ def csv_header(source: Source) -> list[str] | None:
     return next(csv.reader([line], delimiter=source.separator), [])
 
 
-def _ragged_row(source: Source) -> str | None:
-    """The first data row whose field count differs from the header's (a second pass, only on failure)."""
-    try:
-        with open(source.path, newline="", encoding="utf-8", errors="replace") as handle:
-            rows = csv.reader(handle, delimiter=source.separator)
-            header = next(rows, None)
-            if header is None:
-                return None
-            for number, row in enumerate(rows, start=1):
-                if row and len(row) != len(header):
-                    return (
-                        f"row {number:,} has {len(row)} fields where the header has {len(header)} "
-                        "(ragged rows; a wrong --separator?)"
-                    )
-    except (OSError, csv.Error):
+def _partition_value(text: str) -> int | float | str | None:
+    """A partition folder's value: a whole number, else a number, else text (Spark's null marker: null)."""
+    value = urllib.parse.unquote(text)
+    if value == HIVE_NULL:
         return None
-    return None
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
 
 
 def format_of(path: str, explicit: str | None) -> str:
@@ -332,9 +300,19 @@ def _check_file(path: str) -> None:
         raise DataError(f"{path}: cannot open it: permission denied")
 
 
+def _remote_sources(arg: str, options: InputOptions) -> list[Source]:
+    """One source per object a URL names; the separator is not sniffed (that would be one more request)."""
+    sources = []
+    for url in remote.expand(arg):
+        fmt = format_of(url, options.input_format)
+        separator = options.separator or ("\t" if fmt == "tsv" else ",")
+        sources.append(Source(url, fmt, url, separator))
+    return sources
+
+
 def _file_sources(arg: str, options: InputOptions) -> tuple[list[Source], list[str]]:
-    if "://" in arg:
-        return [Source(arg, format_of(arg, options.input_format), arg)], []
+    if remote.is_remote(arg):
+        return _remote_sources(arg, options), []
     matches = sorted(glob.glob(arg)) if glob.has_magic(arg) else [arg]
     if not matches:
         raise DataError(f"{arg}: no file matches this pattern")
@@ -342,7 +320,7 @@ def _file_sources(arg: str, options: InputOptions) -> tuple[list[Source], list[s
     for match in matches:
         _check_file(match)
         fmt = format_of(match, options.input_format)
-        looks = _looks_like(Source(match, fmt, match))
+        looks = looks_like(Source(match, fmt, match))
         if looks:
             raise DataError(f"{match}: cannot read it as {fmt}: the file is {looks}")
         separator = "\t" if fmt == "tsv" else ","

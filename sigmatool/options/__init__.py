@@ -55,6 +55,7 @@ from sigmatool.options.inputs import (
     check_outputs,
 )
 from sigmatool.options.plan import PlanOptions, parse_sizes, plan_options
+from sigmatool.options.sql import Dialect, HistogramCommand, RewardType, SqlOptions
 
 __all__ = [
     "BOUNDS_LEVEL",
@@ -71,8 +72,10 @@ __all__ = [
     "BeyondOptions",
     "BudgetOptions",
     "Counts",
+    "Dialect",
     "Estimator",
     "GroupSizeOptions",
+    "HistogramCommand",
     "InputFormat",
     "InputOptions",
     "LogOptions",
@@ -81,9 +84,11 @@ __all__ = [
     "OutputOptions",
     "PlanOptions",
     "PriorSpec",
+    "RewardType",
     "Segments",
     "SilentOptions",
     "SimulateOptions",
+    "SqlOptions",
     "Std",
     "TrackOptions",
     "Trainer",

@@ -1,0 +1,114 @@
+"""``sigmatool sql``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.params import PromptColOpt, ThresholdOpt
+from sigmatool.options import Dialect, HistogramCommand, OutputOptions, RewardType, SqlOptions
+
+LOG = "Input"
+RESULT = "Result"
+
+DialectOpt = Annotated[Dialect, typer.Option("--dialect", help="The engine's SQL dialect.")]
+TableOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--table",
+        help="The rollout log's table or view as the engine names it (rollouts, lake.rl.rollouts).",
+        rich_help_panel=LOG,
+    ),
+]
+RewardColOpt = Annotated[
+    str | None,
+    typer.Option("--reward-col", help="Reward column: 0/1, or graded with --threshold.", rich_help_panel=LOG),
+]
+RewardTypeOpt = Annotated[
+    RewardType,
+    typer.Option("--reward-type", help="boolean: the reward column holds true/false.", rich_help_panel=LOG),
+]
+ByOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--by",
+        help="Keep this column in the result, for the command's --by (repeatable).",
+        rich_help_panel=LOG,
+    ),
+]
+StepColOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--step-col",
+        help="One histogram per value of this column, e.g. the training step.",
+        rich_help_panel=LOG,
+    ),
+]
+CommandOpt = Annotated[
+    HistogramCommand,
+    typer.Option("--command", help="The command the last line runs on the result.", rich_help_panel=RESULT),
+]
+ResultOpt = Annotated[
+    str,
+    typer.Option(
+        "--result",
+        metavar="FILE",
+        help="The exported result's name in the last line.",
+        rich_help_panel=RESULT,
+    ),
+]
+OutputOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the query to this file (atomically) instead of stdout."
+    ),
+]
+
+
+@app.command("sql")
+def sql_command(
+    dialect: DialectOpt = Dialect.duckdb,
+    table: TableOpt = None,
+    prompt_col: PromptColOpt = None,
+    reward_col: RewardColOpt = None,
+    threshold: ThresholdOpt = None,
+    reward_type: RewardTypeOpt = RewardType.number,
+    by: ByOpt = None,
+    step_col: StepColOpt = None,
+    command: CommandOpt = HistogramCommand.silent,
+    result: ResultOpt = "hist.csv",
+    output: OutputOpt = None,
+) -> None:
+    """The SQL that reduces a rollout log to its (k, n) histogram where the log lives: Spark, DuckDB, Trino,
+    BigQuery, Postgres or Snowflake.
+
+    The result, a few hundred rows however long the log, gives every command exactly what --rollouts gives
+    on the log itself; its last line says how to run one. Rewards sigmatool would reject (neither 0 nor 1;
+    NaN with --threshold) are counted in bad_rewards instead of k and n: check that their sum is 0.
+
+    Example:
+
+        sigmatool sql --dialect spark --table rollouts --prompt-col prompt_id --reward-col reward --step-col step
+    """
+    options = SqlOptions(
+        table or "",
+        prompt_col or "",
+        reward_col or "",
+        dialect.value,
+        threshold,
+        tuple(by or ()),
+        step_col,
+        reward_type.value,
+        command.value,
+        result,
+    )
+    run.check(None, OutputOptions("auto", output))
+    from sigmatool.render.files import target
+    from sigmatool.sql import query_text
+
+    text = query_text(options)
+    with target(output, binary=False) as handle:
+        handle.write(text + "\n")
