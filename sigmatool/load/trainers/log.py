@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from sigmatool.errors import DataError
+from sigmatool.load.failures import first_line
 from sigmatool.load.trainers.files import DumpFile, check_trainer, refuse_pickle, step_of
 from sigmatool.load.trainers.readers import READERS, ROW, Options, Part, choose_trl_reward, parquet_schema
 from sigmatool.load.trainers.rewards import REWARD, bad_reason, flags
@@ -111,7 +112,7 @@ def rollout_counts(log: TrainerLog, keys: Sequence[str] = ("step", "prompt")) ->
     try:
         out = log.frame.group_by(list(keys)).agg(aggs).collect(engine="streaming")
     except pl.exceptions.PolarsError as exc:
-        raise DataError(f"cannot read the {log.trainer} dump: {_first_line(exc)}") from exc
+        raise DataError(f"cannot read the {log.trainer} dump: {first_line(exc)}") from exc
     if int(out["__bad"].sum()):
         raise DataError(describe_bad_rows(log))
     missing = int(out["missing"].sum())
@@ -134,8 +135,3 @@ def describe_bad_rows(log: TrainerLog) -> str:
                 f"at {where}{'s' if rows.height > 1 else ''} {listed}{more}"
             )
     return f"the {log.trainer} dump has rewards that cannot be made 0/1"
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
+from sigmatool.load.failures import first_line
 from sigmatool.load.trainers.files import DumpFile
 from sigmatool.load.trainers.rewards import REWARD, RewardRule, describe
 
@@ -36,11 +37,6 @@ class Part:
     notes: list[str]
 
 
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
-
-
 def json_schema(path: str, trainer: str) -> pl.Schema:
     """Field names and types from the first rows of a JSON-lines file."""
     try:
@@ -49,7 +45,7 @@ def json_schema(path: str, trainer: str) -> pl.Schema:
         raise DataError(f"{path}: the file is empty") from exc
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise DataError(
-            f"{path}: not a {trainer} dump: cannot read it as JSON lines: {_first_line(exc)}"
+            f"{path}: not a {trainer} dump: cannot read it as JSON lines: {first_line(exc)}"
         ) from exc
 
 
@@ -139,7 +135,7 @@ def parquet_schema(path: str, trainer: str = "trl") -> pl.Schema:
         return pl.scan_parquet(path, glob=False).collect_schema()
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise DataError(
-            f"{path}: not a {trainer} dump: cannot read it as parquet: {_first_line(exc)}"
+            f"{path}: not a {trainer} dump: cannot read it as parquet: {first_line(exc)}"
         ) from exc
 
 
