@@ -45,7 +45,8 @@ def examples(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def run_example(command: str) -> tuple[int, list[str]]:
-    """Run one documented command in-process; `| head -N` and `| grep -v TEXT` after it are applied."""
+    """Run one documented command in-process; `| head -N`, `| grep -v TEXT` and `| cut -dC -fN-` after it
+    are applied."""
     command, *filters = command.split("|")
     args = shlex.split(command)[1:]
     # `sql` prints a query, not a frame: it has no --format.
@@ -57,6 +58,10 @@ def run_example(command: str) -> tuple[int, list[str]]:
         name, *rest = shlex.split(step)
         if name == "head":
             out = out[: int(rest[0].lstrip("-"))]
+        elif name == "cut":
+            assert rest[0].startswith("-d") and rest[1].startswith("-f") and rest[1].endswith("-"), step
+            first = int(rest[1][2:-1]) - 1
+            out = [rest[0][2:].join(line.split(rest[0][2:])[first:]) for line in out]
         else:
             assert (name, rest[0]) == ("grep", "-v"), step
             out = [line for line in out if rest[1] not in line]

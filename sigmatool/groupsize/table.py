@@ -214,7 +214,16 @@ def per_prompt(
             found = batch.join(table.rename({"p": "__p"}), on="__p", how="left", maintain_order="left")
             return found.select(columns)
 
-        return rows.map_batches(sized, streamable=True, schema=_per_prompt_schema(rows, detail, ds.by))
+        schema = _per_prompt_schema(rows, detail, ds.by)
+        # ``sized`` reads __p, which it drops: no projection pushdown into it (polars 1.x's default).
+        return rows.map_batches(
+            sized,
+            streamable=True,
+            schema=schema,
+            predicate_pushdown=False,
+            projection_pushdown=False,
+            slice_pushdown=False,
+        )
     table = group_size_table(values, options, detail=True, prior=prior)
     keys = table_keys(table)
     if keys == ["p"]:

@@ -94,7 +94,16 @@ def _lookup(lf: pl.LazyFrame, single: pl.DataFrame, planned: list[str]) -> pl.La
         )
 
     schema = {**lf.collect_schema(), **columns.schema}
-    return lf.map_batches(add, schema=schema, streamable=True)
+    # The function reads KEY, which the final select drops: polars 1.x pushes projections into map_batches
+    # unless told not to (polars 2 does not by default).
+    return lf.map_batches(
+        add,
+        schema=schema,
+        streamable=True,
+        predicate_pushdown=False,
+        projection_pushdown=False,
+        slice_pushdown=False,
+    )
 
 
 def _split_rows(lf: pl.LazyFrame, split: pl.DataFrame, on: list[str], order: Sequence[str]) -> pl.DataFrame:
