@@ -59,7 +59,7 @@ def run_example(command: str) -> tuple[int, list[str]]:
         if name == "head":
             out = out[: int(rest[0].lstrip("-"))]
         elif name == "cut":
-            assert rest[0].startswith("-d") and rest[1].startswith("-f") and rest[1].endswith("-"), step
+            assert ("-d", "-f", "-") == (rest[0][:2], rest[1][:2], rest[1][-1]), step
             first = int(rest[1][2:-1]) - 1
             out = [rest[0][2:].join(line.split(rest[0][2:])[first:]) for line in out]
         else:
