@@ -1,0 +1,227 @@
+"""A figure together with the data it shows; rendered to PNG, SVG or PDF byte for byte the same every run.
+
+The SVG carries its data: every plotted series is an SVG group whose ``id`` is the series' ``gid``, with
+``data-x`` and ``data-y`` attributes holding the values at full precision (Python ``repr``, space-separated)
+and a ``<title>`` that a browser shows on hover; a marker or bar of a series has a ``<title>`` of its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+import math
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from matplotlib.artist import Artist
+from matplotlib.container import BarContainer
+from matplotlib.figure import Figure
+
+from sigmatool.errors import UsageError
+from sigmatool.figures.style import g_text, house_style
+
+FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+# No dates, no version strings: the same data gives the same bytes on every run.
+METADATA: dict[str, dict[str, str | None]] = {
+    "png": {"Software": None},
+    "svg": {"Date": None, "Creator": None},
+    "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
+}
+_GROUP = re.compile(r"<g\b|</g>")
+_USE = re.compile(r"<use\b[^>]*/>")
+
+
+@dataclass(frozen=True)
+class Series:
+    """One plotted series: its SVG id, what it is, and its values."""
+
+    gid: str
+    label: str
+    x_name: str
+    y_name: str
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    percent: bool = False  # y is a share, shown as a percentage in titles
+    per_point: bool = False  # each point is its own artist (a bar), with SVG id f"{gid}-{i}"
+    categories: tuple[str, ...] = ()  # names of the x positions 0, 1, … when x is categorical
+
+    def point_text(self, i: int) -> str:
+        """One point for people: ``G 8: 44.28 %``."""
+        x, y = self.x[i], self.y[i]
+        shown = "–" if not math.isfinite(y) else f"{100 * y:.2f} %" if self.percent else f"{y:.4g}"
+        where = self.categories[i] if self.categories else f"{self.x_name} {g_text(f'{x:g}')}"
+        return f"{where}: {shown}"
+
+
+@dataclass
+class Plot:
+    """A finished figure, its caption and the series it shows (in drawing order)."""
+
+    name: str
+    figure: Figure
+    caption: str
+    series: list[Series] = field(default_factory=list)
+
+    def get(self, label: str) -> Series:
+        """The series with this label (labels are unique within a plot)."""
+        for s in self.series:
+            if s.label == label:
+                return s
+        raise KeyError(f"{self.name}: no series {label!r}; there are {[s.label for s in self.series]}")
+
+    def line(
+        self,
+        line: Artist,
+        label: str,
+        x_name: str,
+        y_name: str,
+        x: Sequence[float],
+        y: Sequence[float],
+        *,
+        percent: bool = False,
+    ) -> None:
+        """Record a drawn line (or any one artist: a step outline, a band) as a series."""
+        gid = f"{self.name}-s{len(self.series)}"
+        line.set_gid(gid)
+        self.series.append(Series(gid, label, x_name, y_name, _floats(x), _floats(y), percent))
+
+    def bars(
+        self,
+        bars: BarContainer,
+        label: str,
+        x_name: str,
+        y_name: str,
+        x: Sequence[float],
+        y: Sequence[float],
+        *,
+        percent: bool = False,
+        categories: Sequence[str] = (),
+    ) -> None:
+        """Record drawn bars as a series, one SVG group per bar."""
+        gid = f"{self.name}-s{len(self.series)}"
+        for i, patch in enumerate(bars.patches):
+            patch.set_gid(f"{gid}-{i}")
+        values = _floats(x), _floats(y)
+        self.series.append(Series(gid, label, x_name, y_name, *values, percent, True, tuple(categories)))
+
+    def render(self, fmt: str) -> bytes:
+        """The figure as ``png``, ``svg`` or ``pdf`` bytes."""
+        if fmt not in METADATA:
+            raise UsageError(f"figures are png, svg or pdf, not {fmt!r}")
+        buffer = io.BytesIO()
+        with house_style():
+            self.figure.savefig(buffer, format=fmt, metadata=METADATA[fmt])
+        data = buffer.getvalue()
+        return annotate_svg(data.decode("utf-8"), self.series).encode("utf-8") if fmt == "svg" else data
+
+    def svg(self) -> str:
+        return self.render("svg").decode("utf-8")
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Write the figure in the format its extension names (.png, .svg, .pdf), atomically."""
+        target = Path(path)
+        fmt = FORMATS.get(target.suffix.lower())
+        if fmt is None:
+            raise UsageError(f"{target}: give a file name ending in .png, .svg or .pdf")
+        write_atomic(target, self.render(fmt))
+        return target
+
+
+def _floats(values: Sequence[float]) -> tuple[float, ...]:
+    return tuple(float("nan") if v is None else float(v) for v in values)
+
+
+def _numbers(values: Sequence[float]) -> str:
+    return " ".join(repr(v) for v in values)
+
+
+def _group_end(svg: str, start: int) -> int:
+    """Index just past the ``</g>`` closing the group opened at ``start``."""
+    depth = 0
+    for match in _GROUP.finditer(svg, start):
+        depth += 1 if match.group() != "</g>" else -1
+        if depth == 0:
+            return match.end()
+    raise ValueError("unbalanced SVG groups")
+
+
+def _titled(element: str, text: str) -> str:
+    """``<x .../>`` → ``<x ...><title>text</title></x>``."""
+    name = element[1:].split(None, 1)[0]
+    return f"{element[:-2].rstrip()}><title>{html.escape(text)}</title></{name}>"
+
+
+def _annotate_line(svg: str, s: Series) -> str:
+    opening = f'<g id="{s.gid}">'
+    start = svg.find(opening)
+    if start < 0:
+        return svg
+    end = _group_end(svg, start)
+    body = svg[start + len(opening) : end]
+    finite = [i for i, y in enumerate(s.y) if math.isfinite(y) and math.isfinite(s.x[i])]
+    uses = _USE.findall(body)
+    if uses and len(uses) == len(finite):
+        # One marker per finite point, in order: each gets its own value as a hover title.
+        parts = iter(s.point_text(i) for i in finite)
+        body = _USE.sub(lambda m: _titled(m.group(), next(parts)), body)
+    summary = f"{s.label}: " + "; ".join(s.point_text(i) for i in finite)
+    attrs = (
+        f'<g id="{s.gid}" data-series="{html.escape(s.label)}" data-x-name="{html.escape(s.x_name)}" '
+        f'data-y-name="{html.escape(s.y_name)}" data-x="{_numbers(s.x)}" data-y="{_numbers(s.y)}">'
+    )
+    return svg[:start] + attrs + f"<title>{html.escape(summary)}</title>" + body + svg[end:]
+
+
+def _annotate_point(svg: str, s: Series, i: int) -> str:
+    opening = f'<g id="{s.gid}-{i}">'
+    tagged = (
+        f'<g id="{s.gid}-{i}" data-series="{html.escape(s.label)}" data-x="{s.x[i]!r}" data-y="{s.y[i]!r}">'
+        f"<title>{html.escape(s.label)}, {html.escape(s.point_text(i))}</title>"
+    )
+    return svg.replace(opening, tagged, 1)
+
+
+def annotate_svg(svg: str, series: Sequence[Series]) -> str:
+    """Attach each series' values to its SVG group (see the module docstring)."""
+    for s in series:
+        if s.per_point:
+            for i in range(len(s.x)):
+                svg = _annotate_point(svg, s, i)
+        else:
+            svg = _annotate_line(svg, s)
+    return svg
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    A reader never sees half a file, and a failed write leaves the old one. The file's mode follows the
+    umask, as a plain ``open`` would (``mkstemp`` alone would leave it readable by its owner only).
+    """
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{path}: the folder {folder} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write in {folder}: {exc.strerror}") from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
