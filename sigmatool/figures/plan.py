@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 
 from sigmatool.errors import UsageError
 from sigmatool.figures.plot import Plot
@@ -27,6 +28,38 @@ def _uniform_g(allocation: pl.DataFrame) -> float:
     """Rollouts per prompt the plan spends: the uniform G of the same budget."""
     w = allocation["prompts"].cast(pl.Float64)
     return float((allocation["group_size"].cast(pl.Float64) * w).sum() / w.sum())
+
+
+def _allocation(plot: Plot, ax: Axes, allocation: pl.DataFrame) -> None:
+    """Group size per pass rate, dot areas by prompts, against the uniform G of the same rollouts."""
+    p, G = allocation["p"].to_list(), allocation["group_size"].cast(pl.Float64).to_list()
+    weight = allocation["prompts"].cast(pl.Float64).to_numpy()
+    area = 4.0 + 60.0 * np.sqrt(weight / weight.max())
+    dots = ax.scatter(p, G, s=area, color=BLUE, alpha=0.7, linewidths=0, label="plan")
+    plot.line(dots, "plan group size", "p", "group_size", p, G)
+    uniform = _uniform_g(allocation)
+    ax.axhline(uniform, color=GREY, linestyle=":", label=f"uniform G = {uniform:.3g} (same rollouts)")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel("pass rate p")
+    ax.set_ylabel("group size G (answers)")
+    ax.legend(loc="upper center")
+
+
+def _comparison(plot: Plot, ax: Axes, comparison: pl.DataFrame, objective: str) -> None:
+    """The plan's objective and uniform G's against the rollouts per prompt."""
+    rows = comparison.sort("rollouts_per_prompt")
+    budget = rows["rollouts_per_prompt"].cast(pl.Float64).to_list()
+    for column, name, colour, marker in (
+        ("plan_objective", "plan", BLUE, "o"),
+        ("uniform_objective", "uniform G", BLACK, "s"),
+    ):
+        values = rows[column].cast(pl.Float64).to_list()
+        (line,) = ax.plot(budget, values, color=colour, marker=marker, label=name)
+        plot.line(line, name, "rollouts_per_prompt", column, budget, values)
+    ax.set_xlabel("rollouts per prompt (answers)")
+    ax.set_ylabel(f"{objective} per prompt")
+    ax.legend(loc="lower right")
 
 
 def plan_figure(
@@ -58,30 +91,8 @@ def plan_figure(
         fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT)
         left, right = fig.subplots(1, 2)
         plot = Plot("plan", fig, "")
-        p, G = allocation["p"].to_list(), allocation["group_size"].cast(pl.Float64).to_list()
-        weight = allocation["prompts"].cast(pl.Float64).to_numpy()
-        area = 4.0 + 60.0 * np.sqrt(weight / weight.max())
-        dots = left.scatter(p, G, s=area, color=BLUE, alpha=0.7, linewidths=0, label="plan")
-        plot.line(dots, "plan group size", "p", "group_size", p, G)
-        uniform = _uniform_g(allocation)
-        left.axhline(uniform, color=GREY, linestyle=":", label=f"uniform G = {uniform:.3g} (same rollouts)")
-        left.set_xlim(-0.02, 1.02)
-        left.set_ylim(bottom=0)
-        left.set_xlabel("pass rate p")
-        left.set_ylabel("group size G (answers)")
-        left.legend(loc="upper center")
-        rows = comparison.sort("rollouts_per_prompt")
-        budget = rows["rollouts_per_prompt"].cast(pl.Float64).to_list()
-        for column, name, colour, marker in (
-            ("plan_objective", "plan", BLUE, "o"),
-            ("uniform_objective", "uniform G", BLACK, "s"),
-        ):
-            values = rows[column].cast(pl.Float64).to_list()
-            (line,) = right.plot(budget, values, color=colour, marker=marker, label=name)
-            plot.line(line, name, "rollouts_per_prompt", column, budget, values)
-        right.set_xlabel("rollouts per prompt (answers)")
-        right.set_ylabel(f"{objective} per prompt")
-        right.legend(loc="lower right")
+        _allocation(plot, left, allocation)
+        _comparison(plot, right, comparison, objective)
         plot.caption = (
             "A rollout plan: left, the group size it gives each pass rate (dot area: prompts), against the "
             f"uniform G that spends the same rollouts; right, its {objective} per prompt against uniform G "

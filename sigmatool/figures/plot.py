@@ -1,18 +1,12 @@
-"""A figure together with the data it shows; rendered to PNG, SVG or PDF byte for byte the same every run.
-
-The SVG carries its data: every plotted series is an SVG group whose ``id`` is the series' ``gid``, with
-``data-x`` and ``data-y`` attributes holding the values at full precision (Python ``repr``, space-separated)
-and a ``<title>`` that a browser shows on hover; a marker or bar of a series has a ``<title>`` of its own.
-"""
+"""A figure together with the data it shows; rendered to PNG, SVG or PDF byte for byte the same every run,
+and written atomically. SVG and PNG files carry the plotted values (see :mod:`sigmatool.figures.embed`)."""
 
 from __future__ import annotations
 
 import contextlib
-import html
 import io
 import math
 import os
-import re
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +17,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from sigmatool.errors import UsageError
+from sigmatool.figures.embed import annotate_svg, png_with_data
 from sigmatool.figures.style import g_text, house_style
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -32,8 +27,6 @@ METADATA: dict[str, dict[str, str | None]] = {
     "svg": {"Date": None, "Creator": None},
     "pdf": {"CreationDate": None, "Creator": None, "Producer": None},
 }
-_GROUP = re.compile(r"<g\b|</g>")
-_USE = re.compile(r"<use\b[^>]*/>")
 
 
 @dataclass(frozen=True)
@@ -117,7 +110,20 @@ class Plot:
         with house_style():
             self.figure.savefig(buffer, format=fmt, metadata=METADATA[fmt])
         data = buffer.getvalue()
-        return annotate_svg(data.decode("utf-8"), self.series).encode("utf-8") if fmt == "svg" else data
+        if fmt == "svg":
+            return annotate_svg(data.decode("utf-8"), self.series).encode("utf-8")
+        return png_with_data(data, self.data()) if fmt == "png" else data
+
+    def data(self) -> dict[str, object]:
+        """The plot's name, caption and series as plain JSON-ready values (non-finite numbers as strings)."""
+        return {
+            "name": self.name,
+            "caption": self.caption,
+            "series": [
+                {"label": s.label, "x_name": s.x_name, "y_name": s.y_name, "x": _json(s.x), "y": _json(s.y)}
+                for s in self.series
+            ],
+        }
 
     def svg(self) -> str:
         return self.render("svg").decode("utf-8")
@@ -132,69 +138,12 @@ class Plot:
         return target
 
 
+def _json(values: Sequence[float]) -> list[float | str]:
+    return [v if math.isfinite(v) else repr(v) for v in values]
+
+
 def _floats(values: Sequence[float]) -> tuple[float, ...]:
     return tuple(float("nan") if v is None else float(v) for v in values)
-
-
-def _numbers(values: Sequence[float]) -> str:
-    return " ".join(repr(v) for v in values)
-
-
-def _group_end(svg: str, start: int) -> int:
-    """Index just past the ``</g>`` closing the group opened at ``start``."""
-    depth = 0
-    for match in _GROUP.finditer(svg, start):
-        depth += 1 if match.group() != "</g>" else -1
-        if depth == 0:
-            return match.end()
-    raise ValueError("unbalanced SVG groups")
-
-
-def _titled(element: str, text: str) -> str:
-    """``<x .../>`` → ``<x ...><title>text</title></x>``."""
-    name = element[1:].split(None, 1)[0]
-    return f"{element[:-2].rstrip()}><title>{html.escape(text)}</title></{name}>"
-
-
-def _annotate_line(svg: str, s: Series) -> str:
-    opening = f'<g id="{s.gid}">'
-    start = svg.find(opening)
-    if start < 0:
-        return svg
-    end = _group_end(svg, start)
-    body = svg[start + len(opening) : end]
-    finite = [i for i, y in enumerate(s.y) if math.isfinite(y) and math.isfinite(s.x[i])]
-    uses = _USE.findall(body)
-    if uses and len(uses) == len(finite):
-        # One marker per finite point, in order: each gets its own value as a hover title.
-        parts = iter(s.point_text(i) for i in finite)
-        body = _USE.sub(lambda m: _titled(m.group(), next(parts)), body)
-    summary = f"{s.label}: " + "; ".join(s.point_text(i) for i in finite)
-    attrs = (
-        f'<g id="{s.gid}" data-series="{html.escape(s.label)}" data-x-name="{html.escape(s.x_name)}" '
-        f'data-y-name="{html.escape(s.y_name)}" data-x="{_numbers(s.x)}" data-y="{_numbers(s.y)}">'
-    )
-    return svg[:start] + attrs + f"<title>{html.escape(summary)}</title>" + body + svg[end:]
-
-
-def _annotate_point(svg: str, s: Series, i: int) -> str:
-    opening = f'<g id="{s.gid}-{i}">'
-    tagged = (
-        f'<g id="{s.gid}-{i}" data-series="{html.escape(s.label)}" data-x="{s.x[i]!r}" data-y="{s.y[i]!r}">'
-        f"<title>{html.escape(s.label)}, {html.escape(s.point_text(i))}</title>"
-    )
-    return svg.replace(opening, tagged, 1)
-
-
-def annotate_svg(svg: str, series: Sequence[Series]) -> str:
-    """Attach each series' values to its SVG group (see the module docstring)."""
-    for s in series:
-        if s.per_point:
-            for i in range(len(s.x)):
-                svg = _annotate_point(svg, s, i)
-        else:
-            svg = _annotate_line(svg, s)
-    return svg
 
 
 def _umask() -> int:

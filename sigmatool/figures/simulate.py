@@ -76,7 +76,7 @@ def simulate_figure(
         left.set_ylabel("observed silent groups (%)")
         left.legend(loc="upper left")
         right.set_xlabel("training step")
-        right.set_ylabel("mean p of the hardest start quartile")
+        right.set_ylabel("hardest start quartile: mean p")
         right.set_ylim(0, 1)
         right.legend(loc="lower right")
         plot.caption = (
