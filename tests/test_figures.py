@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from sigmatool import budget, silent
 from sigmatool.errors import UsageError
@@ -336,6 +337,24 @@ def test_every_axis_is_labelled(every_plot: list[Plot]) -> None:
             if not (shares_y and named_x):
                 missing.append(plot.name)
     assert [] == missing
+
+
+def visible(artist: object) -> bool:
+    """A drawn series shows: a line or edge with a width, markers, or a filled face."""
+    if isinstance(artist, Line2D):
+        return artist.get_linewidth() > 0 or artist.get_marker() not in ("None", "", None)
+    if isinstance(artist, Patch):
+        return artist.get_linewidth() > 0 or (artist.get_fill() and artist.get_facecolor()[3] > 0)
+    return bool(np.size(artist.get_sizes()))  # type: ignore[attr-defined]
+
+
+def test_every_series_is_visible(every_plot: list[Plot]) -> None:
+    hidden = []
+    for plot in every_plot:
+        gids = {s.gid for s in plot.series if not s.per_point}
+        artists = [a for ax in plot.figure.axes for a in ax.get_children() if a.get_gid() in gids]
+        hidden += [(plot.name, a.get_gid()) for a in artists if not visible(a)]
+    assert [] == hidden
 
 
 def test_lines_use_the_palette(every_plot: list[Plot]) -> None:

@@ -224,6 +224,18 @@ def test_two_inputs_fill_the_tables_side_by_side(two: Report) -> None:
     assert ["bigmath_solve_rates.parquet", "toy"] == two.budget["input"].unique(maintain_order=True).to_list()
 
 
+def test_analysis_tables_are_shown_whole(two: Report) -> None:
+    assert "rows not shown" not in two.html()
+
+
+def test_a_long_trace_shows_its_ends(sample: ReportInput) -> None:
+    steps = pl.DataFrame(
+        {"step": range(1, 101), "measured_silent": [0.4] * 100, "expected_silent": [0.4] * 100}
+    )
+    page = build_report([sample], options=ReportOptions(track=steps)).html()
+    assert "… 80 rows not shown …" in page
+
+
 def test_by_groups_are_compared(toy: ReportInput) -> None:
     report = build_report([toy])
     assert ["algebra", "geometry"] == report.groupsize["source"].unique(maintain_order=True).to_list()

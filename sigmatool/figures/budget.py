@@ -104,6 +104,15 @@ def _segments(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:
     ax.grid(False, axis="x")
 
 
+def _drawn_max(part: pl.DataFrame) -> float:
+    """The tallest thing drawn in a row of panels: a bin's bar or outline, or a segment's bar."""
+    bins = part.filter(pl.col("segment") == "bin").select(pl.max_horizontal(*COLUMNS[4:]).max()).item()
+    segments = (
+        part.filter(pl.col("segment").is_in(SEGMENTS)).select(pl.max_horizontal(*COLUMNS[5:]).max()).item()
+    )
+    return max(float(bins or 0.0), float(segments or 0.0)) or 1.0
+
+
 def _caption(summary: pl.DataFrame, by: Sequence[str], source: str) -> str:
     sizes = " and ".join(f"G = {g_text(g)}" for g in summary["G"].unique(maintain_order=True))
     return (
@@ -153,7 +162,8 @@ def budget_figure(
                 if c == 0:
                     ax.set_ylabel(Y_LABEL)
             assert first is not None
-            first.set_ylim(0, first.get_ylim()[1] * 1.2)
+            # Headroom for the region names and the segment totals printed above their bars.
+            first.set_ylim(0, 1.4 * _drawn_max(part))
         keys = [Patch(color=colour) for _, _, colour in METHODS] + [Line2D([], [], color=GREY)]
         fig.legend(keys, [m[1] for m in METHODS] + ["prompts"], loc="outside upper center", ncols=3)
         if caption:

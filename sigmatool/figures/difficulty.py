@@ -95,7 +95,9 @@ def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str],
             bars = ax.bar(cells.centres, share, width=cells.widths, color=colours, label=name)
             plot.bars(bars, name, "p", "prompt_share", cells.centres.tolist(), share.tolist(), percent=True)
         else:
-            step = ax.stairs(share, cells.edges, color=group_colour(g), linestyle=group_dash(g), label=label)
+            # The house style draws patches without an edge; an outline needs its own width.
+            style = {"color": group_colour(g), "linestyle": group_dash(g), "linewidth": 1.2}
+            step = ax.stairs(share, cells.edges, label=label, **style)
             plot.line(step, name, "p", "prompt_share", cells.centres.tolist(), share.tolist(), percent=True)
     ax.set_xlim(min(float(cells.edges[0]), 0.0), max(float(cells.edges[-1]), 1.0))
     ax.set_ylim(bottom=0)
@@ -103,16 +105,28 @@ def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str],
     ax.set_xlabel(X_LABEL)
     ax.set_ylabel(Y_LABEL)
     if by:
+        # Room above the outlines for the legend.
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
         ax.legend(loc="upper center", ncols=min(len(parts), 3))
     return cells
 
 
-def ends_text(hist: pl.DataFrame) -> str:
-    """'p = 0: 4.02 % of prompts, p = 1: 7.16 %' over all rows of the histogram."""
-    total = float(hist["prompts"].sum())
-    zero = float(hist.filter(pl.col("p") == 0.0)["prompts"].sum()) / total
-    one = float(hist.filter(pl.col("p") == 1.0)["prompts"].sum()) / total
-    return f"p = 0 (never solved): {100 * zero:.2f} % of prompts; p = 1 (always solved): {100 * one:.2f} %"
+def _share_at(part: pl.DataFrame, p: float) -> float:
+    return float(part.filter(pl.col("p") == p)["prompts"].sum()) / float(part["prompts"].sum())
+
+
+def ends_text(hist: pl.DataFrame, by: Sequence[str] = ()) -> str:
+    """The prompts at p = 0 and p = 1, over the whole histogram or per ``by`` group."""
+    if not by:
+        zero, one = _share_at(hist, 0.0), _share_at(hist, 1.0)
+        return (
+            f"p = 0 (never solved): {100 * zero:.2f} % of prompts; p = 1 (always solved): {100 * one:.2f} %"
+        )
+    parts = [
+        f"{label} {100 * (_share_at(part, 0.0) + _share_at(part, 1.0)):.2f} %"
+        for label, part in groups(hist, by)
+    ]
+    return "prompts at p = 0 or 1: " + ", ".join(parts)
 
 
 def difficulty_figure(
@@ -135,10 +149,13 @@ def difficulty_figure(
         total = float(hist["prompts"].sum())
         plot = Plot("difficulty", fig, "")
         cells = draw_difficulty(plot, ax, hist, by, bins)
-        how = "one bar per distinct rate" if cells.lattice else f"{cells.centres.size} equal-width bins"
+        how = "a step per distinct rate" if cells.lattice else f"{cells.centres.size} equal-width bins"
+        if not by:
+            how = how.replace("a step", "a bar")
         grey = " (grey)" if not by and cells.lattice else ""
         plot.caption = (
-            f"Pass rates of {total:,.0f} prompts ({how}); {ends_text(hist)}{grey}: these are silent at every G."
+            f"Pass rates of {total:,.0f} prompts ({how}); {ends_text(hist, by)}{grey}: these are silent at "
+            "every G."
             + (f" One outline per {' · '.join(by)}, each summing to 100 %." if by else "")
             + (f" Data: {source}." if source else "")
         )

@@ -100,12 +100,18 @@ def sections(report: Report) -> list[Section]:
     o = report.options
     if o.track is not None:
         out.append(
-            Section("track", TITLES["track"], INTROS["track"], "track", (("Per step", table(o.track)),))
+            Section(
+                "track",
+                TITLES["track"],
+                INTROS["track"],
+                "track",
+                (("Per step", table(o.track, shorten=True)),),
+            )
         )
     if o.plan is not None:
         tables = (
             ("Plan against uniform G", table(o.plan.comparison)),
-            ("Allocation", table(o.plan.allocation)),
+            ("Allocation", table(o.plan.allocation, shorten=True)),
         )
         out.append(Section("plan", TITLES["plan"], INTROS["plan"], "plan", tables))
     return out

@@ -104,12 +104,13 @@ def cell(value: object, column: str) -> str:
     return "∞" if column == "G" and text == "inf" else text
 
 
-def table(frame: pl.DataFrame, columns: Sequence[str] | None = None) -> Table:
-    """``frame``'s ``columns`` (all by default) as display text; long frames keep their ends."""
+def table(frame: pl.DataFrame, columns: Sequence[str] | None = None, *, shorten: bool = False) -> Table:
+    """``frame``'s ``columns`` (all by default) as display text; with ``shorten``, a long frame keeps its
+    first and last rows (for per-step traces; the analyses' own tables are shown whole)."""
     names = tuple(c for c in (columns or frame.columns) if c in frame.columns)
     shown = frame.select(names)
     omitted = 0
-    if shown.height > LONG_TABLE:
+    if shorten and shown.height > LONG_TABLE:
         omitted = shown.height - 2 * EDGE_ROWS
         shown = pl.concat([shown.head(EDGE_ROWS), shown.tail(EDGE_ROWS)])
     rows = tuple(tuple(cell(v, c) for v, c in zip(row, names, strict=True)) for row in shown.iter_rows())
