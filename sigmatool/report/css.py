@@ -57,7 +57,9 @@ code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "DejaVu San
   h2 { break-after: avoid; }
   figure.plot, .card, tr { break-inside: avoid; }
   .plot-frame, .scroll { overflow: visible; border: none; }
-  .plot-frame svg { min-width: 0 !important; max-width: 100% !important; }
+  /* On paper a figure keeps its printed size (3.4 or 7 in), as in a paper. */
+  .plot-frame svg { width: auto; min-width: 0 !important; max-width: 100% !important; }
+  h2 + p { break-after: avoid; }
   table { font-size: 8pt; }
   th, td { white-space: normal; padding: 0.15rem 0.35rem; }
   .card { background: none; border: 1px solid var(--rule); }
