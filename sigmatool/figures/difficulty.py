@@ -96,8 +96,8 @@ def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str],
             plot.bars(bars, name, "p", "prompt_share", cells.centres.tolist(), share.tolist(), percent=True)
         else:
             # The house style draws patches without an edge; an outline needs its own width.
-            style = {"color": group_colour(g), "linestyle": group_dash(g), "linewidth": 1.2}
-            step = ax.stairs(share, cells.edges, label=label, **style)
+            colour, dash = group_colour(g), group_dash(g)
+            step = ax.stairs(share, cells.edges, label=label, color=colour, linestyle=dash, linewidth=1.2)
             plot.line(step, name, "p", "prompt_share", cells.centres.tolist(), share.tolist(), percent=True)
     ax.set_xlim(min(float(cells.edges[0]), 0.0), max(float(cells.edges[-1]), 1.0))
     ax.set_ylim(bottom=0)
