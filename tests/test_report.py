@@ -13,9 +13,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sigmatool import budget, silent
+from sigmatool import budget, groupsize, silent
 from sigmatool.errors import UsageError
 from sigmatool.figures.embed import png_data
+from sigmatool.groupsize import GroupSizeOptions
 from sigmatool.load import InputOptions
 from sigmatool.report import PlanFrames, Report, ReportInput, ReportOptions, build_report, report_input
 from sigmatool.report.examples import example_plots, sample_input, write_examples
@@ -71,7 +72,6 @@ def html_unescape(text: str) -> str:
         "44.3% of groups are silent at G=8",  # docs/theory.md §2: 44.28 %
         "11.2% of prompts are silent at every G",  # 4.02 % + 7.16 %
         "24.7% against 13.9%",  # §5: extreme share at G = ∞
-        "median G = 16",
     ],
 )
 def test_the_headlines_say_it(page: str, sentence: str) -> None:
@@ -81,6 +81,17 @@ def test_the_headlines_say_it(page: str, sentence: str) -> None:
 def test_the_headlines_are_the_command_line_sentences(report: Report, sample: ReportInput) -> None:
     expected = silent.headline(silent.summarize(sample.hist, (), [8.0]))
     assert expected == report.headlines[0].sentences[0]
+
+
+def test_the_group_size_headline_is_the_command_line_one(report: Report, sample: ReportInput) -> None:
+    options = GroupSizeOptions()
+    expected = groupsize.headline(sample.hist, groupsize.group_size_table(sample.hist, options), options)
+    assert expected == report.headlines[0].sentences[2]
+
+
+def test_an_input_is_named_after_its_file(toy: ReportInput) -> None:
+    plain = report_input(InputOptions(paths=(str(TOY),), col="pass_rate"))
+    assert "toy_pass_rates.csv" == plain.label
 
 
 def test_the_budget_is_computed_at_8_and_infinity(report: Report, sample: ReportInput) -> None:
