@@ -36,8 +36,9 @@ from sigmatool.figures import (
 from sigmatool.figures.difficulty import cells_of, shares
 from sigmatool.figures.embed import png_data
 from sigmatool.figures.style import GREY, GROUP_COLOURS, LIGHT
-from sigmatool.groupsize import GroupSizeOptions
-from sigmatool.load import InputOptions, histogram, load
+from sigmatool.load import read_histogram
+from sigmatool.options import GroupSizeOptions, InputOptions
+from sigmatool.render import files
 from sigmatool.simulate import simulate
 from tests.conftest import BIGMATH, ROOT, TOY
 
@@ -49,12 +50,12 @@ PAPER_SILENT = {4.0: 0.5927, 8.0: 0.4428, 16.0: 0.3224, 32.0: 0.2301, 64.0: 0.16
 
 @pytest.fixture(scope="module")
 def bigmath() -> pl.DataFrame:
-    return histogram(load(InputOptions(paths=(str(BIGMATH),))))[0]
+    return read_histogram(InputOptions(paths=(str(BIGMATH),))).frame
 
 
 @pytest.fixture(scope="module")
 def toy() -> pl.DataFrame:
-    return histogram(load(InputOptions(paths=(str(TOY),), k_col="k", n_col="n", by=("source",))))[0]
+    return read_histogram(InputOptions(paths=(str(TOY),), k_col="k", n_col="n", by=("source",))).frame
 
 
 @pytest.fixture(scope="module")
@@ -397,7 +398,9 @@ def test_a_missing_folder_is_a_usage_error(silent_plot: Plot, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o002, 0o077])
-def test_the_file_mode_follows_the_umask(tmp_path: Path, umask: int) -> None:
+def test_the_file_mode_follows_the_umask(tmp_path: Path, umask: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A process reads its umask once (reading it means setting it); forget the value read before.
+    monkeypatch.setattr(files, "_UMASK", [])
     old = os.umask(umask)
     try:
         write_atomic(tmp_path / "f.svg", b"<svg/>")
@@ -427,8 +430,8 @@ RENDER = """
 import sys
 from sigmatool import silent
 from sigmatool.figures import silent_figure
-from sigmatool.load import InputOptions, histogram, load
-hist = histogram(load(InputOptions(paths=(sys.argv[1],))))[0]
+from sigmatool.load import InputOptions, read_histogram
+hist = read_histogram(InputOptions(paths=(sys.argv[1],))).frame
 plot = silent_figure(silent.summarize(hist, (), [2.0, 8.0, 64.0]), source="sample")
 for suffix in ("svg", "pdf", "png"):
     plot.save(f"{sys.argv[2]}/silent.{suffix}")

@@ -1,5 +1,5 @@
 """The report: the analyses' numbers on one self-contained page (or Markdown), user text escaped,
-comparisons side by side, the committed examples still what `make figures` makes."""
+comparisons side by side."""
 
 from __future__ import annotations
 
@@ -15,11 +15,8 @@ import pytest
 
 from sigmatool import budget, groupsize, silent
 from sigmatool.errors import UsageError
-from sigmatool.figures.embed import png_data
-from sigmatool.groupsize import GroupSizeOptions
-from sigmatool.load import InputOptions
+from sigmatool.options import GroupSizeOptions, InputOptions
 from sigmatool.report import PlanFrames, Report, ReportInput, ReportOptions, build_report, report_input
-from sigmatool.report.examples import example_plots, sample_input, write_examples
 from tests.conftest import BIGMATH, ROOT, TOY
 
 DOCS = ROOT / "docs"
@@ -35,7 +32,7 @@ PLAN = PlanFrames(
 
 @pytest.fixture(scope="module")
 def sample() -> ReportInput:
-    return sample_input()
+    return report_input(InputOptions(paths=(str(BIGMATH),)))
 
 
 @pytest.fixture(scope="module")
@@ -338,60 +335,6 @@ def hostile_md(tmp_path_factory: pytest.TempPathFactory) -> str:
     path.write_text('pass_rate,source\n0.5,"a|b"\n0.25,"q&""a"\n')
     item = report_input(InputOptions(paths=(str(path),), by=("source",)), label="x|y")
     return build_report([item]).write_markdown(folder / "r.md").read_text()
-
-
-# --------------------------------------------------------------------------------------------- committed examples
-
-
-@pytest.fixture(scope="module")
-def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("examples")
-    write_examples(folder / "figures", folder / "example-report.html")
-    return folder
-
-
-@pytest.mark.parametrize("name", ["difficulty", "silent", "budget", "groupsize", "simulate"])
-def test_committed_figures_show_what_make_figures_makes(regenerated: Path, name: str) -> None:
-    committed = png_data((DOCS / "figures" / f"{name}.png").read_bytes())
-    fresh = png_data((regenerated / "figures" / f"{name}.png").read_bytes())
-    assert same_data(committed, fresh)
-
-
-def test_committed_report_says_what_make_figures_makes(regenerated: Path) -> None:
-    committed = (DOCS / "example-report.html").read_text()
-    fresh = (regenerated / "example-report.html").read_text()
-    assert SVG_BLOCK.sub("", fresh) == SVG_BLOCK.sub("", committed)
-
-
-def test_committed_report_plots_what_make_figures_makes(regenerated: Path) -> None:
-    committed = series_of((DOCS / "example-report.html").read_text())
-    fresh = series_of((regenerated / "example-report.html").read_text())
-    assert same_data(numbers(committed), numbers(fresh))
-
-
-def numbers(series: dict[str, tuple[str, str]]) -> dict[str, list[list[float]]]:
-    return {
-        label: [[float(v) for v in x.split()], [float(v) for v in y.split()]]
-        for label, (x, y) in series.items()
-    }
-
-
-def same_data(committed: object, fresh: object) -> bool:
-    """Equal structure and text; numbers equal to 1e-9 relative (another numpy may sum in another order)."""
-    if isinstance(committed, float) and isinstance(fresh, float):
-        return committed == pytest.approx(fresh, rel=1e-9, abs=1e-15)
-    if isinstance(committed, dict) and isinstance(fresh, dict):
-        return committed.keys() == fresh.keys() and all(same_data(committed[k], fresh[k]) for k in committed)
-    if isinstance(committed, list) and isinstance(fresh, list):
-        return len(committed) == len(fresh) and all(
-            same_data(a, b) for a, b in zip(committed, fresh, strict=True)
-        )
-    return committed == fresh
-
-
-def test_example_plots_have_captions_naming_the_data(sample: ReportInput) -> None:
-    plots = example_plots(sample)
-    assert [] == [name for name, plot in plots.items() if "bigmath_solve_rates.parquet" not in plot.caption]
 
 
 def test_bigmath_path_is_the_sample(sample: ReportInput) -> None:

@@ -29,6 +29,7 @@ from sigmatool.figures.style import (
     percent_axis,
     require,
 )
+from sigmatool.options import DEFAULT_EXTREME
 
 COLUMNS = ("G", "segment", "p_lo", "p_hi", "prompt_share", "grpo_share", "drgrpo_share")
 METHODS = (("grpo_share", "GRPO (= DAPO)", BLUE), ("drgrpo_share", "Dr. GRPO", VERMILLION))
@@ -55,13 +56,14 @@ def _bins(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:
     plot.line(step, f"prompts · {where}", "p", "prompt_share", centre.tolist(), prompts, percent=True)
 
 
-def _regions(ax: Axes, part: pl.DataFrame) -> None:
-    """Shade the extreme ends, hatch the medium band, name them at the top of the panel."""
+def _regions(ax: Axes, part: pl.DataFrame, extreme: float) -> None:
+    """Shade the extreme ends (p < x or p > 1 − x), hatch the medium band, name them atop the panel."""
     for name in SEGMENTS:
         row = part.filter(pl.col("segment") == name)
         if row.height == 0:
             continue
-        lo, hi = float(row["p_lo"][0]), float(row["p_hi"][0])
+        # The summary's extreme row has no single interval (its bounds are null): x comes from the options.
+        lo, hi = (extreme, 1.0 - extreme) if name == "extreme" else (row["p_lo"][0], row["p_hi"][0])
         if name == "extreme":
             ax.axvspan(0.0, lo, color=LIGHT, zorder=0)
             ax.axvspan(hi, 1.0, color=LIGHT, zorder=0)
@@ -126,12 +128,18 @@ def _caption(summary: pl.DataFrame, by: Sequence[str], source: str) -> str:
 
 
 def budget_figure(
-    summary: pl.DataFrame, *, by: Sequence[str] = (), source: str = "", caption: bool = True
+    summary: pl.DataFrame,
+    *,
+    by: Sequence[str] = (),
+    extreme: float = DEFAULT_EXTREME,
+    source: str = "",
+    caption: bool = True,
 ) -> Plot:
     """GRPO's and Dr. GRPO's share per bin of p, side by side, one panel per G (and row per ``by`` group).
 
-    ``summary`` is :func:`sigmatool.budget.summarize` output (usually at G = 8 and inf). The extreme ends
-    are shaded and the medium band hatched; a narrow panel beside each gives the two segments' totals.
+    ``summary`` is :func:`sigmatool.budget.summarize` output (usually at G = 8 and inf) with the segments'
+    ``extreme`` threshold x. The extreme ends are shaded and the medium band hatched; a narrow panel beside
+    each gives the two segments' totals.
     """
     require(summary, [*by, *COLUMNS], "budget")
     parts = groups(summary, by)
@@ -151,7 +159,7 @@ def budget_figure(
                 ax = fig.add_subplot(grid[r, 2 * c], sharey=first)
                 side = fig.add_subplot(grid[r, 2 * c + 1], sharey=ax)
                 first = first or ax
-                _regions(ax, one)
+                _regions(ax, one, extreme)
                 _bins(plot, ax, one, where)
                 _segments(plot, side, one, where)
                 ax.set_title(where, loc="left")

@@ -3,11 +3,9 @@ and written atomically. SVG and PNG files carry the plotted values (see :mod:`si
 
 from __future__ import annotations
 
-import contextlib
 import io
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +17,9 @@ from matplotlib.figure import Figure
 from sigmatool.errors import UsageError
 from sigmatool.figures.embed import annotate_svg, png_with_data
 from sigmatool.figures.style import g_text, house_style
+from sigmatool.options import figure_format
+from sigmatool.render.files import target
 
-FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 # No dates, no version strings: the same data gives the same bytes on every run.
 METADATA: dict[str, dict[str, str | None]] = {
     "png": {"Software": None},
@@ -130,12 +129,9 @@ class Plot:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the figure in the format its extension names (.png, .svg, .pdf), atomically."""
-        target = Path(path)
-        fmt = FORMATS.get(target.suffix.lower())
-        if fmt is None:
-            raise UsageError(f"{target}: give a file name ending in .png, .svg or .pdf")
-        write_atomic(target, self.render(fmt))
-        return target
+        file = Path(path)
+        write_atomic(file, self.render(figure_format(os.fspath(path))))
+        return file
 
 
 def _json(values: Sequence[float]) -> list[float | str]:
@@ -146,31 +142,8 @@ def _floats(values: Sequence[float]) -> tuple[float, ...]:
     return tuple(float("nan") if v is None else float(v) for v in values)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
-
-    A reader never sees half a file, and a failed write leaves the old one. The file's mode follows the
-    umask, as a plain ``open`` would (``mkstemp`` alone would leave it readable by its owner only).
-    """
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"{path}: the folder {folder} does not exist")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=folder)
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot write in {folder}: {exc.strerror}") from exc
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def write_atomic(path: str | os.PathLike[str], data: bytes, option: str = "--plot") -> None:
+    """Write ``data`` to ``path`` atomically, with the mode a new file gets from the umask (the one writer
+    of every output file, :func:`sigmatool.render.files.target`); ``option`` names the file in errors."""
+    with target(os.fspath(path), binary=True, option=option) as handle:
+        handle.write(data)

@@ -44,7 +44,9 @@ def _frames(summaries: pl.DataFrame | Mapping[str, pl.DataFrame], estimator: str
     return frames
 
 
-def _caption(frames: Mapping[str, pl.DataFrame], by: Sequence[str], source: str) -> str:
+def _caption(
+    frames: Mapping[str, pl.DataFrame], by: Sequence[str], source: str, marked: Sequence[float]
+) -> str:
     names = ", ".join(ESTIMATOR_LABELS.get(e, e) for e in frames)
     first = next(iter(frames.values()))
     size = "" if by else f" over {float(first['prompts'][0]):,.0f} prompts"
@@ -54,6 +56,8 @@ def _caption(frames: Mapping[str, pl.DataFrame], by: Sequence[str], source: str)
     )
     if by:
         text += f" One line per {' · '.join(by)}."
+    if marked:
+        text += f" Dashed grey verticals: the G asked for ({', '.join(f'{G:g}' for G in marked)})."
     return text + (f" Data: {source}." if source else "")
 
 
@@ -133,6 +137,7 @@ def silent_figure(
     *,
     by: Sequence[str] = (),
     estimator: str = "plugin",
+    marked: Sequence[float] = (),
     source: str = "",
     caption: bool = True,
 ) -> Plot:
@@ -140,7 +145,8 @@ def silent_figure(
 
     ``summaries`` is :func:`sigmatool.silent.summarize` output without bins (usually over a grid of G such as
     2, 4, …, 256), or a mapping estimator name → summary to compare estimators (dashes tell them apart).
-    With ``by``, one line per group, and the split in a second panel.
+    With ``by``, one line per group, and the split in a second panel. ``marked`` G (the ones a user asked
+    for) get a thin vertical line.
     """
     frames = _frames(summaries, estimator)
     for frame in frames.values():
@@ -150,7 +156,7 @@ def silent_figure(
     with house_style():
         fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT)
         axes = list(fig.subplots(1, 2 if by else 1, squeeze=False, sharey=True)[0])
-        plot = Plot("silent", fig, _caption(frames, by, source))
+        plot = Plot("silent", fig, _caption(frames, by, source, marked))
         several = len(frames) > 1
         for e, (name, frame) in enumerate(frames.items()):
             suffix = f" ({ESTIMATOR_LABELS.get(name, name)})" if several else ""
@@ -160,6 +166,8 @@ def silent_figure(
                 _overall(plot, axes[0], frame, suffix, DASHES[e % len(DASHES)], e == 0)
         sizes = [g for f in frames.values() for g in f["G"].cast(pl.Float64).to_list()]
         for ax in axes:
+            for G in marked:
+                ax.axvline(G, color=GREY, linewidth=0.7, linestyle="--", zorder=1)
             log2_axis(ax, sizes)
             percent_axis(ax)
             ax.set_ylim(bottom=0)

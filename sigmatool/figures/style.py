@@ -29,6 +29,7 @@ DOUBLE_COLUMN = 7.0
 PANEL_HEIGHT = 2.3
 FONT_SIZE = 8.0
 SMALL_SIZE = 7.0
+LABEL_MAX = 32  # characters of a group's name in a legend or panel title
 
 BLACK = "#000000"
 ORANGE = "#E69F00"
@@ -167,14 +168,27 @@ def require(frame: pl.DataFrame, columns: Sequence[str], figure: str) -> None:
         raise UsageError(f"the {figure} figure needs at least one row")
 
 
+def shorten(label: str, most: int = LABEL_MAX) -> str:
+    """A label of at most ``most`` characters: a long one keeps its end (a file's name) after an ellipsis.
+
+    >>> shorten("/data/runs/2025-06/bigmath_solve_rates.parquet", 30)
+    '…6/bigmath_solve_rates.parquet'
+    """
+    return label if len(label) <= most else "…" + label[-(most - 1) :]
+
+
 def groups(frame: pl.DataFrame, by: Sequence[str]) -> list[tuple[str, pl.DataFrame]]:
-    """(label, rows) per ``by`` group in order of first appearance; one unlabelled group without ``by``."""
+    """(label, rows) per ``by`` group in order of first appearance; one unlabelled group without ``by``.
+
+    Labels longer than :data:`LABEL_MAX` characters are shortened (:func:`shorten`), so that legends and
+    panel titles leave room for the axes.
+    """
     require(frame, by, "grouped")
     if not by:
         return [("", frame)]
     out = []
     for keys, part in frame.group_by(list(by), maintain_order=True):
-        out.append((" · ".join("null" if k is None else str(k) for k in keys), part))
+        out.append((shorten(" · ".join("null" if k is None else str(k) for k in keys)), part))
     return out
 
 

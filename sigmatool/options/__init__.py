@@ -33,12 +33,14 @@ from sigmatool.options.common import (
     g_label,
     parse_group_sizes,
 )
-from sigmatool.options.inputs import RESERVED, InputOptions, OutputOptions, check_outputs
+from sigmatool.options.figures import FIGURE_FORMATS, PlotOptions, ReportFile, figure_format
+from sigmatool.options.inputs import RESERVED, InputOptions, OutputOptions, check_folder, check_outputs
 
 __all__ = [
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",
     "DEFAULT_MEDIUM",
+    "FIGURE_FORMATS",
     "INF",
     "MAX_G",
     "METHODS",
@@ -51,13 +53,17 @@ __all__ = [
     "Objective",
     "OutputFormat",
     "OutputOptions",
+    "PlotOptions",
+    "ReportFile",
     "Segments",
     "SilentOptions",
     "SimulateOptions",
     "Std",
     "check_count",
+    "check_folder",
     "check_fraction",
     "check_outputs",
+    "figure_format",
     "g_label",
     "parse_group_sizes",
     "parse_medium",

@@ -15,7 +15,8 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO, Any
 
-from sigmatool.errors import OutputError, UsageError
+from sigmatool.errors import OutputError
+from sigmatool.options import check_folder
 
 _UMASK: list[int] = []
 
@@ -51,9 +52,7 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
         yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
         return
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise UsageError(f"{option} {output}: the folder {folder} does not exist")
+    folder = check_folder(output, option)
     mode = _mode_for(output, option)
     try:
         fd, tmp = tempfile.mkstemp(prefix=".sigmatool-", suffix=".part", dir=folder)

@@ -7,6 +7,15 @@ groups) are compared side by side.
 from __future__ import annotations
 
 from sigmatool.report.build import Headline, Report, build_report
-from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions, report_input
+from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions, described, report_input
 
-__all__ = ["Headline", "PlanFrames", "Report", "ReportInput", "ReportOptions", "build_report", "report_input"]
+__all__ = [
+    "Headline",
+    "PlanFrames",
+    "Report",
+    "ReportInput",
+    "ReportOptions",
+    "build_report",
+    "described",
+    "report_input",
+]

@@ -12,12 +12,14 @@ import polars as pl
 
 from sigmatool import budget, groupsize, silent
 from sigmatool.errors import UsageError
+from sigmatool.estimators import check_estimator
 from sigmatool.figures import (
     Plot,
     budget_figure,
     difficulty_figure,
     groupsize_curve,
     groupsize_figure,
+    interior_span,
     plan_figure,
     silent_figure,
     track_figure,
@@ -71,7 +73,7 @@ def _silent(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> di
     """Plug-in over the whole grid; with the unbiased estimator also that, on the grid's G ≤ n."""
     out = {"plugin": silent.summarize(hist, by, [float(G) for G in options.sizes])}
     if options.estimator == "unbiased":
-        silent.check_unbiased(hist, [min(options.sizes)], "unbiased")
+        check_estimator(hist, [min(options.sizes)], "unbiased")
         n_min = int(hist["n"].min())  # type: ignore[arg-type]
         sizes = [float(G) for G in options.sizes if G <= n_min]
         if not sizes:
@@ -117,7 +119,7 @@ def _plots(
         "silent": silent_figure(silents, by=by, source=source, caption=False),
         "budget": budget_figure(frames["budget"], by=by, source=source, caption=False),
         "groupsize": groupsize_figure(
-            groupsize_curve(options.groupsize),
+            groupsize_curve(options.groupsize, span=interior_span(report_hist)),
             report_hist,
             options=options.groupsize,
             by=by,

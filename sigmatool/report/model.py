@@ -10,8 +10,8 @@ from pathlib import PurePath
 import polars as pl
 
 from sigmatool.errors import UsageError
-from sigmatool.groupsize import GroupSizeOptions
-from sigmatool.load import InputOptions, histogram, load
+from sigmatool.load import Histogram, dataset, histogram
+from sigmatool.options import GroupSizeOptions, InputOptions
 
 INPUT_COLUMN = "input"
 SILENT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -86,8 +86,13 @@ def _columns_used(options: InputOptions) -> tuple[str, ...]:
 
 def report_input(options: InputOptions, label: str | None = None) -> ReportInput:
     """Load ``options``' data, build its histogram and describe it (files, columns used, notes)."""
-    ds = load(options)
-    hist, ds = histogram(ds)
+    with dataset(options) as ds:
+        return described(histogram(ds), label)
+
+
+def described(read: Histogram, label: str | None = None) -> ReportInput:
+    """A histogram read by :mod:`sigmatool.load` as a report input; ``label`` defaults to the file's name."""
+    ds, options = read.dataset, read.dataset.options
     files = [source.label for source in ds.sources]
     if label is None:
         label = PurePath(files[0]).name if len(files) == 1 else f"{len(files)} files"
@@ -95,11 +100,11 @@ def report_input(options: InputOptions, label: str | None = None) -> ReportInput
     rollouts = "; rollout rows" if options.rollouts else ""
     return ReportInput(
         label=label,
-        hist=hist,
+        hist=read.frame,
         source=", ".join(files) + samples + rollouts,
         by=tuple(ds.by),
         columns=_columns_used(ds.options),
-        notes=tuple(ds.notes),
+        notes=tuple(read.notes),
     )
 
 
