@@ -9,6 +9,7 @@ Per-prompt columns: [--by columns], ``id``, ``p``, ``G``, ``p_silent``, ``p_all_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,8 +18,9 @@ import polars as pl
 from sigmatool import kernels
 from sigmatool.estimators import check_estimator
 from sigmatool.load import Dataset, per_prompt_frame
-from sigmatool.options import SilentOptions
+from sigmatool.options import MAX_G, SilentOptions, g_label
 from sigmatool.render import View
+from sigmatool.render.spark import Sparkline
 from sigmatool.segments import all_bins, with_bins
 
 PER_GROUP = ("p_silent", "p_all_right", "p_all_wrong", "dapo_expected_draws")
@@ -163,6 +165,35 @@ def per_prompt(
     return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])
 
 
+def grid(sizes: Sequence[float], most: float = MAX_G) -> tuple[float, ...]:
+    """The G a figure or sparkline of the silent share shows around the asked ``sizes``: the powers of two
+    from a quarter of the smallest to four times the largest (from 2 up to ``most``), and ``sizes`` too.
+
+    >>> grid([8])
+    (2.0, 4.0, 8.0, 16.0, 32.0)
+    >>> grid([6, 64], most=100)
+    (2.0, 4.0, 6.0, 8.0, 16.0, 32.0, 64.0)
+    """
+    low = math.floor(math.log2(min(sizes))) - 2
+    high = math.ceil(math.log2(max(sizes))) + 2
+    powers = [float(2**e) for e in range(max(low, 1), high + 1) if 2**e <= most]
+    return tuple(sorted({*powers, *(float(G) for G in sizes)}))
+
+
+def grid_for(hist: pl.DataFrame, options: SilentOptions) -> tuple[float, ...]:
+    """:func:`grid` for these options; the unbiased estimator stops at the fewest logged samples n."""
+    check_estimator(hist, options.sizes, options.estimator)
+    most = float(hist["n"].min()) if options.estimator == "unbiased" else float(MAX_G)  # type: ignore[arg-type]
+    return grid(options.sizes, most)
+
+
+def sparkline(hist: pl.DataFrame, options: SilentOptions) -> Sparkline:
+    """The silent share over all prompts against G, on :func:`grid_for`'s sizes, for the table view."""
+    sizes = grid_for(hist, options)
+    summary = summarize(hist, (), sizes, estimator=options.estimator)
+    return Sparkline("silent vs G", "G", tuple(g_label(G) for G in sizes), tuple(summary["silent_rate"]))
+
+
 def headline(summary: pl.DataFrame) -> str:
     """One plain sentence for the table view, from an overall (no --by, no bins) summary."""
     parts = [f"{100 * r['silent_rate']:.1f}% at G={r['G']}" for r in summary.iter_rows(named=True)]
@@ -199,6 +230,7 @@ def view(hist: pl.DataFrame, summary: pl.DataFrame, options: SilentOptions, by: 
             "dapo_unfilled_rate": "DAPO\nunfilled",
         },
         keys=list(by),
+        spark=lambda: sparkline(hist, options),
         footer=[
             "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
             "prompts; …learnable: the same once never- and always-solved prompts are dropped"

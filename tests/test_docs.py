@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,13 +47,27 @@ def examples(path: Path) -> list[tuple[str, list[str]]]:
     return found
 
 
+@contextlib.contextmanager
+def in_a_scratch_folder() -> Iterator[None]:
+    """Run in an empty folder holding only a link to sample_data/: examples may write files (-o, --plot)."""
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="sigmatool-docs-") as folder:
+        os.symlink(ROOT / "sample_data", Path(folder) / "sample_data")
+        os.chdir(folder)
+        try:
+            yield
+        finally:
+            os.chdir(here)
+
+
 def run_example(command: str) -> tuple[int, list[str]]:
     """Run one documented command in-process; `| head -N` and `| grep -v TEXT` after it are applied."""
     command, *filters = command.split("|")
     args = shlex.split(command)[1:]
-    if "--format" not in args and "-f" not in args and "-o" not in args:
+    if args[0] != "report" and "--format" not in args and "-f" not in args and "-o" not in args:
         args += ["--format", "table"]
-    result = invoke(*args)
+    with in_a_scratch_folder():
+        result = invoke(*args)
     out = result.stdout.splitlines()
     for step in filters:
         name, *rest = shlex.split(step)

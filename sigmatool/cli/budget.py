@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import EstimatorOpt, input_options, output_options, uses
+from sigmatool.cli.params import EstimatorOpt, input_options, output_options, plot_options, uses
 from sigmatool.options import (
     BudgetOptions,
     Estimator,
     InputOptions,
     OutputOptions,
+    PlotOptions,
     Segments,
     parse_group_sizes,
     parse_medium,
 )
 
+if TYPE_CHECKING:
+    import polars as pl
+
+    from sigmatool.figures import Plot
+    from sigmatool.load import Histogram
+
 
 @app.command("budget")
-@uses(inputs=input_options, out=output_options)
+@uses(inputs=input_options, out=output_options, plot=plot_options)
 def budget_command(
     group_sizes: Annotated[
         list[str] | None,
@@ -45,6 +52,7 @@ def budget_command(
     ] = "0.4,0.6",
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """Where GRPO and Dr. GRPO spend their gradient across difficulty: each segment's share of the update.
 
@@ -55,15 +63,18 @@ def budget_command(
     direction).
 
     Rows per G (--G inf: the large-group limits): bins of p, then extreme (p < x or p > 1 − x), medium
-    (lo ≤ p ≤ hi) and all. Prompts with p̂ = 0 or 1 weigh nothing but are counted.
+    (lo ≤ p ≤ hi) and all. Prompts with p̂ = 0 or 1 weigh nothing but are counted. --plot draws each G's
+    shares per bin of p, with the extreme and medium totals beside.
 
     Example:
 
         sigmatool budget sample_data/bigmath_solve_rates.parquet --G 8 --G inf
+
+        sigmatool budget sample_data/toy_pass_rates.csv --G 8,inf --plot budget.png
     """
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
     options = BudgetOptions(sizes, estimator.value, Segments(bins, extreme, parse_medium(medium)))
-    run.check(inputs, out)
+    run.check(inputs, out, plot.output)
     from sigmatool import budget
     from sigmatool.render import write_frame
 
@@ -71,4 +82,11 @@ def budget_command(
         summary = budget.summarize(
             hist.frame, inputs.by, options.sizes, estimator=options.estimator, segments=options.segments
         )
+        run.save_plot(plot, lambda: _figure(hist, summary, options, inputs.by))
         write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by))
+
+
+def _figure(hist: Histogram, summary: pl.DataFrame, options: BudgetOptions, by: tuple[str, ...]) -> Plot:
+    from sigmatool.figures.commands import budget_plot
+
+    return budget_plot(summary, options, by, run.source_of(hist))

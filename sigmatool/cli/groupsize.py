@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import PerPrompt, input_options, output_options, uses
+from sigmatool.cli.params import PerPrompt, input_options, output_options, plot_options, uses
 from sigmatool.errors import UsageError
-from sigmatool.options import GroupSizeOptions, InputOptions, Objective, OutputOptions, Std, check_count
+from sigmatool.options import (
+    GroupSizeOptions,
+    InputOptions,
+    Objective,
+    OutputOptions,
+    PlotOptions,
+    Std,
+    check_count,
+)
+
+if TYPE_CHECKING:
+    from sigmatool.figures import Plot
+    from sigmatool.load import Histogram
 
 
 @app.command("groupsize")
-@uses(inputs=input_options, out=output_options)
+@uses(inputs=input_options, out=output_options, plot=plot_options)
 def groupsize_command(
     fidelity: Annotated[
         float,
@@ -68,6 +80,7 @@ def groupsize_command(
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """The group size each prompt needs to reach a target fidelity, and what a per-prompt schedule saves.
 
@@ -76,11 +89,14 @@ def groupsize_command(
     Each prompt gets the smallest G ≥ --min-G with φ ≥ φ*, exact (not the law 1/(8εp(1−p))). Prompts
     with p̂ = 0 or 1 have no signal at any G and, like those needing G > --max-G, are unreachable: counted,
     never given a number. Rows: all prompts, then bins of p, per --by group; --per-prompt streams one row
-    per prompt, ready for a trainer's config.
+    per prompt, ready for a trainer's config. --plot draws the exact G against p (and the law) over the
+    prompts' histogram of p.
 
     Example:
 
         sigmatool groupsize sample_data/bigmath_solve_rates.parquet --fidelity 0.9
+
+        sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
     target = GroupSizeOptions(
         fidelity, objective.value, std.value, min_size, max_size, max_silent, uniform, law
@@ -89,12 +105,13 @@ def groupsize_command(
         check_count("--bins", bins, 0, 1000)
         if per_prompt:
             raise UsageError("--bins summarises by bin; with --per-prompt there is no summary to break down")
-    run.check(inputs, out)
+    run.check(inputs, out, plot.output)
     from sigmatool import groupsize
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
         table = groupsize.group_size_table(hist.frame, target, detail=per_prompt)
+        run.save_plot(plot, lambda: _figure(hist, target, inputs.by))
         if per_prompt:
             sink_frame(groupsize.per_prompt(hist.dataset, table, target), out)
             return
@@ -102,3 +119,9 @@ def groupsize_command(
             hist.frame, inputs.by, target, bins=10 if bins is None else bins, table=table
         )
         write_frame(summary, out, groupsize.view(hist.frame, table, target, inputs.by))
+
+
+def _figure(hist: Histogram, target: GroupSizeOptions, by: tuple[str, ...]) -> Plot:
+    from sigmatool.figures.commands import groupsize_plot
+
+    return groupsize_plot(hist.frame, target, by, run.source_of(hist))

@@ -17,7 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from sigmatool.options import Estimator, InputFormat, InputOptions, OutputFormat, OutputOptions
+from sigmatool.options import Estimator, InputFormat, InputOptions, OutputFormat, OutputOptions, PlotOptions
 
 INPUT = "Input"
 OUTPUT = "Output"
@@ -165,7 +165,19 @@ def read_options(
     )
 
 
-@uses(read=read_options)
+def group_options(
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT
+        ),
+    ] = None,
+) -> tuple[str, ...]:
+    """The columns every summary is broken down by."""
+    return tuple(by or ())
+
+
+@uses(read=read_options, by=group_options)
 def input_options(
     read: InputOptions,
     data: Annotated[
@@ -176,12 +188,7 @@ def input_options(
             show_default=False,
         ),
     ] = None,
-    by: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--by", help="Also break every summary down by this column (repeatable).", rich_help_panel=INPUT
-        ),
-    ] = None,
+    by: tuple[str, ...] = (),
     id_col: Annotated[
         str | None,
         typer.Option(
@@ -190,7 +197,7 @@ def input_options(
     ] = None,
 ) -> InputOptions:
     """The input of an analysis: DATA, how to read it, and how to group it."""
-    return replace(read, paths=tuple(data or ()), by=tuple(by or ()), id_col=id_col)
+    return replace(read, paths=tuple(data or ()), by=by, id_col=id_col)
 
 
 def output_options(
@@ -215,6 +222,22 @@ def output_options(
 ) -> OutputOptions:
     """Where the result goes, and in which format."""
     return OutputOptions(fmt.value, output)
+
+
+def plot_options(
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            "--plot",
+            metavar="FILE",
+            help="Also draw the result as a figure in FILE: .png, .svg or .pdf, by the extension (atomically; "
+            "never one of the inputs or the -o file).",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
+) -> PlotOptions:
+    """Where the command's figure goes, if anywhere."""
+    return PlotOptions(plot)
 
 
 # --------------------------------------------------------------------------------------------- analyses

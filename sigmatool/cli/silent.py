@@ -2,18 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import EstimatorOpt, GroupSizes, PerPrompt, input_options, output_options, uses
-from sigmatool.options import Estimator, InputOptions, OutputOptions, SilentOptions, parse_group_sizes
+from sigmatool.cli.params import (
+    EstimatorOpt,
+    GroupSizes,
+    PerPrompt,
+    input_options,
+    output_options,
+    plot_options,
+    uses,
+)
+from sigmatool.options import (
+    Estimator,
+    InputOptions,
+    OutputOptions,
+    PlotOptions,
+    SilentOptions,
+    parse_group_sizes,
+)
+
+if TYPE_CHECKING:
+    from sigmatool.figures import Plot
+    from sigmatool.load import Histogram
 
 
 @app.command("silent")
-@uses(inputs=input_options, out=output_options)
+@uses(inputs=input_options, out=output_options, plot=plot_options)
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.plugin,
@@ -28,25 +47,30 @@ def silent_command(
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
 
     A group of G answers whose rewards are all equal has σ = 0: GRPO and Dr. GRPO get no gradient from it,
     DAPO throws it away and draws another. For a prompt with pass rate p that happens with probability
-    p^G + (1−p)^G.
+    p^G + (1−p)^G. The table view adds a sparkline of the silent share against G, and --plot a figure,
+    both over the powers of two from a quarter of the smallest G asked to four times the largest.
 
     Example:
 
         sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16
+
+        sigmatool silent sample_data/toy_pass_rates.csv --plot silent.png
     """
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
-    run.check(inputs, out)
+    run.check(inputs, out, plot.output)
     from sigmatool import silent
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
+        run.save_plot(plot, lambda: _figure(hist, options, inputs.by))
         if options.per_prompt:
             sink_frame(
                 silent.per_prompt(
@@ -64,3 +88,9 @@ def silent_command(
             bins=options.bins,
         )
         write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by))
+
+
+def _figure(hist: Histogram, options: SilentOptions, by: tuple[str, ...]) -> Plot:
+    from sigmatool.figures.commands import silent_plot
+
+    return silent_plot(hist.frame, options, by, run.source_of(hist))

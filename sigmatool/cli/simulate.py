@@ -9,12 +9,14 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import output_options, read_options, uses
+from sigmatool.cli.params import output_options, plot_options, read_options, uses
 from sigmatool.errors import UsageError
-from sigmatool.options import InputOptions, OutputOptions, SimulateOptions
+from sigmatool.options import InputOptions, OutputOptions, PlotOptions, SimulateOptions
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from sigmatool.figures import Plot
 
 BETA_MIX = "beta-mix"
 
@@ -35,7 +37,7 @@ def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
 
 
 @app.command("simulate")
-@uses(read=read_options, out=output_options)
+@uses(read=read_options, out=output_options, plot=plot_options)
 def simulate_command(
     init: Annotated[
         str | None,
@@ -65,6 +67,7 @@ def simulate_command(
     ] = False,
     read: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """The paper's controlled training run: M one-parameter prompts trained by GRPO, Dr. GRPO and DAPO.
 
@@ -75,23 +78,29 @@ def simulate_command(
     hardest start quartile, counts DAPO's samples against GRPO's, and gives the gradient share of extreme
     prompts (p < 0.1 or p > 0.9) at the start, measured from simulated draws and predicted from E[σ]
     (GRPO, DAPO) or E[σ²] (Dr. GRPO). The start is --prompts draws of the data's p̂ with 0 < p̂ < 1,
-    clipped to [0.02, 0.98].
+    clipped to [0.02, 0.98]. --plot draws each step's observed silent share against the prediction, and the
+    hardest quartile's mean p per step.
 
     Example:
 
-        sigmatool simulate --init sample_data/bigmath_solve_rates.parquet --trace -o trace.parquet
+        sigmatool simulate --init sample_data/toy_pass_rates.csv --trace -o run.csv
+
+        sigmatool simulate --steps 50 --plot run.png
     """
     options = SimulateOptions(prompts, group_size, steps, lr, seed, (methods,), dapo_cap)
     start_input = _start_input(init, read)
-    run.check(start_input, out)
+    run.check(start_input, out, plot.output)
     from sigmatool import simulate
     from sigmatool.render import write_frame
 
     if start_input is None:
         trace_frame, summary = _simulate(BETA_MIX, options)
+        source = "the paper's beta mixture (--init beta-mix)"
     else:
         with run.histogram_of(start_input) as hist:
             trace_frame, summary = _simulate(hist.frame, options)
+            source = run.source_of(hist)
+    run.save_plot(plot, lambda: _figure(trace_frame, summary, source))
     write_frame(trace_frame if trace else summary, out, simulate.view(summary, options))
 
 
@@ -121,3 +130,9 @@ def _simulate(start: pl.DataFrame | str, options: SimulateOptions) -> tuple[pl.D
         )
     run.note(notes)
     return frames
+
+
+def _figure(trace: pl.DataFrame, summary: pl.DataFrame, source: str) -> Plot:
+    from sigmatool.figures.commands import simulate_plot
+
+    return simulate_plot(trace, summary, source)

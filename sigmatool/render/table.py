@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -18,6 +18,8 @@ import polars as pl
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
+
+from sigmatool.render.spark import Sparkline, spark_lines
 
 BAR_WIDTH = 12
 TABLE_ROWS = 40
@@ -41,6 +43,8 @@ class View:
     labels: dict[str, str] = field(default_factory=dict)
     keys: Sequence[str] = ()  # identifying columns besides KEY_COLUMNS (the --by columns)
     bar_note: str = ""  # a footer line about the bars, shown only when they are drawn
+    # A sparkline under the headline, computed only when the table is printed.
+    spark: Callable[[], Sparkline] | None = None
 
 
 def _number(value: Any, name: str, view: View) -> str:
@@ -129,6 +133,11 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
     for line in textwrap.wrap(view.headline, width) if view.headline else []:
         console.print(Text(line, style="bold"))
+    if view.spark is not None:
+        # Block characters need a UTF-8 stream, and a console whose fonts have them (not legacy Windows).
+        unicode = console.encoding.startswith("utf") and not console.legacy_windows
+        for line in spark_lines(view.spark(), width, unicode):
+            console.print(Text(line))
     plan = layout(shown, view, width)
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
     for number, block in enumerate(plan.blocks):
