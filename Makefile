@@ -11,7 +11,7 @@ help:
 	@echo "make test         set up and run the tests, ruff and mypy"
 	@echo "make bench-quick  a benchmark that finishes in under a minute"
 	@echo "make bench        the full benchmark (10^8-row datasets; needs several GB of disk)"
-	@echo "make figures      regenerate docs/figures/*.png and docs/example-report.html from the bundled sample"
+	@echo "make figures      regenerate docs/figures/*.png (one per command) and docs/example-report.html with the CLI"
 	@echo "make test-browser open the HTML report in headless Chromium (installs it with apt-get as root)"
 
 $(STAMP): pyproject.toml
@@ -44,7 +44,7 @@ bench-quick: $(STAMP)
 	$(BIN)/python bench/run.py --size quick
 
 figures: $(STAMP)
-	$(BIN)/python -m sigmatool.report.examples docs/figures docs/example-report.html
+	$(BIN)/python -m tests.make_figures docs
 
 # Debian's chromium and chromium-driver, installed when missing and run as root; otherwise the test skips.
 BROWSER_PACKAGES := chromium chromium-driver

@@ -1,4 +1,5 @@
-"""The HTML report in a real browser: headless Chromium, offline, at laptop and phone sizes, and printed.
+"""`sigmatool report`'s page in a real browser: headless Chromium, offline, at laptop and phone sizes, and
+printed.
 
 Runs with `make test-browser` (which installs Debian's chromium and chromium-driver when missing and run
 as root); elsewhere it skips, naming the command that installs them.
@@ -10,6 +11,8 @@ import base64
 import io
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,8 +20,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from sigmatool.report import build_report
-from sigmatool.report.examples import sample_input
+from tests.conftest import BIGMATH
 
 pytestmark = pytest.mark.browser
 
@@ -40,8 +42,11 @@ PHONE = (390, 844)
 
 @pytest.fixture(scope="module")
 def report_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`sigmatool report` on the bundled sample, run as a user runs it."""
     path = tmp_path_factory.mktemp("report") / "report.html"
-    return build_report([sample_input()]).write_html(path)
+    command = [sys.executable, "-m", "sigmatool", "report", str(BIGMATH), "-o", str(path)]
+    subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, check=True)
+    return path
 
 
 @pytest.fixture(scope="module")
