@@ -107,3 +107,8 @@ def test_readme_python_example_runs(code: str, monkeypatch: pytest.MonkeyPatch) 
     namespace: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), namespace)
     assert "sigmatool" in namespace
+
+
+def test_the_readme_stays_short() -> None:
+    # The README is the front page: details live in docs/.
+    assert README.stat().st_size < 15_000
