@@ -231,3 +231,10 @@ def same_data(committed: object, fresh: object) -> bool:
             same_data(a, b) for a, b in zip(committed, fresh, strict=True)
         )
     return committed == fresh
+
+
+def test_a_file_in_the_way_of_the_figures_folder_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "r_figures").write_text("not a folder")
+    result = invoke("report", TOY, "-o", tmp_path / "r.md")
+    assert (1, 1) == (result.exit_code, len(result.stderr.splitlines()) - result.stderr.count("note:"))
+    assert "cannot make the figures' folder" in result.stderr

@@ -27,7 +27,15 @@ def _loaded_by(code: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "module", ["sigmatool.budget", "sigmatool.groupsize", "sigmatool.simulate", "sigmatool.silent"]
+    "module",
+    [
+        "sigmatool.budget",
+        "sigmatool.groupsize",
+        "sigmatool.simulate",
+        "sigmatool.silent",
+        "sigmatool.figures",
+        "sigmatool.report",
+    ],
 )
 def test_starting_the_cli_loads_no_analysis(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")
@@ -36,3 +44,8 @@ def test_starting_the_cli_loads_no_analysis(module: str) -> None:
 @pytest.mark.parametrize("module", ["polars", "numpy", "scipy", "matplotlib"])
 def test_starting_the_cli_imports_no_heavy_library(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")
+
+
+@pytest.mark.parametrize("module", ["polars", "numpy", "matplotlib", "sigmatool.report"])
+def test_the_version_imports_no_heavy_library(module: str) -> None:
+    assert module not in _loaded_by("from sigmatool.cli import main; main(['--version'])")

@@ -25,9 +25,7 @@ if TYPE_CHECKING:
     from sigmatool.load import Histogram
 
 
-@app.command("groupsize")
-@uses(inputs=input_options, out=output_options, plot=plot_options)
-def groupsize_command(
+def target_options(
     fidelity: Annotated[
         float,
         typer.Option(
@@ -71,6 +69,17 @@ def groupsize_command(
     uniform: Annotated[
         int, typer.Option("--uniform", help="The uniform G compared against (share_at_target_uniform).")
     ] = 8,
+) -> GroupSizeOptions:
+    """The target each prompt's group size must reach, and the rules it is found by."""
+    return GroupSizeOptions(
+        fidelity, objective.value, std.value, min_size, max_size, max_silent, uniform, law
+    )
+
+
+@app.command("groupsize")
+@uses(target=target_options, inputs=input_options, out=output_options, plot=plot_options)
+def groupsize_command(
+    target: GroupSizeOptions = GroupSizeOptions(),
     bins: Annotated[
         int | None,
         typer.Option(
@@ -98,9 +107,6 @@ def groupsize_command(
 
         sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
-    target = GroupSizeOptions(
-        fidelity, objective.value, std.value, min_size, max_size, max_silent, uniform, law
-    )
     if bins is not None:
         check_count("--bins", bins, 0, 1000)
         if per_prompt:

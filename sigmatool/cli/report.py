@@ -43,39 +43,44 @@ def labels(paths: tuple[str, ...]) -> list[str | None]:
     return [None if p == "-" else name for name, p in zip(names, paths, strict=True)]
 
 
+ReportOutput = Annotated[
+    str,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="The report: FILE.html, one self-contained page; or FILE.md, its figures (SVG) in the folder "
+        "FILE_figures/ beside it. Never one of the inputs.",
+        rich_help_panel=OUTPUT,
+        show_default=False,
+    ),
+]
+ReportData = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Inputs to compare side by side: each DATA (a file, a glob read as one input, or '-') is one "
+        "input. Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
+        show_default=False,
+    ),
+]
+ReportFormatOpt = Annotated[
+    ReportFormat | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="html or md (default: from -o's extension, .html or .md).",
+        rich_help_panel=OUTPUT,
+        show_default=False,
+    ),
+]
+
+
 @app.command("report")
 @uses(read=read_options, by=group_options)
 def report_command(
-    output: Annotated[
-        str,
-        typer.Option(
-            "--output",
-            "-o",
-            metavar="FILE",
-            help="The report: FILE.html, one self-contained page; or FILE.md, its figures (SVG) in the folder "
-            "FILE_figures/ beside it. Never one of the inputs.",
-            rich_help_panel=OUTPUT,
-            show_default=False,
-        ),
-    ],
-    data: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="Inputs to compare side by side: each DATA (a file, a glob read as one input, or '-') is one "
-            "input. Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
-            show_default=False,
-        ),
-    ] = None,
-    fmt: Annotated[
-        ReportFormat | None,
-        typer.Option(
-            "--format",
-            "-f",
-            help="html or md (default: from -o's extension, .html or .md).",
-            rich_help_panel=OUTPUT,
-            show_default=False,
-        ),
-    ] = None,
+    output: ReportOutput,
+    data: ReportData = None,
+    fmt: ReportFormatOpt = None,
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "sigmatool report",
     estimator: EstimatorOpt = Estimator.plugin,
     by: tuple[str, ...] = (),

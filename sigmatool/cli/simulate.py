@@ -93,15 +93,19 @@ def simulate_command(
     from sigmatool import simulate
     from sigmatool.render import write_frame
 
-    if start_input is None:
-        trace_frame, summary = _simulate(BETA_MIX, options)
-        source = "the paper's beta mixture (--init beta-mix)"
-    else:
-        with run.histogram_of(start_input) as hist:
-            trace_frame, summary = _simulate(hist.frame, options)
-            source = run.source_of(hist)
+    trace_frame, summary, source = _run(start_input, options)
     run.save_plot(plot, lambda: _figure(trace_frame, summary, source))
     write_frame(trace_frame if trace else summary, out, simulate.view(summary, options))
+
+
+def _run(
+    start_input: InputOptions | None, options: SimulateOptions
+) -> tuple[pl.DataFrame, pl.DataFrame, str]:
+    """The trace and summary of the run, and its start population as a figure's caption names it."""
+    if start_input is None:
+        return (*_simulate(BETA_MIX, options), "the paper's beta mixture (--init beta-mix)")
+    with run.histogram_of(start_input) as hist:
+        return (*_simulate(hist.frame, options), run.source_of(hist))
 
 
 def _simulate(start: pl.DataFrame | str, options: SimulateOptions) -> tuple[pl.DataFrame, pl.DataFrame]:

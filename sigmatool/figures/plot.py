@@ -127,10 +127,11 @@ class Plot:
     def svg(self) -> str:
         return self.render("svg").decode("utf-8")
 
-    def save(self, path: str | os.PathLike[str]) -> Path:
-        """Write the figure in the format its extension names (.png, .svg, .pdf), atomically."""
+    def save(self, path: str | os.PathLike[str], option: str = "--plot") -> Path:
+        """Write the figure in the format its extension names (.png, .svg, .pdf), atomically; ``option``
+        names the file in error messages."""
         file = Path(path)
-        write_atomic(file, self.render(figure_format(os.fspath(path))))
+        write_atomic(file, self.render(figure_format(os.fspath(path), option)), option)
         return file
 
 

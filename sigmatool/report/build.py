@@ -59,7 +59,7 @@ class Report:
     def write_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the HTML page, atomically."""
         target = Path(path)
-        write_atomic(target, self.html().encode("utf-8"))
+        write_atomic(target, self.html().encode("utf-8"), option="-o")
         return target
 
     def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "svg") -> Path:

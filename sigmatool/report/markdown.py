@@ -6,8 +6,9 @@ import re
 from pathlib import Path
 from urllib.parse import quote
 
-from sigmatool.errors import UsageError
+from sigmatool.errors import OutputError, UsageError
 from sigmatool.figures import write_atomic
+from sigmatool.options import check_folder
 from sigmatool.report.build import Report
 from sigmatool.report.sections import LEDE, footer_text, input_table, sections, settings
 from sigmatool.report.tables import Table
@@ -66,13 +67,15 @@ def write_markdown(report: Report, path: Path, figure_format: str = "svg") -> Pa
     """Write ``path`` and its figures into ``<stem>_figures/`` beside it (created if needed), atomically each."""
     if figure_format not in FIGURE_FORMATS:
         raise UsageError(f"Markdown figures are svg or png, not {figure_format!r}")
-    if not path.parent.is_dir():
-        raise UsageError(f"{path}: the folder {path.parent} does not exist")
+    check_folder(str(path), "-o")
     folder = path.with_name(f"{path.stem}_figures")
-    folder.mkdir(exist_ok=True)
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"-o {path}: cannot make the figures' folder {folder}: {exc.strerror}") from None
     links = {}
     for key, plot in report.plots.items():
-        plot.save(folder / f"{key}.{figure_format}")
+        plot.save(folder / f"{key}.{figure_format}", option="-o")
         links[key] = quote(f"{folder.name}/{key}.{figure_format}")
-    write_atomic(path, render_markdown(report, links).encode("utf-8"))
+    write_atomic(path, render_markdown(report, links).encode("utf-8"), option="-o")
     return path
