@@ -167,7 +167,8 @@ def per_prompt(
 
 def grid(sizes: Sequence[float], most: float = MAX_G) -> tuple[float, ...]:
     """The G a figure or sparkline of the silent share shows around the asked ``sizes``: the powers of two
-    from a quarter of the smallest to four times the largest (from 2 up to ``most``), and ``sizes`` too.
+    that span a quarter of the smallest to four times the largest (none below 2 or above ``most``), and
+    ``sizes`` themselves.
 
     >>> grid([8])
     (2.0, 4.0, 8.0, 16.0, 32.0)

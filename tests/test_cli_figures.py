@@ -4,6 +4,7 @@ bytes run after run, written like any other output; and silent's sparkline in th
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -351,3 +352,30 @@ def test_a_larger_value_never_gets_a_lower_block(values: list[Fraction]) -> None
 
 def test_the_largest_value_is_a_full_block() -> None:
     assert "█" == blocks([0.2, 0.9, 0.4])[1]
+
+
+@pytest.fixture(scope="module")
+def ascii_run() -> subprocess.CompletedProcess[bytes]:
+    """silent's table written to an ASCII-only stdout (PYTHONIOENCODING=ascii)."""
+    return subprocess.run(
+        [sys.executable, "-m", "sigmatool", "silent", str(BIGMATH), "--G", "4,8,16", "--format", "table"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=False,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+    )
+
+
+def test_an_ascii_stdout_gets_the_sparkline_as_text(ascii_run: subprocess.CompletedProcess[bytes]) -> None:
+    table = csv_of(invoke("silent", BIGMATH, "--G", "2,4,8,16,32,64", "--format", "csv"))
+    points = ", ".join(
+        f"{100 * v:.1f}% at G={G}" for G, v in zip(table["G"], table["silent_rate"], strict=True)
+    )
+    assert (0, f"silent vs G: {points}") == (
+        ascii_run.returncode,
+        spark_line(ascii_run.stdout.decode("ascii")),
+    )
+
+
+def test_an_ascii_stdout_gets_ascii_bars(ascii_run: subprocess.CompletedProcess[bytes]) -> None:
+    assert "44.28% #####......." in ascii_run.stdout.decode("ascii")

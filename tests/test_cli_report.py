@@ -238,3 +238,9 @@ def test_a_file_in_the_way_of_the_figures_folder_is_one_line(tmp_path: Path) -> 
     result = invoke("report", TOY, "-o", tmp_path / "r.md")
     assert (1, 1) == (result.exit_code, len(result.stderr.splitlines()) - result.stderr.count("note:"))
     assert "cannot make the figures' folder" in result.stderr
+
+
+def test_with_no_data_the_report_is_of_the_bundled_sample(tmp_path: Path) -> None:
+    done = _report(["-o", "r.html"], tmp_path)
+    cards = re.findall(r'<article class="card"><h3>([^<]*)</h3>', (tmp_path / "r.html").read_text())
+    assert (0, ["&lt;bundled Big-Math sample&gt;"]) == (done.returncode, cards)

@@ -30,6 +30,8 @@ def labels(paths: tuple[str, ...]) -> list[str | None]:
     the path's last parts as tell them apart. None for stdin (the report calls it <stdin>)."""
     import glob
 
+    if not paths:
+        return []
     files = [p if p == "-" or glob.has_magic(p) else os.path.realpath(p) for p in paths]
     if len(set(files)) != len(files):
         raise UsageError(

@@ -54,7 +54,7 @@ def silent_command(
     A group of G answers whose rewards are all equal has σ = 0: GRPO and Dr. GRPO get no gradient from it,
     DAPO throws it away and draws another. For a prompt with pass rate p that happens with probability
     p^G + (1−p)^G. The table view adds a sparkline of the silent share against G, and --plot a figure,
-    both over the powers of two from a quarter of the smallest G asked to four times the largest.
+    both over the powers of two that span a quarter of the smallest G asked to four times the largest.
 
     Example:
 

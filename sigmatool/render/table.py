@@ -22,6 +22,7 @@ from rich.text import Text
 from sigmatool.render.spark import Sparkline, spark_lines
 
 BAR_WIDTH = 12
+BAR_GLYPHS = "█·"  # a bar's full and empty cells; "#." where the output cannot show them
 TABLE_ROWS = 40
 # Columns that say which row this is: kept in every block, never abbreviated.
 KEY_COLUMNS = ("step", "method", "G", "segment", "p_lo", "p_hi", "id", "p", "bin")
@@ -59,7 +60,8 @@ def _number(value: Any, name: str, view: View) -> str:
     return str(value)
 
 
-def _cell(value: Any, name: str, view: View, bars: bool) -> Text:
+def _cell(value: Any, name: str, view: View, bars: str) -> Text:
+    """One cell; ``bars`` is the bar's full and empty character, or '' for no bar."""
     if value is None:
         return Text("–", style="dim")
     text = _number(value, name, view)
@@ -69,8 +71,8 @@ def _cell(value: Any, name: str, view: View, bars: bool) -> Text:
         filled = round(max(0.0, min(1.0, value / view.bar_full)) * BAR_WIDTH)
         return (
             Text(f"{text:>7} ")
-            + Text("█" * filled, style="cyan")
-            + Text("·" * (BAR_WIDTH - filled), style="dim")
+            + Text(bars[0] * filled, style="cyan")
+            + Text(bars[1] * (BAR_WIDTH - filled), style="dim")
         )
     return Text(text)
 
@@ -111,14 +113,15 @@ def _blocks(keys: list[str], values: list[str], widths: dict[str, int], limit: i
     return [keys + block for block in blocks]
 
 
-def layout(df: pl.DataFrame, view: View, width: int) -> _Layout:
-    """Choose bars, header wrapping and blocks so that the table fits ``width`` columns."""
+def layout(df: pl.DataFrame, view: View, width: int, glyphs: str = BAR_GLYPHS) -> _Layout:
+    """Choose bars, header wrapping and blocks so that the table fits ``width`` columns; ``glyphs`` are
+    the bars' full and empty characters."""
     columns = [c for c in df.columns if c not in view.hide]
     rows = list(df.select(columns).iter_rows(named=True))
     keys = [c for c in columns if c in KEY_COLUMNS or c in view.keys]
     values = [c for c in columns if c not in keys]
     for bars, wrap in ((True, False), (False, False), (False, True)):
-        cells = {c: [_cell(r[c], c, view, bars) for r in rows] for c in columns}
+        cells = {c: [_cell(r[c], c, view, glyphs if bars else "") for r in rows] for c in columns}
         fit = {c: _width("", cells[c]) if wrap and c not in keys else 0 for c in columns}
         headers = {c: _header(c, view, fit[c]) for c in columns}
         widths = {c: _width(headers[c], cells[c]) for c in columns}
@@ -133,12 +136,15 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
     for line in textwrap.wrap(view.headline, width) if view.headline else []:
         console.print(Text(line, style="bold"))
+    # Block characters need a UTF-8 stream, and a console whose fonts have them (not legacy Windows).
+    unicode = console.encoding.startswith("utf") and not console.legacy_windows
+    if not console.encoding.startswith("utf") and hasattr(handle, "reconfigure"):
+        # An ASCII or Latin-1 stream: characters it cannot encode (bars, σ, …) become '?', not a crash.
+        handle.reconfigure(errors="replace")
     if view.spark is not None:
-        # Block characters need a UTF-8 stream, and a console whose fonts have them (not legacy Windows).
-        unicode = console.encoding.startswith("utf") and not console.legacy_windows
         for line in spark_lines(view.spark(), width, unicode):
             console.print(Text(line))
-    plan = layout(shown, view, width)
+    plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
     for number, block in enumerate(plan.blocks):
         if number:
