@@ -7,7 +7,8 @@ TESTING := $(VENV)/.testing
 ENGINES := $(VENV)/.engines
 JAVA_PACKAGE := openjdk-17-jre-headless
 
-.PHONY: help install demo test test-engines java lint typecheck pytest docs test-floors bench bench-quick clean
+.PHONY: help install demo test test-engines java lint typecheck pytest docs test-floors bench bench-quick clean figures \
+	test-browser
 
 help:
 	@echo "make demo         set up (runtime dependencies only) and run sigmatool silent on the bundled Big-Math sample"
@@ -17,6 +18,8 @@ help:
 	@echo "make test-floors  run a smoke subset of the tests on the oldest declared dependencies"
 	@echo "make bench-quick  a benchmark that finishes in under a minute"
 	@echo "make bench        the full benchmark (10^8-row datasets; needs several GB of disk)"
+	@echo "make figures      regenerate docs/figures/*.png (one per command) and docs/example-report.html with the CLI"
+	@echo "make test-browser open the HTML report in headless Chromium (installs it with apt-get as root)"
 
 $(RUNTIME): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,7 +90,7 @@ $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	touch $(FLOORS_STAMP)
 
 test-floors: $(FLOORS_STAMP)
-	$(FLOORS)/bin/python -m pip list 2>/dev/null | grep -iE '^(typer|click|polars|rich|numpy|scipy|sqlglot) '
+	$(FLOORS)/bin/python -m pip list 2>/dev/null | grep -iE '^(typer|click|polars|rich|numpy|scipy|sqlglot|matplotlib) '
 	$(FLOORS)/bin/python -m pytest -q -p no:cacheprovider $(FLOORS_TESTS)
 
 bench: $(TESTING)
@@ -95,6 +98,21 @@ bench: $(TESTING)
 
 bench-quick: $(TESTING)
 	$(BIN)/python bench/run.py --size quick
+
+figures: $(RUNTIME)
+	$(BIN)/python -m tests.make_figures docs
+
+# Debian's chromium and chromium-driver, installed when missing and run as root; otherwise the test skips.
+BROWSER_PACKAGES := chromium chromium-driver
+test-browser: $(TESTING)
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES) \
+	    || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BROWSER_PACKAGES); } \
+	    || echo "could not install $(BROWSER_PACKAGES); the browser test will skip"; \
+	  else echo "not root: run 'apt-get install -y $(BROWSER_PACKAGES)' as root; the browser test will skip"; fi; \
+	fi
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m browser tests/test_report_browser.py
 
 clean:
 	rm -rf $(VENV) $(FLOORS) build dist *.egg-info .pytest_cache .mypy_cache .ruff_cache .coverage .coverage.*

@@ -39,6 +39,7 @@ from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOptions
 from sigmatool.render import View, ranges
+from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
 from sigmatool.sums import Cells, batches, labels_of, totals
 
@@ -393,8 +394,24 @@ def view(
                 "dapo_unfilled_rate": "DAPO\nunfilled",
             },
             keys=list(by),
+            spark=_spark(hist, options, val),
             footer=footer,
         ),
         summary.columns,
         show=("silent_rate", "always_silent_share"),
     )
+
+
+def _spark(
+    hist: pl.DataFrame | pl.LazyFrame, options: SilentOptions, val: Valuation | None
+) -> Callable[[], Sparkline] | None:
+    """The table's sparkline, for a histogram: streamed rows would have to be read a second time."""
+    if isinstance(hist, pl.LazyFrame):
+        return None
+
+    def draw() -> Sparkline:
+        from sigmatool.silent_curve import sparkline
+
+        return sparkline(hist, options, val.prior if val is not None else None)
+
+    return draw

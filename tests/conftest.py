@@ -69,11 +69,14 @@ def write_csv(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def headline(stdout: str) -> str:
-    """The table view's leading sentence, however the width wrapped it: the lines above the table."""
+    """The table view's leading sentence, however the width wrapped it: the lines above the table (but
+    silent's sparkline)."""
     lines = []
     for line in stdout.splitlines():
         if "┃" in line or "│" in line:
             break
+        if line.startswith("silent vs G:"):
+            continue
         lines.append(line.strip())
     return " ".join(lines).strip()
 

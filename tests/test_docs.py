@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shlex
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -10,7 +14,7 @@ import pytest
 from tests.conftest import ROOT, invoke
 
 README = ROOT / "README.md"
-TEXT_COMMANDS = ("sql",)
+TEXT_COMMANDS = ("sql", "report")  # they print text, not a frame: no --format
 
 
 def code_blocks(path: Path) -> list[list[str]]:
@@ -44,6 +48,19 @@ def examples(path: Path) -> list[tuple[str, list[str]]]:
     return found
 
 
+@contextlib.contextmanager
+def in_a_scratch_folder() -> Iterator[None]:
+    """Run in an empty folder holding only a link to sample_data/: examples may write files (-o, --plot)."""
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="sigmatool-docs-") as folder:
+        os.symlink(ROOT / "sample_data", Path(folder) / "sample_data")
+        os.chdir(folder)
+        try:
+            yield
+        finally:
+            os.chdir(here)
+
+
 def run_example(command: str) -> tuple[int, list[str]]:
     """Run one documented command in-process; `| head -N`, `| grep -v TEXT` and `| cut -dC -fN-` after it
     are applied."""
@@ -52,7 +69,8 @@ def run_example(command: str) -> tuple[int, list[str]]:
     # `sql` prints a query, not a frame: it has no --format.
     if args[0] not in TEXT_COMMANDS and "--format" not in args and "-f" not in args and "-o" not in args:
         args += ["--format", "table"]
-    result = invoke(*args)
+    with in_a_scratch_folder():
+        result = invoke(*args)
     out = result.stdout.splitlines()
     for step in filters:
         name, *rest = shlex.split(step)
@@ -96,3 +114,8 @@ def test_readme_python_example_runs(code: str, monkeypatch: pytest.MonkeyPatch) 
     namespace: dict[str, object] = {}
     exec(compile(code, "README.md", "exec"), namespace)
     assert "sigmatool" in namespace
+
+
+def test_the_readme_stays_short() -> None:
+    # The README is the front page: details live in docs/.
+    assert README.stat().st_size < 15_000

@@ -36,6 +36,8 @@ def _loaded_by(code: str) -> set[str]:
         "sigmatool.track",
         "sigmatool.load",
         "sigmatool.sql",
+        "sigmatool.figures",
+        "sigmatool.report",
     ],
 )
 def test_starting_the_cli_loads_no_analysis(module: str) -> None:
@@ -45,3 +47,8 @@ def test_starting_the_cli_loads_no_analysis(module: str) -> None:
 @pytest.mark.parametrize("module", ["polars", "numpy", "scipy", "matplotlib", "sqlglot"])
 def test_starting_the_cli_imports_no_heavy_library(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")
+
+
+@pytest.mark.parametrize("module", ["polars", "numpy", "matplotlib", "sigmatool.report"])
+def test_the_version_imports_no_heavy_library(module: str) -> None:
+    assert module not in _loaded_by("from sigmatool.cli import main; main(['--version'])")

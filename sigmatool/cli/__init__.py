@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import click
 import typer
 
-from sigmatool.cli import budget, groupsize, plan, silent, simulate, sql, track  # noqa: F401  (commands register on the app)
+from sigmatool.cli import budget, groupsize, plan, report, silent, simulate, sql, track  # noqa: F401  (commands register on the app)
 from sigmatool.cli.app import app
 from sigmatool.cli.run import error, is_broken_pipe, say, signals_trapped
 from sigmatool.errors import ExitCode, Interrupted, SigmaError

@@ -2,24 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import beyond_options
-from sigmatool.cli.params import EstimatorOpt, input_options, output_options, uses
+from sigmatool.cli.params import EstimatorOpt, input_options, output_options, plot_options, uses
 from sigmatool.options import (
     BeyondOptions,
     BudgetOptions,
     Estimator,
     InputOptions,
     OutputOptions,
+    PlotOptions,
     Segments,
     parse_group_sizes,
     parse_medium,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from sigmatool.figures import Plot
+    from sigmatool.load import Histogram, Rows
 
 GroupSizesOpt = Annotated[
     list[str] | None,
@@ -39,7 +46,7 @@ MediumOpt = Annotated[str, typer.Option("--medium", help="Medium prompts: lo ≤
 
 
 @app.command("budget")
-@uses(inputs=input_options, out=output_options, beyond=beyond_options)
+@uses(inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options)
 def budget_command(
     group_sizes: GroupSizesOpt = None,
     estimator: EstimatorOpt = Estimator.plugin,
@@ -49,6 +56,7 @@ def budget_command(
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     beyond: BeyondOptions = BeyondOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """Where GRPO and Dr. GRPO spend their gradient across difficulty: each segment's share of the update.
 
@@ -60,16 +68,19 @@ def budget_command(
 
     Rows per G (--G inf: the large-group limits): bins of p, then extreme (p < x or p > 1 − x), medium
     (lo ≤ p ≤ hi) and all. Prompts with p̂ = 0 or 1 weigh nothing but are counted; with counts, --prior
-    gives them (and every prompt) their posterior weights, --bounds and --ci ranges (docs/prior.md).
+    gives them (and every prompt) their posterior weights, --bounds and --ci ranges (docs/prior.md). --plot draws each G's shares
+    per bin of p, with the extreme and medium totals beside.
 
     Example:
 
         sigmatool budget sample_data/bigmath_solve_rates.parquet --G 8 --G inf
+
+        sigmatool budget sample_data/toy_pass_rates.csv --G 8,inf --plot budget.png
     """
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
     options = BudgetOptions(sizes, estimator.value, Segments(bins, extreme, parse_medium(medium)))
     beyond.check(has_counts=inputs.has_counts, estimator=options.estimator)
-    run.check(inputs, out)
+    run.check(inputs, out, plot.output)
     from sigmatool import budget, estimators
     from sigmatool.render import write_frame
 
@@ -79,4 +90,13 @@ def budget_command(
         run.note(val.notes())
         summary = budget.summarize(hist.frame, inputs.by, options.sizes, segments=options.segments, prior=val)
         summary = budget.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
+        run.save_plot(plot, lambda: _figure(hist, summary, options, inputs.by))
         write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by, val, beyond))
+
+
+def _figure(
+    hist: Histogram | Rows, summary: pl.DataFrame, options: BudgetOptions, by: tuple[str, ...]
+) -> Plot:
+    from sigmatool.figures.commands import budget_plot
+
+    return budget_plot(summary, options, by, run.source_of(hist))

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import PerPrompt, input_options, output_options, uses
+from sigmatool.cli.params import PerPrompt, input_options, output_options, plot_options, uses
 from sigmatool.errors import UsageError
 from sigmatool.options import (
     GroupSizeOptions,
     InputOptions,
     Objective,
     OutputOptions,
+    PlotOptions,
     PriorSpec,
     Std,
     check_count,
     check_prior,
 )
+
+if TYPE_CHECKING:
+    from sigmatool.figures import Plot
+    from sigmatool.load import Histogram, Rows
 
 FidelityOpt = Annotated[
     float,
@@ -74,7 +79,7 @@ BinsOpt = Annotated[
 
 
 @app.command("groupsize")
-@uses(inputs=input_options, out=output_options, prior=prior_option)
+@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options)
 def groupsize_command(
     fidelity: FidelityOpt = 0.9,
     objective: ObjectiveOpt = Objective.grpo,
@@ -89,6 +94,7 @@ def groupsize_command(
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     prior: PriorSpec = PriorSpec(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """The group size each prompt needs to reach a target fidelity, and what a per-prompt schedule saves.
 
@@ -98,11 +104,14 @@ def groupsize_command(
     with p̂ = 0 or 1 have no signal at any G and, like those needing G > --max-G, are unreachable: counted,
     never given a number. Rows: all prompts, then bins of p, per --by group; --per-prompt streams one row
     per prompt, ready for a trainer's config. With counts, --prior sizes each prompt by its posterior
-    (docs/theory.md §7): never- and always-solved prompts become reachable where it puts p inside (0, 1).
+    (docs/theory.md §7): never- and always-solved prompts become reachable where it puts p inside (0, 1). --plot draws the exact G
+    against p (and the law) over the prompts' histogram of p.
 
     Example:
 
         sigmatool groupsize sample_data/bigmath_solve_rates.parquet --fidelity 0.9
+
+        sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
     target = GroupSizeOptions(
         fidelity, objective.value, std.value, min_size, max_size, max_silent, uniform, law
@@ -112,13 +121,14 @@ def groupsize_command(
         if per_prompt:
             raise UsageError("--bins summarises by bin; with --per-prompt there is no summary to break down")
     check_prior(prior, has_counts=inputs.has_counts, law=law)
-    run.check(inputs, out)
+    run.check(inputs, out, plot.output)
     from sigmatool import estimators, groupsize
     from sigmatool.render import sink_frame, write_frame
 
     with run.values_of(inputs, stream=not prior.active) as hist:
         val = estimators.valuation(hist.frame, inputs.by, prior=prior)
         run.note(val.notes())
+        run.save_plot(plot, lambda: _figure(hist, target, inputs.by))
         if per_prompt:
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return
@@ -126,3 +136,9 @@ def groupsize_command(
         sized = groupsize.sized_rows(hist.frame, inputs.by, target, bins=cut, prior=val)
         summary = groupsize.summarize_sized(sized, inputs.by, target, bins=cut)
         write_frame(summary, out, groupsize.view(sized, target, inputs.by, val.posterior))
+
+
+def _figure(hist: Histogram | Rows, target: GroupSizeOptions, by: tuple[str, ...]) -> Plot:
+    from sigmatool.figures.commands import groupsize_plot
+
+    return groupsize_plot(hist.frame, target, by, run.source_of(hist))

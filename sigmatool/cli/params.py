@@ -25,6 +25,7 @@ from sigmatool.options import (
     LogOptions,
     OutputFormat,
     OutputOptions,
+    PlotOptions,
     Trainer,
 )
 
@@ -213,12 +214,17 @@ def read_options(
     )
 
 
-@uses(read=read_options)
+def group_options(by: ByOpt = None) -> tuple[str, ...]:
+    """The columns every summary is broken down by."""
+    return tuple(by or ())
+
+
+@uses(read=read_options, by=group_options)
 def input_options(
-    read: InputOptions, data: DataArg = None, by: ByOpt = None, id_col: IdColOpt = None
+    read: InputOptions, data: DataArg = None, by: tuple[str, ...] = (), id_col: IdColOpt = None
 ) -> InputOptions:
     """The input of an analysis: DATA, how to read it, and how to group it."""
-    return replace(read, paths=tuple(data or ()), by=tuple(by or ()), id_col=id_col)
+    return replace(read, paths=tuple(data or ()), by=by, id_col=id_col)
 
 
 def output_options(
@@ -243,6 +249,22 @@ def output_options(
 ) -> OutputOptions:
     """Where the result goes, and in which format."""
     return OutputOptions(fmt.value, output)
+
+
+def plot_options(
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            "--plot",
+            metavar="FILE",
+            help="Also draw the result as a figure in FILE: .png, .svg or .pdf, by the extension (atomically; "
+            "never one of the inputs or the -o file).",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
+) -> PlotOptions:
+    """Where the command's figure goes, if anywhere."""
+    return PlotOptions(plot)
 
 
 # --------------------------------------------------------------------------------------------- analyses

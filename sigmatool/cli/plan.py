@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import PerPrompt, input_options, output_options, uses
+from sigmatool.cli.params import PerPrompt, input_options, output_options, plot_options, uses
 from sigmatool.cli.plan_params import plan_request
-from sigmatool.options import InputOptions, OutputOptions, PlanOptions
+from sigmatool.errors import UsageError
+from sigmatool.options import InputOptions, OutputOptions, PlanOptions, PlotOptions
 from sigmatool.options.plan import check_plan_output
+
+if TYPE_CHECKING:
+    from sigmatool.figures import Plot
+    from sigmatool.load import Histogram
+    from sigmatool.plan.groups import Plans
 
 
 @app.command("plan")
-@uses(inputs=input_options, out=output_options, request=plan_request)
+@uses(inputs=input_options, out=output_options, request=plan_request, plot=plot_options)
 def plan_command(
     per_prompt: PerPrompt = False,
     distribution: Annotated[
@@ -27,6 +33,7 @@ def plan_command(
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     request: PlanOptions = PlanOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """A group size for every prompt, under a rollout budget, where it teaches most.
 
@@ -38,7 +45,8 @@ def plan_command(
     every column they have, plus group_size, keep, p_used, p_silent_at_G, expected_sigma and fidelity_at_G:
     a dataset for the trainer (docs/plan.md). Prompts that share a pass rate may split between two sizes:
     the first by --id-col, then by row, get the larger. With --by each group gets its own plan at --budget
-    per prompt.
+    per prompt. --plot draws each pass rate's group size, and the plan's objective against the best uniform
+    G at each allowed size as the budget.
 
     Example:
 
@@ -47,12 +55,15 @@ def plan_command(
     check_plan_output(
         request, inputs.by, per_prompt=per_prompt, distribution=distribution, weighted=bool(inputs.weight_col)
     )
-    run.check(inputs, out)
+    if plot.path is not None and inputs.by:
+        raise UsageError("--plot draws one plan; with --by there is one per group: leave out one of them")
+    run.check(inputs, out, plot.output)
     from sigmatool.plan import groups, report, rows
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
         plans = groups.plan_histogram(hist.frame, inputs.by, request)
+        run.save_plot(plot, lambda: _figure(hist, plans))
         if per_prompt:
             run.note(rows.split_notes(plans, inputs.id_col))
             sink_frame(rows.dataset_rows(hist.dataset, plans), out)
@@ -60,3 +71,9 @@ def plan_command(
             write_frame(plans.distribution, out, report.distribution_view(plans))
         else:
             write_frame(plans.summary, out, report.view(plans))
+
+
+def _figure(hist: Histogram, plans: Plans) -> Plot:
+    from sigmatool.figures.commands import plan_plot
+
+    return plan_plot(plans.plans[0], run.source_of(hist))

@@ -6,14 +6,15 @@ import contextlib
 import errno
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING
 
 from sigmatool.errors import Interrupted
-from sigmatool.options import InputOptions, OutputOptions, check_outputs
+from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs
 
 if TYPE_CHECKING:
+    from sigmatool.figures import Plot
     from sigmatool.load import Dataset, Histogram, Rows
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
@@ -76,6 +77,17 @@ def values_of(inputs: InputOptions, stream: bool) -> Iterator[Histogram | Rows]:
         values = load.rows(ds) if stream and load.streams(ds) else _histogram(ds)
         note(values.notes)
         yield values
+
+
+def save_plot(plot: PlotOptions, draw: Callable[[], Plot]) -> None:
+    """Draw the figure and write it when --plot names a file (only then is matplotlib imported)."""
+    if plot.path is not None:
+        draw().save(plot.path)
+
+
+def source_of(hist: Histogram | Rows) -> str:
+    """The input's files as a figure's caption names them."""
+    return ", ".join(source.label for source in hist.dataset.sources)
 
 
 @contextlib.contextmanager

@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import beyond_options
-from sigmatool.cli.params import EstimatorOpt, GroupSizes, PerPrompt, input_options, output_options, uses
+from sigmatool.cli.params import (
+    EstimatorOpt,
+    GroupSizes,
+    PerPrompt,
+    input_options,
+    output_options,
+    plot_options,
+    uses,
+)
 from sigmatool.options import (
     BeyondOptions,
     Estimator,
     InputOptions,
     OutputOptions,
+    PlotOptions,
+    PriorSpec,
     SilentOptions,
     parse_group_sizes,
 )
+
+if TYPE_CHECKING:
+    from sigmatool.figures import Plot
+    from sigmatool.load import Histogram, Rows
 
 DapoCapOpt = Annotated[
     int | None,
@@ -30,7 +44,7 @@ BinsOpt = Annotated[
 
 
 @app.command("silent")
-@uses(inputs=input_options, out=output_options, beyond=beyond_options)
+@uses(inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options)
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.plugin,
@@ -40,12 +54,14 @@ def silent_command(
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     beyond: BeyondOptions = BeyondOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
 
     A group of G answers whose rewards are all equal has σ = 0: GRPO and Dr. GRPO get no gradient from it,
     DAPO throws it away and draws another. For a prompt with pass rate p that happens with probability
-    p^G + (1−p)^G.
+    p^G + (1−p)^G. The table view adds a sparkline of the silent share against G, and --plot a figure,
+    both over the powers of two that span a quarter of the smallest G asked to four times the largest.
 
     With counts k of n, --prior predicts beyond the samples (a never-solved prompt need not be impossible),
     --bounds gives what the data allow, and --ci a bootstrap interval (docs/prior.md).
@@ -54,13 +70,15 @@ def silent_command(
 
         sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16
 
-        sigmatool silent sample_data/bigmath_8_samples.csv --k-col k --n-col n --weight-col count --G 16 --prior npmle --bounds
+        sigmatool silent sample_data/example_run --from verl --G 16 --prior beta
+
+        sigmatool silent sample_data/toy_pass_rates.csv --plot silent.png
     """
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
     beyond.check(has_counts=inputs.has_counts, estimator=options.estimator, per_prompt=options.per_prompt)
-    run.check(inputs, out)
+    run.check(inputs, out, plot.output)
     from sigmatool import estimators, silent
     from sigmatool.render import sink_frame, write_frame
 
@@ -68,6 +86,7 @@ def silent_command(
     with run.values_of(inputs, stream) as hist:
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
+        run.save_plot(plot, lambda: _figure(hist, options, inputs.by, beyond.prior))
         if options.per_prompt:
             sink_frame(
                 silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
@@ -78,3 +97,9 @@ def silent_command(
         )
         summary = silent.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
         write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by, val, beyond))
+
+
+def _figure(hist: Histogram | Rows, options: SilentOptions, by: tuple[str, ...], prior: PriorSpec) -> Plot:
+    from sigmatool.figures.commands import silent_plot
+
+    return silent_plot(hist.frame, options, by, run.source_of(hist), prior)

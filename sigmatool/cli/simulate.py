@@ -9,10 +9,10 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import output_options, read_options, uses
+from sigmatool.cli.params import output_options, plot_options, read_options, uses
 from sigmatool.cli.plan_params import simulate_plan_options
 from sigmatool.errors import UsageError
-from sigmatool.options import InputOptions, OutputOptions, SimulateOptions
+from sigmatool.options import InputOptions, OutputOptions, PlotOptions, SimulateOptions
 from sigmatool.options.analyses import SimulateRequest
 from sigmatool.options.plan import SimulatePlan
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     import polars as pl
 
+    from sigmatool.figures import Plot
     from sigmatool.render import View
 
 BETA_MIX = "beta-mix"
@@ -96,7 +97,13 @@ def _plan_input(init: str | None, read: InputOptions, path: str) -> InputOptions
 
 
 @app.command("simulate")
-@uses(read=read_options, out=output_options, request=run_options, planned=simulate_plan_options)
+@uses(
+    read=read_options,
+    out=output_options,
+    request=run_options,
+    planned=simulate_plan_options,
+    plot=plot_options,
+)
 def simulate_command(
     init: InitOpt = None,
     trace: TraceOpt = False,
@@ -104,6 +111,7 @@ def simulate_command(
     out: OutputOptions = OutputOptions(),
     request: SimulateRequest = SimulateRequest(),
     planned: SimulatePlan | None = None,
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """The paper's controlled training run: M one-parameter prompts trained by GRPO, Dr. GRPO and DAPO.
 
@@ -115,23 +123,29 @@ def simulate_command(
     prompts (p < 0.1 or p > 0.9) at the start, measured from simulated draws and predicted from E[σ]
     (GRPO, DAPO) or E[σ²] (Dr. GRPO). The start is --prompts draws of the data's p̂ with 0 < p̂ < 1,
     clipped to [0.02, 0.98]. With --plan or --plan-budget one rule trains at planned per-prompt group
-    sizes and at uniform G with the same rollouts per step (docs/plan.md).
+    sizes and at uniform G with the same rollouts per step (docs/plan.md). --plot draws each step's observed
+    silent share against the prediction, and the hardest quartile's mean p per step.
 
-    Example:
+    Examples:
 
-        sigmatool simulate --init sample_data/bigmath_solve_rates.parquet --trace -o trace.parquet
+        sigmatool simulate --init sample_data/toy_pass_rates.csv --trace -o run.csv
+
+        sigmatool simulate --steps 50 --plot run.png
     """
     options = request.options(planned=planned is not None)
     if planned is not None and planned.file is not None:
         start_input: InputOptions | None = _plan_input(init, read, planned.file)
     else:
         start_input = _start_input(init, read)
-    run.check(start_input, out)
+    run.check(start_input, out, plot.output)
     if start_input is None:
         frames, view = _simulate(BETA_MIX, options, planned)
+        source = "the paper's beta mixture (--init beta-mix)"
     else:
         with run.histogram_of(start_input) as hist:
             frames, view = _simulate(hist.frame, options, planned)
+            source = run.source_of(hist)
+    run.save_plot(plot, lambda: _figure(*frames, source))
     from sigmatool.render import write_frame
 
     write_frame(frames[0] if trace else frames[1], out, view)
@@ -219,3 +233,9 @@ def _simulate_plan(
         if planned.replan_every:
             what += f", 'plan_replanned' that plan re-made every {planned.replan_every} steps"
     return frames, simulation.view(frames[1], what, options)
+
+
+def _figure(trace: pl.DataFrame, summary: pl.DataFrame, source: str) -> Plot:
+    from sigmatool.figures.commands import simulate_plot
+
+    return simulate_plot(trace, summary, source)

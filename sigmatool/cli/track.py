@@ -9,13 +9,22 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import log_options, output_options, uses
+from sigmatool.cli.params import log_options, output_options, plot_options, uses
 from sigmatool.errors import DataError, UsageError
-from sigmatool.options import TRAINERS, InputOptions, LogOptions, OutputOptions, TrackOptions, parse_steps
+from sigmatool.options import (
+    TRAINERS,
+    InputOptions,
+    LogOptions,
+    OutputOptions,
+    PlotOptions,
+    TrackOptions,
+    parse_steps,
+)
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from sigmatool.figures import Plot
     from sigmatool.load.trainers import TrainerLog
     from sigmatool.track import TrackResult
 
@@ -109,12 +118,13 @@ def track_options(
 
 
 @app.command("track")
-@uses(log=log_options, options=track_options, out=output_options)
+@uses(log=log_options, options=track_options, out=output_options, plot=plot_options)
 def track_command(
     dumps: DumpsArg,
     log: LogOptions = LogOptions(),
     options: TrackOptions = TrackOptions(),
     out: OutputOptions = OutputOptions(),
+    plot: PlotOptions = PlotOptions(),
 ) -> None:
     """A training run step by step: the silent groups each step measured against how many were expected.
 
@@ -124,7 +134,8 @@ def track_command(
     halves, the expected silent fraction, and z, the gap in binomial standard deviations. The expectation
     comes from --pass-rates, or from each prompt's rollouts in the other steps (leave-one-step-out, never
     the step's own). The headline gives the run's R² and mean bias and names the steps that drift: a
-    filter, learning, or a change of data or reward.
+    filter, learning, or a change of data or reward. --plot draws the measured against the expected
+    silent share per step, the expectation banded by ± the drift rule's z binomial deviations.
 
     Example:
 
@@ -133,19 +144,23 @@ def track_command(
     inputs = _inputs(dumps, log)
     rates_file = [options.pass_rates] if options.pass_rates else []
     run.check(
-        replace(inputs, paths=(*inputs.paths, *rates_file)), out, ("--export-pass-rates", options.export)
+        replace(inputs, paths=(*inputs.paths, *rates_file)),
+        out,
+        ("--export-pass-rates", options.export),
+        plot.output,
     )
     from sigmatool import load, track
     from sigmatool.render import write_frame
     from sigmatool.track.view import summary_frame, view
 
-    groups = _groups(load.trainer_log(inputs))
+    groups = groups_of(load.trainer_log(inputs))
     rates = None
     if options.pass_rates is not None:
         rates, notes = load.rate_table(options.pass_rates, options.rates_key, options.rates_col)
         run.note(notes)
     result = track.track_groups(groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap)
     _check_matched(result, options)
+    run.save_plot(plot, lambda: _figure(result, dumps))
     if options.export is not None:
         write_frame(
             _exported(groups, options), OutputOptions("auto", options.export), option="--export-pass-rates"
@@ -164,7 +179,7 @@ def _inputs(dumps: list[str], log: LogOptions) -> InputOptions:
     )
 
 
-def _groups(trainer_log: TrainerLog) -> pl.DataFrame:
+def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:
     """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted."""
     import polars as pl
 
@@ -205,3 +220,9 @@ def _exported(groups: pl.DataFrame, options: TrackOptions) -> pl.DataFrame:
         window = f"steps {options.steps[0]}..{options.steps[1]}" if options.steps else "the run"
         raise DataError(f"--export-pass-rates: no usable rollout in {window}")
     return exported
+
+
+def _figure(result: TrackResult, dumps: list[str]) -> Plot:
+    from sigmatool.figures.commands import track_plot
+
+    return track_plot(result, ", ".join(dumps))

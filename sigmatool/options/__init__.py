@@ -45,6 +45,7 @@ from sigmatool.options.common import (
     g_label,
     parse_group_sizes,
 )
+from sigmatool.options.figures import FIGURE_FORMATS, PlotOptions, ReportFile, figure_format
 from sigmatool.options.inputs import (
     COUNT_DIRECTIONS,
     RESERVED,
@@ -52,6 +53,7 @@ from sigmatool.options.inputs import (
     InputOptions,
     LogOptions,
     OutputOptions,
+    check_folder,
     check_outputs,
 )
 from sigmatool.options.plan import PlanOptions, parse_sizes, plan_options
@@ -64,6 +66,7 @@ __all__ = [
     "DEFAULT_EXTREME",
     "DEFAULT_MEDIUM",
     "DEFAULT_REPLICATES",
+    "FIGURE_FORMATS",
     "INF",
     "MAX_G",
     "METHODS",
@@ -83,7 +86,9 @@ __all__ = [
     "OutputFormat",
     "OutputOptions",
     "PlanOptions",
+    "PlotOptions",
     "PriorSpec",
+    "ReportFile",
     "RewardType",
     "Segments",
     "SilentOptions",
@@ -93,9 +98,11 @@ __all__ = [
     "TrackOptions",
     "Trainer",
     "check_count",
+    "check_folder",
     "check_fraction",
     "check_outputs",
     "check_prior",
+    "figure_format",
     "g_label",
     "parse_group_sizes",
     "parse_medium",

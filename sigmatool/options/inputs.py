@@ -184,6 +184,14 @@ def _input_files(paths: Sequence[str]) -> list[str]:
     return files
 
 
+def check_folder(path: str, option: str) -> str:
+    """The folder an output file goes into, which must exist; returns it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise UsageError(f"{option} {path}: the folder {folder} does not exist")
+    return folder
+
+
 def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str | None]]) -> None:
     """Refuse an output that names an input file (however spelled) or a folder, before anything is read.
 
@@ -202,6 +210,7 @@ def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str 
             continue
         if os.path.isdir(path):
             raise UsageError(f"{option} {path}: is a folder; give a file name")
+        check_folder(path, option)
         real = os.path.realpath(path)
         if real in written:
             raise UsageError(f"{option} {path}: {written[real]} writes to the same file; give two names")

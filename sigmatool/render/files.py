@@ -16,7 +16,8 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from sigmatool.cleanup import owned
-from sigmatool.errors import OutputError, UsageError
+from sigmatool.errors import OutputError
+from sigmatool.options import check_folder
 
 _UMASK: list[int] = []
 
@@ -52,9 +53,7 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
         yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
         return
-    folder = os.path.dirname(os.path.abspath(output))
-    if not os.path.isdir(folder):
-        raise UsageError(f"{option} {output}: the folder {folder} does not exist")
+    folder = check_folder(output, option)
     mode = _mode_for(output, option)
 
     def make() -> tuple[int, str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -19,7 +19,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from sigmatool.render.spark import Sparkline, spark_lines
+
 BAR_WIDTH = 12
+BAR_GLYPHS = "█·"  # a bar's full and empty cells; "#." where the output cannot show them
 TABLE_ROWS = 40
 # Columns that say which row this is: kept in every block, never abbreviated.
 KEY_COLUMNS = ("step", "method", "G", "segment", "p_lo", "p_hi", "id", "p", "bin")
@@ -41,6 +44,8 @@ class View:
     labels: dict[str, str] = field(default_factory=dict)
     keys: Sequence[str] = ()  # identifying columns besides KEY_COLUMNS (the --by columns)
     bar_note: str = ""  # a footer line about the bars, shown only when they are drawn
+    # A sparkline under the headline, computed only when the table is printed.
+    spark: Callable[[], Sparkline] | None = None
 
 
 # Columns that give a range around a rate: their labels and formats follow the rate's.
@@ -79,7 +84,8 @@ def _number(value: Any, name: str, view: View) -> str:
     return str(value)
 
 
-def _cell(value: Any, name: str, view: View, bars: bool) -> Text:
+def _cell(value: Any, name: str, view: View, bars: str) -> Text:
+    """One cell; ``bars`` is the bar's full and empty character, or '' for no bar."""
     if value is None:
         return Text("–", style="dim")
     text = _number(value, name, view)
@@ -89,8 +95,8 @@ def _cell(value: Any, name: str, view: View, bars: bool) -> Text:
         filled = round(max(0.0, min(1.0, value / view.bar_full)) * BAR_WIDTH)
         return (
             Text(f"{text:>7} ")
-            + Text("█" * filled, style="cyan")
-            + Text("·" * (BAR_WIDTH - filled), style="dim")
+            + Text(bars[0] * filled, style="cyan")
+            + Text(bars[1] * (BAR_WIDTH - filled), style="dim")
         )
     return Text(text)
 
@@ -131,14 +137,15 @@ def _blocks(keys: list[str], values: list[str], widths: dict[str, int], limit: i
     return [keys + block for block in blocks]
 
 
-def layout(df: pl.DataFrame, view: View, width: int) -> _Layout:
-    """Choose bars, header wrapping and blocks so that the table fits ``width`` columns."""
+def layout(df: pl.DataFrame, view: View, width: int, glyphs: str = BAR_GLYPHS) -> _Layout:
+    """Choose bars, header wrapping and blocks so that the table fits ``width`` columns; ``glyphs`` are
+    the bars' full and empty characters."""
     columns = [c for c in df.columns if c not in view.hide]
     rows = list(df.select(columns).iter_rows(named=True))
     keys = [c for c in columns if c in KEY_COLUMNS or c in view.keys]
     values = [c for c in columns if c not in keys]
     for bars, wrap in ((True, False), (False, False), (False, True)):
-        cells = {c: [_cell(r[c], c, view, bars) for r in rows] for c in columns}
+        cells = {c: [_cell(r[c], c, view, glyphs if bars else "") for r in rows] for c in columns}
         fit = {c: _width("", cells[c]) if wrap and c not in keys else 0 for c in columns}
         headers = {c: _header(c, view, fit[c]) for c in columns}
         widths = {c: _width(headers[c], cells[c]) for c in columns}
@@ -153,7 +160,15 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
     for line in textwrap.wrap(view.headline, width) if view.headline else []:
         console.print(Text(line, style="bold"))
-    plan = layout(shown, view, width)
+    # Block characters need a UTF-8 stream, and a console whose fonts have them (not legacy Windows).
+    unicode = console.encoding.startswith("utf") and not console.legacy_windows
+    if not console.encoding.startswith("utf") and hasattr(handle, "reconfigure"):
+        # An ASCII or Latin-1 stream: characters it cannot encode (bars, σ, …) become '?', not a crash.
+        handle.reconfigure(errors="replace")
+    if view.spark is not None:
+        for line in spark_lines(view.spark(), width, unicode):
+            console.print(Text(line))
+    plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
     for number, block in enumerate(plan.blocks):
         if number:

@@ -1,0 +1,174 @@
+"""``sigmatool report``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from enum import Enum
+from pathlib import PurePath
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.params import OUTPUT, EstimatorOpt, group_options, read_options, uses
+from sigmatool.errors import UsageError
+from sigmatool.options import Estimator, InputOptions, OutputOptions, ReportFile
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from sigmatool.report import PlanFrames, ReportInput
+
+
+class ReportFormat(str, Enum):
+    html = "html"
+    md = "md"
+
+
+def labels(paths: tuple[str, ...]) -> list[str | None]:
+    """Each input's name in the report: its file name (a glob as given); where names repeat, as many of
+    the path's last parts as tell them apart. None for stdin (the report calls it <stdin>)."""
+    import glob
+
+    if not paths:
+        return []
+    files = [p if p == "-" or glob.has_magic(p) else os.path.realpath(p) for p in paths]
+    if len(set(files)) != len(files):
+        raise UsageError(
+            "a DATA is given twice: each DATA is one input of the report, compared with the others"
+        )
+    parts = [(p,) if glob.has_magic(p) else PurePath(p).parts or (p,) for p in paths]
+    for depth in range(1, max(len(x) for x in parts) + 1):
+        names = [str(PurePath(*x[-depth:])) for x in parts]
+        if len(set(names)) == len(names):
+            break
+    return [None if p == "-" else name for name, p in zip(names, paths, strict=True)]
+
+
+ReportOutput = Annotated[
+    str,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="The report: FILE.html, one self-contained page; or FILE.md, its figures (SVG) in the folder "
+        "FILE_figures/ beside it. Never one of the inputs.",
+        rich_help_panel=OUTPUT,
+        show_default=False,
+    ),
+]
+ReportData = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Inputs to compare side by side: each DATA (a file, a glob read as one input, or '-') is one "
+        "input. Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
+        show_default=False,
+    ),
+]
+ReportFormatOpt = Annotated[
+    ReportFormat | None,
+    typer.Option(
+        "--format",
+        "-f",
+        help="html or md (default: from -o's extension, .html or .md).",
+        rich_help_panel=OUTPUT,
+        show_default=False,
+    ),
+]
+
+
+@app.command("report")
+@uses(read=read_options, by=group_options)
+def report_command(
+    output: ReportOutput,
+    data: ReportData = None,
+    fmt: ReportFormatOpt = None,
+    title: Annotated[str, typer.Option("--title", help="The report's title.")] = "sigmatool report",
+    estimator: EstimatorOpt = Estimator.plugin,
+    plan_budget: Annotated[
+        float | None,
+        typer.Option(
+            "--plan-budget",
+            metavar="B",
+            help="Add a rollout plan at B rollouts per prompt (sizes 4,8,16,32, signal), as `sigmatool plan "
+            "--budget B` makes it; one DATA, no --by.",
+            show_default=False,
+        ),
+    ] = None,
+    by: tuple[str, ...] = (),
+    read: InputOptions = InputOptions(),
+) -> None:
+    """Every analysis of one or more inputs on one page: figures, tables and the headline sentences.
+
+    The page shows the difficulty histogram, silent groups at G = 2 … 256, the gradient budget at G = 8 and ∞
+    and the group size for fidelity 0.9, each input (or --by group) side by side. HTML is one self-contained
+    file (inline SVG figures and styles, no script, nothing fetched) that prints cleanly; Markdown links
+    its figures. The input options apply to every input. A trainer's dumps (--from) add the run's track,
+    step by step, and --plan-budget a rollout plan.
+
+    Several DATA are compared side by side (sigmatool report old.parquet new.parquet -o both.html); quote a
+    glob ('runs/*.parquet') to read its files as one input.
+
+    Examples:
+
+        sigmatool report sample_data/bigmath_solve_rates.parquet -o report.html
+
+        sigmatool report sample_data/toy_pass_rates.csv --by source -o toy.md
+    """
+    target = ReportFile(output, fmt.value if fmt else None)
+    everything = replace(read, paths=tuple(data or ()), by=by)
+    if plan_budget is not None and (by or len(everything.paths) > 1):
+        raise UsageError("--plan-budget plans one input: give one DATA and no --by")
+    run.check(everything, OutputOptions(), ("-o", target.path))
+    from sigmatool.report import ReportOptions, build_report
+
+    names = labels(everything.paths)
+    each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
+    items = [_input(one, name) for one, name in zip(each, names or [None], strict=True)]
+    options = ReportOptions(
+        title=title,
+        estimator=estimator.value,
+        track=_track(everything, len(each)),
+        plan=None if plan_budget is None else _plan(items[0], plan_budget),
+    )
+    report = build_report(items, options=options)
+    if target.format == "md":
+        report.write_markdown(target.path)
+    else:
+        report.write_html(target.path)
+
+
+def _input(options: InputOptions, label: str | None) -> ReportInput:
+    from sigmatool.report import described
+
+    with run.histogram_of(options) as hist:
+        return described(hist, label)
+
+
+def _track(inputs: InputOptions, count: int) -> pl.DataFrame | None:
+    """The run's track (as ``sigmatool track`` makes it) when the one input is a trainer's dumps."""
+    if inputs.trainer is None:
+        return None
+    if count > 1:
+        run.note(["the report tracks one run: give one DATA for its track section"])
+        return None
+    from sigmatool import load, track
+    from sigmatool.cli.track import groups_of
+    from sigmatool.figures.commands import track_frame
+
+    return track_frame(track.track_groups(groups_of(load.trainer_log(inputs)), None))
+
+
+def _plan(item: ReportInput, budget: float) -> PlanFrames:
+    """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's section."""
+    from sigmatool.figures.commands import plan_frames
+    from sigmatool.options.plan import plan_options
+    from sigmatool.plan.core import plan_values
+    from sigmatool.plan.groups import plan_input
+    from sigmatool.report import PlanFrames
+
+    options = plan_options(budget=budget)
+    allocation, comparison = plan_frames(plan_values(*plan_input(item.hist), options))
+    return PlanFrames(allocation, comparison, options.objective)

@@ -1,0 +1,183 @@
+"""Silent groups against group size G: the silent share, its all-right / all-wrong split, the always-silent floor."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+
+from sigmatool.errors import UsageError
+from sigmatool.figures.plot import Plot
+from sigmatool.figures.style import (
+    BLACK,
+    DASHES,
+    DOUBLE_COLUMN,
+    ESTIMATOR_LABELS,
+    GREEN,
+    GREY,
+    MARKERS,
+    PANEL_HEIGHT,
+    SINGLE_COLUMN,
+    VERMILLION,
+    add_caption,
+    group_colour,
+    group_dash,
+    groups,
+    house_style,
+    log2_axis,
+    new_figure,
+    percent_axis,
+    require,
+)
+
+COLUMNS = ("G", "prompts", "silent_rate", "all_right_rate", "all_wrong_rate", "always_silent_share")
+X_LABEL = "group size G (answers per group)"
+Y_LABEL = "groups (%)"
+
+
+def _frames(summaries: pl.DataFrame | Mapping[str, pl.DataFrame], estimator: str) -> dict[str, pl.DataFrame]:
+    frames = {estimator: summaries} if isinstance(summaries, pl.DataFrame) else dict(summaries)
+    if not frames:
+        raise UsageError("the silent figure needs at least one summary")
+    return frames
+
+
+def _caption(
+    frames: Mapping[str, pl.DataFrame], by: Sequence[str], source: str, marked: Sequence[float]
+) -> str:
+    names = ", ".join(ESTIMATOR_LABELS.get(e, e) for e in frames)
+    first = next(iter(frames.values()))
+    size = "" if by else f" over {float(first['prompts'][0]):,.0f} prompts"
+    text = (
+        "Share of groups of G answers that are silent (σ = 0: all right or all wrong), the mean of "
+        f"p^G + (1 − p)^G{size}; estimator: {names}. Dotted: the prompts silent at every G (p = 0 or 1)."
+    )
+    if by:
+        text += f" One line per {' · '.join(by)}."
+    if marked:
+        text += f" Dashed grey verticals: the G asked for ({', '.join(f'{G:g}' for G in marked)})."
+    return text + (f" Data: {source}." if source else "")
+
+
+def _line(
+    plot: Plot, ax: Axes, part: pl.DataFrame, column: str, label: str, legend: bool = True, **style: object
+) -> None:
+    G = part["G"].cast(pl.Float64).to_list()
+    y = part[column].cast(pl.Float64).to_list()
+    # matplotlib leaves labels starting with "_" out of the legend.
+    (line,) = ax.plot(G, y, label=label if legend else f"_{label}", **style)  # type: ignore[arg-type]
+    plot.line(line, label, "G", column, G, y, percent=True)
+
+
+def _overall(plot: Plot, ax: Axes, frame: pl.DataFrame, suffix: str, dash: str, floor: bool) -> None:
+    """Without --by: silent, all right and all wrong in one panel, and the floor."""
+    _line(plot, ax, frame, "silent_rate", f"silent{suffix}", color=BLACK, marker="o", linestyle=dash)
+    _line(plot, ax, frame, "all_right_rate", f"all right{suffix}", color=GREEN, marker="^", linestyle=dash)
+    _line(
+        plot, ax, frame, "all_wrong_rate", f"all wrong{suffix}", color=VERMILLION, marker="v", linestyle=dash
+    )
+    if floor:
+        _line(plot, ax, frame, "always_silent_share", "silent at every G", color=GREY, linestyle=":")
+
+
+def _grouped(
+    plot: Plot, axes: Sequence[Axes], frame: pl.DataFrame, by: Sequence[str], suffix: str, e: int
+) -> None:
+    """With --by: silent per group (and its floor) on the left, the split per group on the right."""
+    for g, (label, part) in enumerate(groups(frame, by)):
+        colour, dash = group_colour(g), DASHES[e] if e else group_dash(g)
+        marker = MARKERS[g % len(MARKERS)]
+        _line(
+            plot,
+            axes[0],
+            part,
+            "silent_rate",
+            f"silent{suffix} · {label}",
+            color=colour,
+            marker=marker,
+            linestyle=dash,
+        )
+        if e == 0:
+            style = {"color": colour, "linestyle": ":", "linewidth": 0.8}
+            _line(plot, axes[0], part, "always_silent_share", f"silent at every G · {label}", False, **style)
+            # The split is drawn for the first estimator only: two estimators would double the lines.
+            _line(
+                plot,
+                axes[1],
+                part,
+                "all_right_rate",
+                f"all right · {label}",
+                color=colour,
+                marker="^",
+                linestyle="--",
+            )
+            _line(
+                plot,
+                axes[1],
+                part,
+                "all_wrong_rate",
+                f"all wrong · {label}",
+                color=colour,
+                marker="v",
+                linestyle=":",
+            )
+    if e == 0:
+        axes[0].legend(loc="upper right")
+        keys = [
+            Line2D([], [], color=BLACK, linestyle="--", marker="^"),
+            Line2D([], [], color=BLACK, linestyle=":", marker="v"),
+        ]
+        axes[1].legend(keys, ["all right", "all wrong"], loc="upper right")
+
+
+def silent_figure(
+    summaries: pl.DataFrame | Mapping[str, pl.DataFrame],
+    *,
+    by: Sequence[str] = (),
+    estimator: str = "plugin",
+    marked: Sequence[float] = (),
+    source: str = "",
+    caption: bool = True,
+) -> Plot:
+    """Silent share against G (log axis), split into all right / all wrong, with the always-silent floor.
+
+    ``summaries`` is :func:`sigmatool.silent.summarize` output without bins (usually over a grid of G such as
+    2, 4, …, 256), or a mapping estimator name → summary to compare estimators (dashes tell them apart).
+    With ``by``, one line per group, and the split in a second panel. ``marked`` G (the ones a user asked
+    for) get a thin vertical line.
+    """
+    frames = _frames(summaries, estimator)
+    for frame in frames.values():
+        require(frame, [*by, *COLUMNS], "silent")
+        if "p_lo" in frame.columns:
+            raise UsageError("the silent figure plots a summary without bins of p (no --bins)")
+    with house_style():
+        fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT)
+        axes = list(fig.subplots(1, 2 if by else 1, squeeze=False, sharey=True)[0])
+        plot = Plot("silent", fig, _caption(frames, by, source, marked))
+        several = len(frames) > 1
+        for e, (name, frame) in enumerate(frames.items()):
+            suffix = f" ({ESTIMATOR_LABELS.get(name, name)})" if several else ""
+            if by:
+                _grouped(plot, axes, frame, by, suffix, e)
+            else:
+                _overall(plot, axes[0], frame, suffix, DASHES[e % len(DASHES)], e == 0)
+        sizes = [g for f in frames.values() for g in f["G"].cast(pl.Float64).to_list()]
+        for ax in axes:
+            for G in marked:
+                ax.axvline(G, color=GREY, linewidth=0.7, linestyle="--", zorder=1)
+            log2_axis(ax, sizes)
+            percent_axis(ax)
+            ax.set_ylim(bottom=0)
+            ax.set_xlabel(X_LABEL)
+        axes[0].set_ylabel(Y_LABEL)
+        if by:
+            axes[0].set_title("silent groups")
+            axes[1].set_title("all right and all wrong")
+        else:
+            axes[0].legend(loc="upper right")
+        if caption:
+            add_caption(fig, plot.caption)
+    return plot

@@ -1,0 +1,87 @@
+"""Tracking a real run: the silent fraction measured at each step against what the pass rates predict."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+from matplotlib.ticker import MaxNLocator
+
+from sigmatool.figures.plot import Plot
+from sigmatool.figures.style import (
+    BLACK,
+    LIGHT,
+    PANEL_HEIGHT,
+    SINGLE_COLUMN,
+    add_caption,
+    group_colour,
+    groups,
+    house_style,
+    new_figure,
+    percent_axis,
+    require,
+)
+
+COLUMNS = ("step", "measured_silent", "expected_silent")
+BAND = ("expected_silent_lo", "expected_silent_hi")
+
+
+def track_figure(
+    frame: pl.DataFrame, *, by: Sequence[str] = (), source: str = "", caption: bool = True
+) -> Plot:
+    """Measured against expected silent fraction per training step.
+
+    Input contract, one row per step (and ``by`` group), ordered by step within a group:
+
+    - ``step`` (integer): the training step.
+    - ``measured_silent`` (float in [0, 1]): the share of the step's groups whose rewards were all equal.
+    - ``expected_silent`` (float in [0, 1]): the prompt-weighted mean of ``p^G + (1 − p)^G`` at the
+      step's prompts and G.
+    - optional ``expected_silent_lo``, ``expected_silent_hi`` (float): a band around the expectation
+      (for instance a 95 % interval of the measured share), shaded.
+    """
+    require(frame, [*by, *COLUMNS], "track")
+    band = all(c in frame.columns for c in BAND)
+    with house_style():
+        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT)
+        ax = fig.subplots()
+        plot = Plot("track", fig, "")
+        for g, (label, part) in enumerate(groups(frame.sort([*by, "step"], maintain_order=True), by)):
+            colour = group_colour(g) if by else BLACK
+            suffix = f" · {label}" if label else ""
+            steps = part["step"].cast(pl.Float64).to_list()
+            if band:
+                lo, hi = part["expected_silent_lo"].to_list(), part["expected_silent_hi"].to_list()
+                ax.fill_between(
+                    steps, lo, hi, color=colour if by else LIGHT, alpha=0.25 if by else 1.0, linewidth=0
+                )
+            expected = part["expected_silent"].to_list()
+            (line,) = ax.plot(steps, expected, color=colour, linestyle="--", label=f"expected{suffix}")
+            plot.line(line, f"expected{suffix}", "step", "expected_silent", steps, expected, percent=True)
+            measured = part["measured_silent"].to_list()
+            (dots,) = ax.plot(
+                steps,
+                measured,
+                color=colour,
+                marker="o",
+                markersize=2.2,
+                linewidth=0.6,
+                label=f"measured{suffix}",
+            )
+            plot.line(dots, f"measured{suffix}", "step", "measured_silent", steps, measured, percent=True)
+        percent_axis(ax)
+        ax.set_ylim(bottom=0)
+        ax.set_xlabel("training step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_ylabel("silent groups (%)")
+        ax.legend(loc="upper right")
+        plot.caption = (
+            "Silent groups per training step: measured (dots) against expected from the prompts' pass rates, "
+            "mean p^G + (1 − p)^G (dashed)"
+            + ("; shaded: the expected band" if band else "")
+            + "."
+            + (f" Data: {source}." if source else "")
+        )
+        if caption:
+            add_caption(fig, plot.caption)
+    return plot

@@ -1,0 +1,64 @@
+"""Figure and report files: ``--plot FILE`` beside a command's output, and ``sigmatool report``'s page.
+
+Formats follow the file's extension (any case). Nothing here imports polars, numpy or matplotlib.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from sigmatool.errors import UsageError
+
+FIGURE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
+REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
+
+
+def figure_format(path: str, option: str = "--plot") -> str:
+    """``png``, ``svg`` or ``pdf`` from the file's extension; else a usage error."""
+    fmt = FIGURE_FORMATS.get(os.path.splitext(path)[1].lower())
+    if fmt is None:
+        raise UsageError(f"{option} {path}: give a file name ending in .png, .svg or .pdf")
+    return fmt
+
+
+@dataclass(frozen=True)
+class PlotOptions:
+    """Where to draw the command's figure (None: no figure); the extension is checked here."""
+
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.path is not None:
+            figure_format(self.path)
+
+    @property
+    def output(self) -> tuple[str, str | None]:
+        """The (option, path) pair that :func:`sigmatool.options.check_outputs` keeps apart from the rest."""
+        return ("--plot", self.path)
+
+
+@dataclass(frozen=True)
+class ReportFile:
+    """``sigmatool report``'s output: a file (never stdout) and its format, ``html`` or ``md``."""
+
+    path: str
+    fmt: str | None = None  # None: from the extension
+
+    def __post_init__(self) -> None:
+        if self.path in ("", "-"):
+            raise UsageError("-o: the report is a file (HTML, or Markdown with its figures); give its name")
+        if self.fmt is not None and self.fmt not in ("html", "md"):
+            raise UsageError(f"--format: html or md, not {self.fmt!r}")
+        if self.fmt is None:
+            suffix = os.path.splitext(self.path)[1].lower()
+            if suffix not in REPORT_FORMATS:
+                raise UsageError(
+                    f"-o {self.path}: cannot tell the format from {suffix or 'no extension'!r}; "
+                    "end the name in .html or .md, or pass --format html|md"
+                )
+            object.__setattr__(self, "fmt", REPORT_FORMATS[suffix])
+
+    @property
+    def format(self) -> str:
+        return self.fmt or "html"

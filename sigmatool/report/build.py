@@ -1,0 +1,160 @@
+"""Build a report: run the analyses on every input, draw their figures, keep the frames for the tables."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from sigmatool import budget, groupsize, silent
+from sigmatool.errors import UsageError
+from sigmatool.estimators import check_estimator
+from sigmatool.figures import (
+    Plot,
+    budget_figure,
+    difficulty_figure,
+    groupsize_curve,
+    groupsize_figure,
+    interior_span,
+    plan_figure,
+    silent_figure,
+    track_figure,
+    write_atomic,
+)
+from sigmatool.report.model import ReportInput, ReportOptions, combine
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The sentences that sum one input up."""
+
+    label: str
+    sentences: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class Report:
+    """A built report: its inputs, the analyses' frames, the headline sentences and the figures."""
+
+    inputs: tuple[ReportInput, ...]
+    options: ReportOptions
+    hist: pl.DataFrame
+    by: tuple[str, ...]
+    silent: dict[str, pl.DataFrame]
+    budget: pl.DataFrame
+    groupsize: pl.DataFrame
+    headlines: tuple[Headline, ...]
+    plots: dict[str, Plot]
+
+    def html(self) -> str:
+        """The report as one self-contained HTML page."""
+        from sigmatool.report.html import render_html
+
+        return render_html(self)
+
+    def write_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write the HTML page, atomically."""
+        target = Path(path)
+        write_atomic(target, self.html().encode("utf-8"), option="-o")
+        return target
+
+    def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "svg") -> Path:
+        """Write the report as Markdown, its figures (``svg`` or ``png``) in a folder beside it."""
+        from sigmatool.report.markdown import write_markdown
+
+        return write_markdown(self, Path(path), figure_format)
+
+
+def _silent(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> dict[str, pl.DataFrame]:
+    """Plug-in over the whole grid; with the unbiased estimator also that, on the grid's G ≤ n."""
+    out = {"plugin": silent.summarize(hist, by, [float(G) for G in options.sizes])}
+    if options.estimator == "unbiased":
+        check_estimator(hist, [min(options.sizes)], "unbiased")
+        n_min = int(hist["n"].min())  # type: ignore[arg-type]
+        sizes = [float(G) for G in options.sizes if G <= n_min]
+        if not sizes:
+            raise UsageError(f"--estimator unbiased: no G of the grid is ≤ the n = {n_min} logged samples")
+        out = {"unbiased": silent.summarize(hist, by, sizes, estimator="unbiased"), **out}
+    return out
+
+
+def _budget(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> pl.DataFrame:
+    """The budget at each G with the chosen estimator; the G = ∞ limit is plug-in (no unbiased form exists)."""
+    parts = []
+    for G in options.budget_sizes:
+        estimator = "plugin" if math.isinf(G) else options.estimator
+        parts.append(budget.summarize(hist, by, [G], estimator=estimator))
+    return pl.concat(parts)
+
+
+def _headline(item: ReportInput, options: ReportOptions) -> Headline:
+    """The silent, budget and group-size sentences of the command-line tool, for one input as a whole."""
+    hist = item.hist
+    n_min = int(hist["n"].min()) if item.has_counts else 0  # type: ignore[arg-type]
+    estimator = options.estimator if n_min >= 8 else "plugin"
+    sized = groupsize.sized_rows(hist, (), options.groupsize, bins=None)
+    sentences = (
+        silent.headline(silent.summarize(hist, (), [8.0], estimator=estimator)),
+        budget.headline(_budget(hist, (), options)),
+        groupsize.headline(sized, options.groupsize),
+    )
+    return Headline(item.label, tuple(s for s in sentences if s))
+
+
+def _plots(
+    report_hist: pl.DataFrame,
+    by: tuple[str, ...],
+    frames: dict[str, pl.DataFrame],
+    silents: dict[str, pl.DataFrame],
+    options: ReportOptions,
+    source: str,
+) -> dict[str, Plot]:
+    """Every figure of the report, drawn without captions (the page shows them as text)."""
+    plots = {
+        "difficulty": difficulty_figure(report_hist, by=by, source=source, caption=False),
+        "silent": silent_figure(silents, by=by, source=source, caption=False),
+        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False),
+        "groupsize": groupsize_figure(
+            groupsize_curve(options.groupsize, span=interior_span(report_hist)),
+            report_hist,
+            options=options.groupsize,
+            by=by,
+            source=source,
+            caption=False,
+        ),
+    }
+    if options.track is not None:
+        plots["track"] = track_figure(options.track, caption=False)
+    if options.plan is not None:
+        plan = options.plan
+        plots["plan"] = plan_figure(plan.allocation, plan.comparison, objective=plan.objective, caption=False)
+    return plots
+
+
+def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None = None) -> Report:
+    """Run silent (a G grid), budget (G = 8 and ∞) and groupsize (φ* = 0.9 by default) on the inputs,
+    side by side when there are several (or ``by`` groups), and draw every figure.
+    """
+    o = options or ReportOptions()
+    hist, by = combine(inputs)
+    silents = _silent(hist, by, o)
+    frames = {
+        "budget": _budget(hist, by, o),
+        "groupsize": groupsize.summarize(hist, by, o.groupsize, bins=10),
+    }
+    source = "; ".join(i.label for i in inputs)
+    return Report(
+        inputs=tuple(inputs),
+        options=o,
+        hist=hist,
+        by=by,
+        silent=silents,
+        budget=frames["budget"],
+        groupsize=frames["groupsize"],
+        headlines=tuple(_headline(i, o) for i in inputs),
+        plots=_plots(hist, by, frames, silents, o, source),
+    )

@@ -1,0 +1,133 @@
+"""What a report is made of: its inputs (each a histogram with a label and a description) and its options."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+import polars as pl
+
+from sigmatool.errors import UsageError
+from sigmatool.load import Histogram, dataset, histogram
+from sigmatool.options import GroupSizeOptions, InputOptions
+
+INPUT_COLUMN = "input"
+SILENT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
+BUDGET_SIZES = (8.0, math.inf)
+ESTIMATORS = ("plugin", "unbiased")
+
+
+@dataclass(frozen=True, eq=False)
+class ReportInput:
+    """One input: a short label, where it came from, and its histogram (``[by…]``, ``p``, …, ``prompts``, ``rows``)."""
+
+    label: str
+    hist: pl.DataFrame
+    source: str = ""
+    by: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> int:
+        """Input rows behind the histogram (usable rows; one per prompt for rollout logs)."""
+        return int(self.hist["rows"].sum()) if "rows" in self.hist.columns else 0
+
+    @property
+    def prompts(self) -> float:
+        return float(self.hist["prompts"].sum())
+
+    @property
+    def has_counts(self) -> bool:
+        return "n" in self.hist.columns
+
+
+@dataclass(frozen=True, eq=False)
+class PlanFrames:
+    """A rollout plan to show: see :func:`sigmatool.figures.plan_figure` for the two frames' columns."""
+
+    allocation: pl.DataFrame
+    comparison: pl.DataFrame
+    objective: str = "objective"
+
+
+@dataclass(frozen=True, eq=False)
+class ReportOptions:
+    """What the report computes: G grid of the silent figure, G of the budget, the group-size target."""
+
+    title: str = "sigmatool report"
+    estimator: str = "plugin"
+    prior: str | None = None
+    sizes: tuple[int, ...] = SILENT_SIZES
+    budget_sizes: tuple[float, ...] = BUDGET_SIZES
+    groupsize: GroupSizeOptions = field(default_factory=GroupSizeOptions)
+    track: pl.DataFrame | None = None
+    plan: PlanFrames | None = None
+
+    def __post_init__(self) -> None:
+        if self.estimator not in ESTIMATORS:
+            raise UsageError(f"--estimator must be plugin or unbiased, not {self.estimator!r}")
+        if not self.sizes or min(self.sizes) < 1:
+            raise UsageError("the report's G grid needs whole numbers ≥ 1")
+
+
+def _columns_used(options: InputOptions) -> tuple[str, ...]:
+    o = options
+    if o.rollouts:
+        named = [o.prompt_col, o.reward_col]
+    elif o.k_col:
+        named = [o.k_col, o.n_col]
+    else:
+        named = [o.col]
+    return tuple(c for c in [*named, o.weight_col, o.id_col, *o.by] if c)
+
+
+def report_input(options: InputOptions, label: str | None = None) -> ReportInput:
+    """Load ``options``' data, build its histogram and describe it (files, columns used, notes)."""
+    with dataset(options) as ds:
+        return described(histogram(ds), label)
+
+
+def described(read: Histogram, label: str | None = None) -> ReportInput:
+    """A histogram read by :mod:`sigmatool.load` as a report input; ``label`` defaults to the file's name."""
+    ds, options = read.dataset, read.dataset.options
+    files = [source.label for source in ds.sources]
+    if label is None:
+        label = PurePath(files[0]).name if len(files) == 1 else f"{len(files)} files"
+    samples = f"; --samples {options.samples}" if options.samples is not None else ""
+    rollouts = "; rollout rows" if options.rollouts else ""
+    return ReportInput(
+        label=label,
+        hist=read.frame,
+        source=", ".join(files) + samples + rollouts,
+        by=tuple(ds.by),
+        columns=_columns_used(ds.options),
+        notes=tuple(read.notes),
+    )
+
+
+def combine(inputs: Sequence[ReportInput]) -> tuple[pl.DataFrame, tuple[str, ...]]:
+    """One histogram for all inputs: with several, an ``input`` column (the labels) leads the ``by`` columns."""
+    if not inputs:
+        raise UsageError("a report needs at least one input")
+    by = inputs[0].by
+    if any(i.by != by for i in inputs):
+        raise UsageError("the report's inputs must share the same --by columns")
+    if len(inputs) == 1:
+        return inputs[0].hist, by
+    labels = [i.label for i in inputs]
+    if len(set(labels)) != len(labels):
+        raise UsageError(f"the report's inputs need distinct labels, not {', '.join(labels)}")
+    if INPUT_COLUMN in by:
+        raise UsageError(
+            f"--by {INPUT_COLUMN}: the report names its inputs in a column of that name; rename it"
+        )
+    common = [c for c in inputs[0].hist.columns if all(c in i.hist.columns for i in inputs)]
+    parts = [
+        i.hist.select(common).with_columns(pl.lit(i.label, dtype=pl.String).alias(INPUT_COLUMN))
+        for i in inputs
+    ]
+    hist = pl.concat(parts, how="vertical_relaxed")
+    return hist.select([INPUT_COLUMN, *common]), (INPUT_COLUMN, *by)
