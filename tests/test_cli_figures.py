@@ -125,7 +125,8 @@ def test_every_command_plots_in_every_format(tmp_path: Path, command: str, fmt: 
     args, _ = COMMANDS[command]
     path = tmp_path / f"figure.{fmt.upper() if fmt == 'pdf' else fmt}"
     result = invoke(*args, "--format", "csv", "--plot", path)
-    assert (0, MAGIC[fmt]) == (result.exit_code, path.read_bytes()[: len(MAGIC[fmt])])
+    assert 0 == result.exit_code
+    assert MAGIC[fmt] == path.read_bytes()[: len(MAGIC[fmt])]
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -169,12 +170,14 @@ def test_simulate_plot_holds_the_trace(tmp_path: Path) -> None:
 
 def test_a_plot_and_a_data_file_together(tmp_path: Path) -> None:
     result = invoke("silent", BIGMATH, "-o", tmp_path / "s.csv", "--plot", tmp_path / "s.svg")
-    assert (0, ["s.csv", "s.svg"]) == (result.exit_code, sorted(p.name for p in tmp_path.iterdir()))
+    assert 0 == result.exit_code
+    assert ["s.csv", "s.svg"] == sorted(p.name for p in tmp_path.iterdir())
 
 
 def test_per_prompt_output_can_have_a_plot(tmp_path: Path) -> None:
     result = invoke("groupsize", TOY, "--per-prompt", "--format", "csv", "--plot", tmp_path / "g.svg")
-    assert (0, True) == (result.exit_code, (tmp_path / "g.svg").stat().st_size > 0)
+    assert 0 == result.exit_code
+    assert (tmp_path / "g.svg").stat().st_size > 0
 
 
 # --------------------------------------------------------------------------------------------- files
@@ -234,7 +237,9 @@ def test_a_bad_plot_path_is_one_line_and_exit_2(workdir: Path, extra: list[str],
     before = sorted(p.name for p in workdir.iterdir())
     done = _refused(["silent", data, *extra], workdir)
     lines = done.stderr.splitlines()
-    assert (2, 1, "") == (done.returncode, len(lines), done.stdout)
+    assert 2 == done.returncode
+    assert 1 == len(lines)
+    assert "" == done.stdout
     assert message in lines[0]
     assert before == sorted(p.name for p in workdir.iterdir())
 
@@ -272,7 +277,8 @@ def spark_line(stdout: str) -> str:
 def test_the_table_view_has_a_sparkline_of_the_grid() -> None:
     line = spark_line(invoke("silent", BIGMATH, "--G", "4,8,16", "--format", "table").stdout)
     bars = line.split(": ", 1)[1].split(" ", 1)[0]
-    assert (6, set()) == (len(bars), set(bars) - set(BLOCKS))
+    assert 6 == len(bars)
+    assert set() == set(bars) - set(BLOCKS)
 
 
 def test_the_sparkline_heights_follow_the_silent_share() -> None:
@@ -371,10 +377,8 @@ def test_an_ascii_stdout_gets_the_sparkline_as_text(ascii_run: subprocess.Comple
     points = ", ".join(
         f"{100 * v:.1f}% at G={G}" for G, v in zip(table["G"], table["silent_rate"], strict=True)
     )
-    assert (0, f"silent vs G: {points}") == (
-        ascii_run.returncode,
-        spark_line(ascii_run.stdout.decode("ascii")),
-    )
+    assert 0 == ascii_run.returncode
+    assert f"silent vs G: {points}" == spark_line(ascii_run.stdout.decode("ascii"))
 
 
 def test_an_ascii_stdout_gets_ascii_bars(ascii_run: subprocess.CompletedProcess[bytes]) -> None:

@@ -88,7 +88,8 @@ def test_by_groups_are_compared(tmp_path: Path) -> None:
 def test_markdown_writes_its_figures_beside_it(tmp_path: Path) -> None:
     result = invoke("report", TOY, "-o", tmp_path / "r.md")
     figures = sorted(p.name for p in (tmp_path / "r_figures").iterdir())
-    assert (0, ["budget.svg", "difficulty.svg", "groupsize.svg", "silent.svg"]) == (result.exit_code, figures)
+    assert 0 == result.exit_code
+    assert ["budget.svg", "difficulty.svg", "groupsize.svg", "silent.svg"] == figures
 
 
 def test_the_format_option_overrides_the_extension(tmp_path: Path) -> None:
@@ -145,12 +146,11 @@ def test_a_refused_report_is_one_line_and_exit_2(tmp_path: Path, args: list[str]
     shutil.copy(TOY, tmp_path / "data.csv")
     done = _report(args, tmp_path)
     lines = done.stderr.splitlines()
-    assert (2, 1) == (done.returncode, len(lines)), done.stderr
+    assert 2 == done.returncode, done.stderr
+    assert 1 == len(lines), done.stderr
     assert message in lines[0]
-    assert (["data.csv"], TOY.read_bytes()) == (
-        sorted(p.name for p in tmp_path.iterdir()),
-        (tmp_path / "data.csv").read_bytes(),
-    )
+    assert ["data.csv"] == sorted(p.name for p in tmp_path.iterdir())
+    assert TOY.read_bytes() == (tmp_path / "data.csv").read_bytes()
 
 
 # --------------------------------------------------------------------------------------------- help examples
@@ -170,7 +170,8 @@ def test_the_help_examples_run_on_the_sample_data(
     monkeypatch.chdir(tmp_path)
     module = importlib.import_module(f"sigmatool.cli.{command}")
     lines = HELP_EXAMPLE.findall(inspect.getdoc(getattr(module, f"{command}_command")) or "")
-    assert (True, [0] * len(lines)) == (bool(lines), [_example_code(line) for line in lines])
+    assert lines
+    assert [0] * len(lines) == [_example_code(line) for line in lines]
 
 
 @pytest.mark.parametrize("command", ["silent", "budget", "groupsize", "simulate", "report"])
@@ -236,11 +237,13 @@ def same_data(committed: object, fresh: object) -> bool:
 def test_a_file_in_the_way_of_the_figures_folder_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "r_figures").write_text("not a folder")
     result = invoke("report", TOY, "-o", tmp_path / "r.md")
-    assert (1, 1) == (result.exit_code, len(result.stderr.splitlines()) - result.stderr.count("note:"))
+    assert 1 == result.exit_code
+    assert 1 == len(result.stderr.splitlines()) - result.stderr.count("note:")
     assert "cannot make the figures' folder" in result.stderr
 
 
 def test_with_no_data_the_report_is_of_the_bundled_sample(tmp_path: Path) -> None:
     done = _report(["-o", "r.html"], tmp_path)
     cards = re.findall(r'<article class="card"><h3>([^<]*)</h3>', (tmp_path / "r.html").read_text())
-    assert (0, ["&lt;bundled Big-Math sample&gt;"]) == (done.returncode, cards)
+    assert 0 == done.returncode
+    assert ["&lt;bundled Big-Math sample&gt;"] == cards

@@ -97,7 +97,8 @@ def test_the_readme_has_examples() -> None:
 @pytest.mark.parametrize(("command", "shown"), [e[1:] for e in EXAMPLES], ids=[e[0] for e in EXAMPLES])
 def test_documented_example_prints_what_the_docs_show(command: str, shown: list[str]) -> None:
     code, out = run_example(command)
-    assert (0, [s.rstrip() for s in shown]) == (code, [o.rstrip() for o in out])
+    assert 0 == code
+    assert [s.rstrip() for s in shown] == [o.rstrip() for o in out]
 
 
 def python_blocks(path: Path) -> list[str]:

@@ -117,7 +117,9 @@ def test_vectorised_answers_are_minimal_for_many_values_at_once() -> None:
     reaches = kernels.fidelity(p[ok], G[ok]) >= 0.95
     below = (G[ok] == 2) | (kernels.fidelity(p[ok], G[ok] - 1) < 0.95)
     beyond = kernels.fidelity(p[~ok], 4096) < 0.95
-    assert (True, True, True) == (bool(reaches.all()), bool(below.all()), bool(beyond.all()))
+    assert reaches.all()
+    assert below.all()
+    assert beyond.all()
 
 
 @pytest.mark.parametrize(("G", "target"), [(7, 0.9), (22, 0.9), (100, 0.95), (1000, 0.9)])
@@ -141,10 +143,8 @@ def test_fidelity_rises_with_min_p_one_minus_p_at_fixed_g(G: int) -> None:
     q = np.concatenate([np.geomspace(1e-7, 0.5, 1500), np.linspace(0.45, 0.5, 300)])
     q = np.sort(1 - (1 - q))  # values whose mirror 1 − q is exact
     phi = kernels.fidelity(q, G)
-    assert (True, True) == (
-        bool((np.diff(phi) >= -1e-14).all()),
-        bool(np.allclose(phi, kernels.fidelity(1 - q, G), rtol=1e-12, atol=0)),
-    )
+    assert (np.diff(phi) >= -1e-14).all()
+    assert np.allclose(phi, kernels.fidelity(1 - q, G), rtol=1e-12, atol=0)
 
 
 def test_min_g_is_respected() -> None:
@@ -200,7 +200,9 @@ def test_always_and_never_solved_prompts_are_unreachable() -> None:
 )
 def test_bad_options_are_usage_errors_naming_the_option(args: list[str], option: str) -> None:
     result = invoke("groupsize", BIGMATH, *args, "--format", "csv")
-    assert (2, True, False) == (result.exit_code, option in result.stderr, "Traceback" in result.stderr)
+    assert 2 == result.exit_code
+    assert option in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def test_library_options_raise_usage_error() -> None:
@@ -246,33 +248,31 @@ def test_percentiles_are_the_smallest_g_whose_weighted_cdf_reaches_q(
 ) -> None:
     hist = hist_of([0.5, 0.3, 0.1, 0.05], weights)
     row = groupsize_summary(hist, (), GroupSizeOptions(0.9), bins=None).row(0, named=True)
-    assert (median, p90) == (row["g_median"], row["g_p90"])
+    assert median == row["g_median"]
+    assert p90 == row["g_p90"]
 
 
 def test_share_at_target_uniform_below_min_g_uses_the_fidelity_at_that_g() -> None:
     # φ(8, 0.5) = 0.9278 ≥ 0.9 although --min-G 10 assigns G = 10; φ(8, 0.3) < 0.9.
     hist = hist_of([0.5, 0.3])
     row = groupsize_summary(hist, (), GroupSizeOptions(0.9, min_size=10), bins=None).row(0, named=True)
-    assert (10, 0.5) == (row["g_min"], row["share_at_target_uniform"])
+    assert 10 == row["g_min"]
+    assert 0.5 == row["share_at_target_uniform"]
 
 
 def test_summary_with_no_reachable_prompt_has_nulls() -> None:
     row = groupsize_summary(hist_of([0.0, 1.0]), (), GroupSizeOptions(0.9), bins=None).row(0, named=True)
-    assert (2.0, None, None, None) == (
-        row["unreachable"],
-        row["g_median"],
-        row["savings"],
-        row["share_at_target_uniform"],
-    )
+    assert 2.0 == row["unreachable"]
+    assert row["g_median"] is None
+    assert row["savings"] is None
+    assert row["share_at_target_uniform"] is None
 
 
 def test_summary_rows_are_all_then_every_bin() -> None:
     out = csv_of(invoke("groupsize", BIGMATH, "--bins", "4", "--format", "csv"))
-    assert (["all"] + ["bin"] * 4, [0.0, 0.0, 0.25, 0.5, 0.75], COLUMNS) == (
-        out["segment"].to_list(),
-        out["p_lo"].to_list(),
-        tuple(out.columns),
-    )
+    assert ["all"] + ["bin"] * 4 == out["segment"].to_list()
+    assert [0.0, 0.0, 0.25, 0.5, 0.75] == out["p_lo"].to_list()
+    assert COLUMNS == tuple(out.columns)
 
 
 def test_bins_zero_gives_the_overall_row_only() -> None:
@@ -284,29 +284,30 @@ def test_bins_zero_gives_the_overall_row_only() -> None:
 def test_bin_prompts_add_up_to_the_overall_row() -> None:
     out = csv_of(invoke("groupsize", BIGMATH, "--format", "csv"))
     bins = out.filter(pl.col("segment") == "bin")
-    assert (out["prompts"][0], out["unreachable"][0]) == (bins["prompts"].sum(), bins["unreachable"].sum())
+    assert out["prompts"][0] == bins["prompts"].sum()
+    assert out["unreachable"][0] == bins["unreachable"].sum()
 
 
 def test_bigmath_unreachable_share_is_the_papers_always_silent_share() -> None:
     row = csv_of(invoke("groupsize", BIGMATH, "--bins", "0", "--format", "csv")).row(0, named=True)
-    assert (215_608, 0.1118) == (row["prompts"], round(row["unreachable"] / row["prompts"], 4))
+    assert 215_608 == row["prompts"]
+    assert 0.1118 == round(row["unreachable"] / row["prompts"], 4)
 
 
 def test_weighted_histogram_gives_byte_identical_output() -> None:
     args = ("--fidelity", "0.95", "--law", "--format", "csv")
     expanded = invoke("groupsize", BIGMATH, *args)
     weighted = invoke("groupsize", BIGMATH_COUNTS, "--weight-col", "count", *args)
-    assert (0, expanded.stdout) == (weighted.exit_code, weighted.stdout)
+    assert 0 == weighted.exit_code
+    assert expanded.stdout == weighted.stdout
 
 
 def test_law_adds_percentile_columns_to_the_summary(paper_csv: Path) -> None:
     out = csv_of(invoke("groupsize", paper_csv, "--law", "--bins", "0", "--format", "csv"))
     # Law values 5, 6, 6, 14, 14, 27, 27: median 14, 90th percentile 27.
-    assert ([*COLUMNS, "g_median_law", "g_p90_law"], 14, 27) == (
-        out.columns,
-        out["g_median_law"][0],
-        out["g_p90_law"][0],
-    )
+    assert [*COLUMNS, "g_median_law", "g_p90_law"] == out.columns
+    assert 14 == out["g_median_law"][0]
+    assert 27 == out["g_p90_law"][0]
 
 
 def test_by_repeats_the_rows_per_group(tmp_path: Path) -> None:
@@ -314,12 +315,10 @@ def test_by_repeats_the_rows_per_group(tmp_path: Path) -> None:
     path.write_text("source,pass_rate\na,0.5\na,0.05\nb,0.3\nb,0\n")
     out = csv_of(invoke("groupsize", path, "--by", "source", "--bins", "2", "--format", "csv"))
     alls = out.filter(pl.col("segment") == "all")
-    assert (["source", *COLUMNS], ["a", "b"], [42, 9], [0.0, 1.0]) == (
-        out.columns,
-        alls["source"].to_list(),
-        alls["g_max"].to_list(),
-        alls["unreachable"].to_list(),
-    )
+    assert ["source", *COLUMNS] == out.columns
+    assert ["a", "b"] == alls["source"].to_list()
+    assert [42, 9] == alls["g_max"].to_list()
+    assert [0.0, 1.0] == alls["unreachable"].to_list()
 
 
 def test_per_prompt_keeps_input_order_ids_and_by(tmp_path: Path) -> None:
@@ -328,12 +327,10 @@ def test_per_prompt_keeps_input_order_ids_and_by(tmp_path: Path) -> None:
     out = csv_of(
         invoke("groupsize", path, "--per-prompt", "--by", "source", "--id-col", "task", "--format", "csv")
     )
-    assert (["source", *PER_PROMPT], ["x", "y", "z"], [42, None, 7], [True, False, True]) == (
-        out.columns,
-        out["id"].to_list(),
-        out["group_size"].to_list(),
-        out["reachable"].to_list(),
-    )
+    assert ["source", *PER_PROMPT] == out.columns
+    assert ["x", "y", "z"] == out["id"].to_list()
+    assert [42, None, 7] == out["group_size"].to_list()
+    assert [True, False, True] == out["reachable"].to_list()
 
 
 def test_per_prompt_jsonl_gives_null_for_unreachable(paper_csv: Path, tmp_path: Path) -> None:
@@ -346,12 +343,10 @@ def test_per_prompt_jsonl_gives_null_for_unreachable(paper_csv: Path, tmp_path: 
 
 def test_table_view_leads_with_the_headline() -> None:
     result = invoke("groupsize", BIGMATH, "--format", "table")
+    assert 0 == result.exit_code
     first = headline(result.stdout)
-    assert (0, True, True) == (
-        result.exit_code,
-        first.startswith("To reach 90% fidelity: median G = "),
-        "11.2% of prompts are unreachable (always or never solved)" in first,
-    )
+    assert first.startswith("To reach 90% fidelity: median G = ")
+    assert "11.2% of prompts are unreachable (always or never solved)" in first
 
 
 def test_headline_names_prompts_beyond_max_g() -> None:

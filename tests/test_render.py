@@ -72,14 +72,17 @@ def test_an_output_file_is_replaced_whole_and_leaves_no_temporary_files(tmp_path
     path = tmp_path / "out.csv"
     path.write_text("old contents\n")
     invoke(*ARGS, "-o", path)
-    assert (["out.csv"], "source,G") == (os.listdir(tmp_path), path.read_text()[:8])
+    assert ["out.csv"] == os.listdir(tmp_path)
+    assert "source,G" == path.read_text()[:8]
 
 
 def test_a_failed_run_leaves_the_previous_output_untouched(tmp_path: Path) -> None:
     path = tmp_path / "out.csv"
     path.write_text("old contents\n")
     result = invoke("silent", TOY, "--col", "missing", "-o", path)
-    assert (1, "old contents\n", ["out.csv"]) == (result.exit_code, path.read_text(), os.listdir(tmp_path))
+    assert 1 == result.exit_code
+    assert "old contents\n" == path.read_text()
+    assert ["out.csv"] == os.listdir(tmp_path)
 
 
 def test_unknown_output_extension_is_a_usage_error() -> None:
@@ -89,7 +92,8 @@ def test_unknown_output_extension_is_a_usage_error() -> None:
 
 def test_output_into_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = invoke(*ARGS, "-o", tmp_path / "nope" / "out.csv")
-    assert (2, True) == (result.exit_code, "does not exist" in result.stderr)
+    assert 2 == result.exit_code
+    assert "does not exist" in result.stderr
 
 
 def test_non_finite_values_are_written_as_null() -> None:
@@ -108,11 +112,9 @@ def test_table_view_rounds_and_shows_shares_as_percentages() -> None:
     frame = pl.DataFrame({"G": [8], "silent_rate": [0.44278603], "draws": [1.794642]})
     print_table(frame, View(headline="Headline.", percent=("silent_rate",)), buffer, 80)
     text = buffer.getvalue()
-    assert ("Headline.", "44.28%", "1.795") == (
-        text.splitlines()[0],
-        "44.28%" if "44.28%" in text else "",
-        "1.795" if "1.795" in text else "",
-    )
+    assert "Headline." == text.splitlines()[0]
+    assert "44.28%" in text
+    assert "1.795" in text
 
 
 def _run(args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -126,14 +128,16 @@ def test_a_closed_pipe_ends_quietly() -> None:
     done = _run(
         f"set -o pipefail; {sys.executable} -m sigmatool silent {TOY} --per-prompt --G 1,2,3,4,5,6,7,8 --format csv | head -1"
     )
-    assert ("", 0) == (done.stderr.replace("note: using pass-rate column 'pass_rate'\n", ""), done.returncode)
+    assert 0 == done.returncode, done.stderr
+    assert "" == done.stderr.replace("note: using pass-rate column 'pass_rate'\n", "")
 
 
 def test_no_colour_codes_when_piped_or_with_no_color() -> None:
     done = _run(
         f"{sys.executable} -m sigmatool silent {TOY} --format table --col nope", env={"NO_COLOR": "1"}
     )
-    assert (1, False) == (done.returncode, "\x1b[" in done.stderr + done.stdout)
+    assert 1 == done.returncode
+    assert "\x1b[" not in done.stderr + done.stdout
 
 
 def test_python_dash_m_runs_the_cli() -> None:
@@ -143,13 +147,12 @@ def test_python_dash_m_runs_the_cli() -> None:
 
 def test_a_usage_error_from_the_entry_point_is_one_line_with_exit_code_2() -> None:
     done = _run(f"{sys.executable} -m sigmatool silent {TOY} --bins 0")
-    assert (2, 1, "--bins") == (
-        done.returncode,
-        len(done.stderr.strip().splitlines()),
-        "--bins" * ("--bins" in done.stderr),
-    )
+    assert 2 == done.returncode
+    assert 1 == len(done.stderr.strip().splitlines())
+    assert "--bins" in done.stderr
 
 
 def test_no_command_shows_the_help() -> None:
     done = _run(f"{sys.executable} -m sigmatool")
-    assert (True, "Traceback" in done.stderr) == ("silent" in done.stdout + done.stderr, False)
+    assert "silent" in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr

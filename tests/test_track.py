@@ -266,9 +266,8 @@ def test_r_squared_and_bias_equal_brute_force(drifting: tuple[pl.DataFrame, pl.D
     mean_m = sum(m) / len(m)
     r2 = 1 - sum((a - b) ** 2 for a, b in zip(m, e, strict=True)) / sum((a - mean_m) ** 2 for a in m)
     bias = sum(a - b for a, b in zip(m, e, strict=True)) / len(m)
-    assert (r2, bias) == pytest.approx(
-        (result.run["r_squared"].item(), result.run["mean_bias"].item()), rel=1e-9
-    )
+    assert r2 == pytest.approx(result.run["r_squared"].item(), rel=1e-9)
+    assert bias == pytest.approx(result.run["mean_bias"].item(), rel=1e-9)
 
 
 def test_r_squared_is_nan_when_measured_fractions_do_not_vary() -> None:
@@ -323,7 +322,8 @@ def test_unusable_rollouts_do_not_count() -> None:
         }
     )
     steps = tr.track(log, pl.DataFrame({"prompt": ["x"], "p": [0.5]})).steps
-    assert (2, 1.0) == (steps["rollouts"].item(), steps["all_right_fraction"].item())
+    assert 2 == steps["rollouts"].item()
+    assert 1.0 == steps["all_right_fraction"].item()
 
 
 def test_group_without_usable_rollouts_is_counted_apart() -> None:
@@ -337,7 +337,8 @@ def test_group_without_usable_rollouts_is_counted_apart() -> None:
         }
     )
     result = tr.track(log, pl.DataFrame({"prompt": ["x", "y"], "p": [0.5, 0.5]}))
-    assert (1, 1) == (result.run["groups"].item(), result.run["unusable_groups"].item())
+    assert 1 == result.run["groups"].item()
+    assert 1 == result.run["unusable_groups"].item()
 
 
 # ------------------------------------------------------------------------------------------ export
@@ -346,7 +347,8 @@ def test_group_without_usable_rollouts_is_counted_apart() -> None:
 def test_export_sums_k_and_n_over_the_run(drifting: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     rows, _ = drifting
     exported = tr.export_pass_rates(er.track_input(rows))
-    assert (int(rows["acc"].sum()), rows.height) == (exported["k"].sum(), exported["n"].sum())
+    assert int(rows["acc"].sum()) == exported["k"].sum()
+    assert rows.height == exported["n"].sum()
 
 
 def test_export_per_prompt_equals_brute_force() -> None:
