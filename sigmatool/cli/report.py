@@ -158,7 +158,7 @@ def _track(inputs: InputOptions, count: int) -> pl.DataFrame | None:
     from sigmatool.cli.track import groups_of
     from sigmatool.figures.commands import track_frame
 
-    return track_frame(track.track_groups(groups_of(load.trainer_log(inputs)), None))
+    return track_frame(track.track_groups(groups_of(load.trainer_log(inputs), notes=False), None))
 
 
 def _plan(item: ReportInput, budget: float) -> PlanFrames:

@@ -179,8 +179,9 @@ def _inputs(dumps: list[str], log: LogOptions) -> InputOptions:
     )
 
 
-def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:
-    """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted."""
+def groups_of(trainer_log: TrainerLog, notes: bool = True) -> pl.DataFrame:
+    """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted
+    (unless ``notes`` is false: the log was read, and noted, before)."""
     import polars as pl
 
     from sigmatool import track
@@ -197,7 +198,8 @@ def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:
     skipped = (
         [f"{trainer_log.trainer}: skipped {missing:,} rollout(s) with a missing reward"] if missing else []
     )
-    run.note([*trainer_log.notes, *skipped])
+    if notes:
+        run.note([*trainer_log.notes, *skipped])
     return groups
 
 
