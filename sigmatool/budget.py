@@ -37,9 +37,9 @@ from sigmatool.estimators import (
     Bounded,
     Cut,
     Valuation,
+    beyond_intervals,
     bin_of,
     bound_columns,
-    interval_columns,
     range_notes,
     row_groups,
     valuation,
@@ -299,18 +299,7 @@ def with_ranges(
         def again(h: pl.DataFrame, v: Valuation) -> pl.DataFrame:
             return summarize(h, by, options.sizes, segments=options.segments, prior=v)
 
-        parts.append(
-            interval_columns(
-                hist,
-                by,
-                val,
-                again,
-                RATES,
-                level=beyond.ci,
-                replicates=beyond.replicate_count,
-                seed=beyond.seed_value,
-            )
-        )
+        parts.append(beyond_intervals(hist, by, val, again, RATES, beyond))
     return pl.concat(parts, how="horizontal")
 
 

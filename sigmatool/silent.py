@@ -28,9 +28,9 @@ from sigmatool.estimators import (
     Bounded,
     Cut,
     Valuation,
+    beyond_intervals,
     bin_of,
     bound_columns,
-    interval_columns,
     range_notes,
     row_groups,
     valuation,
@@ -313,18 +313,7 @@ def with_ranges(
             return summarize(h, by, options.sizes, cap=options.cap, bins=options.bins, prior=v)
 
         rates = [c for c in RATES if c in summary.columns]
-        parts.append(
-            interval_columns(
-                hist,
-                by,
-                val,
-                again,
-                rates,
-                level=beyond.ci,
-                replicates=beyond.replicate_count,
-                seed=beyond.seed_value,
-            )
-        )
+        parts.append(beyond_intervals(hist, by, val, again, rates, beyond))
     return pl.concat(parts, how="horizontal")
 
 

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from sigmatool.estimators.bootstrap import interval_columns
+from sigmatool.estimators.bootstrap import beyond_intervals, interval_columns
 from sigmatool.estimators.bounds import Bounded, Cut, bin_of, bound_columns, row_groups
 from sigmatool.estimators.checks import check_estimator, value_keys
 from sigmatool.estimators.report import identification, range_notes
@@ -19,6 +19,7 @@ __all__ = [
     "Bounded",
     "Cut",
     "Valuation",
+    "beyond_intervals",
     "bin_of",
     "bound_columns",
     "check_estimator",

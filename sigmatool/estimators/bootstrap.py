@@ -17,6 +17,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.estimators.value import Valuation
+from sigmatool.options import BeyondOptions
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]
@@ -73,3 +74,25 @@ def interval_columns(
         out[f"{column}_ci_lo"] = lo[:, j]
         out[f"{column}_ci_hi"] = hi[:, j]
     return pl.DataFrame(out).fill_nan(None)
+
+
+def beyond_intervals(
+    hist: pl.DataFrame,
+    by: Sequence[str],
+    val: Valuation,
+    summary: Summary,
+    columns: Sequence[str],
+    beyond: BeyondOptions,
+) -> pl.DataFrame:
+    """:func:`interval_columns` at the level, replicates and seed of ``--ci``, ``--replicates``, ``--seed``."""
+    assert beyond.ci is not None
+    return interval_columns(
+        hist,
+        by,
+        val,
+        summary,
+        columns,
+        level=beyond.ci,
+        replicates=beyond.replicate_count,
+        seed=beyond.seed_value,
+    )
