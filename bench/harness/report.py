@@ -94,12 +94,18 @@ def _targets(results: list[Result]) -> tuple[list[str], int, int]:
     return lines, met, total
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def _rounds(size: Size) -> str:
-    text = f"at most {size.rounds} rounds a case, {size.startup_rounds} for start-up"
+    text = f"at most {_n(size.rounds, 'round')} a case, {size.startup_rounds} for start-up"
     if size.slow_pairs < size.rounds:
-        text += f", {size.slow_pairs} pairs with the Python search and with numpy on 10^8 rows"
+        text += f", {_n(size.slow_pairs, 'pair')} with the Python search and with numpy on 10^8 rows"
     if size.case_budget_s > 0:
-        text += f"; no new round once a case has run {size.case_budget_s:g} s and {size.min_rounds} rounds"
+        text += (
+            f"; no new round once a case has run {size.case_budget_s:g} s and {_n(size.min_rounds, 'round')}"
+        )
     return text
 
 
@@ -122,7 +128,9 @@ def _notes(results: list[Result], size: Size) -> list[str]:
     if checked:
         verdict = "all agree to 1e-9." if not bad else "**they disagree**: " + "; ".join(bad)
         cases = len({id(r) for r, _ in checked})
-        lines.append(f"Answers checked against {len(checked)} reference answers in {cases} cases: {verdict}")
+        lines.append(
+            f"Answers checked against {_n(len(checked), 'reference answer')} in {_n(cases, 'case')}: {verdict}"
+        )
     if not size.table_refs and any(r.case.check == "" and "(table)" in r.case.label for r in results):
         lines.append(f"In the {size.name} size the table-view --by cases are paired with the floor only.")
     failed = [r.case.label for r in results if r.error]

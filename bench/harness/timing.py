@@ -80,4 +80,4 @@ class Pair:
 
 
 def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else float("nan")
+    return float(statistics.median(values)) if values else float("nan")
