@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
+from sigmatool.groupsize.roots import bracketed_roots
 from sigmatool.options import GroupSizeOptions
 
 FloatArray = NDArray[np.float64]
@@ -21,6 +22,8 @@ LAW_ALLOWANCE = 1e-9
 LAW_MAX = 2.0**53
 # Thresholds q*(G) are tabulated up to this G; the rare values that need more are found by bisection.
 TABLE_MAX_G = 8192
+# Each threshold's final bracket is at most this wide, relative: far inside the check below.
+THRESHOLD_TOLERANCE = 1e-13
 # A value whose q lies within this relative distance of a threshold is checked by the kernel itself.
 THRESHOLD_CHECK = 1e-9
 # Kernel calls per threshold (the root finder's iterations, about): to weigh a table against bisection.
@@ -49,11 +52,9 @@ def _thresholds(G: IntArray, target: float, std: str) -> FloatArray:
     """q*(G): the smallest q in (0, ½] with φ(G, q) ≥ φ*, to 1e-13 relative; inf where φ(G, ½) < φ*.
 
     φ(G, ·) rises on (0, ½], so q*(G) is the root of φ(G, q) − φ*, bracketed by the law's q (where the
-    large-G expansion, which overstates φ, reaches φ*: the exact φ is still below) and ½. scipy's
-    vectorised bracketing solver finds all of them at once.
+    large-G expansion, which overstates φ, reaches φ*: the exact φ is still below) and ½. A vectorised
+    bracketing solver finds all of them at once and returns the end of each final bracket where φ ≥ φ*.
     """
-    from scipy.optimize.elementwise import find_root
-
     out = np.full(G.shape, np.inf)
     top = kernels.fidelity(0.5, G, std=std) >= target
     g = G[top].astype(np.float64)
@@ -65,12 +66,10 @@ def _thresholds(G: IntArray, target: float, std: str) -> FloatArray:
     while (reached := kernels.fidelity(lo, g, std=std) >= target).any():
         lo = np.where(reached, lo / 2.0, lo)
 
-    def gap(q: FloatArray, size: FloatArray) -> FloatArray:
-        return np.asarray(kernels.fidelity(q, size, std=std) - target, dtype=np.float64)
+    def gap(q: FloatArray, rows: IntArray) -> FloatArray:
+        return np.asarray(kernels.fidelity(q, g[rows], std=std) - target, dtype=np.float64)
 
-    bracket = (lo, np.full(g.shape, 0.5))
-    result = find_root(gap, bracket, args=(g,), tolerances={"xrtol": 1e-13, "xatol": 0.0})
-    out[top] = result.bracket[1]
+    out[top] = bracketed_roots(gap, lo, np.full(g.shape, 0.5), THRESHOLD_TOLERANCE)
     return out
 
 
