@@ -17,11 +17,13 @@ def bracketed_roots(
     lo: FloatArray,
     hi: FloatArray,
     xrtol: float,
+    f_lo: FloatArray | None = None,
+    f_hi: FloatArray | None = None,
 ) -> FloatArray:
     """Per element i, the upper end of a bracket [a, b] of a root of ``f(·, i)`` with ``b − a ≤ xrtol · b``.
 
     ``f(x, rows)`` evaluates the functions of elements ``rows`` at ``x``; each must satisfy
-    ``f(lo) < 0 ≤ f(hi)``. Each step takes the inverse quadratic interpolation through the last three
+    ``f(lo) < 0 ≤ f(hi)`` (``f_lo`` and ``f_hi``, when given, are those values). Each step takes the inverse quadratic interpolation through the last three
     points where it is safe and bisects otherwise (T. R. Chandrupatla, "A new hybrid quadratic/bisection
     algorithm for finding the zero of a nonlinear function without using derivatives", Advances in
     Engineering Software 28 (1997) 145–149). The returned end is always one where ``f ≥ 0``.
@@ -32,7 +34,8 @@ def bracketed_roots(
     """
     every = np.arange(lo.size)
     a, b = lo.astype(np.float64).copy(), hi.astype(np.float64).copy()
-    fa, fb = f(a, every), f(b, every)
+    fa = f(a, every) if f_lo is None else f_lo.astype(np.float64).copy()
+    fb = f(b, every) if f_hi is None else f_hi.astype(np.float64).copy()
     c, fc = a.copy(), fa.copy()
     t = np.full(a.shape, 0.5)
     up = b.copy()  # the end where f ≥ 0
