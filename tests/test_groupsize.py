@@ -137,6 +137,25 @@ def test_values_on_a_threshold_get_the_minimal_g(G: int, target: float) -> None:
     assert [True] * len(values) == [is_minimal(p, g, target) for p, g in zip(values, answers, strict=True)]
 
 
+@pytest.mark.parametrize(("target", "std"), [(0.9, "population"), (0.99, "bessel")])
+def test_values_just_past_each_threshold_get_the_minimal_g_among_many(target: float, std: str) -> None:
+    # Many values take the tabulated-threshold route; each G's crossing q is found here by bisection
+    # on the kernel, and values 1e-7 (relative) to either side of it must still get the minimal G.
+    G = np.arange(2, 400)
+    G = G[kernels.fidelity(0.5, G, std=std) >= target]
+    lo, hi = np.full(G.shape, 1e-9), np.full(G.shape, 0.5)
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        up = kernels.fidelity(mid, G, std=std) >= target
+        lo, hi = np.where(up, lo, mid), np.where(up, mid, hi)
+    near = np.concatenate([hi * (1 + 1e-7), lo * (1 - 1e-7)])
+    filler = np.random.default_rng(5).uniform(0.001, 0.999, 200_000)
+    answers = group_sizes(np.concatenate([near, filler]), target, std=std)[: near.size]
+    reaches = kernels.fidelity(near, answers, std=std) >= target
+    below = (answers == 2) | (kernels.fidelity(near, answers - 1, std=std) < target)
+    assert (True, True) == (bool(reaches.all()), bool(below.all()))
+
+
 @pytest.mark.parametrize("G", [2, 3, 8, 33, 256, 4096])
 def test_fidelity_rises_with_min_p_one_minus_p_at_fixed_g(G: int) -> None:
     # The algorithm's premise: φ(G, ·) is symmetric about ½ and rises on (0, ½].

@@ -101,6 +101,32 @@ def test_rollouts_are_aggregated_to_k_and_n(write_csv) -> None:  # type: ignore[
     assert [(0, 2), (2, 3), (1, 1)] == list(frame.select("k", "n").iter_rows())
 
 
+def test_a_large_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(tmp_path: Path) -> None:
+    # Prompts are aggregated in passes over hashed ids: every prompt's rows must meet in one pass.
+    rng = np.random.default_rng(11)
+    ids = rng.integers(0, 3_000, 40_000)
+    rewards = rng.choice(np.array([0.0, 1.0, 1.0, 2.0, np.nan]), ids.size)
+    path = tmp_path / "log.parquet"
+    pl.DataFrame({"pid": ids, "r": rewards}).with_columns(pl.col("r").fill_nan(None)).write_parquet(path)
+    result = read_histogram(
+        InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r", skip_invalid=True)
+    )
+    counts: dict[int, list[int]] = {}
+    for pid, r in zip(ids.tolist(), rewards.tolist(), strict=True):
+        kn = counts.setdefault(pid, [0, 0])
+        kn[0] += r == 1.0
+        kn[1] += r in (0.0, 1.0)
+    expected: dict[tuple[int, int], int] = {}
+    for k, n in counts.values():
+        if n:
+            expected[(k, n)] = expected.get((k, n), 0) + 1
+    got = {(k, n): prompts for k, n, prompts in result.frame.select("k", "n", "prompts").iter_rows()}
+    bad, missing = int((rewards == 2.0).sum()), int(np.isnan(rewards).sum())
+    notes = [f"skipped {bad:,} row(s) with an invalid value (--skip-invalid)"]
+    notes.append(f"skipped {missing:,} rollout row(s) with a null reward")
+    assert (expected, notes) == (got, [n for n in result.notes if n.startswith("skipped")])
+
+
 def test_boolean_rewards_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "r.parquet"
     pl.DataFrame({"pid": ["a", "a", "b"], "ok": [True, False, True]}).write_parquet(path)

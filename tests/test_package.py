@@ -52,3 +52,25 @@ def test_starting_the_cli_imports_no_heavy_library(module: str) -> None:
 @pytest.mark.parametrize("module", ["polars", "numpy", "matplotlib", "sigmatool.report"])
 def test_the_version_imports_no_heavy_library(module: str) -> None:
     assert module not in _loaded_by("from sigmatool.cli import main; main(['--version'])")
+
+
+def _version_run() -> subprocess.CompletedProcess[str]:
+    script = (
+        "import sys; sys.argv = ['sigmatool', '--version']\n"
+        "from sigmatool.entry import run\n"
+        "try:\n    run()\nfinally:\n    print(' '.join(sorted(sys.modules)), file=sys.stderr)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL
+    )
+
+
+def test_the_console_script_version_is_the_command_lines() -> None:
+    from tests.conftest import invoke
+
+    assert invoke("--version").stdout == _version_run().stdout
+
+
+@pytest.mark.parametrize("module", ["typer", "click", "rich", "polars", "numpy"])
+def test_the_console_script_version_imports_no_command_line(module: str) -> None:
+    assert module not in set(_version_run().stderr.split())

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from sigmatool import silent
+from sigmatool import groupsize, silent
 from sigmatool.load import dataset, histogram, rows, streams
-from sigmatool.options import InputOptions
+from sigmatool.options import GroupSizeOptions, InputOptions
 from tests.conftest import BIGMATH, invoke
 
 RELATIVE = 1e-15
@@ -74,3 +74,21 @@ def test_skipped_and_null_rows_are_noted_alike(tmp_path: Path) -> None:
     assert "skipped 1 row(s) with an invalid value" in result.stderr
     assert "skipped 1 row(s) with a null 'pass_rate'" in result.stderr
     assert [29_998] == pl.read_csv(io.StringIO(result.stdout))["prompts"].to_list()
+
+
+@pytest.mark.parametrize(
+    ("by", "bins", "options"),
+    [
+        ((), 10, GroupSizeOptions(0.9)),
+        (("source",), 7, GroupSizeOptions(0.95, law=True)),
+        (("source",), None, GroupSizeOptions(0.9, min_size=4, uniform=3, max_silent=0.2, max_size=300)),
+        ((), 3, GroupSizeOptions(0.9, std="bessel", max_size=64, law=True)),
+    ],
+)
+def test_groupsize_summary_is_the_histograms(
+    continuous: Path, by: tuple[str, ...], bins: int | None, options: GroupSizeOptions
+) -> None:
+    with dataset(InputOptions(paths=(str(continuous),), by=by)) as ds:
+        from_rows = groupsize.summarize(rows(ds).frame, by, options, bins=bins)
+        from_histogram = groupsize.summarize(histogram(ds).frame, by, options, bins=bins)
+    assert_frame_equal(from_histogram, from_rows, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)

@@ -49,8 +49,22 @@ def _stdout_is_devnull() -> bool:
     return (out.st_dev, out.st_ino) == (null.st_dev, null.st_ino)
 
 
+def _group(args: Sequence[str]) -> click.Command:
+    """The app as a click group; when a command is named first, a group of that command alone: building
+    every command's options takes longer than a small run."""
+    named = [c for c in app.registered_commands if args and c.name == args[0]]
+    if not named:
+        return typer.main.get_command(app)
+    every = app.registered_commands
+    app.registered_commands = named
+    try:
+        return typer.main.get_command(app)
+    finally:
+        app.registered_commands = every
+
+
 def _run(args: list[str]) -> int:
-    command = typer.main.get_command(app)
+    command = _group(args)
     with command.make_context("sigmatool", args) as ctx:
         command.invoke(ctx)
     sys.stdout.flush()

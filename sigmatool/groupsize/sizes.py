@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
+from sigmatool.groupsize.roots import bracketed_roots
 from sigmatool.options import GroupSizeOptions
 
 FloatArray = NDArray[np.float64]
@@ -21,8 +23,17 @@ LAW_ALLOWANCE = 1e-9
 LAW_MAX = 2.0**53
 # Thresholds q*(G) are tabulated up to this G; the rare values that need more are found by bisection.
 TABLE_MAX_G = 8192
+# Each threshold's final bracket is at most this wide, relative: far inside the check below.
+THRESHOLD_TOLERANCE = 1e-13
+# Thresholds of every G up to DENSE_G and of every COARSE_STEP-th G above are found from a wide bracket;
+# the others from a bracket this wide (relative) around an interpolated guess.
+DENSE_G = 64
+COARSE_STEP = 16
+GUESS_WIDTH = 1e-3
 # A value whose q lies within this relative distance of a threshold is checked by the kernel itself.
 THRESHOLD_CHECK = 1e-9
+# From this many values on, each is sized as given rather than once per distinct value.
+ALL_VALUES = 1 << 16
 # Kernel calls per threshold (the root finder's iterations, about): to weigh a table against bisection.
 ROOT_STEPS = 12
 
@@ -45,32 +56,66 @@ def _settle(p: FloatArray, G: IntArray, target: float, std: str, min_G: int, max
         G = G + up.astype(np.int64) - down.astype(np.int64)
 
 
-def _thresholds(G: IntArray, target: float, std: str) -> FloatArray:
-    """q*(G): the smallest q in (0, ½] with φ(G, q) ≥ φ*, to 1e-13 relative; inf where φ(G, ½) < φ*.
+def _gap(g: FloatArray, target: float, std: str) -> Callable[[FloatArray, IntArray], FloatArray]:
+    """φ(g[rows], q) − φ*, for the root finder."""
 
-    φ(G, ·) rises on (0, ½], so q*(G) is the root of φ(G, q) − φ*, bracketed by the law's q (where the
-    large-G expansion, which overstates φ, reaches φ*: the exact φ is still below) and ½. scipy's
-    vectorised bracketing solver finds all of them at once.
-    """
-    from scipy.optimize.elementwise import find_root
+    def gap(q: FloatArray, rows: IntArray) -> FloatArray:
+        return np.asarray(kernels.fidelity(q, g[rows], std=std) - target, dtype=np.float64)
 
-    out = np.full(G.shape, np.inf)
-    top = kernels.fidelity(0.5, G, std=std) >= target
-    g = G[top].astype(np.float64)
-    if not g.size:
-        return out
+    return gap
+
+
+def _wide_roots(g: FloatArray, target: float, std: str) -> FloatArray:
+    """q*(g) for sizes with φ(g, ½) ≥ φ*, bracketed by the law's q (where the large-G expansion, which
+    overstates φ, reaches φ*: the exact φ is still below) and ½."""
     # The law: 8 ε G q (1 − q) = 1; where it has no root below ½, start from a small q and halve below.
     disc = 1.0 - 0.5 / ((1.0 - target) * g)
     lo = np.where(disc > 0, (1.0 - np.sqrt(np.maximum(disc, 0.0))) / 2.0, 0.25)
     while (reached := kernels.fidelity(lo, g, std=std) >= target).any():
         lo = np.where(reached, lo / 2.0, lo)
+    return bracketed_roots(_gap(g, target, std), lo, np.full(g.shape, 0.5), THRESHOLD_TOLERANCE)
 
-    def gap(q: FloatArray, size: FloatArray) -> FloatArray:
-        return np.asarray(kernels.fidelity(q, size, std=std) - target, dtype=np.float64)
 
-    bracket = (lo, np.full(g.shape, 0.5))
-    result = find_root(gap, bracket, args=(g,), tolerances={"xrtol": 1e-13, "xatol": 0.0})
-    out[top] = result.bracket[1]
+def _near_roots(g: FloatArray, guess: FloatArray, target: float, std: str) -> FloatArray:
+    """q*(g) from a close guess: bracketed within ``GUESS_WIDTH`` of it where the signs allow, else wide."""
+    lo, hi = guess * (1.0 - GUESS_WIDTH), np.minimum(guess * (1.0 + GUESS_WIDTH), 0.5)
+    gap, every = _gap(g, target, std), np.arange(g.size)
+    f_lo, f_hi = gap(lo, every), gap(hi, every)
+    ok = (f_lo < 0.0) & (f_hi >= 0.0)
+    roots = np.empty(g.shape)
+    roots[ok] = bracketed_roots(
+        _gap(g[ok], target, std), lo[ok], hi[ok], THRESHOLD_TOLERANCE, f_lo[ok], f_hi[ok]
+    )
+    if not ok.all():
+        roots[~ok] = _wide_roots(g[~ok], target, std)
+    return roots
+
+
+def _thresholds(G: IntArray, target: float, std: str) -> FloatArray:
+    """q*(G) for consecutive G: the smallest q in (0, ½] with φ(G, q) ≥ φ*, to 1e-13 relative; inf where
+    φ(G, ½) < φ*.
+
+    φ(G, ·) rises on (0, ½], so q*(G) is the root of φ(G, q) − φ*; a vectorised bracketing solver finds
+    them all at once and returns the end of each final bracket where φ ≥ φ*. Every G up to
+    ``DENSE_G`` and every ``COARSE_STEP``-th above starts from a wide bracket; G·q*(G) varies slowly, so
+    its interpolation between those gives the others a bracket a few steps wide.
+    """
+    out = np.full(G.shape, np.inf)
+    # φ(·, ½) rises with G: the sizes that reach φ* at all are those from the first that does.
+    first = int(_bisect(np.array([0.5]), int(G[0]), int(G[-1]), target, std)[0])
+    top = G >= first
+    g = G[top].astype(np.float64)
+    if not g.size:
+        return out
+    coarse = (g <= DENSE_G) | (np.arange(g.size) % COARSE_STEP == 0)
+    coarse[-1] = True
+    roots = np.empty(g.shape)
+    roots[coarse] = _wide_roots(g[coarse], target, std)
+    fine = ~coarse
+    if fine.any():
+        guess = np.interp(g[fine], g[coarse], g[coarse] * roots[coarse]) / g[fine]
+        roots[fine] = _near_roots(g[fine], guess, target, std)
+    out[top] = roots
     return out
 
 
@@ -151,15 +196,19 @@ def group_sizes(
     """Smallest integer G in [min_G, max_G] with fidelity ``φ(G, p) ≥ target`` (and ``P_silent ≤ max_silent``).
 
     NaN where no such G exists: p ∈ {0, 1}, an answer above max_G, or p outside [0, 1]. Each distinct p is
-    solved once. Returns float64 (integer-valued). docs/theory.md §4: p = 0.5 needs 7, 11, 51 at φ* = 0.90,
-    0.95, 0.99.
+    solved once (below 65,536 values; more are sized one by one, by the same rule). Returns float64
+    (integer-valued). docs/theory.md §4: p = 0.5 needs 7, 11, 51 at φ* = 0.90, 0.95, 0.99.
 
     >>> group_sizes([0.5, 0.3, 0.1, 0.05, 0.0], 0.9).tolist()
     [7.0, 9.0, 22.0, 42.0, nan]
     """
     GroupSizeOptions(target, objective, std, min_G, max_G, max_silent)
     p_arr = np.asarray(p, dtype=np.float64)
-    values, inverse = np.unique(p_arr.reshape(-1), return_inverse=True)
+    if p_arr.size >= ALL_VALUES:
+        # Many values take the threshold table, one lookup each: sorting them out first would cost more.
+        values, inverse = p_arr.reshape(-1), None
+    else:
+        values, inverse = np.unique(p_arr.reshape(-1), return_inverse=True)
     interior = (values > 0.0) & (values < 1.0)
     sizes = np.full(values.shape, max_G + 1, dtype=np.int64)
     if objective == "drgrpo":
@@ -170,7 +219,7 @@ def group_sizes(
         silent = kernels.silent_group_size(values[interior], max_silent, max_G, min_G)
         sizes[interior] = np.maximum(sizes[interior], np.nan_to_num(silent, nan=max_G + 1).astype(np.int64))
     out = np.where(interior & (sizes <= max_G), sizes.astype(np.float64), np.nan)
-    return np.asarray(out[inverse].reshape(p_arr.shape), dtype=np.float64)
+    return np.asarray((out if inverse is None else out[inverse]).reshape(p_arr.shape), dtype=np.float64)
 
 
 def law_group_sizes(p: ArrayLike, target: float) -> FloatArray:

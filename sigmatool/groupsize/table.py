@@ -176,23 +176,50 @@ def _streamed_sizes(
     """Streamed rows gathered by what the summary needs of them: its --by group, its bin, its sizes, and
     whether p̂ is 0 or 1; ``p`` is one of the group's pass rates (all in one bin)."""
     law = ["group_size_law"] if options.law else []
-    keys = [*by, "__cut", "group_size", *law, "reachable", "at_uniform", "__edge"]
+    keys = [*by, "__key", *law]
     partials = []
-    whole = ("group_size", "group_size_law")
     for batch in batches(rows):
         p = batch["p"].to_numpy()
-        sized = batch.with_columns(
-            *[
-                _integers(n, v) if n in whole else pl.Series(n, v)
-                for n, v in size_columns(p, options).items()
-            ],
-            pl.Series("__cut", bin_index(p, bins)),
-            pl.Series("__edge", (p == 0.0) | (p == 1.0)),
+        sizes = size_columns(p, options)
+        keyed = batch.select(*by, "p", "weight").with_columns(
+            pl.Series("__key", _packed_key(sizes, bin_index(p, bins), p, options.max_size)),
+            *[_integers(n, sizes[n]) for n in law],
         )
-        aggs = [pl.col("weight").sum().alias("prompts"), pl.col("p").first()]
-        partials.append(sized.group_by(keys).agg(aggs))
+        partials.append(
+            keyed.group_by(keys).agg(pl.col("weight").sum().alias("prompts"), pl.col("p").first())
+        )
     merged = pl.concat(partials).group_by(keys).agg(pl.col("prompts").sum(), pl.col("p").first())
-    return merged.sort(keys, nulls_last=False).drop("__cut", "__edge")
+    return _unpacked(merged, by, law, options.max_size)
+
+
+def _packed_key(
+    sizes: dict[str, NDArray[np.generic]], cut: NDArray[np.int64], p: FloatArray, max_G: int
+) -> NDArray[np.int64]:
+    """(bin, group size or 0 if unreachable, at_uniform, p̂ ∈ {0, 1}) as one integer: one key column groups
+    faster than five. Below 1000 bins × (2^31 + 2) sizes × 4, far inside int64."""
+    size = np.where(
+        sizes["reachable"].astype(np.bool_), np.nan_to_num(sizes["group_size"].astype(np.float64)), 0.0
+    )
+    key = cut.astype(np.int64) * (max_G + 2) + size.astype(np.int64)
+    edge = ((p == 0.0) | (p == 1.0)).astype(np.int64)
+    return np.asarray(key * 4 + sizes["at_uniform"].astype(np.int64) * 2 + edge, dtype=np.int64)
+
+
+def _unpacked(merged: pl.DataFrame, by: Sequence[str], law: list[str], max_G: int) -> pl.DataFrame:
+    """The gathered rows with :func:`_packed_key` taken apart, sorted by (--by, bin, sizes, flags)."""
+    cell = pl.col("__key") // 4
+    size = cell % (max_G + 2)
+    merged = merged.with_columns(
+        (cell // (max_G + 2)).alias("__cut"),
+        pl.when(size > 0).then(size).otherwise(None).alias("group_size"),
+        (size > 0).alias("reachable"),
+        (pl.col("__key") // 2 % 2 == 1).alias("at_uniform"),
+        (pl.col("__key") % 2 == 1).alias("__edge"),
+    )
+    order = [*by, "__cut", "group_size", *law, "reachable", "at_uniform", "__edge"]
+    return merged.sort(order, nulls_last=False).select(
+        *by, "group_size", *law, "reachable", "at_uniform", "prompts", "p"
+    )
 
 
 def per_prompt(

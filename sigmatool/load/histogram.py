@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.load.columns import numeric, rollout_aggregates
+from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
 from sigmatool.load.failures import data_error
 from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_P, RAW_W, UNGRADED
@@ -20,6 +20,9 @@ from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
 
 Progress = Callable[[int], None]
+# A rollout log from local files is aggregated per prompt in this many passes (see _log_groups).
+LOG_PASSES = 2
+LOG_SEED = 20260607
 Reload = Callable[[Dataset, tuple[str, ...]], Dataset]
 
 
@@ -133,10 +136,26 @@ def suspect_query(frame: pl.LazyFrame, ds: Dataset) -> pl.LazyFrame:
 def group_rows(frame: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
     """``frame`` (rows of ``ds``) grouped by ``--by`` columns and distinct values, with what the checks need."""
     if ds.is_log and ds.raw is not None:
-        # Rollout rows → (k, n) per prompt in one pass; the per-prompt table then fits in memory.
-        per_prompt = aggregate(ds.raw, [*ds.by, RAW_ID], rollout_aggregates(), on_rows)
-        frame, on_rows = per_prompt.lazy().with_columns(pl.lit(1.0).alias(RAW_W)), None
+        return finish_group(_log_groups(ds.raw, ds, on_rows), ds)
     return finish_group(aggregate(frame, [*ds.by, *ds.value_keys], _group_aggregations(ds), on_rows), ds)
+
+
+def _log_groups(raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
+    """Rollout rows → (k, n) per prompt → grouped by (--by, k, n). A table of every prompt must be held
+    once; local files are read in ``LOG_PASSES`` passes, each over the prompts whose id hashes to it, so
+    that it holds only that share of them."""
+    passes = 1 if any(source.remote for source in ds.sources) else LOG_PASSES
+    keys, parts = [*ds.by, *ds.value_keys], []
+    for part in range(passes):
+        rows = raw if passes == 1 else raw.filter(pl.col(RAW_ID).hash(LOG_SEED) % passes == part)
+        per_prompt = aggregate(rows, [*ds.by, RAW_ID], packed_rollout_aggregates(), on_rows)
+        counted = per_prompt.lazy().select(*ds.by, *unpacked_rollout_columns(), pl.lit(1.0).alias(RAW_W))
+        parts.append(aggregate(counted, keys, _group_aggregations(ds)))
+    if passes == 1:
+        return parts[0]
+    # Every aggregate of a log's groups is a count: the passes' groups add up.
+    merged = pl.concat(parts).group_by(keys).agg(pl.exclude(keys).sum())
+    return merged.cast(parts[0].schema)
 
 
 def _flag(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:

@@ -12,12 +12,12 @@ import math
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import polars as pl
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+
+if TYPE_CHECKING:  # rich loads only when a table is drawn: data formats never need it
+    from rich.text import Text
 
 from sigmatool.render.spark import Sparkline, spark_lines
 
@@ -84,8 +84,14 @@ def _number(value: Any, name: str, view: View) -> str:
     return str(value)
 
 
+<<<<<<< HEAD
 def _cell(value: Any, name: str, view: View, bars: str) -> Text:
     """One cell; ``bars`` is the bar's full and empty character, or '' for no bar."""
+=======
+def _cell(value: Any, name: str, view: View, bars: bool) -> Text:
+    from rich.text import Text
+
+>>>>>>> speed2
     if value is None:
         return Text("–", style="dim")
     text = _number(value, name, view)
@@ -156,6 +162,10 @@ def layout(df: pl.DataFrame, view: View, width: int, glyphs: str = BAR_GLYPHS) -
 
 def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> None:
     """A readable table with a leading sentence; rounding and colour live only here."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     shown = df.head(TABLE_ROWS)
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
     for line in textwrap.wrap(view.headline, width) if view.headline else []:
