@@ -115,9 +115,15 @@ def _expected(rates: list[object], fmt: str) -> float | None:
     return math.fsum(p**G + (1.0 - p) ** G for p in values) / len(values)
 
 
+def _non_finite(value: object) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
 def _check(columns: dict[str, list[object]], fmt: str, folder: Path) -> None:
     path = _write(columns, fmt, folder)
     expected = _expected(columns["pass_rate"], fmt)
+    if fmt in ("json", "jsonl") and any(_non_finite(v) for values in columns.values() for v in values):
+        expected = None  # NaN and Infinity are not JSON: the file is refused, whichever column holds them
     codes = []
     for command in ("silent", "budget", "groupsize"):
         sizes = ("--G", str(G)) if command != "groupsize" else ()

@@ -84,14 +84,10 @@ def _number(value: Any, name: str, view: View) -> str:
     return str(value)
 
 
-<<<<<<< HEAD
 def _cell(value: Any, name: str, view: View, bars: str) -> Text:
     """One cell; ``bars`` is the bar's full and empty character, or '' for no bar."""
-=======
-def _cell(value: Any, name: str, view: View, bars: bool) -> Text:
     from rich.text import Text
 
->>>>>>> speed2
     if value is None:
         return Text("–", style="dim")
     text = _number(value, name, view)
