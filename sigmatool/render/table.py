@@ -35,6 +35,8 @@ class View:
     """What the table view adds to a frame: a headline, notes under the table, and how to show columns."""
 
     headline: str = ""
+    # A headline made only when the table is drawn (it may cost a pass over the data that no file needs).
+    headline_of: Callable[[], str] | None = None
     footer: list[str] = field(default_factory=list)
     percent: Sequence[str] = ()
     bars: Sequence[str] = ()
@@ -164,7 +166,8 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
 
     shown = df.head(TABLE_ROWS)
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
-    for line in textwrap.wrap(view.headline, width) if view.headline else []:
+    lead = view.headline or (view.headline_of() if view.headline_of is not None else "")
+    for line in textwrap.wrap(lead, width) if lead else []:
         console.print(Text(line, style="bold"))
     # Block characters need a UTF-8 stream, and a console whose fonts have them (not legacy Windows).
     unicode = console.encoding.startswith("utf") and not console.legacy_windows
