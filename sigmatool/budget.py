@@ -323,11 +323,15 @@ def view(
     beyond: BeyondOptions | None = None,
 ) -> View:
     """The table view: headline over all prompts, shares as percentages with bars, the segment notes."""
-    overall = summary
-    if by:
-        overall = summarize(
-            hist, (), options.sizes, estimator=options.estimator, segments=options.segments, prior=val
+
+    def lead() -> str:
+        if not by:
+            return headline(summary)
+        segments = options.segments
+        return headline(
+            summarize(hist, (), options.sizes, estimator=options.estimator, segments=segments, prior=val)
         )
+
     full = bar_scale(summary)
     footer = notes(options.segments, val is not None and val.posterior)
     if beyond is not None and isinstance(hist, pl.DataFrame):  # streamed rows carry no counts to bound
@@ -339,7 +343,7 @@ def view(
             )
     return ranges(
         View(
-            headline=headline(overall),
+            headline_of=lead,
             percent=("prompt_share", "grpo_share", "drgrpo_share", "silent_rate"),
             bars=("grpo_share", "drgrpo_share"),
             bar_full=full,

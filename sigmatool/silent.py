@@ -362,9 +362,15 @@ def view(
     beyond: BeyondOptions | None = None,
 ) -> View:
     """The table view of a summary: its headline (over all prompts), labels, percentages and bars."""
-    overall = summary
-    if by or options.bins is not None:
-        overall = summarize(hist, (), options.sizes, estimator=options.estimator, cap=options.cap, prior=val)
+
+    def lead() -> str:
+        overall = summary
+        if by or options.bins is not None:
+            overall = summarize(
+                hist, (), options.sizes, estimator=options.estimator, cap=options.cap, prior=val
+            )
+        return headline(overall, posterior, beyond.ci if beyond else None)
+
     footer = [
         "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
         "prompts; …learnable: the same once never- and always-solved prompts are dropped"
@@ -374,7 +380,7 @@ def view(
     posterior = val is not None and val.posterior
     return ranges(
         View(
-            headline=headline(overall, posterior, beyond.ci if beyond else None),
+            headline_of=lead,
             percent=(
                 "silent_rate",
                 "all_right_rate",

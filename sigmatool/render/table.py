@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -32,6 +32,8 @@ class View:
     """What the table view adds to a frame: a headline, notes under the table, and how to show columns."""
 
     headline: str = ""
+    # A headline made only when the table is drawn (it may cost a pass over the data that no file needs).
+    headline_of: Callable[[], str] | None = None
     footer: list[str] = field(default_factory=list)
     percent: Sequence[str] = ()
     bars: Sequence[str] = ()
@@ -157,7 +159,8 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
 
     shown = df.head(TABLE_ROWS)
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
-    for line in textwrap.wrap(view.headline, width) if view.headline else []:
+    lead = view.headline or (view.headline_of() if view.headline_of is not None else "")
+    for line in textwrap.wrap(lead, width) if lead else []:
         console.print(Text(line, style="bold"))
     plan = layout(shown, view, width)
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
