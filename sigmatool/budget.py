@@ -33,6 +33,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool import frames
 from sigmatool.estimators import (
     Bounded,
     Cut,
@@ -146,7 +147,7 @@ def _segment_frame(
             _ratio(silent, prompts) if silent is not None else np.full_like(prompts, np.nan)
         ).ravel(),
     }
-    frame = pl.DataFrame(columns).fill_nan(None)
+    frame = frames.frame(columns).fill_nan(None)
     if labels.width:
         frame = pl.concat(
             [labels.select(pl.all().gather(np.repeat(np.arange(groups), count))), frame], how="horizontal"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 
@@ -23,6 +24,10 @@ def run() -> None:
     """Import the command line and run it; a Ctrl-C during start-up exits 130 without a traceback."""
     if sys.argv[1:] == ["--version"]:
         raise SystemExit(_version())
+    # Start-up makes hundreds of thousands of long-lived objects (the modules of polars, numpy, typer);
+    # collecting garbage among them costs tens of milliseconds and frees nothing. The collector is off
+    # until a command starts its work (sigmatool.cli.run.check), which freezes what exists and resumes it.
+    gc.disable()
     try:
         from sigmatool.cli import main
     except KeyboardInterrupt:

@@ -36,6 +36,7 @@ from sigmatool.estimators import (
     valuation,
 )
 from sigmatool.estimators.rows import elementwise, row_value
+from sigmatool.frames import series
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOptions
 from sigmatool.render import View, ranges
@@ -148,27 +149,27 @@ def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None) ->
         frame = cells.frame().with_columns(
             pl.lit(int(G), dtype=pl.Int64).alias("G"),
             _counts(prompts),
-            pl.Series("silent_rate", silent_rate),
-            pl.Series("all_right_rate", right / prompts),
-            pl.Series("all_wrong_rate", wrong / prompts),
-            pl.Series("always_silent_share", always / prompts),
-            pl.Series("dapo_draws_per_group", kernels.dapo_expected_draws(silent_rate, cap)),
-            pl.Series(
+            series("silent_rate", silent_rate),
+            series("all_right_rate", right / prompts),
+            series("all_wrong_rate", wrong / prompts),
+            series("always_silent_share", always / prompts),
+            series("dapo_draws_per_group", kernels.dapo_expected_draws(silent_rate, cap)),
+            series(
                 "dapo_draws_per_group_learnable",
                 kernels.dapo_expected_draws(learnable_silent / learnable, cap),
             ),
         )
     if cells.binned:
         lo, hi = bin_edges(frame["bin"].to_numpy(), cells.bins)
-        frame = frame.with_columns(pl.Series("p_lo", lo), pl.Series("p_hi", hi))
+        frame = frame.with_columns(series("p_lo", lo), series("p_hi", hi))
     return frame.fill_nan(None)
 
 
 def _counts(prompts: FloatArray) -> pl.Series:
     """The cells' prompts, as whole numbers when they are (no weights, or whole ones)."""
     if bool(np.all(prompts == np.round(prompts))) and float(prompts.max(initial=0.0)) < 2.0**53:
-        return pl.Series("prompts", prompts.astype(np.int64))
-    return pl.Series("prompts", prompts)
+        return series("prompts", prompts.astype(np.int64))
+    return series("prompts", prompts)
 
 
 def per_prompt(

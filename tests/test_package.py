@@ -74,3 +74,43 @@ def test_the_console_script_version_is_the_command_lines() -> None:
 @pytest.mark.parametrize("module", ["typer", "click", "rich", "polars", "numpy"])
 def test_the_console_script_version_imports_no_command_line(module: str) -> None:
     assert module not in set(_version_run().stderr.split())
+
+
+@pytest.mark.parametrize("other", ["budget", "groupsize", "plan", "report", "simulate", "sql", "track"])
+def test_a_named_command_imports_no_other_command(other: str) -> None:
+    loaded = _loaded_by("from sigmatool.cli import main; main(['silent', '--help'])")
+    assert "sigmatool.cli.silent" in loaded
+    assert f"sigmatool.cli.{other}" not in loaded
+
+
+def test_the_help_lists_every_command() -> None:
+    from sigmatool.cli import COMMANDS
+    from tests.conftest import invoke
+
+    listed = invoke("--help").stdout
+    assert [name for name in COMMANDS if f" {name} " in listed] == list(COMMANDS)
+
+
+def _collector_after(code: str) -> list[str]:
+    """Whether the garbage collector is on, and how many objects it has frozen, after ``code`` has run."""
+    script = (
+        "import gc, sys\n"
+        f"try:\n    {code}\n"
+        "except SystemExit:\n    pass\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 0, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL
+    )
+    return done.stderr.split()[-2:]
+
+
+def test_the_console_script_collects_garbage_again_once_a_command_runs() -> None:
+    # Start-up runs without the collector; the command's work runs with it, start-up's objects frozen.
+    run = "sys.argv = ['sigmatool', 'silent', '--G', '8']; from sigmatool.entry import run; run()"
+    assert _collector_after(run) == ["True", "True"]
+
+
+def test_the_library_entry_point_leaves_the_collector_alone() -> None:
+    run = "from sigmatool.cli import main; main(['silent', '--G', '8'])"
+    assert _collector_after(run) == ["True", "False"]

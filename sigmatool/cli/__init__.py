@@ -7,6 +7,7 @@ errors print one line and exit 1 or 2, usage errors from parsing exit 2, Ctrl-C 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -14,12 +15,19 @@ from collections.abc import Sequence
 import click
 import typer
 
-from sigmatool.cli import budget, groupsize, plan, report, silent, simulate, sql, track  # noqa: F401  (commands register on the app)
 from sigmatool.cli.app import app
 from sigmatool.cli.run import error, is_broken_pipe, say, signals_trapped
 from sigmatool.errors import ExitCode, Interrupted, SigmaError
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "main"]
+
+# Each command is a module of this package that registers itself on the app when imported.
+COMMANDS = ("budget", "groupsize", "plan", "report", "silent", "simulate", "sql", "track")
+
+
+def _register(names: Sequence[str]) -> None:
+    for name in names:
+        importlib.import_module(f"sigmatool.cli.{name}")
 
 
 def _quiet_stdout() -> None:
@@ -50,8 +58,9 @@ def _stdout_is_devnull() -> bool:
 
 
 def _group(args: Sequence[str]) -> click.Command:
-    """The app as a click group; when a command is named first, a group of that command alone: building
-    every command's options takes longer than a small run."""
+    """The app as a click group; when a command is named first, a group of that command alone: importing
+    every command and building its options takes longer than a small run."""
+    _register([args[0]] if args and args[0] in COMMANDS else COMMANDS)
     named = [c for c in app.registered_commands if args and c.name == args[0]]
     if not named:
         return typer.main.get_command(app)

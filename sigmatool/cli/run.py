@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -63,6 +64,11 @@ def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, st
     check_outputs(inputs, [("-o", out.output), *extra])
     import polars  # noqa: F401
 
+    if not gc.isenabled():
+        # The console script started without the collector (sigmatool.entry); what start-up made lives
+        # as long as the process, so collections from here on skip it.
+        gc.freeze()
+        gc.enable()
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGINT, signal.default_int_handler)
 

@@ -1,0 +1,34 @@
+"""numpy results as polars columns, the short ones (a summary's) by way of Python lists.
+
+polars builds a column from a numpy array through ``numpy.ma``, whose import alone (about 8 ms) costs more
+than the whole analysis of a small file; a summary of a few rows is cheaper as a list. The values are the
+same either way: float64, int64 and bool convert exactly, and NaN stays NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import polars as pl
+from numpy.typing import ArrayLike
+
+# Columns up to this length go through a list; longer ones through numpy.
+SHORT = 4096
+_DTYPES = {"f": pl.Float64, "i": pl.Int64, "u": pl.UInt64, "b": pl.Boolean}
+
+
+def series(name: str, values: ArrayLike) -> pl.Series:
+    """``values`` (a numpy array or a list) as a polars column named ``name``."""
+    if isinstance(values, list):
+        return pl.Series(name, values)
+    array = np.asarray(values)
+    dtype = _DTYPES.get(array.dtype.kind)
+    if dtype is None or array.size > SHORT or array.ndim != 1:
+        return pl.Series(name, array)
+    return pl.Series(name, array.tolist(), dtype=dtype)
+
+
+def frame(columns: Mapping[str, ArrayLike]) -> pl.DataFrame:
+    """A frame of the named columns, each as :func:`series` makes it."""
+    return pl.DataFrame([series(name, values) for name, values in columns.items()])
