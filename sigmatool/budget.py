@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -59,7 +60,7 @@ from sigmatool.options import (
 )
 from sigmatool.render import View, ranges
 from sigmatool.segments import bin_edges, bin_index
-from sigmatool.sums import Cells, batches, labels_of, totals
+from sigmatool.sums import Cells, labels_of
 
 COLUMNS = (
     "G",
@@ -94,21 +95,44 @@ def _kernel_values(val: Valuation, rows: pl.DataFrame, G: float) -> Weights:
     )
 
 
-def _pieces(p: FloatArray, seg: Segments) -> IntArray:
-    """Each value's piece, 4 · bin + 2 · extreme + medium: every segment is a union of pieces."""
+def _codes(p: FloatArray, seg: Segments) -> IntArray:
+    """Each value's code, 4 · bin + 2 · extreme + medium: every segment is a union of codes."""
     x, (lo, hi) = seg.extreme, seg.medium
     extreme = (p < x) | (p > 1.0 - x)
     medium = (p >= lo) & (p <= hi)
     return np.asarray(4 * bin_index(p, seg.bins) + 2 * extreme + medium, dtype=np.int64)
 
 
-def _segment_sums(piece_sums: FloatArray, seg: Segments) -> FloatArray:
-    """(groups × pieces) sums → (groups × segments): the bins, extreme, medium and all, in output order."""
-    every = np.arange(4 * seg.bins)
-    by_bin = piece_sums.reshape(piece_sums.shape[0], seg.bins, 4).sum(axis=2)
-    extreme = piece_sums[:, (every & 2) > 0].sum(axis=1)
-    medium = piece_sums[:, (every & 1) > 0].sum(axis=1)
-    return np.column_stack([by_bin, extreme, medium, by_bin.sum(axis=1)])
+class Pieces:
+    """The codes some p in [0, 1] can have, numbered in increasing order: at most ``bins + 4`` of them.
+
+    A code is constant between cuts (bin edges, x, 1 − x, lo, hi), so each of its stretches of [0, 1] starts
+    at 0, at a cut or at the float just above one: evaluating those finds every code that occurs.
+    """
+
+    def __init__(self, seg: Segments) -> None:
+        self.seg = seg
+        x, (lo, hi) = seg.extreme, seg.medium
+        cuts = np.concatenate([bin_edges(np.arange(seg.bins + 1), seg.bins)[0], [x, 1.0 - x, lo, hi]])
+        probes = np.clip(np.concatenate([[0.0], cuts, np.nextafter(cuts, 2.0)]), 0.0, 1.0)
+        self.codes = np.unique(_codes(probes, seg))
+        self._number = np.full(4 * seg.bins, -1, dtype=np.int64)
+        self._number[self.codes] = np.arange(self.codes.size)
+
+    def of(self, p: FloatArray) -> IntArray:
+        """Each value's piece."""
+        piece = self._number[_codes(p, self.seg)]
+        if piece.size and int(piece.min()) < 0:
+            raise AssertionError(f"a pass rate fell outside the pieces of {self.seg}")
+        return piece
+
+    def segment_sums(self, piece_sums: FloatArray) -> FloatArray:
+        """(groups × pieces) sums → (groups × segments): the bins, extreme, medium and all, in output order."""
+        bins = self.codes // 4
+        by_bin = np.add.reduceat(piece_sums, np.searchsorted(bins, np.arange(self.seg.bins)), axis=1)
+        extreme = piece_sums[:, (self.codes & 2) > 0].sum(axis=1)
+        medium = piece_sums[:, (self.codes & 1) > 0].sum(axis=1)
+        return np.column_stack([by_bin, extreme, medium, by_bin.sum(axis=1)])
 
 
 def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
@@ -116,42 +140,47 @@ def _ratio(num: FloatArray, den: FloatArray) -> FloatArray:
         return np.asarray(np.where(den > 0, num / den, np.nan), dtype=np.float64)
 
 
-def _segment_frame(
-    labels: pl.DataFrame,
-    G: float,
-    seg: Segments,
-    prompts: FloatArray,
-    weights: tuple[FloatArray, FloatArray, FloatArray | None],
-) -> pl.DataFrame:
-    """The summary rows of one G for every --by group, from segment sums (groups × segments)."""
+def _segment_columns(
+    prompts: FloatArray, weights: tuple[FloatArray, FloatArray, FloatArray | None]
+) -> dict[str, FloatArray]:
+    """The summary's numbers for one G, each (groups × segments), from the segment sums."""
     grpo, drgrpo, silent = weights
-    groups, count = prompts.shape
     grpo_share = _ratio(grpo, grpo[:, -1:])
     drgrpo_share = _ratio(drgrpo, drgrpo[:, -1:])
-    lo, hi = bin_edges(np.arange(seg.bins), seg.bins)
-    p_lo = np.concatenate([lo, [np.nan, seg.medium[0], 0.0]])
-    p_hi = np.concatenate([hi, [np.nan, seg.medium[1], 1.0]])
-    names = ["bin"] * seg.bins + ["extreme", "medium", "all"]
-    columns = {
-        "__G": np.full(groups * count, float(G)),
-        "G": [g_label(G)] * (groups * count),
-        "segment": names * groups,
-        "p_lo": np.tile(p_lo, groups),
-        "p_hi": np.tile(p_hi, groups),
-        "prompts": prompts.ravel(),
-        "prompt_share": _ratio(prompts, prompts[:, -1:]).ravel(),
-        "grpo_share": grpo_share.ravel(),
-        "drgrpo_share": drgrpo_share.ravel(),
-        "grpo_over_drgrpo": _ratio(grpo_share, drgrpo_share).ravel(),
-        "silent_rate": (
-            _ratio(silent, prompts) if silent is not None else np.full_like(prompts, np.nan)
-        ).ravel(),
+    return {
+        "prompts": prompts,
+        "prompt_share": _ratio(prompts, prompts[:, -1:]),
+        "grpo_share": grpo_share,
+        "drgrpo_share": drgrpo_share,
+        "grpo_over_drgrpo": _ratio(grpo_share, drgrpo_share),
+        "silent_rate": _ratio(silent, prompts) if silent is not None else np.full_like(prompts, np.nan),
     }
+
+
+def _summary_frame(
+    labels: pl.DataFrame, sizes: Sequence[float], seg: Segments, blocks: Sequence[dict[str, FloatArray]]
+) -> pl.DataFrame:
+    """The summary rows in their order, --by group, then G (``sizes``, ascending), then segment: built in
+    place from each G's (groups × segments) ``blocks``."""
+    groups, count = blocks[0]["prompts"].shape
+    lo, hi = bin_edges(np.arange(seg.bins), seg.bins)
+    names = ["bin"] * seg.bins + ["extreme", "medium", "all"]
+    per_group = len(sizes) * count
+    columns: dict[str, FloatArray | pl.Series] = {
+        "G": pl.Series([g_label(G) for G in sizes]).gather(
+            np.tile(np.repeat(np.arange(len(sizes)), count), groups)
+        ),
+        "segment": pl.Series(names).gather(np.tile(np.arange(count), groups * len(sizes))),
+        "p_lo": np.tile(np.concatenate([lo, [np.nan, seg.medium[0], 0.0]]), groups * len(sizes)),
+        "p_hi": np.tile(np.concatenate([hi, [np.nan, seg.medium[1], 1.0]]), groups * len(sizes)),
+    }
+    for name in blocks[0]:
+        parts = [block[name] for block in blocks]
+        columns[name] = parts[0].ravel() if len(parts) == 1 else np.stack(parts, axis=1).ravel()
     frame = frames.frame(columns).fill_nan(None)
     if labels.width:
-        frame = pl.concat(
-            [labels.select(pl.all().gather(np.repeat(np.arange(groups), count))), frame], how="horizontal"
-        )
+        keys = labels.select(pl.all().gather(np.repeat(np.arange(groups), per_group)))
+        frame = pl.concat([keys, frame], how="horizontal")
     return frame
 
 
@@ -174,26 +203,66 @@ def summarize(
     a rollout log) gives the same bits; every --by group is computed in the same pass. ``prior`` turns
     every prompt's weights into their posterior means given (k, n); segments stay those of p̂.
     """
+    return summaries(
+        hist,
+        by,
+        sizes,
+        estimator=estimator,
+        segments=segments,
+        bins=bins,
+        extreme=extreme,
+        medium=medium,
+        prior=prior,
+    ).table
+
+
+class Summaries(NamedTuple):
+    """A summary as asked (``table``), and the same over all prompts with no --by (``overall``), from one pass
+    over the rows."""
+
+    table: pl.DataFrame
+    overall: pl.DataFrame
+
+
+def summaries(
+    hist: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    sizes: Sequence[float],
+    *,
+    estimator: str = "plugin",
+    segments: Segments | None = None,
+    bins: int = DEFAULT_BINS,
+    extreme: float = DEFAULT_EXTREME,
+    medium: tuple[float, float] = DEFAULT_MEDIUM,
+    prior: str | PriorSpec | Valuation | None = None,
+) -> Summaries:
+    """:func:`summarize`'s table, and its overall summary (the table view's headline) from the same sums."""
     seg = segments or Segments(bins, extreme, medium)
     BudgetOptions(tuple(sizes), estimator, seg)
     val = valuation(hist, by, sizes, estimator, prior)
-    cells = Cells(labels_of(hist, by), by, 4 * seg.bins, lambda p: _pieces(p, seg))
-    acc = np.zeros((1 + 3 * len(sizes), cells.count), dtype=np.longdouble)
-    for batch in batches(hist):
-        acc += totals(cells.of(batch), cells.count, _cell_columns(val, batch, sizes))
-    shape = (cells.groups, 4 * seg.bins)
-    pieces = acc.astype(np.float64).reshape(len(acc), *shape)
-    prompt_sums = _segment_sums(pieces[0], seg)
-    frames = []
-    for i, G in enumerate(sizes):
-        grpo, drgrpo, silent = (_segment_sums(pieces[1 + 3 * i + j], seg) for j in range(3))
-        weights = (grpo, drgrpo, None if math.isinf(G) else silent)
-        frames.append(_segment_frame(cells.labels, G, seg, prompt_sums, weights))
-    out = pl.concat(frames).with_row_index("__order")
-    whole = bool(np.all(pieces[0] == np.round(pieces[0]))) and float(pieces[0].max(initial=0.0)) < 2.0**53
-    out = out.with_columns(pl.col("prompts").cast(pl.Int64 if whole else pl.Float64))
-    # As in silent: by --by values, then G; segments keep their fixed order.
-    return out.sort([*by, "__G", "__order"], maintain_order=True).select([*by, *COLUMNS])
+    pieces = Pieces(seg)
+    cells = Cells(labels_of(hist, by), by, pieces.codes.size, pieces.of)
+    sums = cells.sums(hist, 1 + 3 * len(sizes), lambda batch: _cell_columns(val, batch, sizes))
+    table = _summary(cells.labels, sums.cells, sizes, pieces)
+    overall = table if not by else _summary(pl.DataFrame(), sums.by_bin, sizes, pieces)
+    return Summaries(table, overall)
+
+
+def _summary(labels: pl.DataFrame, sums: FloatArray, sizes: Sequence[float], pieces: Pieces) -> pl.DataFrame:
+    """The summary's rows from the sums per (group, piece): by --by values, then G, then segment."""
+    per_piece = sums.reshape(len(sums), max(labels.height, 1), pieces.codes.size)
+    prompt_sums = pieces.segment_sums(per_piece[0])
+    ascending = sorted(range(len(sizes)), key=lambda i: float(sizes[i]))
+    blocks = []
+    for i in ascending:
+        grpo, drgrpo, silent = (pieces.segment_sums(per_piece[1 + 3 * i + j]) for j in range(3))
+        blocks.append(_segment_columns(prompt_sums, (grpo, drgrpo, None if math.isinf(sizes[i]) else silent)))
+    out = _summary_frame(labels, [sizes[i] for i in ascending], pieces.seg, blocks)
+    whole = bool(np.all(sums[0] == np.round(sums[0]))) and float(sums[0].max(initial=0.0)) < 2.0**53
+    # Rows come by --by values (the labels are sorted), then G; segments keep their fixed order.
+    return out.with_columns(pl.col("prompts").cast(pl.Int64 if whole else pl.Float64)).select(
+        [*labels.columns, *COLUMNS]
+    )
 
 
 def _cell_columns(val: Valuation, batch: pl.DataFrame, sizes: Sequence[float]) -> list[FloatArray]:
@@ -253,7 +322,7 @@ def bar_scale(summary: pl.DataFrame) -> float:
 
 
 def _inside(row: dict[str, object], seg: Segments) -> Inside | None:
-    """Which p̂ belong to a summary row's segment (as :func:`_pieces` cuts them); None for ``all``."""
+    """Which p̂ belong to a summary row's segment (as :func:`_codes` cuts them); None for ``all``."""
     name = row["segment"]
     if name == "all":
         return None
@@ -311,12 +380,16 @@ def view(
     by: Sequence[str],
     val: Valuation | None = None,
     beyond: BeyondOptions | None = None,
+    overall: pl.DataFrame | None = None,
 ) -> View:
-    """The table view: headline over all prompts, shares as percentages with bars, the segment notes."""
+    """The table view: headline over all prompts (from ``overall``, :class:`Summaries`' summary with no --by,
+    when given), shares as percentages with bars, the segment notes."""
 
     def lead() -> str:
         if not by:
             return headline(summary)
+        if overall is not None:
+            return headline(overall)
         segments = options.segments
         return headline(
             summarize(hist, (), options.sizes, estimator=options.estimator, segments=segments, prior=val)

@@ -18,8 +18,10 @@ SHORT = 4096
 _DTYPES = {"f": pl.Float64, "i": pl.Int64, "u": pl.UInt64, "b": pl.Boolean}
 
 
-def series(name: str, values: ArrayLike) -> pl.Series:
-    """``values`` (a numpy array or a list) as a polars column named ``name``."""
+def series(name: str, values: ArrayLike | pl.Series) -> pl.Series:
+    """``values`` (a numpy array, a list or a polars column) as a polars column named ``name``."""
+    if isinstance(values, pl.Series):
+        return values.alias(name)
     if isinstance(values, list):
         return pl.Series(name, values)
     array = np.asarray(values)
@@ -29,6 +31,6 @@ def series(name: str, values: ArrayLike) -> pl.Series:
     return pl.Series(name, array.tolist(), dtype=dtype)
 
 
-def frame(columns: Mapping[str, ArrayLike]) -> pl.DataFrame:
+def frame(columns: Mapping[str, ArrayLike | pl.Series]) -> pl.DataFrame:
     """A frame of the named columns, each as :func:`series` makes it."""
     return pl.DataFrame([series(name, values) for name, values in columns.items()])

@@ -18,6 +18,7 @@ on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -42,7 +43,7 @@ from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOpti
 from sigmatool.render import View, ranges
 from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
-from sigmatool.sums import Cells, batches, labels_of, totals
+from sigmatool.sums import Cells, labels_of
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -93,6 +94,14 @@ def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
     )
 
 
+class Summaries(NamedTuple):
+    """A summary as asked (``table``), and the same over all prompts with no --by and no bins (``overall``),
+    from one pass over the rows."""
+
+    table: pl.DataFrame
+    overall: pl.DataFrame
+
+
 def summarize(
     hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
@@ -110,15 +119,37 @@ def summarize(
     :class:`~sigmatool.estimators.Valuation`) turns every per-prompt probability into its posterior mean.
     Each cell's sums are accurate to about one rounding however the rows come (:mod:`sigmatool.sums`).
     """
+    return summaries(hist, by, sizes, estimator=estimator, cap=cap, bins=bins, prior=prior).table
+
+
+def summaries(
+    hist: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    sizes: Sequence[float],
+    *,
+    estimator: str = "plugin",
+    cap: int | None = None,
+    bins: int | None = None,
+    prior: str | PriorSpec | Valuation | None = None,
+) -> Summaries:
+    """:func:`summarize`'s table, and its overall summary (the table view's headline) from the same sums."""
     val = valuation(hist, by, sizes, estimator, prior)
     cells = Cells(labels_of(hist, by), by, bins)
-    acc = np.zeros((3 + 3 * len(sizes), cells.count), dtype=np.longdouble)
-    for batch in batches(hist):
-        acc += totals(cells.of(batch), cells.count, _cell_columns(batch, sizes, val))
-    sums = acc.astype(np.float64)
+    sums = cells.sums(hist, 3 + 3 * len(sizes), lambda batch: _cell_columns(batch, sizes, val))
+    table = _summary(cells, sums.cells, sizes, cap)
+    overall = (
+        table
+        if not by and bins is None
+        else _summary(Cells(pl.DataFrame(), (), None), sums.total, sizes, cap)
+    )
+    return Summaries(table, overall)
+
+
+def _summary(cells: Cells, sums: FloatArray, sizes: Sequence[float], cap: int | None) -> pl.DataFrame:
+    """The summary's rows from the cells' sums: by --by values, then G, then bin."""
     out = pl.concat(_rates(cells, sums, i, G, cap) for i, G in enumerate(sizes))
-    keys = [*by, "G", *(["bin"] if bins is not None else [])]
-    columns = [*by, "G", *(["p_lo", "p_hi"] if bins is not None else []), *SUMMARY_RATES]
+    keys = [*cells.by, "G", *(["bin"] if cells.binned else [])]
+    columns = [*cells.by, "G", *(["p_lo", "p_hi"] if cells.binned else []), *SUMMARY_RATES]
     if cap is not None:
         out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
         columns.append("dapo_unfilled_rate")
@@ -351,16 +382,20 @@ def view(
     by: Sequence[str],
     val: Valuation | None = None,
     beyond: BeyondOptions | None = None,
+    overall: pl.DataFrame | None = None,
 ) -> View:
-    """The table view of a summary: its headline (over all prompts), labels, percentages and bars."""
+    """The table view of a summary: its headline over all prompts (from ``overall``, :class:`Summaries`'
+    summary with no --by and no bins, when given), labels, percentages and bars."""
 
     def lead() -> str:
-        overall = summary
-        if by or options.bins is not None:
-            overall = summarize(
+        whole = summary  # with no --by and no bins, the summary itself (with its ranges)
+        if (by or options.bins is not None) and overall is not None:
+            whole = overall
+        elif by or options.bins is not None:
+            whole = summarize(
                 hist, (), options.sizes, estimator=options.estimator, cap=options.cap, prior=val
             )
-        return headline(overall, posterior, beyond.ci if beyond else None)
+        return headline(whole, posterior, beyond.ci if beyond else None)
 
     footer = [
         "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "

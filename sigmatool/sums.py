@@ -1,16 +1,19 @@
 """Per-cell sums over many rows, accurate to about one rounding, whatever the order or batching of the rows.
 
-A cell is a (``--by`` group, bin) pair. Rows are sorted by cell and each cell's values are added in extended
-precision (numpy's ``longdouble``: 64 mantissa bits on x86-64; a lone cell uses numpy's pairwise sum),
-batch by batch into one extended-precision accumulator, and rounded to float64 once at the end: a sum of 10^7 positive terms then differs from the correctly rounded one
-by about one unit in the last place, however the rows were batched (where ``longdouble`` is plain double,
-as on some ARM platforms, the sums are ordinary sequential ones). Histogram rows and streamed rows go
-through the same code, so both give the same numbers to that precision.
+A cell is a (``--by`` group, bin) pair. Each row's values are added to its cell's accumulator in extended
+precision (numpy's ``longdouble``: 64 mantissa bits on x86-64), batch after batch, in row order, and the
+sums are rounded to float64 once at the end: a sum of 10^7 positive terms then differs from the correctly
+rounded one by about one unit in the last place, however the rows were batched (where ``longdouble`` is
+plain double, as on some ARM platforms, the sums are ordinary sequential ones). A lone cell adds each
+batch by numpy's pairwise sum first. Histogram rows and streamed rows go through the same code, so both
+give the same numbers to that precision; a histogram, whose rows come in a fixed order, gives the same
+bits however its input was ordered.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -25,25 +28,24 @@ LongArray = NDArray[np.longdouble]
 BATCH_ROWS = 1 << 20
 
 
-def totals(cell: IntArray, cells: int, columns: Sequence[FloatArray]) -> LongArray:
-    """(columns × cells) sums of each column's values over the rows of each cell, in extended precision."""
-    out = np.zeros((len(columns), cells), dtype=np.longdouble)
+class Sums(NamedTuple):
+    """Sums of each column (rows) per cell, over every ``--by`` group per bin, and over everything; each
+    rounded to float64 once from the extended-precision accumulators."""
+
+    cells: FloatArray  # width × cells, in cell order
+    by_bin: FloatArray  # width × bins
+    total: FloatArray  # width × 1
+
+
+def add(acc: LongArray, cell: IntArray, columns: Sequence[FloatArray]) -> None:
+    """Add each column's values to ``acc`` (columns × cells), each row's to its cell's, in row order."""
     if not cell.size:
-        return out
-    if cells == 1:
-        # One cell: numpy's pairwise sum of the batch, whose error is a few roundings at most.
-        for row, column in zip(out, columns, strict=True):
-            row[0] = np.sum(column)
-        return out
-    # Few cells (the usual case) sort as 16-bit keys, which numpy sorts by radix.
-    keys = cell.astype(np.uint16) if cells <= 1 << 16 else cell
-    order = np.argsort(keys, kind="stable")
-    sorted_cell = cell[order]
-    starts = np.flatnonzero(np.concatenate([[True], sorted_cell[1:] != sorted_cell[:-1]]))
-    present = sorted_cell[starts]
-    for row, column in zip(out, columns, strict=True):
-        row[present] = np.add.reduceat(column[order].astype(np.longdouble), starts)
-    return out
+        return
+    for row, column in zip(acc, columns, strict=True):
+        if acc.shape[1] == 1:
+            row[0] += np.sum(column)  # numpy's pairwise sum: a few roundings of the batch's sum at most
+        else:
+            np.add.at(row, cell, np.asarray(column, dtype=np.longdouble))
 
 
 class Cells:
@@ -77,6 +79,21 @@ class Cells:
         if self.binned:
             cell = cell + self.part(frame["p"].cast(pl.Float64).to_numpy())
         return np.asarray(cell, dtype=np.int64)
+
+    def sums(
+        self,
+        values: pl.DataFrame | pl.LazyFrame,
+        width: int,
+        columns: Callable[[pl.DataFrame], list[FloatArray]],
+    ) -> Sums:
+        """Sums over every row of ``values`` (see :func:`batches`) of what ``columns(batch)`` says each row
+        adds (``width`` arrays), per cell, per bin and in all."""
+        acc = np.zeros((width, self.count), dtype=np.longdouble)
+        for batch in batches(values):
+            add(acc, self.of(batch), columns(batch))
+        by_bin = acc.reshape(width, self.groups, self.bins).sum(axis=1)
+        total = by_bin.sum(axis=1, keepdims=True)
+        return Sums(*(np.asarray(a, dtype=np.float64) for a in (acc, by_bin, total)))
 
     def frame(self) -> pl.DataFrame:
         """One row per cell, in cell order: the --by columns, then ``bin`` when binned."""

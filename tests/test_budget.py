@@ -399,3 +399,26 @@ def test_the_help_example_runs_on_the_sample_data() -> None:
     assert example is not None
     args = shlex.split(example.group(1).replace("sample_data/", f"{ROOT}/sample_data/"))
     assert invoke(*args, "--format", "csv").exit_code == 0
+
+
+@given(
+    st.integers(1, 1000),
+    st.floats(0.0, 0.5, exclude_min=True, exclude_max=True),
+    st.tuples(st.floats(0.0, 1.0), st.floats(0.0, 1.0)).map(sorted).filter(lambda m: m[0] < m[1]),
+    st.lists(st.floats(0.0, 1.0, allow_subnormal=True), min_size=1, max_size=50),
+)
+def test_every_pass_rate_falls_in_one_of_at_most_bins_plus_four_pieces(
+    bins: int, extreme: float, medium: list[float], p: list[float]
+) -> None:
+    from sigmatool.budget import Pieces
+    from sigmatool.options import Segments
+
+    seg = Segments(bins, extreme, (medium[0], medium[1]))
+    pieces = Pieces(seg)
+    cuts = [extreme, 1.0 - extreme, *medium, *(b / bins for b in range(bins + 1))]
+    near = [float(np.nextafter(c, side)) for c in cuts for side in (0.0, 2.0)]
+    values = np.clip(np.array([*p, *cuts, *near]), 0.0, 1.0)
+    found = pieces.of(values)
+    assert pieces.codes.size <= bins + 4
+    assert found.min() >= 0
+    assert found.max() < pieces.codes.size

@@ -92,3 +92,18 @@ def test_groupsize_summary_is_the_histograms(
         from_rows = groupsize.summarize(rows(ds).frame, by, options, bins=bins)
         from_histogram = groupsize.summarize(histogram(ds).frame, by, options, bins=bins)
     assert_frame_equal(from_histogram, from_rows, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+
+
+@pytest.mark.parametrize("streamed", [True, False])
+def test_the_overall_summary_is_the_summary_without_by_or_bins(continuous: Path, streamed: bool) -> None:
+    # The table view's headline comes from the same sums as the table: it must be the plain summary.
+    from sigmatool import budget
+
+    with dataset(InputOptions(paths=(str(continuous),), by=("source",))) as ds:
+        values = rows(ds).frame if streamed else histogram(ds).frame
+        got_silent = silent.summaries(values, ("source",), [2, 8, 100], cap=4, bins=7).overall
+        want_silent = silent.summarize(values, (), [2, 8, 100], cap=4)
+        got_budget = budget.summaries(values, ("source",), [8, float("inf")], bins=5).overall
+        want_budget = budget.summarize(values, (), [8, float("inf")], bins=5)
+    assert_frame_equal(want_silent, got_silent, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+    assert_frame_equal(want_budget, got_budget, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)

@@ -88,10 +88,12 @@ def budget_command(
     with run.values_of(inputs, stream) as hist:
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
-        summary = budget.summarize(hist.frame, inputs.by, options.sizes, segments=options.segments, prior=val)
+        summary, overall = budget.summaries(
+            hist.frame, inputs.by, options.sizes, segments=options.segments, prior=val
+        )
         summary = budget.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
         run.save_plot(plot, lambda: _figure(hist, summary, options, inputs.by))
-        write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by, val, beyond))
+        write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by, val, beyond, overall))
 
 
 def _figure(

@@ -92,11 +92,11 @@ def silent_command(
                 silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
             )
             return
-        summary = silent.summarize(
+        summary, overall = silent.summaries(
             hist.frame, inputs.by, options.sizes, cap=options.cap, bins=options.bins, prior=val
         )
         summary = silent.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
-        write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by, val, beyond))
+        write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by, val, beyond, overall))
 
 
 def _figure(hist: Histogram | Rows, options: SilentOptions, by: tuple[str, ...], prior: PriorSpec) -> Plot:

@@ -20,8 +20,9 @@ from sigmatool.load.histogram import Reload, check_rows, finish_group, suspect_q
 from sigmatool.load.names import RAW_P
 from sigmatool.load.validate import usable_expr
 
-# The first rows decide: this many are read, and if more than this share of them are distinct, the rows
-# stream. Either way the answers agree (to 1e-15); only the time and memory differ.
+# The first rows decide: this many are read, and if more than this share of them are distinct (a distinct
+# (--by group, p̂) pair with --by), the rows stream. Either way the answers agree (to 1e-15); only the time
+# and memory differ.
 SAMPLE_ROWS = 100_000
 MIN_ROWS = 20_000
 DISTINCT_SHARE = 0.5
@@ -37,14 +38,16 @@ class Rows:
 
 
 def streams(ds: Dataset) -> bool:
-    """Whether to stream the rows: plain pass rates (no counts), most of the first ones distinct."""
+    """Whether to stream the rows: plain pass rates (no counts) whose histogram would hold most of the first
+    rows, each distinct pass rate (with ``--by``, each distinct pair of group and pass rate) a row of it."""
     if ds.form != "rate" or ds.has_counts or ds.is_log:
         return False
+    keys = [*ds.by, RAW_P]
     try:
-        first = ds.frame.select(RAW_P).head(SAMPLE_ROWS).collect()
+        first = ds.frame.select(keys).head(SAMPLE_ROWS).collect()
     except pl.exceptions.PolarsError:
         return False  # the histogram's pass reports it
-    return first.height >= MIN_ROWS and first[RAW_P].n_unique() > DISTINCT_SHARE * first.height
+    return first.height >= MIN_ROWS and first.n_unique() > DISTINCT_SHARE * first.height
 
 
 def _suspects(ds: Dataset) -> tuple[pl.DataFrame, float]:

@@ -81,10 +81,17 @@ def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None, 
             print_table(df, view or View(), handle, table_width(handle))
         return
     data: pl.DataFrame = _finite(df)
+    if fmt in ("csv", "tsv"):
+        separator = "\t" if fmt == "tsv" else ","
+        if out.output in (None, "-") and not hasattr(sys.stdout, "buffer"):
+            sys.stdout.write(data.write_csv(separator=separator))  # a stdout that takes text only
+            return
+        # Written as bytes straight to the output: a text copy of a large summary would double its memory.
+        with target(out.output, binary=True, option=option) as handle:
+            data.write_csv(handle, separator=separator)
+        return
     with target(out.output, binary=fmt == "parquet", option=option) as handle:
-        if fmt in ("csv", "tsv"):
-            handle.write(data.write_csv(separator="\t" if fmt == "tsv" else ","))
-        elif fmt == "json":
+        if fmt == "json":
             json.dump(data.to_dicts(), handle, indent=2, default=str)
             handle.write("\n")
         elif fmt == "jsonl":

@@ -50,6 +50,8 @@ def _mode_for(path: str, option: str) -> int:
 def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[Any]]:
     """Yield a handle for the output: stdout, or a temporary file renamed over ``output`` on success."""
     if not output or output == "-":
+        if binary:
+            sys.stdout.flush()  # what was printed as text goes first
         yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
         return
