@@ -107,3 +107,21 @@ def test_the_overall_summary_is_the_summary_without_by_or_bins(continuous: Path,
         want_budget = budget.summarize(values, (), [8, float("inf")], bins=5)
     assert_frame_equal(want_silent, got_silent, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
     assert_frame_equal(want_budget, got_budget, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+
+
+@pytest.mark.parametrize(("topics", "stream"), [(50_000, True), (10, False)])
+def test_few_rates_in_many_groups_stream(tmp_path: Path, topics: int, stream: bool) -> None:
+    # k/64 rates: 65 values, but in 50,000 topics nearly every (topic, p) pair is new, and the histogram
+    # would be as large as the input; in 10 topics it has at most 650 rows.
+    rng = np.random.default_rng(5)
+    size = 40_000
+    frame = pl.DataFrame({"topic": rng.integers(0, topics, size), "pass_rate": rng.integers(0, 65, size) / 64})
+    path = tmp_path / "topics.parquet"
+    frame.write_parquet(path)
+    with dataset(InputOptions(paths=(str(path),))) as ds:
+        assert not streams(ds)
+    with dataset(InputOptions(paths=(str(path),), by=("topic",))) as ds:
+        assert streams(ds) is stream
+        from_rows = silent.summarize(rows(ds).frame, ("topic",), [4, 8])
+        from_histogram = silent.summarize(histogram(ds).frame, ("topic",), [4, 8])
+    assert_frame_equal(from_histogram, from_rows, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
