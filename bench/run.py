@@ -36,9 +36,9 @@ HERE = Path(__file__).resolve().parent
 
 
 def available_commands() -> set[str]:
-    from sigmatool.cli import app
+    from sigmatool.cli import COMMANDS
 
-    return {command.name or "" for command in app.registered_commands}
+    return set(COMMANDS)
 
 
 def select(todo: list[Case], only: Sequence[str]) -> list[Case]:
