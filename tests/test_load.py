@@ -127,6 +127,27 @@ def test_a_large_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(tmp_
     assert (expected, notes) == (got, [n for n in result.notes if n.startswith("skipped")])
 
 
+def test_a_clean_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(tmp_path: Path) -> None:
+    # Only 0/1 rewards: the passes count (k, n) alone and find nothing to skip.
+    rng = np.random.default_rng(12)
+    ids = rng.integers(0, 3_000, 40_000)
+    rewards = rng.integers(0, 2, ids.size)
+    path = tmp_path / "log.parquet"
+    pl.DataFrame({"pid": ids, "r": rewards}).write_parquet(path)
+    result = read_histogram(InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r"))
+    counts: dict[int, list[int]] = {}
+    for pid, r in zip(ids.tolist(), rewards.tolist(), strict=True):
+        kn = counts.setdefault(pid, [0, 0])
+        kn[0] += r
+        kn[1] += 1
+    expected: dict[tuple[int, int], int] = {}
+    for k, n in counts.values():
+        expected[(k, n)] = expected.get((k, n), 0) + 1
+    got = {(k, n): prompts for k, n, prompts in result.frame.select("k", "n", "prompts").iter_rows()}
+    assert expected == got
+    assert [] == [n for n in result.notes if n.startswith("skipped")]
+
+
 def test_boolean_rewards_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "r.parquet"
     pl.DataFrame({"pid": ["a", "a", "b"], "ok": [True, False, True]}).write_parquet(path)

@@ -305,22 +305,29 @@ def rollout_aggregates() -> list[pl.Expr]:
 _HALF = 1 << 32
 
 
-def packed_rollout_aggregates() -> list[pl.Expr]:
-    """:func:`rollout_aggregates` as two sums: (k, n) and (bad, missing), each pair packed in a UInt64."""
+def packed_rollout_aggregates(flags: bool = True) -> list[pl.Expr]:
+    """:func:`rollout_aggregates` as two sums: (k, n) and (bad, missing), each pair packed in a UInt64; the
+    first alone without ``flags`` (a log whose rewards are all 0 or 1 has no bad or missing ones to count)."""
     u64 = pl.UInt64
     missing = ~pl.col(USABLE) & ~pl.col(BAD)
-    return [
-        (pl.col(RIGHT).cast(u64) + pl.col(USABLE).cast(u64) * _HALF).sum().alias("__kn"),
-        (pl.col(BAD).cast(u64) + missing.cast(u64) * _HALF).sum().alias("__bn"),
-    ]
+    kn = (pl.col(RIGHT).cast(u64) + pl.col(USABLE).cast(u64) * _HALF).sum().alias("__kn")
+    if not flags:
+        return [kn]
+    return [kn, (pl.col(BAD).cast(u64) + missing.cast(u64) * _HALF).sum().alias("__bn")]
 
 
-def unpacked_rollout_columns() -> list[pl.Expr]:
-    """The columns of :func:`rollout_aggregates` from those of :func:`packed_rollout_aggregates`."""
+def unpacked_rollout_columns(flags: bool = True) -> list[pl.Expr]:
+    """The columns of :func:`rollout_aggregates` from those of :func:`packed_rollout_aggregates` (without
+    ``flags``, no bad or missing rewards)."""
     u32 = pl.UInt32
-    return [
+    counts = [
         (pl.col("__kn") % _HALF).cast(u32).alias(RAW_K),
         (pl.col("__kn") // _HALF).cast(u32).alias(RAW_N),
+    ]
+    if not flags:
+        return [*counts, pl.lit(0, u32).alias(BAD_REWARDS), pl.lit(0, u32).alias(NULL_REWARDS)]
+    return [
+        *counts,
         (pl.col("__bn") % _HALF).cast(u32).alias(BAD_REWARDS),
         (pl.col("__bn") // _HALF).cast(u32).alias(NULL_REWARDS),
     ]

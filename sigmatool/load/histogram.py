@@ -15,7 +15,7 @@ from sigmatool.errors import DataError
 from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
 from sigmatool.load.failures import data_error
-from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_P, RAW_W, UNGRADED
+from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_P, RAW_W, UNGRADED, USABLE
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
 
@@ -39,23 +39,28 @@ class Histogram:
     notes: tuple[str, ...] = ()
 
 
+def _counting(lf: pl.LazyFrame, on_rows: Progress | None) -> pl.LazyFrame:
+    """``lf``, calling ``on_rows`` (for a progress display) with the size of each batch of rows as it passes;
+    it may be called from several threads."""
+    if on_rows is None:
+        return lf
+    report = on_rows
+
+    def count(batch: pl.DataFrame) -> pl.DataFrame:
+        report(batch.height)
+        return batch
+
+    return lf.map_batches(count, streamable=True)
+
+
 def aggregate(
     lf: pl.LazyFrame, keys: Sequence[str], aggs: Sequence[pl.Expr], on_rows: Progress | None = None
 ) -> pl.DataFrame:
     """Group ``lf`` by ``keys`` in one streaming pass; memory holds the distinct keys, never the rows.
 
-    ``on_rows`` (for a progress display) is called with the size of each batch of input rows as it passes;
-    it may be called from several threads.
+    ``on_rows`` is called with the size of each batch of input rows as it passes (see :func:`_counting`).
     """
-    if on_rows is not None:
-        report = on_rows
-
-        def count(batch: pl.DataFrame) -> pl.DataFrame:
-            report(batch.height)
-            return batch
-
-        lf = lf.map_batches(count, streamable=True)
-    return lf.group_by(keys).agg(aggs).collect(engine="streaming")
+    return _counting(lf, on_rows).group_by(keys).agg(aggs).collect(engine="streaming")
 
 
 def _late_text(exc: BaseException) -> bool:
@@ -143,19 +148,37 @@ def group_rows(frame: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl
 def _log_groups(raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
     """Rollout rows → (k, n) per prompt → grouped by (--by, k, n). A table of every prompt must be held
     once; local files are read in ``LOG_PASSES`` passes, each over the prompts whose id hashes to it, so
-    that it holds only that share of them."""
+    that it holds only that share of them. Most logs have only 0/1 rewards: the passes count (k, n) alone
+    and, from the same reads, the rows whose reward is not 0/1; only when there are some are the passes run
+    again to count the bad and the missing rewards per prompt as well."""
     passes = 1 if any(source.remote for source in ds.sources) else LOG_PASSES
-    keys, parts = [*ds.by, *ds.value_keys], []
+    grouped, odd = _log_passes(raw, ds, on_rows, passes, flags=False)
+    return _log_passes(raw, ds, None, passes, flags=True)[0] if odd else grouped
+
+
+def _log_passes(
+    raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None, passes: int, flags: bool
+) -> tuple[pl.DataFrame, int]:
+    """The groups of :func:`_log_groups` (their bad and missing rewards counted only with ``flags``), and
+    without ``flags`` how many rows have a reward that is not 0/1."""
+    keys, parts, odd = [*ds.by, *ds.value_keys], [], 0
     for part in range(passes):
         rows = raw if passes == 1 else raw.filter(pl.col(RAW_ID).hash(LOG_SEED) % passes == part)
-        per_prompt = aggregate(rows, [*ds.by, RAW_ID], packed_rollout_aggregates(), on_rows)
-        counted = per_prompt.lazy().select(*ds.by, *unpacked_rollout_columns(), pl.lit(1.0).alias(RAW_W))
+        query = _counting(rows, on_rows).group_by([*ds.by, RAW_ID]).agg(packed_rollout_aggregates(flags))
+        if flags:
+            per_prompt = query.collect(engine="streaming")
+        else:
+            # One read serves both: polars shares the scan between the two queries.
+            not_01 = rows.select((~pl.col(USABLE)).sum())
+            per_prompt, count = pl.collect_all([query, not_01], engine="streaming")
+            odd += int(count.item() or 0)
+        counted = per_prompt.lazy().select(*ds.by, *unpacked_rollout_columns(flags), pl.lit(1.0).alias(RAW_W))
         parts.append(aggregate(counted, keys, _group_aggregations(ds)))
     if passes == 1:
-        return parts[0]
+        return parts[0], odd
     # Every aggregate of a log's groups is a count: the passes' groups add up.
     merged = pl.concat(parts).group_by(keys).agg(pl.exclude(keys).sum())
-    return merged.cast(parts[0].schema)
+    return merged.cast(parts[0].schema), odd
 
 
 def _flag(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
