@@ -12,8 +12,11 @@ bits however its input was ordered.
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 import polars as pl
@@ -24,6 +27,7 @@ from sigmatool.segments import bin_index
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 LongArray = NDArray[np.longdouble]
+T = TypeVar("T")
 # Rows per batch of streamed rows.
 BATCH_ROWS = 1 << 20
 
@@ -89,8 +93,9 @@ class Cells:
         """Sums over every row of ``values`` (see :func:`batches`) of what ``columns(batch)`` says each row
         adds (``width`` arrays), per cell, per bin and in all."""
         acc = np.zeros((width, self.count), dtype=np.longdouble)
-        for batch in batches(values):
-            add(acc, self.of(batch), columns(batch))
+        celled = ((batch, self.of(batch)) for batch in batches(values))
+        for batch, cell in ahead(celled) if isinstance(values, pl.LazyFrame) else celled:
+            add(acc, cell, columns(batch))
         by_bin = acc.reshape(width, self.groups, self.bins).sum(axis=1)
         total = by_bin.sum(axis=1, keepdims=True)
         return Sums(*(np.asarray(a, dtype=np.float64) for a in (acc, by_bin, total)))
@@ -112,6 +117,40 @@ def labels_of(values: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.Data
     if isinstance(values, pl.DataFrame):
         return values.select(by).unique()
     return values.select(by).unique().collect(engine="streaming")
+
+
+def ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
+    """``items`` in their order, made on a thread of their own up to ``depth`` ahead of their use: polars reads
+    and joins, and numpy computes, without holding Python's lock, so the next batch of streamed rows is read
+    and placed in its cells while this one is summed. An error in the making is raised here."""
+    made: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def make() -> None:
+        try:
+            for item in items:
+                if stop.is_set():
+                    return
+                made.put((True, item))
+            made.put((False, None))
+        except BaseException as exc:  # handed to the consumer, which raises it
+            made.put((False, exc))
+
+    thread = threading.Thread(target=make, name="sigmatool-batches", daemon=True)
+    thread.start()
+    try:
+        while True:
+            more, item = made.get()
+            if not more:
+                if isinstance(item, BaseException):
+                    raise item
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        stop.set()
+        while thread.is_alive():  # a maker blocked on a full queue must see the stop
+            with contextlib.suppress(queue.Empty):
+                made.get(timeout=0.05)
 
 
 def batches(values: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:

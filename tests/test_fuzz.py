@@ -101,6 +101,8 @@ def _write(columns: dict[str, list[object]], fmt: str, folder: Path) -> Path:
 
 def _expected(rates: list[object], fmt: str) -> float | None:
     """The silent rate the maths gives, or None when the input must be refused."""
+    if any(isinstance(rate, list) for rate in rates):
+        return _expected_from_grades(rates)
     values = []
     for rate in rates:
         if rate is None or (isinstance(rate, str) and not rate.strip()):
@@ -113,6 +115,25 @@ def _expected(rates: list[object], fmt: str) -> float | None:
     if not values:
         return None
     return math.fsum(p**G + (1.0 - p) ** G for p in values) / len(values)
+
+
+def _expected_from_grades(rates: list[object]) -> float | None:
+    """A column of lists is a list of grades per prompt (docs/datasets.md): p = right / graded. Refused: a
+    list with no grades or a grade other than 0/1, and lists mixed with anything but missing values."""
+    values = []
+    for grades in rates:
+        if grades is None:
+            continue
+        if not isinstance(grades, list) or not grades or any(g not in (0.0, 1.0) for g in grades):
+            return None
+        values.append(sum(grades) / len(grades))
+    if not values:
+        return None
+    return math.fsum(p**G + (1.0 - p) ** G for p in values) / len(values)
+
+
+def _text_and_lists(values: list[object]) -> bool:
+    return any(isinstance(v, str) for v in values) and any(isinstance(v, list) for v in values)
 
 
 def _non_finite(value: object) -> bool:
@@ -135,7 +156,12 @@ def _check(columns: dict[str, list[object]], fmt: str, folder: Path) -> None:
             rate = pl.read_csv(io.StringIO(result.stdout))["silent_rate"][0]
             assert expected is not None, result.stdout
             assert pytest.approx(expected, rel=1e-12, abs=1e-300) == rate
-    assert (0 if expected is not None else 1) == codes[0]
+    if fmt in ("json", "jsonl") and any(_text_and_lists(v) for k, v in columns.items() if k != "pass_rate"):
+        # polars reads JSON rows whole: a column of text and lists is unreadable to it, used or not, and
+        # the file is then refused with one line; it may also read it (an empty list can be null text).
+        assert codes[0] in {0 if expected is not None else 1, 1}
+    else:
+        assert (0 if expected is not None else 1) == codes[0]
     assert [codes[0]] * 3 == codes
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -115,7 +116,9 @@ def test_few_rates_in_many_groups_stream(tmp_path: Path, topics: int, stream: bo
     # would be as large as the input; in 10 topics it has at most 650 rows.
     rng = np.random.default_rng(5)
     size = 40_000
-    frame = pl.DataFrame({"topic": rng.integers(0, topics, size), "pass_rate": rng.integers(0, 65, size) / 64})
+    frame = pl.DataFrame(
+        {"topic": rng.integers(0, topics, size), "pass_rate": rng.integers(0, 65, size) / 64}
+    )
     path = tmp_path / "topics.parquet"
     frame.write_parquet(path)
     with dataset(InputOptions(paths=(str(path),))) as ds:
@@ -125,3 +128,43 @@ def test_few_rates_in_many_groups_stream(tmp_path: Path, topics: int, stream: bo
         from_rows = silent.summarize(rows(ds).frame, ("topic",), [4, 8])
         from_histogram = silent.summarize(histogram(ds).frame, ("topic",), [4, 8])
     assert_frame_equal(from_histogram, from_rows, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+
+
+def test_batches_made_ahead_come_in_their_order() -> None:
+    from sigmatool.sums import ahead
+
+    assert list(range(100)) == list(ahead(iter(range(100)), depth=3))
+
+
+def test_an_error_while_making_batches_is_raised_to_their_user() -> None:
+    from sigmatool.sums import ahead
+
+    def failing() -> Iterator[int]:
+        yield 1
+        raise ValueError("unreadable batch")
+
+    got: list[int] = []
+    with pytest.raises(ValueError, match="unreadable batch"):
+        got.extend(ahead(failing()))
+    assert [1] == got
+
+
+def test_a_user_that_stops_early_stops_the_maker() -> None:
+    import threading
+
+    from sigmatool.sums import ahead
+
+    made = []
+
+    def endless() -> Iterator[int]:
+        n = 0
+        while True:
+            made.append(n)
+            yield n
+            n += 1
+
+    for item in ahead(endless(), depth=2):
+        if item == 5:
+            break
+    assert not [t for t in threading.enumerate() if t.name == "sigmatool-batches"]
+    assert len(made) <= 5 + 1 + 2 + 1  # what was used, the queue's depth, and the one being made
