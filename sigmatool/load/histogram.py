@@ -164,16 +164,18 @@ def _log_passes(
     keys, parts, odd = [*ds.by, *ds.value_keys], [], 0
     for part in range(passes):
         rows = raw if passes == 1 else raw.filter(pl.col(RAW_ID).hash(LOG_SEED) % passes == part)
-        query = _counting(rows, on_rows).group_by([*ds.by, RAW_ID]).agg(packed_rollout_aggregates(flags))
+        per_prompt = _counting(rows, on_rows).group_by([*ds.by, RAW_ID]).agg(packed_rollout_aggregates(flags))
+        counted = per_prompt.select(*ds.by, *unpacked_rollout_columns(flags), pl.lit(1.0).alias(RAW_W))
+        # One query: the table of prompts goes straight into the second group-by, never out to Python.
+        query = counted.group_by(keys).agg(_group_aggregations(ds))
         if flags:
-            per_prompt = query.collect(engine="streaming")
+            parts.append(query.collect(engine="streaming"))
         else:
             # One read serves both: polars shares the scan between the two queries.
             not_01 = rows.select((~pl.col(USABLE)).sum())
-            per_prompt, count = pl.collect_all([query, not_01], engine="streaming")
+            grouped, count = pl.collect_all([query, not_01], engine="streaming")
+            parts.append(grouped)
             odd += int(count.item() or 0)
-        counted = per_prompt.lazy().select(*ds.by, *unpacked_rollout_columns(flags), pl.lit(1.0).alias(RAW_W))
-        parts.append(aggregate(counted, keys, _group_aggregations(ds)))
     if passes == 1:
         return parts[0], odd
     # Every aggregate of a log's groups is a count: the passes' groups add up.
