@@ -203,17 +203,8 @@ def summarize(
     a rollout log) gives the same bits; every --by group is computed in the same pass. ``prior`` turns
     every prompt's weights into their posterior means given (k, n); segments stay those of p̂.
     """
-    return summaries(
-        hist,
-        by,
-        sizes,
-        estimator=estimator,
-        segments=segments,
-        bins=bins,
-        extreme=extreme,
-        medium=medium,
-        prior=prior,
-    ).table
+    options = BudgetOptions(tuple(sizes), estimator, segments or Segments(bins, extreme, medium))
+    return summaries(hist, by, options, prior).table
 
 
 class Summaries(NamedTuple):
@@ -227,20 +218,13 @@ class Summaries(NamedTuple):
 def summaries(
     hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
-    sizes: Sequence[float],
-    *,
-    estimator: str = "plugin",
-    segments: Segments | None = None,
-    bins: int = DEFAULT_BINS,
-    extreme: float = DEFAULT_EXTREME,
-    medium: tuple[float, float] = DEFAULT_MEDIUM,
+    options: BudgetOptions,
     prior: str | PriorSpec | Valuation | None = None,
 ) -> Summaries:
     """:func:`summarize`'s table, and its overall summary (the table view's headline) from the same sums."""
-    seg = segments or Segments(bins, extreme, medium)
-    BudgetOptions(tuple(sizes), estimator, seg)
-    val = valuation(hist, by, sizes, estimator, prior)
-    pieces = Pieces(seg)
+    sizes = options.sizes
+    val = valuation(hist, by, sizes, options.estimator, prior)
+    pieces = Pieces(options.segments)
     cells = Cells(labels_of(hist, by), by, pieces.codes.size, pieces.of)
     sums = cells.sums(hist, 1 + 3 * len(sizes), lambda batch: _cell_columns(val, batch, sizes))
     table = _summary(cells.labels, sums.cells, sizes, pieces)

@@ -119,29 +119,23 @@ def summarize(
     :class:`~sigmatool.estimators.Valuation`) turns every per-prompt probability into its posterior mean.
     Each cell's sums are accurate to about one rounding however the rows come (:mod:`sigmatool.sums`).
     """
-    return summaries(hist, by, sizes, estimator=estimator, cap=cap, bins=bins, prior=prior).table
+    return summaries(hist, by, SilentOptions(tuple(sizes), estimator, cap, bins), prior).table
 
 
 def summaries(
     hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
-    sizes: Sequence[float],
-    *,
-    estimator: str = "plugin",
-    cap: int | None = None,
-    bins: int | None = None,
+    options: SilentOptions,
     prior: str | PriorSpec | Valuation | None = None,
 ) -> Summaries:
     """:func:`summarize`'s table, and its overall summary (the table view's headline) from the same sums."""
-    val = valuation(hist, by, sizes, estimator, prior)
-    cells = Cells(labels_of(hist, by), by, bins)
+    sizes, cap = options.sizes, options.cap
+    val = valuation(hist, by, sizes, options.estimator, prior)
+    cells = Cells(labels_of(hist, by), by, options.bins)
     sums = cells.sums(hist, 3 + 3 * len(sizes), lambda batch: _cell_columns(batch, sizes, val))
     table = _summary(cells, sums.cells, sizes, cap)
-    overall = (
-        table
-        if not by and bins is None
-        else _summary(Cells(pl.DataFrame(), (), None), sums.total, sizes, cap)
-    )
+    whole = Cells(pl.DataFrame(), (), None)
+    overall = table if not by and options.bins is None else _summary(whole, sums.total, sizes, cap)
     return Summaries(table, overall)
 
 

@@ -13,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 from sigmatool import groupsize, silent
 from sigmatool.load import dataset, histogram, rows, streams
-from sigmatool.options import GroupSizeOptions, InputOptions
+from sigmatool.options import BudgetOptions, GroupSizeOptions, InputOptions, Segments, SilentOptions
 from tests.conftest import BIGMATH, invoke
 
 RELATIVE = 1e-15
@@ -102,9 +102,11 @@ def test_the_overall_summary_is_the_summary_without_by_or_bins(continuous: Path,
 
     with dataset(InputOptions(paths=(str(continuous),), by=("source",))) as ds:
         values = rows(ds).frame if streamed else histogram(ds).frame
-        got_silent = silent.summaries(values, ("source",), [2, 8, 100], cap=4, bins=7).overall
+        got_silent = silent.summaries(values, ("source",), SilentOptions((2, 8, 100), cap=4, bins=7)).overall
         want_silent = silent.summarize(values, (), [2, 8, 100], cap=4)
-        got_budget = budget.summaries(values, ("source",), [8, float("inf")], bins=5).overall
+        got_budget = budget.summaries(
+            values, ("source",), BudgetOptions((8, float("inf")), segments=Segments(5))
+        ).overall
         want_budget = budget.summarize(values, (), [8, float("inf")], bins=5)
     assert_frame_equal(want_silent, got_silent, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
     assert_frame_equal(want_budget, got_budget, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)

@@ -88,9 +88,7 @@ def budget_command(
     with run.values_of(inputs, stream) as hist:
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
-        summary, overall = budget.summaries(
-            hist.frame, inputs.by, options.sizes, segments=options.segments, prior=val
-        )
+        summary, overall = budget.summaries(hist.frame, inputs.by, options, val)
         summary = budget.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
         run.save_plot(plot, lambda: _figure(hist, summary, options, inputs.by))
         write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by, val, beyond, overall))

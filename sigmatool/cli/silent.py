@@ -92,9 +92,7 @@ def silent_command(
                 silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
             )
             return
-        summary, overall = silent.summaries(
-            hist.frame, inputs.by, options.sizes, cap=options.cap, bins=options.bins, prior=val
-        )
+        summary, overall = silent.summaries(hist.frame, inputs.by, options, val)
         summary = silent.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
         write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by, val, beyond, overall))
 
