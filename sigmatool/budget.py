@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -60,7 +59,7 @@ from sigmatool.options import (
 )
 from sigmatool.render import View, ranges
 from sigmatool.segments import bin_edges, bin_index
-from sigmatool.sums import Cells, labels_of
+from sigmatool.sums import Cells, Summaries, labels_of
 
 COLUMNS = (
     "G",
@@ -205,14 +204,6 @@ def summarize(
     """
     options = BudgetOptions(tuple(sizes), estimator, segments or Segments(bins, extreme, medium))
     return summaries(hist, by, options, prior).table
-
-
-class Summaries(NamedTuple):
-    """A summary as asked (``table``), and the same over all prompts with no --by (``overall``), from one pass
-    over the rows."""
-
-    table: pl.DataFrame
-    overall: pl.DataFrame
 
 
 def summaries(

@@ -18,7 +18,6 @@ on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -43,7 +42,7 @@ from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOpti
 from sigmatool.render import View, ranges
 from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
-from sigmatool.sums import Cells, labels_of
+from sigmatool.sums import Cells, Summaries, labels_of
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -92,14 +91,6 @@ def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
     return pl.Series(
         np.asarray(kernels.dapo_expected_draws(rate.fill_null(np.nan).to_numpy(), cap), dtype=np.float64)
     )
-
-
-class Summaries(NamedTuple):
-    """A summary as asked (``table``), and the same over all prompts with no --by and no bins (``overall``),
-    from one pass over the rows."""
-
-    table: pl.DataFrame
-    overall: pl.DataFrame
 
 
 def summarize(

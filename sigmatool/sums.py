@@ -41,6 +41,14 @@ class Sums(NamedTuple):
     total: FloatArray  # width × 1
 
 
+class Summaries(NamedTuple):
+    """An analysis' summary as asked (``table``), and the same over all prompts, with no --by and no bins
+    (``overall``), both from the sums of one pass over the rows."""
+
+    table: pl.DataFrame
+    overall: pl.DataFrame
+
+
 def add(acc: LongArray, cell: IntArray, columns: Sequence[FloatArray]) -> None:
     """Add each column's values to ``acc`` (columns × cells), each row's to its cell's, in row order."""
     if not cell.size:
