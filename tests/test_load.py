@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from sigmatool import memory
 from sigmatool.errors import DataError, ExitCode, UsageError
 from sigmatool.load import InputOptions, bundled_sample, dataset, per_prompt_frame, read_histogram
 from tests.conftest import BIGMATH, BIGMATH_COUNTS, TOY, csv_of, invoke
@@ -101,13 +102,34 @@ def test_rollouts_are_aggregated_to_k_and_n(write_csv) -> None:  # type: ignore[
     assert [(0, 2), (2, 3), (1, 1)] == list(frame.select("k", "n").iter_rows())
 
 
-def test_a_large_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(tmp_path: Path) -> None:
-    # Prompts are aggregated in passes over hashed ids: every prompt's rows must meet in one pass.
+# How a rollout log is read: in one pass when polars works to a memory budget, else in two passes over
+# hashed ids; the rows are counted from a Parquet footer or in the same reads as the passes (CSV).
+READINGS = [("parquet", True), ("parquet", False), ("csv", True), ("csv", False)]
+
+
+def _log_file(
+    frame: pl.DataFrame, tmp_path: Path, fmt: str, budget: bool, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    monkeypatch.delenv(memory.BUDGET_FRACTION, raising=False)
+    if budget:
+        monkeypatch.setenv(memory.BUDGET_MB, "1024")
+    else:
+        monkeypatch.delenv(memory.BUDGET_MB, raising=False)
+    path = tmp_path / f"log.{fmt}"
+    frame.write_parquet(path) if fmt == "parquet" else frame.write_csv(path)
+    return path
+
+
+@pytest.mark.parametrize(("fmt", "budget"), READINGS)
+def test_a_large_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(
+    tmp_path: Path, fmt: str, budget: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every prompt's rows must meet in one pass; the bad and the missing rewards must be found and counted.
     rng = np.random.default_rng(11)
     ids = rng.integers(0, 3_000, 40_000)
     rewards = rng.choice(np.array([0.0, 1.0, 1.0, 2.0, np.nan]), ids.size)
-    path = tmp_path / "log.parquet"
-    pl.DataFrame({"pid": ids, "r": rewards}).with_columns(pl.col("r").fill_nan(None)).write_parquet(path)
+    frame = pl.DataFrame({"pid": ids, "r": rewards}).with_columns(pl.col("r").fill_nan(None))
+    path = _log_file(frame, tmp_path, fmt, budget, monkeypatch)
     result = read_histogram(
         InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r", skip_invalid=True)
     )
@@ -127,13 +149,15 @@ def test_a_large_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(tmp_
     assert (expected, notes) == (got, [n for n in result.notes if n.startswith("skipped")])
 
 
-def test_a_clean_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("fmt", "budget"), READINGS)
+def test_a_clean_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(
+    tmp_path: Path, fmt: str, budget: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Only 0/1 rewards: the passes count (k, n) alone and find nothing to skip.
     rng = np.random.default_rng(12)
     ids = rng.integers(0, 3_000, 40_000)
     rewards = rng.integers(0, 2, ids.size)
-    path = tmp_path / "log.parquet"
-    pl.DataFrame({"pid": ids, "r": rewards}).write_parquet(path)
+    path = _log_file(pl.DataFrame({"pid": ids, "r": rewards}), tmp_path, fmt, budget, monkeypatch)
     result = read_histogram(InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r"))
     counts: dict[int, list[int]] = {}
     for pid, r in zip(ids.tolist(), rewards.tolist(), strict=True):
@@ -394,3 +418,26 @@ def test_counting_rows_for_progress_changes_nothing(tmp_path: Path) -> None:
     counted = read_histogram(options, on_rows=seen.append).frame
     assert_frame_equal(read_histogram(options).frame, counted)
     assert 20_000 == sum(seen)
+
+
+@pytest.mark.parametrize(("fmt", "budget"), READINGS)
+@pytest.mark.parametrize("clean", [True, False])
+def test_a_log_is_read_again_only_when_some_reward_is_not_0_or_1(
+    tmp_path: Path, fmt: str, budget: bool, clean: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The rows are counted (footer or scan) and compared with the n summed over prompts; a null reward or
+    # a 2 makes them differ, and only then are the bad and missing rewards counted per prompt.
+    rewards = [1, 0, 1, 1, 0, 0] if clean else [1, 0, None, 1, 0, 0]
+    frame = pl.DataFrame({"pid": ["a", "a", "b", "b", "c", "c"], "r": rewards})
+    path = _log_file(frame, tmp_path, fmt, budget, monkeypatch)
+    module = sys.modules["sigmatool.load.histogram"]
+    calls: list[bool] = []
+    real = module._log_passes
+
+    def spy(*args: object, **kwargs: object) -> object:
+        calls.append(bool(args[4] if len(args) > 4 else kwargs["flags"]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "_log_passes", spy)
+    read_histogram(InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r"))
+    assert ([False] if clean else [False, True]) == calls

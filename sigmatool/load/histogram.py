@@ -15,9 +15,10 @@ from sigmatool.errors import DataError
 from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
 from sigmatool.load.failures import data_error
-from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_P, RAW_W, UNGRADED, USABLE
+from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_N, RAW_P, RAW_W, UNGRADED
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
+from sigmatool.memory import budgeted, honoured
 
 Progress = Callable[[int], None]
 # A rollout log from local files is aggregated per prompt in this many passes (see _log_groups).
@@ -147,40 +148,47 @@ def group_rows(frame: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl
 
 def _log_groups(raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
     """Rollout rows → (k, n) per prompt → grouped by (--by, k, n). A table of every prompt must be held
-    once; local files are read in ``LOG_PASSES`` passes, each over the prompts whose id hashes to it, so
-    that it holds only that share of them. Most logs have only 0/1 rewards: the passes count (k, n) alone
-    and, from the same reads, the rows whose reward is not 0/1; only when there are some are the passes run
-    again to count the bad and the missing rewards per prompt as well."""
-    passes = 1 if any(source.remote for source in ds.sources) else LOG_PASSES
-    grouped, odd = _log_passes(raw, ds, on_rows, passes, flags=False)
-    return _log_passes(raw, ds, None, passes, flags=True)[0] if odd else grouped
+    once. Under a memory budget polars keeps one pass small (see :mod:`sigmatool.memory`); without one,
+    local files are read in ``LOG_PASSES`` passes, each over the prompts whose id hashes to it, so that it
+    holds only that share of them. Most logs have only 0/1 rewards: the passes count (k, n) alone, and the
+    rows whose reward is not 0/1 are the rows less the n summed over prompts; only when there are some are
+    the passes run again to count the bad and the missing rewards per prompt as well."""
+    remote = any(source.remote for source in ds.sources)
+    passes = 1 if remote or (budgeted() and honoured(pl.__version__)) else LOG_PASSES
+    # A local Parquet file says how many rows it has: counting them costs nothing. Other inputs count
+    # them in the same reads as the passes (polars shares the scan between the two queries).
+    footer = passes > 1 and all(source.fmt == "parquet" for source in ds.sources)
+    grouped, rows = _log_passes(raw, ds, on_rows, passes, flags=False, count=not footer)
+    if footer:
+        rows = int(raw.select(pl.len()).collect().item())
+    counted = int(grouped.select((pl.col(RAW_N).cast(pl.UInt64) * pl.col("rows")).sum()).item() or 0)
+    return _log_passes(raw, ds, None, passes, flags=True)[0] if rows != counted else grouped
 
 
 def _log_passes(
-    raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None, passes: int, flags: bool
+    raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None, passes: int, flags: bool, count: bool = False
 ) -> tuple[pl.DataFrame, int]:
     """The groups of :func:`_log_groups` (their bad and missing rewards counted only with ``flags``), and
-    without ``flags`` how many rows have a reward that is not 0/1."""
-    keys, parts, odd = [*ds.by, *ds.value_keys], [], 0
+    with ``count`` how many rows the passes read (else 0)."""
+    keys, parts, rows_read = [*ds.by, *ds.value_keys], [], 0
     for part in range(passes):
         rows = raw if passes == 1 else raw.filter(pl.col(RAW_ID).hash(LOG_SEED) % passes == part)
         per_prompt = _counting(rows, on_rows).group_by([*ds.by, RAW_ID]).agg(packed_rollout_aggregates(flags))
         counted = per_prompt.select(*ds.by, *unpacked_rollout_columns(flags), pl.lit(1.0).alias(RAW_W))
         # One query: the table of prompts goes straight into the second group-by, never out to Python.
         query = counted.group_by(keys).agg(_group_aggregations(ds))
-        if flags:
-            parts.append(query.collect(engine="streaming"))
-        else:
+        if count:
             # One read serves both: polars shares the scan between the two queries.
-            not_01 = rows.select((~pl.col(USABLE)).sum())
-            grouped, count = pl.collect_all([query, not_01], engine="streaming")
+            grouped, read = pl.collect_all([query, rows.select(pl.len())], engine="streaming")
             parts.append(grouped)
-            odd += int(count.item() or 0)
+            rows_read += int(read.item())
+        else:
+            parts.append(query.collect(engine="streaming"))
     if passes == 1:
-        return parts[0], odd
+        return parts[0], rows_read
     # Every aggregate of a log's groups is a count: the passes' groups add up.
     merged = pl.concat(parts).group_by(keys).agg(pl.exclude(keys).sum())
-    return merged.cast(parts[0].schema), odd
+    return merged.cast(parts[0].schema), rows_read
 
 
 def _flag(grouped: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
