@@ -233,3 +233,34 @@ def test_a_failed_run_leaves_no_partial_file_and_the_old_output(tmp_path: Path) 
     assert 1 == done.returncode
     assert "old\n" == out.read_text()
     assert ["out.csv"] == sorted(p.name for p in tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "jsonl"])
+def test_output_to_dev_null_is_written_in_place(fmt: str) -> None:
+    # A device cannot be replaced by a renamed file: it is written directly, and nothing is left beside it.
+    done = run_cli("silent", TOY, "--format", fmt, "-o", os.devnull)
+    assert (0, []) == (done.returncode, [line for line in done.stderr.splitlines() if "error" in line])
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_output_to_a_named_pipe_reaches_its_reader(tmp_path: Path, fmt: str) -> None:
+    fifo = tmp_path / "out.pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    done = run_cli("silent", TOY, "--format", fmt, "-o", fifo)
+    piped = reader.communicate(timeout=60)[0]
+    direct = run_cli("silent", TOY, "--format", fmt, "-o", tmp_path / f"direct.{fmt}")
+    assert (0, 0) == (done.returncode, direct.returncode)
+    assert (tmp_path / f"direct.{fmt}").read_bytes() == piped
+    assert ["direct." + fmt, "out.pipe"] == sorted(p.name for p in tmp_path.iterdir())
+
+
+def test_output_to_a_socket_is_refused_before_any_work(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "out.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        done = run_cli("silent", TOY, "--format", "csv", "-o", path)
+    assert 2 == done.returncode
+    assert f"-o {path}: not a regular file, a pipe or a character device" in one_error_line(done.stderr)

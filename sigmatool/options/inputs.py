@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import math
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -219,6 +220,8 @@ def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str 
             info = os.stat(path)
         except OSError:
             continue  # a new file cannot be an input
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode)):
+            raise UsageError(f"{option} {path}: not a regular file, a pipe or a character device")
         key = (info.st_dev, info.st_ino)
         if key in seen:
             raise UsageError(

@@ -2,7 +2,8 @@
 
 A file is written to a temporary ``.part`` file beside it and renamed over it only when complete, so a
 failed or interrupted run leaves the previous file untouched and no partial file behind. A new file
-follows the umask (0644 under umask 022); a replaced file keeps its mode.
+follows the umask (0644 under umask 022); a replaced file keeps its mode. A pipe or a character device
+cannot be replaced: it is written directly.
 """
 
 from __future__ import annotations
@@ -31,16 +32,19 @@ def umask() -> int:
     return _UMASK[0]
 
 
-def _mode_for(path: str, option: str) -> int:
-    """The permission bits the written file gets: the existing file's, else 0666 less the umask."""
+def _mode_for(path: str, option: str) -> int | None:
+    """The permission bits the written file gets: the existing file's, else 0666 less the umask; None for a
+    pipe or a character device (``/dev/null``, a shell's ``>(…)``), written in place."""
     try:
         info = os.stat(path)
     except FileNotFoundError:
         return 0o666 & ~umask()
     except OSError as exc:
         raise OutputError(f"{option} {path}: {exc.strerror}") from None
+    if stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode):
+        return None
     if not stat.S_ISREG(info.st_mode):
-        raise OutputError(f"{option} {path}: not a regular file")
+        raise OutputError(f"{option} {path}: not a regular file, a pipe or a character device")
     if not os.access(path, os.W_OK):
         raise OutputError(f"{option} {path}: cannot write it: permission denied")
     return stat.S_IMODE(info.st_mode)
@@ -57,6 +61,10 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
         return
     folder = check_folder(output, option)
     mode = _mode_for(output, option)
+    if mode is None:
+        with _in_place(output, binary, option) as handle:
+            yield handle
+        return
 
     def make() -> tuple[int, str]:
         return tempfile.mkstemp(prefix=".sigmatool-", suffix=".part", dir=folder)
@@ -68,6 +76,22 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
             with handle:
                 yield handle
             os.replace(tmp, output)
+    except OSError as exc:
+        raise OutputError(f"{option} {output}: cannot write it: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _in_place(output: str, binary: bool, option: str) -> Iterator[IO[Any]]:
+    """A pipe or a device cannot be replaced: it is written directly."""
+    try:
+        handle = open(output, "wb") if binary else open(output, "w", encoding="utf-8", newline="")  # noqa: SIM115
+    except OSError as exc:
+        raise OutputError(f"{option} {output}: cannot write it: {exc.strerror or exc}") from None
+    try:
+        with handle:
+            yield handle
+    except BrokenPipeError:
+        raise
     except OSError as exc:
         raise OutputError(f"{option} {output}: cannot write it: {exc.strerror or exc}") from None
 
