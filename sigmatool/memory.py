@@ -1,8 +1,8 @@
 """The memory budget of polars' streaming engine, which the command line sets and the rollout reader reads.
 
-Above its budget, polars' streaming engine (2.1 and later) works to free memory, writing what it can spill
-to disk. Without a budget it allows itself a share of the machine: one pass over a rollout log of 25,000,000
-prompts peaks at 2.1 GiB. With 1 GiB the same pass peaks at 1.2 GiB, writes nothing to disk and runs faster
+Above its budget, polars' streaming engine (2.1 and later) works to free memory before it takes more.
+Without a budget it allows itself a share of the machine: one pass over a rollout log of 25,000,000 prompts
+peaks at 2.1 GiB. With 1 GiB the same pass peaks at 1.2 to 1.3 GiB, writes nothing to disk and runs faster
 (measured in ``bench/``), so the console script sets that much unless the user has chosen a budget. A
 program that imports sigmatool keeps polars' settings as they are.
 """
