@@ -6,8 +6,6 @@ import gc
 import os
 import sys
 
-from sigmatool import memory
-
 
 def _version() -> int:
     """``sigmatool --version`` answered before typer, click and rich load (they would triple its time)."""
@@ -26,6 +24,8 @@ def run() -> None:
     """Import the command line and run it; a Ctrl-C during start-up exits 130 without a traceback."""
     if sys.argv[1:] == ["--version"]:
         raise SystemExit(_version())
+    from sigmatool import memory
+
     memory.set_default()  # before polars is imported: it reads its settings once
     # Start-up makes hundreds of thousands of long-lived objects (the modules of polars, numpy, typer);
     # collecting garbage among them costs tens of milliseconds and frees nothing. The collector is off
