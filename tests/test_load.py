@@ -120,6 +120,21 @@ def _log_file(
     return path
 
 
+def _brute_force(ids: np.ndarray, rewards: np.ndarray) -> dict[tuple[int, int], int]:
+    """(k, n) → prompts, counted row by row: k the rewards equal to 1, n those equal to 0 or 1; a prompt
+    without any (n = 0) is left out."""
+    counts: dict[int, list[int]] = {}
+    for pid, r in zip(ids.tolist(), rewards.tolist(), strict=True):
+        kn = counts.setdefault(pid, [0, 0])
+        kn[0] += r == 1
+        kn[1] += r in (0, 1)
+    expected: dict[tuple[int, int], int] = {}
+    for k, n in counts.values():
+        if n:
+            expected[(k, n)] = expected.get((k, n), 0) + 1
+    return expected
+
+
 @pytest.mark.parametrize(("fmt", "budget"), READINGS)
 def test_a_large_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(
     tmp_path: Path, fmt: str, budget: bool, monkeypatch: pytest.MonkeyPatch
@@ -133,15 +148,7 @@ def test_a_large_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(
     result = read_histogram(
         InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r", skip_invalid=True)
     )
-    counts: dict[int, list[int]] = {}
-    for pid, r in zip(ids.tolist(), rewards.tolist(), strict=True):
-        kn = counts.setdefault(pid, [0, 0])
-        kn[0] += r == 1.0
-        kn[1] += r in (0.0, 1.0)
-    expected: dict[tuple[int, int], int] = {}
-    for k, n in counts.values():
-        if n:
-            expected[(k, n)] = expected.get((k, n), 0) + 1
+    expected = _brute_force(ids, rewards)
     got = {(k, n): prompts for k, n, prompts in result.frame.select("k", "n", "prompts").iter_rows()}
     bad, missing = int((rewards == 2.0).sum()), int(np.isnan(rewards).sum())
     notes = [f"skipped {bad:,} row(s) with an invalid value (--skip-invalid)"]
@@ -159,14 +166,7 @@ def test_a_clean_rollout_log_is_counted_per_prompt_as_brute_force_counts_it(
     rewards = rng.integers(0, 2, ids.size)
     path = _log_file(pl.DataFrame({"pid": ids, "r": rewards}), tmp_path, fmt, budget, monkeypatch)
     result = read_histogram(InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r"))
-    counts: dict[int, list[int]] = {}
-    for pid, r in zip(ids.tolist(), rewards.tolist(), strict=True):
-        kn = counts.setdefault(pid, [0, 0])
-        kn[0] += r
-        kn[1] += 1
-    expected: dict[tuple[int, int], int] = {}
-    for k, n in counts.values():
-        expected[(k, n)] = expected.get((k, n), 0) + 1
+    expected = _brute_force(ids, rewards)
     got = {(k, n): prompts for k, n, prompts in result.frame.select("k", "n", "prompts").iter_rows()}
     assert expected == got
     assert [] == [n for n in result.notes if n.startswith("skipped")]
