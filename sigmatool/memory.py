@@ -2,9 +2,10 @@
 
 Above its budget, polars' streaming engine (2.1 and later) works to free memory before it takes more.
 Without a budget it allows itself a share of the machine: one pass over a rollout log of 25,000,000 prompts
-peaks at 2.1 GiB. With 1 GiB the same pass peaks at 1.2 to 1.3 GiB, writes nothing to disk and runs faster
-(measured in ``bench/``), so the console script sets that much unless the user has chosen a budget. A
-program that imports sigmatool keeps polars' settings as they are.
+peaks at 2.1 GiB. With 1 GiB the same pass peaks at 1.2 to 1.3 GiB and runs faster (measured in
+``bench/``), so the console script sets that much unless the user has chosen a budget. Above its budget
+polars may also write part of its work to a temporary folder. A program that imports sigmatool keeps
+polars' settings as they are.
 """
 
 from __future__ import annotations
