@@ -264,3 +264,34 @@ def test_output_to_a_socket_is_refused_before_any_work(tmp_path: Path) -> None:
         done = run_cli("silent", TOY, "--format", "csv", "-o", path)
     assert 2 == done.returncode
     assert f"-o {path}: not a regular file, a pipe or a character device" in one_error_line(done.stderr)
+
+
+def test_output_through_a_symbolic_link_replaces_the_file_it_names(tmp_path: Path) -> None:
+    (tmp_path / "runs").mkdir()
+    named = tmp_path / "runs" / "today.csv"
+    named.write_text("old")
+    link = tmp_path / "latest.csv"
+    link.symlink_to(named)
+    done = run_cli("silent", TOY, "-o", link)
+    assert 0 == done.returncode
+    assert link.is_symlink()
+    assert named.read_text().startswith("G,prompts,silent_rate")
+    assert [] == _part_files(tmp_path / "runs") + _part_files(tmp_path)
+
+
+def test_output_to_a_link_to_stdout_redirected_to_a_file_fills_that_file(tmp_path: Path) -> None:
+    # `-o /dev/stdout > out.csv`: /dev/stdout is a link to the open file; the link must stay a link.
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    captured = tmp_path / "out.csv"
+    with captured.open("wb") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "sigmatool", "silent", TOY, "--format", "csv", "-o", link],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    assert 0 == done.returncode
+    assert link.is_symlink()
+    assert captured.read_text().startswith("G,prompts,silent_rate")

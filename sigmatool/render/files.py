@@ -2,8 +2,8 @@
 
 A file is written to a temporary ``.part`` file beside it and renamed over it only when complete, so a
 failed or interrupted run leaves the previous file untouched and no partial file behind. A new file
-follows the umask (0644 under umask 022); a replaced file keeps its mode. A pipe or a character device
-cannot be replaced: it is written directly.
+follows the umask (0644 under umask 022); a replaced file keeps its mode. A symbolic link stays: the file
+it names is replaced. A pipe or a character device cannot be replaced: it is written directly.
 """
 
 from __future__ import annotations
@@ -59,12 +59,15 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
         yield sys.stdout.buffer if binary else sys.stdout
         sys.stdout.flush()
         return
-    folder = check_folder(output, option)
+    check_folder(output, option)
     mode = _mode_for(output, option)
     if mode is None:
         with _in_place(output, binary, option) as handle:
             yield handle
         return
+    # Through a symbolic link the file it names is replaced, not the link (nor /dev/stdout, which is one).
+    real = os.path.realpath(output)
+    folder = check_folder(real, option)
 
     def make() -> tuple[int, str]:
         return tempfile.mkstemp(prefix=".sigmatool-", suffix=".part", dir=folder)
@@ -75,7 +78,7 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
             handle = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
             with handle:
                 yield handle
-            os.replace(tmp, output)
+            os.replace(tmp, real)
     except OSError as exc:
         raise OutputError(f"{option} {output}: cannot write it: {exc.strerror or exc}") from None
 
