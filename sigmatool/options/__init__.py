@@ -48,6 +48,7 @@ from sigmatool.options.common import (
 from sigmatool.options.figures import FIGURE_FORMATS, PlotOptions, ReportFile, figure_format
 from sigmatool.options.inputs import (
     COUNT_DIRECTIONS,
+    NOT_WRITABLE,
     RESERVED,
     TRAINERS,
     InputOptions,
@@ -55,6 +56,7 @@ from sigmatool.options.inputs import (
     OutputOptions,
     check_folder,
     check_outputs,
+    written_in_place,
 )
 from sigmatool.options.plan import PlanOptions, parse_sizes, plan_options
 from sigmatool.options.sql import Dialect, HistogramCommand, RewardType, SqlOptions
@@ -70,6 +72,7 @@ __all__ = [
     "INF",
     "MAX_G",
     "METHODS",
+    "NOT_WRITABLE",
     "RESERVED",
     "TRAINERS",
     "BeyondOptions",
@@ -111,4 +114,5 @@ __all__ = [
     "parse_sizes",
     "parse_steps",
     "plan_options",
+    "written_in_place",
 ]

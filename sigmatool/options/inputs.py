@@ -193,6 +193,16 @@ def check_folder(path: str, option: str) -> str:
     return folder
 
 
+# An existing output must be one of these; a regular file is replaced, the others are written in place.
+NOT_WRITABLE = "not a regular file, a pipe or a character device"
+
+
+def written_in_place(mode: int) -> bool:
+    """A pipe or a character device (``/dev/null``, a shell's ``>(…)``): it cannot be replaced by a renamed
+    file, so output goes straight into it."""
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
 def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str | None]]) -> None:
     """Refuse an output that names an input file (however spelled) or a folder, before anything is read.
 
@@ -220,8 +230,8 @@ def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str 
             info = os.stat(path)
         except OSError:
             continue  # a new file cannot be an input
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode)):
-            raise UsageError(f"{option} {path}: not a regular file, a pipe or a character device")
+        if not (stat.S_ISREG(info.st_mode) or written_in_place(info.st_mode)):
+            raise UsageError(f"{option} {path}: {NOT_WRITABLE}")
         key = (info.st_dev, info.st_ino)
         if key in seen:
             raise UsageError(

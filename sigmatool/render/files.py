@@ -18,7 +18,7 @@ from typing import IO, Any
 
 from sigmatool.cleanup import owned
 from sigmatool.errors import OutputError
-from sigmatool.options import check_folder
+from sigmatool.options import NOT_WRITABLE, check_folder, written_in_place
 
 _UMASK: list[int] = []
 
@@ -41,10 +41,10 @@ def _mode_for(path: str, option: str) -> int | None:
         return 0o666 & ~umask()
     except OSError as exc:
         raise OutputError(f"{option} {path}: {exc.strerror}") from None
-    if stat.S_ISFIFO(info.st_mode) or stat.S_ISCHR(info.st_mode):
+    if written_in_place(info.st_mode):
         return None
     if not stat.S_ISREG(info.st_mode):
-        raise OutputError(f"{option} {path}: not a regular file, a pipe or a character device")
+        raise OutputError(f"{option} {path}: {NOT_WRITABLE}")
     if not os.access(path, os.W_OK):
         raise OutputError(f"{option} {path}: cannot write it: permission denied")
     return stat.S_IMODE(info.st_mode)
@@ -85,13 +85,10 @@ def target(output: str | None, binary: bool, option: str = "-o") -> Iterator[IO[
 
 @contextlib.contextmanager
 def _in_place(output: str, binary: bool, option: str) -> Iterator[IO[Any]]:
-    """A pipe or a device cannot be replaced: it is written directly."""
+    """A pipe or a device cannot be replaced: it is written directly. A reader that left (a closed pipe) is
+    not an error here: the command line ends quietly on it, as on ``| head``."""
     try:
-        handle = open(output, "wb") if binary else open(output, "w", encoding="utf-8", newline="")  # noqa: SIM115
-    except OSError as exc:
-        raise OutputError(f"{option} {output}: cannot write it: {exc.strerror or exc}") from None
-    try:
-        with handle:
+        with open(output, "wb") if binary else open(output, "w", encoding="utf-8", newline="") as handle:
             yield handle
     except BrokenPipeError:
         raise
