@@ -16,11 +16,12 @@ import pytest
 from scipy.stats import binom
 
 from sigmatool import kernels
+from sigmatool.kernels import Quantity
 from sigmatool.prior import fit_prior, region
 from sigmatool.prior.bootstrap import bootstrap_rate
 from sigmatool.prior.bounds import bounds
 from sigmatool.prior.groupsize import posterior_group_size
-from sigmatool.prior.posterior import atom_values, posterior_mean
+from sigmatool.prior.posterior import posterior_mean
 
 from .conftest import BIGMATH, BIGMATH_COUNTS, SAMPLE, TOY, csv_of, headline, invoke
 
@@ -235,7 +236,7 @@ def test_budget_bounds_contain_the_npmle_shares_of_every_segment(
 def test_budget_extreme_bounds_are_the_library_ratio_of_never_and_always_solved_weight() -> None:
     k, n, w = _eight()
     space = region(k, n, w)
-    f = atom_values("sigma", space.grid, 16)
+    f = Quantity.SIGMA.plugin(space.grid, 16)
     # A prompt of rate p shows p̂ = 0 or 1 out of 8 with probability Bin(0; 8, p) + Bin(8; 8, p).
     mass = binom.pmf(0, 8, space.grid) + binom.pmf(8, 8, space.grid)
     lo, hi = space.ratio(f * mass, f)

@@ -14,15 +14,16 @@ from scipy.special import comb
 from sigmatool import kernels
 from sigmatool.errors import DataError, UsageError
 from sigmatool.groupsize import group_sizes
+from sigmatool.kernels import Quantity
+from sigmatool.kernels.beta import beta_binomial_logpmf, beta_expected_sigma
 from sigmatool.prior import cells, fit_prior, p_grid
-from sigmatool.prior.betaforms import beta_binomial_logpmf, beta_expected_sigma
 from sigmatool.prior.bootstrap import bootstrap_rate
 from sigmatool.prior.bounds import bounds
 from sigmatool.prior.cells import binomial_matrix
 from sigmatool.prior.fit import EMOptions, fit_beta
 from sigmatool.prior.groupsize import posterior_group_size
 from sigmatool.prior.model import Prior
-from sigmatool.prior.posterior import atom_values, expected_rate, posterior_mean
+from sigmatool.prior.posterior import expected_rate, posterior_mean
 
 from .conftest import BIGMATH_COUNTS
 
@@ -43,7 +44,7 @@ def _integral(f, weight) -> float:  # type: ignore[no-untyped-def]
 
 
 def _f(quantity: str, G: int | None):  # type: ignore[no-untyped-def]
-    return lambda p: float(atom_values(quantity, np.array(p), G))
+    return lambda p: float(Quantity(quantity).plugin(np.array(p), G))
 
 
 @pytest.mark.parametrize(("quantity", "G"), CASES)
@@ -94,7 +95,7 @@ def test_beta_expected_sigma_at_a_large_group_matches_integration() -> None:
 def test_beta_reduces_to_plug_in_as_its_mass_grows(quantity: str) -> None:
     mean, G = 0.3, None if quantity == "grpo_limit" else 16
     prior = fit_prior([0], [8], kind=(mean * 1e7, (1 - mean) * 1e7))
-    expected = float(atom_values(quantity, np.array(mean), G))
+    expected = float(Quantity(quantity).plugin(np.array(mean), G))
     assert expected == pytest.approx(float(posterior_mean(prior, 2, 8, quantity, G)), abs=1e-6)
 
 

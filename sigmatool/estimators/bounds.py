@@ -20,6 +20,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.kernels import Quantity
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]
@@ -80,13 +81,12 @@ class _Group:
 
 
 def _row(group: _Group, cut: Cut, spec: Bounded) -> tuple[float, float]:
-    from sigmatool.prior.posterior import atom_values
 
     G = None if not np.isfinite(cut.G) else int(cut.G)
     quantity = spec.quantity(cut.G)
     if quantity is None:
         return np.nan, np.nan
-    f = atom_values(quantity, group.region.grid, G)
+    f = Quantity(quantity).plugin(group.region.grid, G)
     inside = _both(cut.inside, spec.where)
     if group.observed(inside) <= 0:
         return np.nan, np.nan

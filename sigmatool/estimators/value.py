@@ -16,8 +16,8 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool import kernels
 from sigmatool.estimators.checks import check_estimator
+from sigmatool.kernels import Quantity
 from sigmatool.options import PriorSpec, check_prior, parse_prior
 from sigmatool.segments import group_index
 
@@ -37,42 +37,18 @@ def _size(G: Sizes | None) -> int | NDArray[np.generic]:
 def plugin_values(
     p: FloatArray, quantity: str, G: Sizes | None = None, std: str = "population"
 ) -> FloatArray:
-    """f at p (the plug-in estimate): ``all_right``, ``all_wrong``, ``silent``, ``sigma``, ``sigma_squared``
-    at G, or ``grpo_limit``, ``drgrpo_limit``, ``interior`` (G = ∞ and 1{0 < p < 1})."""
-    size = _size(G)
-    if quantity == "grpo_limit":
-        return kernels.grpo_weight_limit(p)
-    if quantity == "drgrpo_limit":
-        return kernels.drgrpo_weight_limit(p)
-    if quantity == "interior":
-        return np.asarray((p > 0.0) & (p < 1.0), dtype=np.float64)
-    if quantity == "sigma":
-        return kernels.expected_sigma(p, size, std)
-    plugin_kernels = {
-        "all_right": kernels.all_right_probability,
-        "all_wrong": kernels.all_wrong_probability,
-        "silent": kernels.silent_probability,
-        "sigma_squared": kernels.expected_sigma_squared,
-    }
-    return plugin_kernels[quantity](p, size)
+    """f at p (the plug-in estimate), f a :class:`~sigmatool.kernels.Quantity` or its name."""
+    return Quantity(quantity).plugin(p, _size(G), std)
 
 
 def _kernel(frame: pl.DataFrame, quantity: str, G: Sizes | None, unbiased: bool, std: str) -> FloatArray:
-    """f at p̂ (plug-in), or its unbiased estimate from (k, n); the G = ∞ limits and 'interior' take p̂."""
+    """f at p̂ (plug-in), or its unbiased estimate from (k, n); quantities with no unbiased form take p̂."""
+    q = Quantity(quantity)
     p = frame["p"].cast(pl.Float64).to_numpy()
-    if not unbiased or quantity in ("grpo_limit", "drgrpo_limit", "interior"):
-        return plugin_values(p, quantity, G, std)
-    size = _size(G)
+    if not unbiased or not q.has_unbiased:
+        return q.plugin(p, _size(G), std)
     k, n = (frame[c].cast(pl.Float64).to_numpy() for c in ("k", "n"))
-    if quantity == "sigma":
-        return kernels.expected_sigma_unbiased(k, n, size, std)
-    unbiased_kernels = {
-        "all_right": kernels.all_right_probability_unbiased,
-        "all_wrong": kernels.all_wrong_probability_unbiased,
-        "silent": kernels.silent_probability_unbiased,
-        "sigma_squared": kernels.expected_sigma_squared_unbiased,
-    }
-    return unbiased_kernels[quantity](k, n, size)
+    return q.unbiased(k, n, _size(G), std)
 
 
 @dataclass(frozen=True, eq=False)

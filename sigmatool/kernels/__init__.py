@@ -7,12 +7,14 @@ k > n, G < 1) becomes NaN; only a bad *option* (``std``, ``cap``, ``max_G``, ``m
 
 Notation: ``p`` success probability; ``G`` group size; ``k`` right answers out of ``n`` logged samples
 (``p̂ = k / n``); ``σ = sqrt(k (G − k)) / G`` the population group std. The modules follow the sections of
-docs/theory.md: :mod:`.silent` (§1–2), :mod:`.update` (§3), :mod:`.size` (§4).
+docs/theory.md: :mod:`.silent` (§1–2), :mod:`.update` (§3), :mod:`.size` (§4), :mod:`.beta` (§7);
+:mod:`.quantity` names every per-prompt quantity once, with its plug-in, unbiased and Beta forms.
 """
 
 from __future__ import annotations
 
 from sigmatool.kernels._common import MAX_SUMMED_G, STD_CONVENTIONS
+from sigmatool.kernels.quantity import QUANTITIES, Quantity
 from sigmatool.kernels.silent import (
     all_right_probability,
     all_right_probability_unbiased,
@@ -41,7 +43,9 @@ from sigmatool.kernels.update import (
 
 __all__ = [
     "MAX_SUMMED_G",
+    "QUANTITIES",
     "STD_CONVENTIONS",
+    "Quantity",
     "all_right_probability",
     "all_right_probability_unbiased",
     "all_wrong_probability",

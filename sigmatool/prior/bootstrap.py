@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from sigmatool import kernels
 from sigmatool.errors import UsageError
+from sigmatool.kernels import Quantity
 from sigmatool.prior.cells import Cells, cells
 from sigmatool.prior.fit import fit_prior
 from sigmatool.prior.posterior import cell_means, check_quantity, check_std
@@ -62,21 +62,12 @@ def bootstrap(
 
 def _values(c: Cells, quantity: str, G: int | None, std: str, estimator: str) -> FloatArray:
     """Per-cell values of f under the plug-in p̂ = k/n or the unbiased (hypergeometric) estimator."""
+    q = Quantity(quantity)
     if estimator == "plugin":
-        from sigmatool.prior.posterior import atom_values
-
-        return atom_values(quantity, c.k / c.n, G, std)
-    unbiased = {
-        "all_right": kernels.all_right_probability_unbiased,
-        "all_wrong": kernels.all_wrong_probability_unbiased,
-        "silent": kernels.silent_probability_unbiased,
-        "sigma_squared": kernels.expected_sigma_squared_unbiased,
-    }
-    if (quantity not in unbiased and quantity != "sigma") or G is None or G > int(c.n.min()):
+        return q.plugin(c.k / c.n, G, std)
+    if not q.has_unbiased or G is None or (q.degree(G) or 0) > int(c.n.min()):
         raise UsageError(f"no unbiased estimate of {quantity} at G = {G} from {int(c.n.min())} samples")
-    if quantity == "sigma":
-        return kernels.expected_sigma_unbiased(c.k, c.n, G, std)
-    return unbiased[quantity](c.k, c.n, G)
+    return q.unbiased(c.k, c.n, G, std)
 
 
 def bootstrap_rate(

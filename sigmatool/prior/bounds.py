@@ -22,22 +22,12 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.errors import DataError, UsageError
+from sigmatool.kernels import Quantity
 from sigmatool.prior.cells import Cells, cells, p_grid
-from sigmatool.prior.posterior import atom_values, check_quantity, check_std
+from sigmatool.prior.posterior import check_quantity, check_std
 
 FloatArray = NDArray[np.float64]
 Segment = tuple[float, float] | Callable[[FloatArray], NDArray[np.bool_]]
-# Degree in p of each quantity's f(p) (None: not a polynomial): identified from n samples iff degree ≤ n.
-_DEGREE: dict[str, Callable[[int], int | None]] = {
-    "all_right": lambda G: G,
-    "all_wrong": lambda G: G,
-    "silent": lambda G: G,
-    "sigma": lambda G: G,
-    "sigma_squared": lambda G: 2,
-    "grpo_limit": lambda G: None,
-    "drgrpo_limit": lambda G: 2,
-    "interior": lambda G: None,
-}
 
 
 @dataclass(frozen=True)
@@ -138,7 +128,7 @@ def segment_mask(segment: Segment, grid: FloatArray) -> NDArray[np.bool_]:
 
 def identified(quantity: str, G: int | None, n: int) -> bool:
     """Whether the data's n samples per prompt pin down the mean of f: f a polynomial of degree ≤ n."""
-    degree = _DEGREE[quantity](int(G or 1))
+    degree = Quantity(quantity).degree(G)
     return degree is not None and degree <= n
 
 
@@ -186,7 +176,7 @@ def bounds(
     check_quantity(quantity, G)
     check_std(std)
     space = region(k, n, weight, level, grid)
-    values = atom_values(quantity, space.grid, G, std)
+    values = Quantity(quantity).plugin(space.grid, G, std)
     if segment is None:
         lo, hi = space.linear(values)
     else:

@@ -12,79 +12,28 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
 from sigmatool.errors import UsageError
-from sigmatool.prior import betaforms
+from sigmatool.kernels import QUANTITIES, Quantity
 from sigmatool.prior.cells import cells
 from sigmatool.prior.model import Prior
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
-# Quantities f(p) whose posterior mean is available; the G = ∞ weights and "interior" take no G.
-QUANTITIES = (
-    "all_right",
-    "all_wrong",
-    "silent",
-    "sigma",
-    "sigma_squared",
-    "grpo_limit",
-    "drgrpo_limit",
-    "interior",
-)
-NEEDS_G = frozenset({"all_right", "all_wrong", "silent", "sigma", "sigma_squared"})
 
-
-def check_quantity(quantity: str, G: int | None) -> None:
-    """UsageError for an unknown quantity, or a G missing where one is needed."""
+def check_quantity(quantity: str, G: int | None) -> Quantity:
+    """The quantity named, or a UsageError for an unknown one or a G missing where one is needed."""
     if quantity not in QUANTITIES:
         raise UsageError(f"unknown quantity {quantity!r}; choose from {', '.join(QUANTITIES)}")
-    if quantity in NEEDS_G and (G is None or int(G) != G or G < 1):
+    q = Quantity(quantity)
+    if q.needs_size and (G is None or int(G) != G or G < 1):
         raise UsageError(f"{quantity} needs a whole group size G ≥ 1, not {G!r}")
+    return q
 
 
 def check_std(std: str) -> None:
     """UsageError unless std is population or bessel."""
     if std not in kernels.STD_CONVENTIONS:
         raise UsageError(f"--std must be population or bessel, not {std!r}")
-
-
-def atom_values(quantity: str, p: FloatArray, G: int | None, std: str = "population") -> FloatArray:
-    """``f(p)`` at each point p."""
-    g = int(G or 0)
-    if quantity == "all_right":
-        return kernels.all_right_probability(p, g)
-    if quantity == "all_wrong":
-        return kernels.all_wrong_probability(p, g)
-    if quantity == "silent":
-        return kernels.silent_probability(p, g)
-    if quantity == "sigma":
-        return kernels.expected_sigma(p, g, std)
-    if quantity == "sigma_squared":
-        return kernels.expected_sigma_squared(p, g)
-    if quantity == "grpo_limit":
-        return kernels.grpo_weight_limit(p)
-    if quantity == "drgrpo_limit":
-        return kernels.drgrpo_weight_limit(p)
-    return np.asarray((p > 0.0) & (p < 1.0), dtype=np.float64)
-
-
-def beta_values(quantity: str, A: FloatArray, B: FloatArray, G: int | None, std: str) -> FloatArray:
-    """``E[f(p)]`` for p ~ Beta(A, B), elementwise."""
-    if quantity == "all_right":
-        return betaforms.beta_all_right(A, B, int(G or 0))
-    if quantity == "all_wrong":
-        return betaforms.beta_all_wrong(A, B, int(G or 0))
-    if quantity == "silent":
-        return betaforms.beta_all_right(A, B, int(G or 0)) + betaforms.beta_all_wrong(A, B, int(G or 0))
-    if quantity == "sigma":
-        factor = float(kernels.bessel_factor(int(G or 0))) if std == "bessel" else 1.0
-        return np.asarray(betaforms.beta_expected_sigma(A, B, int(G or 0)) * factor, dtype=np.float64)
-    if quantity == "sigma_squared":
-        return betaforms.beta_variance_weight(A, B) * (1.0 - 1.0 / float(G or 1))
-    if quantity == "grpo_limit":
-        return betaforms.beta_sqrt_variance(A, B)
-    if quantity == "drgrpo_limit":
-        return betaforms.beta_variance_weight(A, B)
-    return np.ones(np.broadcast(A, B).shape)
 
 
 def cell_means(
@@ -100,6 +49,7 @@ def cell_means(
 
     ``responsibilities`` are ``prior.responsibilities(k, n)`` when already computed (many f, one prior).
     """
+    q = Quantity(quantity)
     r = prior.responsibilities(k, n) if responsibilities is None else responsibilities
     m = prior.atoms.size
     out = np.empty(k.size, dtype=np.float64)
@@ -107,11 +57,11 @@ def cell_means(
     for g in np.unique(sizes).tolist():
         rows = np.flatnonzero(sizes == g)
         g_or_none = None if G is None else int(g)
-        value = r[rows, :m] @ atom_values(quantity, prior.atoms, g_or_none, std) if m else 0.0
+        value = r[rows, :m] @ q.plugin(prior.atoms, g_or_none, std) if m else 0.0
         if prior.beta_a.size:
             A = prior.beta_a[None, :] + k[rows, None]
             B = prior.beta_b[None, :] + (n - k)[rows, None]
-            value = value + (r[rows, m:] * beta_values(quantity, A, B, g_or_none, std)).sum(axis=1)
+            value = value + (r[rows, m:] * q.beta(A, B, g_or_none, std)).sum(axis=1)
         out[rows] = value
     return out
 

@@ -1,4 +1,4 @@
-"""Closed forms under a Beta(A, B) distribution of p: the posterior of a Beta prior after k of n right.
+"""Closed forms under a Beta(A, B) distribution of p: the posterior of a Beta prior after k of n right (§7).
 
 Each function takes arrays ``A``, ``B`` > 0 (broadcast) and an integer group size ``G`` ≥ 1, works in log
 space (``scipy.special.betaln``), and returns float64. With a Beta(a, b) prior and k right of n, the posterior
@@ -113,3 +113,17 @@ def beta_expected_sigma(A: ArrayLike, B: ArrayLike, G: int) -> FloatArray:
         log_pmf = beta_binomial_logpmf(j[None, :], G, flat_a[rows, None], flat_b[rows, None])
         out[rows] = np.exp(log_pmf) @ sigma
     return out.reshape(a.shape)
+
+
+def beta_moment(A: ArrayLike, B: ArrayLike, a: int, b: int) -> FloatArray:
+    """``E[p^a (1 − p)^b] = B(A + a, B + b) / B(A, B)`` for p ~ Beta(A, B).
+
+    Valid for A, B > 0 and integers a, b ≥ 0. Returns float64. docs/theory.md §7.
+
+    >>> round(float(beta_moment(1.0, 1.0, 1, 2)), 4)  # ∫ p (1 − p)² dp = 1/12
+    0.0833
+    """
+    from scipy.special import betaln
+
+    A_, B_ = _pair(A, B)
+    return np.asarray(np.exp(betaln(A_ + a, B_ + b) - betaln(A_, B_)), dtype=np.float64)

@@ -1,0 +1,188 @@
+"""The vocabulary of per-prompt quantities: every f(p) an analysis averages over prompts, defined once.
+
+Each member of :class:`Quantity` knows whether it needs a group size G, its degree as a polynomial in p
+(which decides whether n samples identify its dataset mean, docs/theory.md §7), and its three forms:
+
+- :meth:`Quantity.plugin`: ``f(p)`` at a pass rate (the plug-in estimate at p = p̂, or a prior's point mass);
+- :meth:`Quantity.unbiased`: the unbiased estimate from k of n logged samples (NaN where none exists);
+- :meth:`Quantity.beta`: ``E[f(p)]`` for p ~ Beta(A, B) (a Beta prior's posterior after k of n right).
+
+Every estimator (plug-in, unbiased, a prior's posterior mean), every bound and every bootstrap asks these
+methods for its numbers, so a quantity added here reaches every command.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from sigmatool.kernels import beta as forms
+from sigmatool.kernels.silent import (
+    all_right_probability,
+    all_right_probability_unbiased,
+    all_wrong_probability,
+    all_wrong_probability_unbiased,
+    bessel_factor,
+    silent_probability,
+    silent_probability_unbiased,
+)
+from sigmatool.kernels.update import (
+    drgrpo_weight_limit,
+    expected_sigma,
+    expected_sigma_squared,
+    expected_sigma_squared_unbiased,
+    expected_sigma_unbiased,
+    grpo_weight_limit,
+)
+
+FloatArray = NDArray[np.float64]
+
+
+class Quantity(str, Enum):
+    """A per-prompt quantity f(p); ``G`` is the group size where :attr:`needs_size`.
+
+    >>> Quantity("silent").needs_size, Quantity.SILENT.degree(8), Quantity.GRPO_LIMIT.degree(8)
+    (True, 8, None)
+    >>> float(Quantity.SILENT.plugin(0.5, 2))
+    0.5
+    """
+
+    ALL_RIGHT = "all_right"  # p^G
+    ALL_WRONG = "all_wrong"  # (1 − p)^G
+    SILENT = "silent"  # p^G + (1 − p)^G
+    SIGMA = "sigma"  # E[σ](p, G): GRPO's update weight
+    SIGMA_SQUARED = "sigma_squared"  # E[σ²](p, G) = p (1 − p)(1 − 1/G): Dr. GRPO's update weight
+    GRPO_LIMIT = "grpo_limit"  # sqrt(p (1 − p)): GRPO's weight at G = ∞
+    DRGRPO_LIMIT = "drgrpo_limit"  # p (1 − p): Dr. GRPO's weight at G = ∞
+    INTERIOR = "interior"  # 1{0 < p < 1}
+    KNAPSACK_RL = "knapsack_rl"  # (1 − p^G − (1 − p)^G) p (1 − p)²: Knapsack RL's value (arXiv:2509.25849)
+
+    @property
+    def needs_size(self) -> bool:
+        """Whether f depends on the group size."""
+        return self not in (Quantity.GRPO_LIMIT, Quantity.DRGRPO_LIMIT, Quantity.INTERIOR)
+
+    def degree(self, G: int | None) -> int | None:
+        """f's degree as a polynomial in p (None: not a polynomial); n samples identify E[f] iff degree ≤ n."""
+        size = int(G or 1)
+        fixed = {Quantity.SIGMA_SQUARED: 2, Quantity.DRGRPO_LIMIT: 2, Quantity.KNAPSACK_RL: size + 3}
+        if self in (Quantity.GRPO_LIMIT, Quantity.INTERIOR):
+            return None
+        return fixed.get(self, size)
+
+    def plugin(self, p: ArrayLike, G: ArrayLike | None = None, std: str = "population") -> FloatArray:
+        """f at p (broadcast with G); NaN outside the domain, as the kernels."""
+        size = 0 if G is None else G
+        if self is Quantity.ALL_RIGHT:
+            return all_right_probability(p, size)
+        if self is Quantity.ALL_WRONG:
+            return all_wrong_probability(p, size)
+        if self is Quantity.SILENT:
+            return silent_probability(p, size)
+        if self is Quantity.SIGMA:
+            return expected_sigma(p, size, std)
+        if self is Quantity.SIGMA_SQUARED:
+            return expected_sigma_squared(p, size)
+        if self is Quantity.GRPO_LIMIT:
+            return grpo_weight_limit(p)
+        if self is Quantity.DRGRPO_LIMIT:
+            return drgrpo_weight_limit(p)
+        q = np.asarray(p, dtype=np.float64)
+        if self is Quantity.INTERIOR:
+            return np.asarray((q > 0.0) & (q < 1.0), dtype=np.float64)
+        learnable = 1.0 - silent_probability(q, size)
+        return np.asarray(learnable * q * (1.0 - q) ** 2, dtype=np.float64)
+
+    @property
+    def has_unbiased(self) -> bool:
+        """Whether an unbiased estimate from k of n exists (for G, and the degree, ≤ n)."""
+        return self.needs_size
+
+    def unbiased(self, k: ArrayLike, n: ArrayLike, G: ArrayLike, std: str = "population") -> FloatArray:
+        """The unbiased estimate of f from k right of n samples (a group drawn from the logged samples);
+        NaN where G > n (or the degree exceeds n) and for the quantities that have none.
+
+        >>> float(Quantity.KNAPSACK_RL.unbiased(2, 4, 1))  # p (1 − p)² · 0 at G = 1
+        0.0
+        """
+        if self is Quantity.ALL_RIGHT:
+            return all_right_probability_unbiased(k, n, G)
+        if self is Quantity.ALL_WRONG:
+            return all_wrong_probability_unbiased(k, n, G)
+        if self is Quantity.SILENT:
+            return silent_probability_unbiased(k, n, G)
+        if self is Quantity.SIGMA:
+            return expected_sigma_unbiased(k, n, G, std)
+        if self is Quantity.SIGMA_SQUARED:
+            return expected_sigma_squared_unbiased(k, n, G)
+        if self is Quantity.KNAPSACK_RL:
+            return _knapsack_unbiased(k, n, G)
+        shape = np.broadcast(np.asarray(k), np.asarray(n)).shape
+        return np.full(shape, np.nan)
+
+    def beta(self, A: ArrayLike, B: ArrayLike, G: int | None = None, std: str = "population") -> FloatArray:
+        """``E[f(p)]`` for p ~ Beta(A, B), elementwise (A, B > 0); one whole G.
+
+        >>> round(float(Quantity.SILENT.beta(1.0, 1.0, 2)), 4)  # E[p² + (1 − p)²] under Uniform(0, 1)
+        0.6667
+        """
+        size = int(G or 0)
+        if self is Quantity.ALL_RIGHT:
+            return forms.beta_all_right(A, B, size)
+        if self is Quantity.ALL_WRONG:
+            return forms.beta_all_wrong(A, B, size)
+        if self is Quantity.SILENT:
+            return forms.beta_all_right(A, B, size) + forms.beta_all_wrong(A, B, size)
+        if self is Quantity.SIGMA:
+            factor = float(bessel_factor(size)) if std == "bessel" else 1.0
+            return np.asarray(forms.beta_expected_sigma(A, B, size) * factor, dtype=np.float64)
+        if self is Quantity.SIGMA_SQUARED:
+            return forms.beta_variance_weight(A, B) * (1.0 - 1.0 / float(size or 1))
+        if self is Quantity.GRPO_LIMIT:
+            return forms.beta_sqrt_variance(A, B)
+        if self is Quantity.DRGRPO_LIMIT:
+            return forms.beta_variance_weight(A, B)
+        if self is Quantity.INTERIOR:
+            return np.ones(np.broadcast(np.asarray(A), np.asarray(B)).shape)
+        return np.asarray(
+            forms.beta_moment(A, B, 1, 2)
+            - forms.beta_moment(A, B, size + 1, 2)
+            - forms.beta_moment(A, B, 1, size + 2),
+            dtype=np.float64,
+        )
+
+
+def _falling(x: FloatArray, m: int) -> FloatArray:
+    """The falling factorial ``x (x − 1) … (x − m + 1)``."""
+    out = np.ones_like(x)
+    for i in range(m):
+        out = out * (x - i)
+    return out
+
+
+def _moment_unbiased(k: FloatArray, n: FloatArray, a: int, b: int) -> FloatArray:
+    """Unbiased ``p^a (1 − p)^b`` from k of n: ``[k]_a [n − k]_b / [n]_(a+b)`` (falling factorials)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = _falling(k, a) * _falling(n - k, b) / _falling(n, a + b)
+    return np.asarray(np.where(a + b <= n, out, np.nan), dtype=np.float64)
+
+
+def _knapsack_unbiased(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> FloatArray:
+    """Unbiased ``p (1 − p)² − p^(G+1) (1 − p)² − p (1 − p)^(G+2)``: defined where G + 3 ≤ n."""
+    kk, nn, gg = np.broadcast_arrays(
+        np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64), np.asarray(G, dtype=np.int64)
+    )
+    out = np.full(kk.shape, np.nan)
+    for g in np.unique(gg).tolist():
+        at = gg == g
+        out[at] = (
+            _moment_unbiased(kk[at], nn[at], 1, 2)
+            - _moment_unbiased(kk[at], nn[at], g + 1, 2)
+            - _moment_unbiased(kk[at], nn[at], 1, g + 2)
+        )
+    return out
+
+
+QUANTITIES = tuple(q.value for q in Quantity)
