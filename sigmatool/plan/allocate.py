@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -24,8 +25,19 @@ from sigmatool.plan.hull import Index, segment_costs, upper_hull
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
-Curve = Callable[[FloatArray], FloatArray]
-OnBlock = Callable[[slice, FloatArray, FloatArray], None]
+
+
+class Values(Protocol):
+    """The rows being planned: how many, and a block of them (the plan's curves read the rest)."""
+
+    @property
+    def size(self) -> int: ...
+
+    def __getitem__(self, rows: slice) -> Any: ...
+
+
+Curve = Callable[[Any], FloatArray]
+OnBlock = Callable[[slice, Any, FloatArray], None]
 
 BLOCK = 1 << 16  # rows per block: the curves of one block stay in cache
 _SHIFT = 43  # keep sign, exponent and 9 mantissa bits of a slope's bit pattern
@@ -74,7 +86,7 @@ class Assignment:
 
 
 def build_hulls(
-    p: FloatArray, counts: IntArray, base: Index, sizes: IntArray, curve: Curve, on_block: OnBlock | None
+    p: Values, counts: IntArray, base: Index, sizes: IntArray, curve: Curve, on_block: OnBlock | None
 ) -> Hulls:
     """Evaluate ``curve`` block by block, keep only each row's hull segments, and histogram their slopes."""
     rows, width = p.size, sizes.size

@@ -57,6 +57,11 @@ def _dot(a: FloatArray, b: FloatArray) -> float:
     return float(np.einsum("i,i->", a, b))
 
 
+def extreme(p: FloatArray) -> NDArray[np.bool_]:
+    """The extreme prompts of the gradient share: p̂ < 0.1 or p̂ > 0.9 (docs/theory.md §5)."""
+    return np.asarray((p < EXTREME) | (p > 1.0 - EXTREME), dtype=np.bool_)
+
+
 @dataclass
 class Sums:
     """Prompt-weighted sums per group size: objective, update weight (all and extreme), P_silent, prompts."""
@@ -75,17 +80,17 @@ class Sums:
         self.prompts = np.zeros(width, dtype=np.int64)
 
     def add(
-        self, j: int, p: FloatArray, counts: IntArray, options: PlanOptions, values: FloatArray | None
+        self, j: int, rows: curves.Rows, counts: IntArray, options: PlanOptions, values: FloatArray | None
     ) -> None:
-        """Add prompts of pass rates p (``counts`` of each) at size index j."""
+        """Add prompts of these values (``counts`` of each) at size index j."""
         G = int(self.sizes[j])
         c = counts.astype(np.float64)
-        if p.size == 0 or G == 0:
+        if rows.size == 0 or G == 0:
             self.prompts[j] += int(counts.sum())
             return
-        weight = curves.update_weight(p, G, options)
-        values = curves.value(p, G, options, weight) if values is None else values
-        self.add_terms(j, c, values, weight, curves.silent(p, G), (p < EXTREME) | (p > 1.0 - EXTREME))
+        weight = curves.update_weight(rows, G, options)
+        values = curves.value(rows, G, options, weight) if values is None else values
+        self.add_terms(j, c, values, weight, curves.silent(rows, G), extreme(rows.p))
 
     def add_terms(
         self,
@@ -113,23 +118,33 @@ class Uniform:
         self.interior = Sums(sizes)
 
     def add(
-        self, p: FloatArray, counts: IntArray, values: FloatArray | None, weights: FloatArray | None = None
+        self,
+        rows: curves.Rows,
+        counts: IntArray,
+        values: FloatArray | None,
+        weights: FloatArray | None = None,
     ) -> None:
-        """Add a block of distinct pass rates; ``values``, ``weights``: objective and update at every size, if known."""
+        """Add a block of distinct values; ``values``, ``weights``: objective and update at every size, if known.
+
+        ``uniform_dropped`` drops the prompts observed at p̂ ∈ {0, 1}, as the common practice does.
+        """
         c = counts.astype(np.float64)
+        p = rows.p
         inner = np.where((p > 0.0) & (p < 1.0), c, 0.0)
-        extreme = (p < EXTREME) | (p > 1.0 - EXTREME)
+        outer = extreme(p)
         signal = self.options.objective == "signal"
         for j, G in enumerate(self.all.sizes.tolist()):
             column = None if values is None else np.ascontiguousarray(values[:, j])
             if weights is not None:
                 weight = np.ascontiguousarray(weights[:, j])
             else:
-                weight = column if signal and column is not None else curves.update_weight(p, G, self.options)
-            value = column if column is not None else curves.value(p, G, self.options, weight)
-            silent = curves.silent(p, G)
-            self.all.add_terms(j, c, value, weight, silent, extreme)
-            self.interior.add_terms(j, inner, value, weight, silent, extreme)
+                weight = (
+                    column if signal and column is not None else curves.update_weight(rows, G, self.options)
+                )
+            value = column if column is not None else curves.value(rows, G, self.options, weight)
+            silent = curves.silent(rows, G)
+            self.all.add_terms(j, c, value, weight, silent, outer)
+            self.interior.add_terms(j, inner, value, weight, silent, outer)
 
 
 def _uniform_row(name: str, sums: Sums, j: int, total: int, prompts: int) -> dict[str, object]:

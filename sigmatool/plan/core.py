@@ -37,10 +37,10 @@ VALUE_COLUMNS = (
 
 @dataclass
 class Plan:
-    """A plan over distinct pass rates ``p`` (ascending) with ``counts`` prompts each; see docs/plan.md."""
+    """A plan over distinct values ``rows`` (ascending p̂) with ``counts`` prompts each; see docs/plan.md."""
 
     options: PlanOptions
-    p: FloatArray
+    rows: curves.Rows
     counts: IntArray
     assignment: Assignment
     budget: int
@@ -48,6 +48,11 @@ class Plan:
     distribution: pl.DataFrame
     exact: bool
     guarantee: str
+
+    @property
+    def p(self) -> FloatArray:
+        """p̂ of each planned value."""
+        return self.rows.p
 
     @property
     def gap(self) -> float:
@@ -69,17 +74,18 @@ class Plan:
         """One row per (distinct p, group size): the first ``first_rank`` … prompts in id order get it."""
         lo, hi, n_hi = self.group_sizes()
         split = np.flatnonzero(n_hi > 0)
-        p = np.concatenate((self.p[split], self.p))
+        index = np.concatenate((split, np.arange(self.counts.size)))
         G = np.concatenate((hi[split], lo))
         prompts = np.concatenate((n_hi[split], self.counts - n_hi))
         first = np.concatenate((np.zeros(split.size, dtype=np.int64), n_hi))
-        order = np.lexsort((first, p))
-        p, G, prompts, first = p[order], G[order], prompts[order], first[order]
+        order = np.lexsort((first, index))
+        index, G, prompts, first = index[order], G[order], prompts[order], first[order]
         keep = prompts > 0
-        p, G, prompts, first = p[keep], G[keep], prompts[keep], first[keep]
-        metrics = _metrics(p, G, self.options)
+        index, G, prompts, first = index[keep], G[keep], prompts[keep], first[keep]
+        rows = self.rows[index]
+        metrics = _metrics(rows, G, self.options)
         frame = pl.DataFrame(
-            {"p": p, "group_size": G, "prompts": prompts, "first_rank": first, "keep": G > 0, **metrics}
+            {"p": rows.p, "group_size": G, "prompts": prompts, "first_rank": first, "keep": G > 0, **metrics}
         )
         return frame.with_columns(
             [
@@ -98,22 +104,24 @@ class Plan:
         """
         lo, hi, n_hi = self.group_sizes()
         split = np.flatnonzero(n_hi > 0)
-        every = _metric_frame(self.p, lo, self.options)
-        extra = _metric_frame(self.p[split], hi[split], self.options)
+        every = _metric_frame(self.rows, lo, self.options)
+        extra = _metric_frame(self.rows[split], hi[split], self.options)
         return every, extra.with_columns(pl.Series("prompts", n_hi[split], dtype=pl.Int64))
 
 
 METRICS = ("p_silent_at_G", "expected_sigma", "fidelity_at_G")
 
 
-def _metrics(p: FloatArray, G: IntArray, options: PlanOptions, value: bool = True) -> dict[str, FloatArray]:
+def _metrics(
+    values: curves.Rows, G: IntArray, options: PlanOptions, value: bool = True
+) -> dict[str, FloatArray]:
     names = (*METRICS, "value") if value else METRICS
-    out = {name: np.zeros(p.size) for name in names}
+    out = {name: np.zeros(values.size) for name in names}
     for g in np.unique(G).tolist():
         if g == 0:
             continue
         rows = np.flatnonzero(G == g)
-        q = p[rows]
+        q = values[rows]
         out["p_silent_at_G"][rows] = curves.silent(q, g)
         out["expected_sigma"][rows] = sigma = curves.expected_sigma(q, g, options.std)
         out["fidelity_at_G"][rows] = curves.fidelity(
@@ -124,19 +132,19 @@ def _metrics(p: FloatArray, G: IntArray, options: PlanOptions, value: bool = Tru
     return out
 
 
-def _metric_frame(p: FloatArray, G: IntArray, options: PlanOptions) -> pl.DataFrame:
+def _metric_frame(values: curves.Rows, G: IntArray, options: PlanOptions) -> pl.DataFrame:
     """``p``, ``group_size`` and the metrics at it (null when G = 0, and where undefined).
 
     Evaluated block by block, so that the curves' temporaries stay small for 10⁷ values.
     """
     blocks = []
-    for start in range(0, max(p.size, 1), BLOCK):
-        q, g = p[start : start + BLOCK], G[start : start + BLOCK]
+    for start in range(0, max(values.size, 1), BLOCK):
+        q, g = values[start : start + BLOCK], G[start : start + BLOCK]
         metrics = _metrics(q, g, options, value=False)
         blocks.append(
             pl.DataFrame(
                 [
-                    pl.Series("p", q, dtype=pl.Float64),
+                    pl.Series("p", q.p, dtype=pl.Float64),
                     pl.Series("group_size", g, dtype=pl.Int64),
                     *[
                         pl.Series(name, np.where(g > 0, metrics[name], np.nan), nan_to_null=True)
@@ -211,8 +219,9 @@ def plan(
     return plan_values(p, counts, options)
 
 
-def plan_values(p: FloatArray, counts: IntArray, options: PlanOptions) -> Plan:
-    """The plan for distinct ascending ``p`` with ``counts`` prompts each."""
+def plan_values(values: curves.Rows | FloatArray, counts: IntArray, options: PlanOptions) -> Plan:
+    """The plan for distinct values (ascending p̂; an array: plug-in pass rates) with ``counts`` prompts each."""
+    p = values if isinstance(values, curves.Rows) else curves.Rows.plugin(values)
     sizes = np.asarray(options.sizes, dtype=np.int64)
     prompts = int(counts.sum())
     total = options.total_rollouts(prompts)
@@ -242,7 +251,7 @@ def plan_values(p: FloatArray, counts: IntArray, options: PlanOptions) -> Plan:
     exact, guarantee = _guarantee(assignment, options, float(summary["objective"][0]))
     return Plan(
         options=options,
-        p=p,
+        rows=p,
         counts=counts,
         assignment=assignment,
         budget=total,
@@ -254,7 +263,7 @@ def plan_values(p: FloatArray, counts: IntArray, options: PlanOptions) -> Plan:
 
 
 def _plan_sums(
-    p: FloatArray, counts: IntArray, a: Assignment, sizes: IntArray, options: PlanOptions
+    p: curves.Rows, counts: IntArray, a: Assignment, sizes: IntArray, options: PlanOptions
 ) -> compare.Sums:
     """Objective, update weights and silent probabilities of the plan, summed per size (index 0: left out)."""
     sums = compare.Sums(np.concatenate(([0], sizes)).astype(np.int64))

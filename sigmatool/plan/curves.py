@@ -13,70 +13,121 @@ Every curve is 0 at G = 0 (the prompt is left out) and at p ∈ {0, 1}.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
+import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool import kernels
+from sigmatool.estimators import Valuation
+from sigmatool.kernels import Quantity
 from sigmatool.options.plan import PlanOptions
 
 FloatArray = NDArray[np.float64]
 
 
-def expected_sigma(p: FloatArray, G: int, std: str) -> FloatArray:
-    """``E[σ](p, G)`` for 1-D p and one G (the kernel)."""
-    return kernels.expected_sigma(p, G, std)
+@dataclass(frozen=True)
+class Rows:
+    """The rows a plan values: each a distinct value of the histogram (``p``, and ``k``, ``n`` when an
+    estimator other than the plug-in needs them), valued by one :class:`~sigmatool.estimators.Valuation`.
+
+    Every curve below asks :meth:`mean` for its per-prompt quantities, so the plug-in, the unbiased
+    estimator and a prior's posterior mean reach the plan the same way they reach every other command.
+    """
+
+    frame: pl.DataFrame
+    valuation: Valuation = field(default_factory=Valuation)
+
+    @classmethod
+    def plugin(cls, p: FloatArray) -> Rows:
+        """Pass rates valued at themselves (the plug-in estimate)."""
+        return cls(pl.DataFrame({"p": np.asarray(p, dtype=np.float64)}))
+
+    @property
+    def p(self) -> FloatArray:
+        """p̂ of each row."""
+        return self.frame["p"].cast(pl.Float64).to_numpy()
+
+    @property
+    def size(self) -> int:
+        return self.frame.height
+
+    def __getitem__(self, rows: slice | NDArray[np.int64]) -> Rows:
+        taken = self.frame[rows] if isinstance(rows, slice) else self.frame[rows.tolist()]
+        return Rows(taken, self.valuation)
+
+    def mean(self, quantity: Quantity, G: int | None = None, std: str = "population") -> FloatArray:
+        """Each row's value of the quantity under the valuation."""
+        return self.valuation.values(self.frame, quantity, G, std)
 
 
-def silent(p: FloatArray, G: int) -> FloatArray:
-    """``P_silent(p, G) = p^G + (1 − p)^G``, as ``kernels.silent_probability`` evaluates it."""
-    with np.errstate(divide="ignore"):
-        return np.asarray(np.power(p, G) + np.exp(G * np.log1p(-p)), dtype=np.float64)
+def _rows(rows: Rows | FloatArray) -> Rows:
+    return rows if isinstance(rows, Rows) else Rows.plugin(rows)
 
 
-def update_weight(p: FloatArray, G: int, options: PlanOptions) -> FloatArray:
+def expected_sigma(rows: Rows | FloatArray, G: int, std: str) -> FloatArray:
+    """``E[σ](p, G)`` of each row, for one G."""
+    return _rows(rows).mean(Quantity.SIGMA, G, std)
+
+
+def silent(rows: Rows | FloatArray, G: int) -> FloatArray:
+    """``P_silent(p, G) = p^G + (1 − p)^G`` of each row."""
+    return _rows(rows).mean(Quantity.SILENT, G)
+
+
+def update_weight(rows: Rows | FloatArray, G: int, options: PlanOptions) -> FloatArray:
     """The expected update of the chosen rule: ``E[σ]`` (GRPO) or ``E[σ²]`` (Dr. GRPO); 0 at G = 0."""
+    r = _rows(rows)
     if G == 0:
-        return np.zeros(p.shape, dtype=np.float64)
+        return np.zeros(r.size, dtype=np.float64)
     if options.method == "drgrpo":
-        return np.asarray(p * (1.0 - p) * (1.0 - 1.0 / G), dtype=np.float64)
-    return expected_sigma(p, G, options.std)
+        return r.mean(Quantity.SIGMA_SQUARED, G)
+    return r.mean(Quantity.SIGMA, G, options.std)
 
 
-def fidelity(p: FloatArray, G: int, options: PlanOptions, weight: FloatArray | None = None) -> FloatArray:
-    """``φ(G, p)``: ``E[σ] / sqrt(p (1 − p))`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN at p ∈ {0, 1} and G = 0.
+def fidelity(
+    rows: Rows | FloatArray, G: int, options: PlanOptions, weight: FloatArray | None = None
+) -> FloatArray:
+    """``φ(G, p)``: ``E[σ] / E[sqrt(p (1 − p))]`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN where the G = ∞
+    update is 0 (p ∈ {0, 1}, or a posterior with no mass inside) and at G = 0.
 
     ``weight``: the update weight at G (``update_weight``), if already known.
     """
-    interior = (p > 0.0) & (p < 1.0)
+    r = _rows(rows)
     if G == 0:
-        return np.full(p.shape, np.nan)
+        return np.full(r.size, np.nan)
     if options.method == "drgrpo":
-        return np.where(interior, 1.0 - 1.0 / G, np.nan)
-    sigma = weight if weight is not None else expected_sigma(p, G, options.std)
+        inside = r.mean(Quantity.DRGRPO_LIMIT) > 0.0
+        return np.where(inside, 1.0 - 1.0 / G, np.nan)
+    limit = r.mean(Quantity.GRPO_LIMIT)
+    sigma = weight if weight is not None else r.mean(Quantity.SIGMA, G, options.std)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = sigma / np.sqrt(p * (1.0 - p))
-    return np.asarray(np.where(interior, ratio, np.nan), dtype=np.float64)
+        ratio = sigma / limit
+    return np.asarray(np.where(limit > 0.0, ratio, np.nan), dtype=np.float64)
 
 
-def value(p: FloatArray, G: int, options: PlanOptions, weight: FloatArray | None = None) -> FloatArray:
+def value(
+    rows: Rows | FloatArray, G: int, options: PlanOptions, weight: FloatArray | None = None
+) -> FloatArray:
     """The objective's per-prompt value ``v(p, G)`` (``weight``: the update weight at G, if already known)."""
+    r = _rows(rows)
     if G == 0:
-        return np.zeros(p.shape, dtype=np.float64)
+        return np.zeros(r.size, dtype=np.float64)
     objective = options.objective
     if objective == "signal":
-        return weight if weight is not None else update_weight(p, G, options)
+        return weight if weight is not None else update_weight(r, G, options)
     if objective == "fidelity":
         with np.errstate(invalid="ignore"):
-            return np.asarray(fidelity(p, G, options, weight) >= options.target, dtype=np.float64)
-    learnable = 1.0 - silent(p, G)
+            return np.asarray(fidelity(r, G, options, weight) >= options.target, dtype=np.float64)
     if objective == "learnable":
-        return learnable
-    return np.asarray(learnable * p * (1.0 - p) ** 2, dtype=np.float64)
+        return np.asarray(1.0 - r.mean(Quantity.SILENT, G), dtype=np.float64)
+    return r.mean(Quantity.KNAPSACK_RL, G)
 
 
-def value_matrix(p: FloatArray, sizes: tuple[int, ...], options: PlanOptions) -> FloatArray:
-    """``v(p, G)`` for every p (rows) and allowed size (columns)."""
-    out = np.empty((p.size, len(sizes)), dtype=np.float64)
+def value_matrix(rows: Rows | FloatArray, sizes: tuple[int, ...], options: PlanOptions) -> FloatArray:
+    """``v(p, G)`` for every row (rows) and allowed size (columns)."""
+    r = _rows(rows)
+    out = np.empty((r.size, len(sizes)), dtype=np.float64)
     for j, G in enumerate(sizes):
-        out[:, j] = value(p, G, options)
+        out[:, j] = value(r, G, options)
     return out

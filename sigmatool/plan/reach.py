@@ -27,7 +27,7 @@ IntArray = NDArray[np.int64]
 
 
 def reach_index(
-    p: FloatArray, counts: IntArray, base: Index, sizes: IntArray, options: PlanOptions, uniform: Uniform
+    p: curves.Rows, counts: IntArray, base: Index, sizes: IntArray, options: PlanOptions, uniform: Uniform
 ) -> tuple[NDArray[np.int16], FloatArray]:
     """Per row, the smallest size index ≥ its base with ``φ ≥ φ*`` (−2: none) and the update weight there.
 
@@ -53,7 +53,7 @@ def reach_index(
 
 
 def allocate(
-    p: FloatArray,
+    p: curves.Rows,
     counts: IntArray,
     base: Index,
     sizes: IntArray,
