@@ -8,10 +8,19 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import PerPrompt, input_options, output_options, plot_options, uses
+from sigmatool.cli.beyond import prior_option
+from sigmatool.cli.params import EstimatorOpt, PerPrompt, input_options, output_options, plot_options, uses
 from sigmatool.cli.plan_params import plan_request
 from sigmatool.errors import UsageError
-from sigmatool.options import InputOptions, OutputOptions, PlanOptions, PlotOptions
+from sigmatool.options import (
+    Estimator,
+    InputOptions,
+    OutputOptions,
+    PlanOptions,
+    PlotOptions,
+    PriorSpec,
+    check_prior,
+)
 from sigmatool.options.plan import check_plan_output
 
 if TYPE_CHECKING:
@@ -21,9 +30,10 @@ if TYPE_CHECKING:
 
 
 @app.command("plan")
-@uses(inputs=input_options, out=output_options, request=plan_request, plot=plot_options)
+@uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options)
 def plan_command(
     per_prompt: PerPrompt = False,
+    estimator: EstimatorOpt = Estimator.plugin,
     distribution: Annotated[
         bool,
         typer.Option(
@@ -33,6 +43,7 @@ def plan_command(
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     request: PlanOptions = PlanOptions(),
+    prior: PriorSpec = PriorSpec(),
     plot: PlotOptions = PlotOptions(),
 ) -> None:
     """A group size for every prompt, under a rollout budget, where it teaches most.
@@ -46,7 +57,9 @@ def plan_command(
     a dataset for the trainer (docs/plan.md). Prompts that share a pass rate may split between two sizes:
     the first by --id-col, then by row, get the larger. With --by each group gets its own plan at --budget
     per prompt. --plot draws each pass rate's group size, and the plan's objective against the best uniform
-    G at each allowed size as the budget.
+    G at each allowed size as the budget. With counts, --prior values every prompt by its posterior given
+    its k of n (docs/prior.md): prompts never or always solved in few samples get a group where the prior
+    expects them to teach; --estimator unbiased values them from the logged samples (sizes ≤ n).
 
     Example:
 
@@ -57,12 +70,16 @@ def plan_command(
     )
     if plot.path is not None and inputs.by:
         raise UsageError("--plot draws one plan; with --by there is one per group: leave out one of them")
+    check_prior(prior, has_counts=inputs.has_counts, estimator=estimator.value)
     run.check(inputs, out, plot.output)
+    from sigmatool import estimators
     from sigmatool.plan import groups, report, rows
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
-        plans = groups.plan_histogram(hist.frame, inputs.by, request)
+        val = estimators.valuation(hist.frame, inputs.by, request.sizes, estimator.value, prior)
+        run.note(val.notes())
+        plans = groups.plan_histogram(hist.frame, inputs.by, request, val)
         run.save_plot(plot, lambda: _figure(hist, plans))
         if per_prompt:
             run.note(rows.split_notes(plans, inputs.id_col))

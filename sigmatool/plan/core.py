@@ -55,6 +55,11 @@ class Plan:
         return self.rows.p
 
     @property
+    def cells(self) -> bool:
+        """Whether the planned values are counts (k, n) rather than pass rates (a prior, or unbiased)."""
+        return "k" in self.rows.frame.columns
+
+    @property
     def gap(self) -> float:
         """LP bound minus the plan's objective: an upper bound on how far the plan is from the optimum."""
         return self.assignment.gap
@@ -138,12 +143,14 @@ def _metric_frame(values: curves.Rows, G: IntArray, options: PlanOptions) -> pl.
     Evaluated block by block, so that the curves' temporaries stay small for 10⁷ values.
     """
     blocks = []
+    counts = [c for c in ("k", "n") if c in values.frame.columns]
     for start in range(0, max(values.size, 1), BLOCK):
         q, g = values[start : start + BLOCK], G[start : start + BLOCK]
         metrics = _metrics(q, g, options, value=False)
         blocks.append(
             pl.DataFrame(
                 [
+                    *[q.frame[c].cast(pl.Int64) for c in counts],
                     pl.Series("p", q.p, dtype=pl.Float64),
                     pl.Series("group_size", g, dtype=pl.Int64),
                     *[

@@ -46,7 +46,7 @@ class Rows:
     @property
     def p(self) -> FloatArray:
         """p̂ of each row."""
-        return self.frame["p"].cast(pl.Float64).to_numpy()
+        return np.asarray(self.frame["p"].cast(pl.Float64).to_numpy(), dtype=np.float64)
 
     @property
     def size(self) -> int:

@@ -24,6 +24,7 @@ from sigmatool.plan.core import METRICS, Plan
 ADDED_COLUMNS = ("group_size", "keep", "p_used", "p_silent_at_G", "expected_sigma", "fidelity_at_G")
 ROW = "__plan_row"  # the rows' order
 KEY = "__plan_key"  # the value a row is planned by (null: not planned)
+CELL_K, CELL_N = "__plan_k", "__plan_n"  # and its counts, when the plan was made on counts
 
 
 def export(rows: pl.LazyFrame, plan: Plan, *, p_col: str = "p", id_col: str | None = None) -> pl.LazyFrame:
@@ -52,7 +53,7 @@ def annotate(
     One join on the value gives every row its size; the few rows of split values that take the other size
     are joined again, by row, with a table as small as they are.
     """
-    on = [*keys, KEY]
+    on = [*keys, KEY] if KEY in every.columns else list(keys)
     planned = ["group_size", "p_used", *METRICS]
     single = every.select(*on, "group_size", pl.col("p").alias("p_used"), *METRICS)
     joined = _lookup(lf, single, planned) if not keys else _join(lf, single, on)

@@ -1,9 +1,9 @@
 """Plans for a histogram: one plan per ``--by`` group (each with the same budget per prompt), as frames.
 
-The plan's input is each group's distinct pass rates and how many prompts share each
-(:func:`plan_input`): the plug-in p̂ of the histogram. A posterior over p would enter there, as the values
-the curves are evaluated on, keyed by the same histogram value, so that the per-prompt export, which joins
-rows to the plan by that key, would not change.
+The plan's input is each group's distinct values and how many prompts share each (:func:`plan_input`):
+the distinct pass rates p̂ under the plug-in estimate; the distinct counts (k, n) when the valuation needs
+them (the unbiased estimator, or a prior's posterior means), ordered by p̂. Either way the plan's curves
+ask the valuation for every quantity (:class:`sigmatool.plan.curves.Rows`).
 """
 
 from __future__ import annotations
@@ -16,17 +16,33 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool.errors import UsageError
+from sigmatool.errors import DataError, UsageError
+from sigmatool.estimators import Valuation
 from sigmatool.options.plan import PlanOptions
 from sigmatool.plan.core import Plan, distinct_values, plan_values
-from sigmatool.plan.export import KEY
+from sigmatool.plan.curves import Rows
+from sigmatool.plan.export import CELL_K, CELL_N, KEY
 
 Key = tuple[object, ...]
 
 
-def plan_input(group: pl.DataFrame) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
-    """The distinct pass rates a plan is made on (ascending) and their prompts, from histogram rows."""
-    return distinct_values(group.select("p", "prompts"))
+def plan_input(
+    group: pl.DataFrame, by: Sequence[str] = (), valuation: Valuation | None = None
+) -> tuple[Rows, NDArray[np.int64]]:
+    """The distinct values a plan is made on (ascending p̂) and their prompts, from histogram rows."""
+    if valuation is None or valuation.estimator == "plugin":
+        p, counts = distinct_values(group.select("p", "prompts"))
+        return Rows.plugin(p), counts
+    cells = (
+        group.group_by([*by, "k", "n"])
+        .agg(pl.col("prompts").sum(), pl.col("p").first())
+        .filter(pl.col("prompts") > 0)
+        .sort("p", "n", "k")
+    )
+    if cells.height == 0:
+        raise DataError("plan: no prompts to plan for")
+    counts = cells["prompts"].cast(pl.Int64).to_numpy()
+    return Rows(cells.select(*by, "k", "n", "p"), valuation), counts
 
 
 @dataclass
@@ -66,10 +82,17 @@ class Plans:
         """``sigmatool.plan.VALUE_COLUMNS`` per group: one row per distinct value and size."""
         return self._stack([p.values for p in self.plans])
 
+    @property
+    def cells(self) -> bool:
+        """Whether the plans were made on counts (k, n): the export then joins on them."""
+        return any(p.cells for p in self.plans)
+
     def tables(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """:meth:`Plan.tables` of every group, with the ``--by`` keys and the join key (the histogram's p)."""
         pairs = [p.tables() for p in self.plans]
         every, split = (self._stack([pair[i] for pair in pairs]) for i in (0, 1))
+        if self.cells:  # joined on the integers (k, n), never on a float
+            return every.rename({"k": CELL_K, "n": CELL_N}), split.rename({"k": CELL_K, "n": CELL_N})
         return every.with_columns(pl.col("p").alias(KEY)), split.with_columns(pl.col("p").alias(KEY))
 
 
@@ -77,8 +100,11 @@ def _label(by: Sequence[str], key: Key) -> str:
     return ", ".join(f"{b} = {v}" for b, v in zip(by, key, strict=True))
 
 
-def plan_histogram(hist: pl.DataFrame, by: Sequence[str], options: PlanOptions) -> Plans:
-    """A plan for each ``--by`` group of the histogram (``by`` columns, ``p``, ``prompts``)."""
+def plan_histogram(
+    hist: pl.DataFrame, by: Sequence[str], options: PlanOptions, valuation: Valuation | None = None
+) -> Plans:
+    """A plan for each ``--by`` group of the histogram (``by`` columns, ``p``, ``prompts``; ``k``, ``n`` for
+    a valuation other than the plug-in, which :func:`sigmatool.estimators.valuation` makes)."""
     by = tuple(by)
     if by and options.total is not None:
         raise UsageError(
@@ -90,7 +116,7 @@ def plan_histogram(hist: pl.DataFrame, by: Sequence[str], options: PlanOptions) 
     groups = hist.partition_by(list(by), maintain_order=True, as_dict=True) if by else {(): hist}
     for key, group in groups.items():
         try:
-            plans.append(plan_values(*plan_input(group), options))
+            plans.append(plan_values(*plan_input(group, by, valuation), options))
         except UsageError as exc:
             raise UsageError(f"{_label(by, key)}: {exc}" if by else str(exc)) from None
         keys.append(key)

@@ -16,7 +16,7 @@ from sigmatool.load import Dataset, usable_expr, with_originals
 from sigmatool.load.columns import rollout_aggregates
 from sigmatool.load.dataset import k_expr, n_expr, p_expr
 from sigmatool.load.names import RAW_ID, RAW_N
-from sigmatool.plan.export import ADDED_COLUMNS, KEY, ROW, annotate
+from sigmatool.plan.export import ADDED_COLUMNS, CELL_K, CELL_N, KEY, ROW, annotate
 from sigmatool.plan.groups import Plans
 
 
@@ -31,10 +31,17 @@ def dataset_rows(ds: Dataset, plans: Plans) -> pl.LazyFrame:
         raise DataError(
             f"the input already has column(s) {', '.join(map(repr, clash))}, which the plan adds; rename them"
         )
-    key = pl.when(usable_expr(full)).then(p_expr(full)).otherwise(None).alias(KEY)
+    usable = usable_expr(full)
+    key = pl.when(usable).then(p_expr(full)).otherwise(None).alias(KEY)
     lf = full.frame.with_row_index(ROW).with_columns(key)
+    keys: tuple[str, ...] = plans.by
+    if plans.cells:
+        lf = lf.with_columns(
+            pl.when(usable).then(k_expr(full)).alias(CELL_K), pl.when(usable).then(n_expr(full)).alias(CELL_N)
+        )
+        keys = (*keys, CELL_K, CELL_N)
     order = [RAW_ID, ROW] if ds.options.id_col else [ROW]
-    return annotate(lf, *plans.tables(), plans.by, order).select(*full.columns, *ADDED_COLUMNS)
+    return annotate(lf, *plans.tables(), keys, order).select(*full.columns, *ADDED_COLUMNS)
 
 
 def _rollout_prompts(ds: Dataset, plans: Plans) -> pl.LazyFrame:
@@ -51,7 +58,11 @@ def _rollout_prompts(ds: Dataset, plans: Plans) -> pl.LazyFrame:
             pl.when(pl.col(RAW_N) > 0).then(n_expr(ds)).otherwise(0).alias("n"),
         )
     )
-    out = annotate(per_prompt, *plans.tables(), plans.by, [RAW_ID, ROW])
+    keys: tuple[str, ...] = plans.by
+    if plans.cells:
+        per_prompt = per_prompt.with_columns(pl.col("k").alias(CELL_K), pl.col("n").alias(CELL_N))
+        keys = (*keys, CELL_K, CELL_N)
+    out = annotate(per_prompt, *plans.tables(), keys, [RAW_ID, ROW])
     return out.select(*ds.by, pl.col(RAW_ID).alias(prompt), "k", "n", *ADDED_COLUMNS)
 
 
@@ -59,12 +70,18 @@ def split_notes(plans: Plans, id_col: str | None) -> list[str]:
     """One line per value whose prompts split between two sizes, saying which prompts get which."""
     order = f"by {id_col!r}, then row order" if id_col else "in row order"
     every, split = plans.tables()
-    on = [*plans.by, KEY]
+    on = [*plans.by, CELL_K, CELL_N] if plans.cells else [*plans.by, KEY]
     notes = []
     for r in split.join(every, on=on, suffix="_rest", nulls_equal=True).iter_rows(named=True):
         where = "".join(f"{b} = {r[b]}, " for b in plans.by)
         notes.append(
-            f"{where}p̂ = {r['p']:.6g}: the first {r['prompts']:,} of its prompts ({order}) get "
+            f"{where}{_value(r, plans.cells)}: the first {r['prompts']:,} of its prompts ({order}) get "
             f"G = {r['group_size']}, the others G = {r['group_size_rest']}"
         )
     return notes
+
+
+def _value(row: dict[str, object], cells: bool) -> str:
+    if cells:
+        return f"k = {row[CELL_K]} of n = {row[CELL_N]}"
+    return f"p̂ = {row['p']:.6g}"

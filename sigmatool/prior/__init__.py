@@ -5,6 +5,7 @@ Imported only when a prior, a bound or an interval is asked for: it needs scipy 
 
 from __future__ import annotations
 
+from sigmatool.kernels import QUANTITIES
 from sigmatool.prior.bootstrap import Interval, bootstrap, bootstrap_rate
 from sigmatool.prior.bounds import Bounds, Region, bounds, identified, region
 from sigmatool.prior.cells import Cells, cells, p_grid
@@ -12,7 +13,6 @@ from sigmatool.prior.fit import EMOptions, fit_prior
 from sigmatool.prior.groupsize import posterior_group_size
 from sigmatool.prior.model import Prior
 from sigmatool.prior.posterior import (
-    QUANTITIES,
     expected_rate,
     posterior_expected_sigma,
     posterior_expected_sigma_squared,
