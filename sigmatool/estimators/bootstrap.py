@@ -10,7 +10,7 @@ It covers the sampling of prompts for the chosen estimator, not the choice of es
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import polars as pl
@@ -24,25 +24,13 @@ FloatArray = NDArray[np.float64]
 Summary = Callable[[pl.DataFrame, Valuation], pl.DataFrame]
 
 
-def replicate_weights(hist: pl.DataFrame, by: Sequence[str], seed: int) -> Callable[[], FloatArray]:
-    """A source of replicate weights for the histogram's rows: each --by group's prompts redrawn at once.
+def replicate_weights(hist: pl.DataFrame, by: Sequence[str], seed: int) -> Iterator[FloatArray]:
+    """Replicate weights for the histogram's rows, each --by group's prompts redrawn at once
+    (:func:`sigmatool.prior.bootstrap.prompt_draws`)."""
+    from sigmatool.prior.bootstrap import prompt_draws
 
-    A group of N prompts (its weights summed and rounded, at least 1) gets Multinomial(N, w / Σw) counts.
-    """
-    index, labels = group_index(hist, by)
-    w = hist["prompts"].cast(pl.Float64).to_numpy()
-    groups = [np.flatnonzero(index == g) for g in range(max(labels.height, 1))]
-    shares = [w[rows] / w[rows].sum() for rows in groups]
-    totals = [max(1, round(float(w[rows].sum()))) for rows in groups]
-    rng = np.random.default_rng(seed)
-
-    def draw() -> FloatArray:
-        out = np.zeros(hist.height, dtype=np.float64)
-        for rows, share, total in zip(groups, shares, totals, strict=True):
-            out[rows] = rng.multinomial(total, share)
-        return out
-
-    return draw
+    index, _ = group_index(hist, by)
+    return prompt_draws(hist["prompts"].cast(pl.Float64).to_numpy(), index.astype(np.int64), seed)
 
 
 def interval_columns(
@@ -61,7 +49,7 @@ def interval_columns(
     dtype = hist.schema["prompts"]
     values = []
     for _ in range(replicates):
-        weights = draw()
+        weights = next(draw)
         again = hist.with_columns(pl.Series("prompts", weights).cast(dtype))
         values.append(summary(again, val.refit(weights)).select(columns).cast(pl.Float64).to_numpy())
     stack = np.asarray(values, dtype=np.float64)  # replicates × rows × columns

@@ -8,7 +8,7 @@ that estimator is right for G beyond the samples, which is what the bounds are f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,11 +36,25 @@ class Interval:
     replicates: int
 
 
+def prompt_draws(weights: FloatArray, groups: NDArray[np.int64], seed: int) -> Iterator[FloatArray]:
+    """The bootstrap's draw, the one every interval uses: replicate after replicate, each group's prompts
+    redrawn with replacement at once, as Multinomial(N_g, w / Σ_g w) counts on its rows (N_g: the group's
+    weight summed and rounded, at least 1)."""
+    members = [np.flatnonzero(groups == g) for g in np.unique(groups).tolist()]
+    shares = [weights[rows] / weights[rows].sum() for rows in members]
+    totals = [max(1, round(float(weights[rows].sum()))) for rows in members]
+    rng = np.random.default_rng(seed)
+    while True:
+        out = np.zeros(weights.size, dtype=np.float64)
+        for rows, share, total in zip(members, shares, totals, strict=True):
+            out[rows] = rng.multinomial(total, share)
+        yield out
+
+
 def replicate_weights(c: Cells, replicates: int, seed: int) -> FloatArray:
     """Multinomial prompt counts per cell for each replicate (rows), summing to the rounded total."""
-    rng = np.random.default_rng(seed)
-    total = max(1, round(c.total))
-    return np.asarray(rng.multinomial(total, c.weight / c.total, size=replicates), dtype=np.float64)
+    draws = prompt_draws(c.weight, np.zeros(c.weight.size, dtype=np.int64), seed)
+    return np.asarray([next(draws) for _ in range(replicates)], dtype=np.float64)
 
 
 def percentile_interval(estimate: float, values: FloatArray, level: float) -> Interval:
