@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load.failures import read_error
 from sigmatool.load.forms import (
     KNOWN_COLUMNS,
     count_form,
@@ -27,7 +26,7 @@ from sigmatool.load.forms import (
 )
 from sigmatool.load.forms.values import FRACTION_PATTERN, PROBLEMS
 from sigmatool.load.names import PROBLEM, RAW_K, RAW_N, UNGRADED
-from sigmatool.load.sources import Source
+from sigmatool.load.sources import Source, read_error
 from sigmatool.options import InputOptions
 
 COUNTED = ("fraction", "list", "count")
