@@ -112,9 +112,7 @@ def imported_modules(path: Path, modules: set[str]) -> Iterator[str]:
 
 def import_graph(paths: list[Path]) -> dict[str, set[str]]:
     modules = {module_name(p) for p in paths}
-    return {
-        module_name(p): {m for m in imported_modules(p, modules) if m != module_name(p)} for p in paths
-    }
+    return {module_name(p): {m for m in imported_modules(p, modules) if m != module_name(p)} for p in paths}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
