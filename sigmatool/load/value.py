@@ -17,14 +17,15 @@ import polars as pl
 
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load.forms import (
+    FRACTION_PATTERN,
     KNOWN_COLUMNS,
+    PROBLEMS,
     count_form,
     fraction_form,
     leaf_paths,
     list_form,
     resolve_leaf,
 )
-from sigmatool.load.forms.values import FRACTION_PATTERN, PROBLEMS
 from sigmatool.load.names import PROBLEM, RAW_K, RAW_N, UNGRADED
 from sigmatool.load.sources import Source, read_error
 from sigmatool.options import InputOptions
