@@ -17,7 +17,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from sigmatool.figures.embed import png_data
+from sigmatool.figures.plot import png_data
 from sigmatool.render.spark import BLOCKS, Sparkline, blocks, spark_lines
 from sigmatool.render.table import View, print_table
 from tests.conftest import BIGMATH, ROOT, TOY, csv_of, invoke

@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sigmatool.figures.embed import png_data
+from sigmatool.figures.plot import png_data
 from tests.conftest import BIGMATH, ROOT, TOY, csv_of, invoke
 from tests.make_figures import FIGURES, REPORT, make
 

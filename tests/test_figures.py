@@ -34,7 +34,7 @@ from sigmatool.figures import (
     write_atomic,
 )
 from sigmatool.figures.difficulty import cells_of, shares
-from sigmatool.figures.embed import png_data
+from sigmatool.figures.plot import png_data
 from sigmatool.figures.style import GREY, GROUP_COLOURS, LIGHT
 from sigmatool.load import read_histogram
 from sigmatool.options import GroupSizeOptions, InputOptions

@@ -152,7 +152,7 @@ def test_skywork_count_direction_can_be_given(skywork_parquet: Path) -> None:
 def test_skywork_value_17_is_outside_the_count_range(skywork_parquet: Path) -> None:
     out = parse_frame(skywork_parquet, "extra_info.model_difficulty.DeepSeek-R1-Distill-Qwen-32B")
     raw = [r["extra_info"]["model_difficulty"]["DeepSeek-R1-Distill-Qwen-32B"] for r in skywork_rows()]  # type: ignore[index]
-    expected = [forms.values.COUNT_RANGE if v > 16 else None for v in raw]
+    expected = [forms.COUNT_RANGE if v > 16 else None for v in raw]
     assert expected == out["problem"].to_list()
 
 
@@ -174,7 +174,7 @@ def test_openr1_llama_null_list_is_missing(openr1: Path) -> None:
 
 def test_openr1_llama_all_null_list_has_no_graded_answers(openr1: Path) -> None:
     out = parse_frame(openr1, "correctness_llama")
-    assert forms.values.LIST_EMPTY == out["problem"][3]
+    assert forms.LIST_EMPTY == out["problem"][3]
 
 
 def test_openr1_skipped_null_elements_are_counted(openr1: Path) -> None:
@@ -184,12 +184,12 @@ def test_openr1_skipped_null_elements_are_counted(openr1: Path) -> None:
 
 def test_openr1_null_elements_can_make_a_row_invalid(openr1: Path) -> None:
     out = parse_frame(openr1, "correctness_math_verify", nulls="invalid")
-    assert forms.values.LIST_NULL == out["problem"][3]
+    assert forms.LIST_NULL == out["problem"][3]
 
 
 def test_guru_nan_is_an_error_by_default(guru: Path) -> None:
     out = parse_frame(guru, "qwen2.5_7b_pass_rate")
-    expected = [forms.values.NAN_RATE if math.isnan(v) else None for v in GURU_RATES]
+    expected = [forms.NAN_RATE if math.isnan(v) else None for v in GURU_RATES]
     assert expected == out["problem"].to_list()
 
 
@@ -237,15 +237,15 @@ def problems_of(
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("x/8", forms.values.NOT_FRACTION),
-        ("3/8.0", forms.values.NOT_FRACTION),
-        ("-1/8", forms.values.NOT_FRACTION),
-        ("", forms.values.NOT_FRACTION),
-        ("3 8", forms.values.NOT_FRACTION),
-        ("99999999999999999999/8", forms.values.NOT_FRACTION),
-        ("9/8", forms.values.K_ABOVE_N),
-        ("0/0", forms.values.N_ZERO),
-        ("3/0", forms.values.N_ZERO),
+        ("x/8", forms.NOT_FRACTION),
+        ("3/8.0", forms.NOT_FRACTION),
+        ("-1/8", forms.NOT_FRACTION),
+        ("", forms.NOT_FRACTION),
+        ("3 8", forms.NOT_FRACTION),
+        ("99999999999999999999/8", forms.NOT_FRACTION),
+        ("9/8", forms.K_ABOVE_N),
+        ("0/0", forms.N_ZERO),
+        ("3/0", forms.N_ZERO),
     ],
 )
 def test_bad_fraction_is_named(text: str, problem: str) -> None:
@@ -255,11 +255,11 @@ def test_bad_fraction_is_named(text: str, problem: str) -> None:
 @pytest.mark.parametrize(
     ("value", "problem"),
     [
-        ("abc", forms.values.NOT_A_NUMBER),
-        ("nan", forms.values.NAN_RATE),
-        ("1.5", forms.values.RATE_RANGE),
-        ("-0.1", forms.values.RATE_RANGE),
-        ("inf", forms.values.RATE_RANGE),
+        ("abc", forms.NOT_A_NUMBER),
+        ("nan", forms.NAN_RATE),
+        ("1.5", forms.RATE_RANGE),
+        ("-0.1", forms.RATE_RANGE),
+        ("inf", forms.RATE_RANGE),
     ],
 )
 def test_bad_rate_is_named(value: str, problem: str) -> None:
@@ -267,12 +267,12 @@ def test_bad_rate_is_named(value: str, problem: str) -> None:
 
 
 def test_rate_off_the_sample_grid_is_named() -> None:
-    assert [forms.values.RATE_NOT_WHOLE] == problems_of([1 / 9], forms.rate_form(pl.col("v"), samples=64))
+    assert [forms.RATE_NOT_WHOLE] == problems_of([1 / 9], forms.rate_form(pl.col("v"), samples=64))
 
 
 @pytest.mark.parametrize(
     ("value", "problem"),
-    [(2.5, forms.values.COUNT_NOT_WHOLE), (-1.0, forms.values.COUNT_RANGE), (17.0, forms.values.COUNT_RANGE)],
+    [(2.5, forms.COUNT_NOT_WHOLE), (-1.0, forms.COUNT_RANGE), (17.0, forms.COUNT_RANGE)],
 )
 def test_bad_count_is_named(value: float, problem: str) -> None:
     assert [problem] == problems_of([value], forms.count_form(pl.col("v"), samples=16))
@@ -280,7 +280,7 @@ def test_bad_count_is_named(value: float, problem: str) -> None:
 
 @pytest.mark.parametrize(
     ("values", "problem"),
-    [([0, 2], forms.values.LIST_VALUE), ([], forms.values.LIST_EMPTY), ([None], forms.values.LIST_EMPTY)],
+    [([0, 2], forms.LIST_VALUE), ([], forms.LIST_EMPTY), ([None], forms.LIST_EMPTY)],
 )
 def test_bad_list_is_named(values: list[int | None], problem: str) -> None:
     built = forms.list_form(pl.col("v"))
@@ -318,7 +318,7 @@ def test_fraction_parses_any_well_formed_text(k: int, extra: int, left: str, rig
     frame = pl.DataFrame({"v": [f"{left}{k}{right}/{left}{n}{right}"]})
     parsed = forms.fraction_form(pl.col("v"))
     out = frame.select(parsed.k, parsed.n, parsed.problem)
-    expected = (k, n, None) if n >= 1 else (None, None, forms.values.N_ZERO)
+    expected = (k, n, None) if n >= 1 else (None, None, forms.N_ZERO)
     assert expected == out.row(0)
 
 

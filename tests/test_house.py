@@ -1,8 +1,25 @@
-"""The house rules that keep sigmatool readable: small modules, short functions, layers pointing down."""
+"""The house rules that keep sigmatool readable: one concept per module, short functions, no import cycle,
+layers pointing down.
+
+- **One concept per module, no line cap.** A module holds one concept, however long that makes it. A module
+  over 700 lines says why in its docstring, in a sentence that starts with "Long because" (for example
+  "Long because the eleven trainer layouts share one reader loop."). A module split only to stay short is
+  merged back to its concept.
+- **Functions stay short**: at most 60 lines each.
+- **No import cycle.** The import graph has an edge for EVERY explicit import of a sigmatool module: at the
+  top of a module, inside a function (lazy), and under ``if TYPE_CHECKING:``. ``from sigmatool.a import x``
+  is an edge to ``sigmatool.a.x`` when that is a module, else to ``sigmatool.a`` (the package's
+  ``__init__``); relative imports are resolved the same way. Python's running of a parent package's
+  ``__init__`` on the way to a submodule is not an edge.
+- **No arrow up.** Each module belongs to a layer (:data:`LAYERS`, bottom first) and imports only from its
+  own layer and the ones below: errors, options and kernels at the bottom, the command line at the top.
+"""
 
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,8 +28,19 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "sigmatool"
 MODULES = sorted(PACKAGE.rglob("*.py"))
-MAX_MODULE_LINES = 450
+LONG_MODULE_LINES = 700
 MAX_FUNCTION_LINES = 60
+LONG_BECAUSE = re.compile(r"(?:\A|[.:;!?]\s)\s*Long because\s+\S")
+
+# Import cycles that another change removes; each entry is one strongly connected component, as a set of
+# modules. Keep this empty once that change is in.
+TEMPORARILY_ALLOWED_CYCLES: list[frozenset[str]] = [
+    frozenset({"sigmatool.silent", "sigmatool.silent_curve"}),
+]
+
+
+def _ids(path: Path) -> str:
+    return str(path.relative_to(ROOT))
 
 
 def _functions(path: Path) -> list[tuple[str, int]]:
@@ -24,20 +52,175 @@ def _functions(path: Path) -> list[tuple[str, int]]:
     ]
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_module_is_longer_than_450_lines(path: Path) -> None:
-    assert MAX_MODULE_LINES >= len(path.read_text().splitlines())
+@pytest.mark.parametrize("path", MODULES, ids=_ids)
+def test_a_module_over_700_lines_says_why(path: Path) -> None:
+    if len(path.read_text().splitlines()) <= LONG_MODULE_LINES:
+        return
+    docstring = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert LONG_BECAUSE.search(" ".join(docstring.split())), "no sentence starting 'Long because'"
 
 
-@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", MODULES, ids=_ids)
+def test_every_module_says_its_job_in_a_docstring(path: Path) -> None:
+    assert ast.get_docstring(ast.parse(path.read_text()))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_ids)
 def test_no_function_is_longer_than_60_lines(path: Path) -> None:
     assert [] == [(name, lines) for name, lines in _functions(path) if lines > MAX_FUNCTION_LINES]
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
+def test_the_long_module_rule_finds_its_sentence() -> None:
+    assert LONG_BECAUSE.search("Trainer dumps. Long because every layout is read here.")
+
+
+def test_the_long_module_rule_wants_a_sentence_of_its_own() -> None:
+    assert not LONG_BECAUSE.search("Not Long because of anything.")
+
+
+# --------------------------------------------------------------------------------------------- the graph
+
+
+def module_name(path: Path) -> str:
+    """``sigmatool/load/__init__.py`` → ``sigmatool.load``; ``sigmatool/load/rows.py`` → ``sigmatool.load.rows``."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_from(module: str, is_package: bool, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from … import`` names, relative ones resolved against ``module``."""
+    if not node.level:
+        return node.module or ""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, *([node.module] if node.module else [])])
+
+
+def imported_modules(path: Path, modules: set[str]) -> Iterator[str]:
+    """Every sigmatool module that ``path`` imports explicitly, wherever the import statement is."""
+    module = module_name(path)
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name.split(".")[0] == "sigmatool")
+        elif isinstance(node, ast.ImportFrom):
+            base = _imported_from(module, path.name == "__init__.py", node)
+            if base.split(".")[0] != "sigmatool":
+                continue
+            for alias in node.names:
+                yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+
+
+def import_graph(paths: list[Path]) -> dict[str, set[str]]:
+    modules = {module_name(p) for p in paths}
+    return {module_name(p): {m for m in imported_modules(p, modules) if m != module_name(p)} for p in paths}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[frozenset[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            target = next((t for t in edges if t in graph), None)
+            if target is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = stack[stack.index(node) :]
+                    del stack[stack.index(node) :]
+                    if len(component) > 1:
+                        found.append(frozenset(component))
+            elif target not in index:
+                index[target] = low[target] = len(index)
+                stack.append(target)
+                work.append((target, iter(sorted(graph[target]))))
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+    return found
+
+
+GRAPH = import_graph(MODULES)
+
+
+def test_the_graph_sees_lazy_and_type_only_imports() -> None:
+    assert {"sigmatool.figures", "sigmatool.load"} <= GRAPH["sigmatool.cli.run"]
+
+
+def test_the_graph_resolves_a_submodule_named_in_from_import() -> None:
+    assert "sigmatool.kernels" in GRAPH["sigmatool.figures.groupsize"]
+
+
+def test_the_cycle_finder_finds_a_cycle_of_three() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
+    assert [frozenset({"a", "b", "c"})] == cycles(graph)
+
+
+def test_no_import_cycle() -> None:
+    found = [c for c in cycles(GRAPH) if c not in TEMPORARILY_ALLOWED_CYCLES]
+    assert [] == [sorted(c) for c in found]
+
+
+# --------------------------------------------------------------------------------------------- layers
+
+# Bottom first. A module's layer is that of its top-level name under sigmatool (sigmatool.load.rows: load).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "options", "kernels", "cleanup", "memory"),  # the vocabulary every layer shares
+    ("load", "render", "frames", "segments", "sums"),  # reading the input, writing outputs, cells
+    ("estimators", "prior"),  # a prompt's value under an estimator
+    ("silent", "silent_curve", "budget", "groupsize", "simulate", "plan", "track", "sql", "__init__"),
+    ("figures",),
+    ("report",),
+    ("cli",),
+    ("entry", "__main__", "examplerun"),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+# Imports that a layer never makes although the ranks would allow them.
+FORBIDDEN = {
+    "sigmatool.kernels": ("polars",),
+    "sigmatool.options": ("polars", "numpy"),
+    "sigmatool.load": ("sigmatool.render",),
+    "sigmatool.render": ("sigmatool.load",),
+}
+
+
+def _top(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_module_has_a_layer() -> None:
+    assert [] == sorted({_top(m) for m in GRAPH} - set(RANK))
+
+
+@pytest.mark.parametrize("layer", [name for names in LAYERS for name in names])
+def test_no_arrow_up(layer: str) -> None:
+    up = [
+        (module, target)
+        for module, targets in GRAPH.items()
+        if _top(module) == layer
+        for target in targets
+        if RANK.get(_top(target), -1) > RANK[layer]
+    ]
+    assert [] == sorted(up)
+
+
+def test_errors_import_nothing() -> None:
+    assert set() == GRAPH["sigmatool.errors"]
+
+
+def _all_imports(path: Path) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module:
             found.add(node.module)
         elif isinstance(node, ast.Import):
@@ -45,29 +228,13 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-# Lower layers never import upper ones: the CLI is the top; options, errors and kernels are the bottom.
-FORBIDDEN = {
-    "sigmatool/kernels": (
-        "sigmatool.load",
-        "sigmatool.render",
-        "sigmatool.cli",
-        "sigmatool.options",
-        "polars",
-    ),
-    "sigmatool/options": ("sigmatool.load", "sigmatool.render", "sigmatool.cli", "polars", "numpy"),
-    "sigmatool/load": ("sigmatool.render", "sigmatool.cli"),
-    "sigmatool/render": ("sigmatool.load", "sigmatool.cli"),
-    "sigmatool/errors.py": ("sigmatool.", "polars", "numpy"),
-}
-
-
-@pytest.mark.parametrize("layer", list(FORBIDDEN))
-def test_layers_import_only_downwards(layer: str) -> None:
-    paths = [p for p in MODULES if str(p.relative_to(ROOT)).startswith(layer)]
+@pytest.mark.parametrize("package", list(FORBIDDEN))
+def test_layers_keep_out_of_their_forbidden_imports(package: str) -> None:
+    paths = [p for p in MODULES if module_name(p) == package or module_name(p).startswith(package + ".")]
     wrong = [
-        (str(p.relative_to(ROOT)), name)
+        (_ids(p), name)
         for p in paths
-        for name in _imports(p)
-        if any(name == f or name.startswith(f) for f in FORBIDDEN[layer])
+        for name in _all_imports(p)
+        if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[package])
     ]
     assert [] == wrong

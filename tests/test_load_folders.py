@@ -14,8 +14,7 @@ from polars.testing import assert_frame_equal
 
 from sigmatool.errors import DataError
 from sigmatool.load import dataset, histogram, read_histogram
-from sigmatool.load.failures import data_error
-from sigmatool.load.sources import Source
+from sigmatool.load.sources import Source, data_error
 from sigmatool.options import InputOptions
 from tests.conftest import csv_of, invoke
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sigmatool.plan.simulation import STRATEGIES, SUMMARY_COLUMNS, even_sizes
+from sigmatool.simulate.planned import STRATEGIES, SUMMARY_COLUMNS, even_sizes
 from tests.conftest import BIGMATH, csv_of, headline, invoke
 
 SMALL = ("--prompts", "300", "--steps", "6")

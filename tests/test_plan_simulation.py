@@ -7,8 +7,8 @@ import polars as pl
 import pytest
 
 from sigmatool.errors import UsageError
-from sigmatool.plan.simulation import STRATEGIES, SUMMARY_COLUMNS, simulate_plan
 from sigmatool.simulate import simulate
+from sigmatool.simulate.planned import STRATEGIES, SUMMARY_COLUMNS, simulate_plan
 
 START = np.linspace(0.05, 0.95, 40)
 

@@ -17,9 +17,7 @@ from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, ReportFile
 
 if TYPE_CHECKING:
-    import polars as pl
-
-    from sigmatool.report import PlanFrames, ReportInput
+    from sigmatool.report import ReportInput
 
 
 class ReportFormat(str, Enum):
@@ -122,16 +120,19 @@ def report_command(
     if plan_budget is not None and (by or len(everything.paths) > 1):
         raise UsageError("--plan-budget plans one input: give one DATA and no --by")
     run.check(everything, OutputOptions(), ("-o", target.path))
-    from sigmatool.report import ReportOptions, build_report
+    from sigmatool.report import ReportOptions, build_report, plan_frames_of, track_frame_of
 
     names = labels(everything.paths)
     each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
     items = [_input(one, name) for one, name in zip(each, names or [None], strict=True)]
+    tracked = everything.trainer is not None
+    if tracked and len(each) > 1:
+        run.note(["the report tracks one run: give one DATA for its track section"])
     options = ReportOptions(
         title=title,
         estimator=estimator.value,
-        track=_track(everything, len(each)),
-        plan=None if plan_budget is None else _plan(items[0], plan_budget),
+        track=track_frame_of(everything) if tracked and len(each) == 1 else None,
+        plan=None if plan_budget is None else plan_frames_of(items[0], plan_budget),
     )
     report = build_report(items, options=options)
     if target.format == "md":
@@ -145,30 +146,3 @@ def _input(options: InputOptions, label: str | None) -> ReportInput:
 
     with run.histogram_of(options) as hist:
         return described(hist, label)
-
-
-def _track(inputs: InputOptions, count: int) -> pl.DataFrame | None:
-    """The run's track (as ``sigmatool track`` makes it) when the one input is a trainer's dumps."""
-    if inputs.trainer is None:
-        return None
-    if count > 1:
-        run.note(["the report tracks one run: give one DATA for its track section"])
-        return None
-    from sigmatool import load, track
-    from sigmatool.cli.track import groups_of
-    from sigmatool.figures.commands import track_frame
-
-    return track_frame(track.track_groups(groups_of(load.trainer_log(inputs), notes=False), None))
-
-
-def _plan(item: ReportInput, budget: float) -> PlanFrames:
-    """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's section."""
-    from sigmatool.figures.commands import plan_frames
-    from sigmatool.options.plan import plan_options
-    from sigmatool.plan.core import plan_values
-    from sigmatool.plan.groups import plan_input
-    from sigmatool.report import PlanFrames
-
-    options = plan_options(budget=budget)
-    allocation, comparison = plan_frames(plan_values(*plan_input(item.hist), options))
-    return PlanFrames(allocation, comparison, options.objective)

@@ -199,7 +199,7 @@ def _simulate_plan(
     """The run at planned sizes against uniform G, and its table view."""
     import polars as pl
 
-    from sigmatool.plan import simulation
+    from sigmatool.simulate import planned as simulation
 
     common: dict[str, Any] = {
         "prompts": options.prompts,

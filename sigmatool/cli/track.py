@@ -151,12 +151,13 @@ def track_command(
     )
     from sigmatool import load, track
     from sigmatool.render import write_frame
+    from sigmatool.track.rates import rate_table
     from sigmatool.track.view import summary_frame, view
 
     groups = groups_of(load.trainer_log(inputs))
     rates = None
     if options.pass_rates is not None:
-        rates, notes = load.rate_table(options.pass_rates, options.rates_key, options.rates_col)
+        rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
         run.note(notes)
     result = track.track_groups(groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap)
     _check_matched(result, options)
@@ -179,27 +180,12 @@ def _inputs(dumps: list[str], log: LogOptions) -> InputOptions:
     )
 
 
-def groups_of(trainer_log: TrainerLog, notes: bool = True) -> pl.DataFrame:
-    """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted
-    (unless ``notes`` is false: the log was read, and noted, before)."""
-    import polars as pl
+def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:
+    """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted."""
+    from sigmatool.track.groups import dump_groups
 
-    from sigmatool import track
-    from sigmatool.load.trainers import describe_bad_rows
-
-    try:
-        groups = track.group_table(trainer_log.frame)
-    except pl.exceptions.PolarsError as exc:
-        lines = str(exc).strip().splitlines() or [type(exc).__name__]
-        raise DataError(f"cannot read the {trainer_log.trainer} dump: {lines[0]}") from exc
-    if int(groups["bad"].sum()):
-        raise DataError(describe_bad_rows(trainer_log))
-    missing = int(groups["missing"].sum())
-    skipped = (
-        [f"{trainer_log.trainer}: skipped {missing:,} rollout(s) with a missing reward"] if missing else []
-    )
-    if notes:
-        run.note([*trainer_log.notes, *skipped])
+    groups, notes = dump_groups(trainer_log)
+    run.note(notes)
     return groups
 
 

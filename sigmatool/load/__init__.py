@@ -25,16 +25,15 @@ from sigmatool.load import histogram as _histogram
 from sigmatool.load import rows as _rows
 from sigmatool.load.columns import pick_rate_column, project, reward_flags, rollout_frame, source_schema
 from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
-from sigmatool.load.failures import first_line
 from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.logs import trainer_dataset, trainer_log
 from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
-from sigmatool.load.rates import rate_table
 from sigmatool.load.rows import Rows, streams
 from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
     bundled_sample,
+    first_line,
     opened,
     parquet_rows,
     sample_options,
@@ -57,7 +56,6 @@ __all__ = [
     "opened",
     "parquet_rows",
     "per_prompt_frame",
-    "rate_table",
     "read_histogram",
     "rows",
     "sample_histogram",

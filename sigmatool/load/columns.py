@@ -14,7 +14,6 @@ from collections.abc import Sequence
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.load.failures import read_error
 from sigmatool.load.names import (
     BAD,
     BAD_REWARDS,
@@ -30,7 +29,7 @@ from sigmatool.load.names import (
     ROW,
     USABLE,
 )
-from sigmatool.load.sources import Source, csv_header
+from sigmatool.load.sources import Source, csv_header, read_error
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 

@@ -14,8 +14,8 @@ import polars as pl
 from sigmatool.errors import DataError
 from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
-from sigmatool.load.failures import data_error
 from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_N, RAW_P, RAW_W, UNGRADED
+from sigmatool.load.sources import data_error
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
 from sigmatool.memory import budgeted, honoured

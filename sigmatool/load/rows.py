@@ -15,9 +15,9 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.load.dataset import Dataset, rate_value, weight_expr
-from sigmatool.load.failures import first_line
 from sigmatool.load.histogram import Reload, check_rows, finish_group, suspect_query, text_columns
 from sigmatool.load.names import RAW_P
+from sigmatool.load.sources import first_line
 from sigmatool.load.validate import usable_expr
 
 # The first rows decide: this many are read, and if more than this share of them are distinct (a distinct

@@ -16,18 +16,18 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load.failures import read_error
 from sigmatool.load.forms import (
+    FRACTION_PATTERN,
     KNOWN_COLUMNS,
+    PROBLEMS,
     count_form,
     fraction_form,
     leaf_paths,
     list_form,
     resolve_leaf,
 )
-from sigmatool.load.forms.values import FRACTION_PATTERN, PROBLEMS
 from sigmatool.load.names import PROBLEM, RAW_K, RAW_N, UNGRADED
-from sigmatool.load.sources import Source
+from sigmatool.load.sources import Source, read_error
 from sigmatool.options import InputOptions
 
 COUNTED = ("fraction", "list", "count")

@@ -3,7 +3,7 @@
 :mod:`.core` makes one plan (:func:`plan`, :func:`plan_values`) with :mod:`.curves`, :mod:`.hull`,
 :mod:`.allocate` and :mod:`.reach`; :mod:`.compare` sets it against uniform G; :mod:`.groups` makes one per
 ``--by`` group; :mod:`.export` and :mod:`.rows` put it on the user's rows; :mod:`.report` is its table view;
-:mod:`.simulation` trains with it in the controlled run.
+:mod:`sigmatool.simulate.planned` trains with it in the controlled run.
 """
 
 from __future__ import annotations

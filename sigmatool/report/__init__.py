@@ -6,8 +6,9 @@ groups) are compared side by side.
 
 from __future__ import annotations
 
-from sigmatool.report.build import Headline, Report, build_report
+from sigmatool.report.build import Report, build_report, plan_frames_of, track_frame_of
 from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions, described, report_input
+from sigmatool.report.page import Headline
 
 __all__ = [
     "Headline",
@@ -17,5 +18,7 @@ __all__ = [
     "ReportOptions",
     "build_report",
     "described",
+    "plan_frames_of",
     "report_input",
+    "track_frame_of",
 ]

@@ -1,4 +1,5 @@
-"""Build a report: run the analyses on every input, draw their figures, keep the frames for the tables."""
+"""Build a report: run the analyses on every input (and a run's track or a rollout plan when asked), draw
+their figures, keep the frames for the tables."""
 
 from __future__ import annotations
 
@@ -25,15 +26,11 @@ from sigmatool.figures import (
     track_figure,
     write_atomic,
 )
-from sigmatool.report.model import ReportInput, ReportOptions, combine
-
-
-@dataclass(frozen=True)
-class Headline:
-    """The sentences that sum one input up."""
-
-    label: str
-    sentences: tuple[str, ...]
+from sigmatool.options import InputOptions
+from sigmatool.report.html import render_html
+from sigmatool.report.markdown import write_markdown
+from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions, combine
+from sigmatool.report.page import Headline, Page, inputs_table, sections, settings
 
 
 @dataclass(eq=False)
@@ -50,11 +47,23 @@ class Report:
     headlines: tuple[Headline, ...]
     plots: dict[str, Plot]
 
+    def page(self) -> Page:
+        """What the report shows, in order, for its writers."""
+        o = self.options
+        return Page(
+            title=o.title,
+            labels=tuple(i.label for i in self.inputs),
+            inputs=inputs_table(self.inputs),
+            settings=tuple(settings(o, tuple(self.silent), self.by)),
+            notes=tuple((i.label, note) for i in self.inputs for note in i.notes),
+            headlines=self.headlines,
+            sections=tuple(sections(self.silent, self.budget, self.groupsize, self.by, o.track, o.plan)),
+            plots=self.plots,
+        )
+
     def html(self) -> str:
         """The report as one self-contained HTML page."""
-        from sigmatool.report.html import render_html
-
-        return render_html(self)
+        return render_html(self.page())
 
     def write_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the HTML page, atomically."""
@@ -64,9 +73,7 @@ class Report:
 
     def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "svg") -> Path:
         """Write the report as Markdown, its figures (``svg`` or ``png``) in a folder beside it."""
-        from sigmatool.report.markdown import write_markdown
-
-        return write_markdown(self, Path(path), figure_format)
+        return write_markdown(self.page(), Path(path), figure_format)
 
 
 def _silent(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> dict[str, pl.DataFrame]:
@@ -158,3 +165,26 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
         headlines=tuple(_headline(i, o) for i in inputs),
         plots=_plots(hist, by, frames, silents, o, source),
     )
+
+
+def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
+    """The per-step track of the run in a trainer's dumps (``inputs.trainer``), as ``sigmatool track`` makes
+    it, for the report's track section; the log's notes are left out (reading the input noted them)."""
+    from sigmatool import load, track
+    from sigmatool.figures.commands import track_frame
+    from sigmatool.track.groups import dump_groups
+
+    groups, _ = dump_groups(load.trainer_log(inputs))
+    return track_frame(track.track_groups(groups, None))
+
+
+def plan_frames_of(item: ReportInput, budget: float) -> PlanFrames:
+    """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's plan section."""
+    from sigmatool.figures.commands import plan_frames
+    from sigmatool.options.plan import plan_options
+    from sigmatool.plan.core import plan_values
+    from sigmatool.plan.groups import plan_input
+
+    options = plan_options(budget=budget)
+    allocation, comparison = plan_frames(plan_values(*plan_input(item.hist), options))
+    return PlanFrames(allocation, comparison, options.objective)

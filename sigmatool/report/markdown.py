@@ -9,9 +9,7 @@ from urllib.parse import quote
 from sigmatool.errors import OutputError, UsageError
 from sigmatool.figures import write_atomic
 from sigmatool.options import check_folder
-from sigmatool.report.build import Report
-from sigmatool.report.sections import LEDE, footer_text, input_table, sections, settings
-from sigmatool.report.tables import Table
+from sigmatool.report.page import Page, Table
 
 FIGURE_FORMATS = ("svg", "png")
 # Every ASCII punctuation mark that can start Markdown or HTML markup; a backslash makes it literal.
@@ -35,35 +33,35 @@ def table_md(caption: str, t: Table) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(report: Report, figures: dict[str, str]) -> str:
+def render_markdown(page: Page, figures: dict[str, str]) -> str:
     """The report's text; ``figures`` maps a plot's key to the relative link of its file."""
     out = [
-        f"# {md(report.options.title)}",
+        f"# {md(page.title)}",
         "",
-        LEDE,
+        page.lede,
         "",
         "## Input",
         "",
-        table_md("Inputs", input_table(report)),
+        table_md("Inputs", page.inputs),
         "",
     ]
-    out += [f"- {k}: {md(v)}" for k, v in settings(report)]
-    out += [f"- note: {md(i.label)}: {md(note)}" for i in report.inputs for note in i.notes]
+    out += [f"- {k}: {md(v)}" for k, v in page.settings]
+    out += [f"- note: {md(label)}: {md(note)}" for label, note in page.notes]
     out += ["", "## In short", ""]
-    for h in report.headlines:
+    for h in page.headlines:
         out += [f"### {md(h.label)}", "", *(f"- {s}" for s in h.sentences), ""]
-    for section in sections(report):
+    for section in page.sections:
         out += [f"## {section.title}", "", section.intro, ""]
         if section.plot is not None:
-            plot = report.plots[section.plot]
+            plot = page.plots[section.plot]
             out += [f"![{section.title}]({figures[section.plot]})", "", f"*{md(plot.caption)}*", ""]
         for caption, t in section.tables:
             out += [table_md(caption, t), ""]
-    out += ["---", "", footer_text(), ""]
+    out += ["---", "", page.footer, ""]
     return "\n".join(out)
 
 
-def write_markdown(report: Report, path: Path, figure_format: str = "svg") -> Path:
+def write_markdown(page: Page, path: Path, figure_format: str = "svg") -> Path:
     """Write ``path`` and its figures into ``<stem>_figures/`` beside it (created if needed), atomically each."""
     if figure_format not in FIGURE_FORMATS:
         raise UsageError(f"Markdown figures are svg or png, not {figure_format!r}")
@@ -74,8 +72,8 @@ def write_markdown(report: Report, path: Path, figure_format: str = "svg") -> Pa
     except OSError as exc:
         raise OutputError(f"-o {path}: cannot make the figures' folder {folder}: {exc.strerror}") from None
     links = {}
-    for key, plot in report.plots.items():
+    for key, plot in page.plots.items():
         plot.save(folder / f"{key}.{figure_format}", option="-o")
         links[key] = quote(f"{folder.name}/{key}.{figure_format}")
-    write_atomic(path, render_markdown(report, links).encode("utf-8"), option="-o")
+    write_atomic(path, render_markdown(page, links).encode("utf-8"), option="-o")
     return path

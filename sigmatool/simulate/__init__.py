@@ -3,7 +3,8 @@
 Each prompt is a policy ``p = sigmoid(θ)`` whose score is ``y − p``, so ``s̄₊ − s̄₋ = 1`` and one step moves θ
 by exactly ``lr · gain``: ``σ`` (GRPO), ``σ²`` (Dr. GRPO), or ``σ`` of the first non-silent group out of up to
 T draws (DAPO; 0 when all T are silent), with ``σ = sqrt(k (G − k)) / G`` and ``k ~ Binomial(G, p)``.
-The start population is drawn in :mod:`.start`, the steps are taken in :mod:`.dynamics`.
+The start population is drawn in :mod:`.start`, the steps are taken in :mod:`.dynamics`; :mod:`.planned`
+trains at a rollout plan's group sizes against uniform G.
 
 Randomness: ``np.random.SeedSequence(seed)`` is spawned into fixed streams (PCG64): one samples the start
 population, one per method runs it, one per method measures its gradient shares. A method's stream does

@@ -9,10 +9,14 @@ those that are right.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
+
+if TYPE_CHECKING:
+    from sigmatool.load.trainers import TrainerLog
 
 LOG_COLUMNS = ("step", "group", "prompt", "right", "usable")
 # Optional: ``bad`` (Boolean) marks a present reward that cannot be graded, as the trainer readers give it.
@@ -116,3 +120,22 @@ def pass_rates_of(groups: pl.DataFrame, steps: tuple[int, int] | None = None) ->
         .agg(pl.col("k").sum().cast(pl.Int64), pl.col("G").sum().cast(pl.Int64).alias("n"))
         .sort("prompt")
     )
+
+
+def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
+    """A trainer's dumps as the group table, read once, and notes for people (the log's own, and rollouts
+    skipped for a missing reward); a reward that cannot be graded, or a dump polars cannot read, stops it."""
+    from sigmatool.load.trainers import describe_bad_rows
+
+    try:
+        groups = group_table(trainer_log.frame)
+    except pl.exceptions.PolarsError as exc:
+        lines = str(exc).strip().splitlines() or [type(exc).__name__]
+        raise DataError(f"cannot read the {trainer_log.trainer} dump: {lines[0]}") from exc
+    if int(groups["bad"].sum()):
+        raise DataError(describe_bad_rows(trainer_log))
+    missing = int(groups["missing"].sum())
+    skipped = (
+        [f"{trainer_log.trainer}: skipped {missing:,} rollout(s) with a missing reward"] if missing else []
+    )
+    return groups, [*trainer_log.notes, *skipped]

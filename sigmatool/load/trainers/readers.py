@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load.failures import first_line
+from sigmatool.load.sources import first_line
 from sigmatool.load.trainers.files import DumpFile
 from sigmatool.load.trainers.rewards import REWARD, RewardRule, describe
 

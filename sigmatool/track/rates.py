@@ -14,8 +14,8 @@ from dataclasses import replace
 import polars as pl
 
 from sigmatool.errors import DataError
+from sigmatool.load import Dataset, histogram, load, opened, per_prompt_frame
 from sigmatool.load.columns import source_schema
-from sigmatool.load.dataset import Dataset
 from sigmatool.options import InputOptions
 
 DEFAULT_KEY = "prompt"
@@ -43,8 +43,6 @@ def _table_options(schema: pl.Schema, label: str, key: str | None, col: str | No
 
 def rate_table(path: str, key: str | None = None, col: str | None = None) -> tuple[pl.DataFrame, list[str]]:
     """``[step], prompt (UInt64), p`` or ``[step], prompt, k, n`` from the table at ``path``, and notes."""
-    from sigmatool.load import histogram, load, opened, per_prompt_frame
-
     with opened(InputOptions(paths=(path,))) as (sources, found):
         schema = source_schema(sources[0])[0]
         options = replace(_table_options(schema, sources[0].label, key, col), paths=(path,))
