@@ -1,57 +1,78 @@
 """The plan on the user's own rows: every input row, unchanged and in order, with the plan's columns.
 
 The rows are read again with all their columns (:func:`sigmatool.load.with_originals`) and each is keyed by
-the value the histogram gave it (its ``--by`` group and p̂, computed by the same expression), so that it
-meets its plan row in a streaming join. A row the analysis skipped (a null or, with ``--skip-invalid``,
+the value the histogram gave it, so that it meets its plan row in a streaming join: with counts, the
+histogram's p̂ of the row's (--by group, k, n), joined on those integers; for a rate column, the rate
+read by the same expression that read it into the histogram. Never by k/n computed again (see
+:mod:`sigmatool.joins`); a usable row that finds no plan row is a bug and raises. A row the analysis skipped (a null or, with ``--skip-invalid``,
 an invalid value) gets no size. A rollout log has one row per answer, so there the rows are its prompts:
 the ``--by`` columns, the prompt id, ``k`` and ``n``, in order of first appearance.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.load import Dataset, usable_expr, with_originals
+from sigmatool.joins import join_values
+from sigmatool.load import Histogram, usable_expr, with_originals
 from sigmatool.load.columns import rollout_aggregates
 from sigmatool.load.dataset import k_expr, n_expr, p_expr
 from sigmatool.load.names import RAW_ID, RAW_N
 from sigmatool.plan.export import ADDED_COLUMNS, KEY, ROW, annotate
 from sigmatool.plan.groups import Plans
 
+USABLE = "__plan_usable"  # the row takes part in the plan (not null, not skipped as invalid)
+K, N = "__plan_k", "__plan_n"  # a usable row's counts (the user's own k and n columns stay as they are)
 
-def dataset_rows(ds: Dataset, plans: Plans) -> pl.LazyFrame:
+
+def dataset_rows(hist: Histogram, plans: Plans) -> pl.LazyFrame:
     """The input's rows with ``group_size``, ``keep``, ``p_used``, ``p_silent_at_G``, ``expected_sigma``,
     ``fidelity_at_G`` added (lazy: sink it). Split values go by ``--id-col``, then row order."""
+    ds = hist.dataset
     if ds.options.rollouts:
-        return _rollout_prompts(ds, plans)
+        return _rollout_prompts(hist, plans)
     full = with_originals(ds)
     clash = [c for c in ADDED_COLUMNS if c in full.columns]
     if clash:
         raise DataError(
             f"the input already has column(s) {', '.join(map(repr, clash))}, which the plan adds; rename them"
         )
-    key = pl.when(usable_expr(full)).then(p_expr(full)).otherwise(None).alias(KEY)
-    lf = full.frame.with_row_index(ROW).with_columns(key)
+    lf = full.frame.with_row_index(ROW).with_columns(usable_expr(full).alias(USABLE))
+    if full.has_counts:
+        lf = _keyed(lf, hist.frame, plans.by, k_expr(full), n_expr(full))
+    else:
+        # The histogram's p of a rate column is this same expression of the same value: the input's own.
+        lf = lf.with_columns(pl.when(pl.col(USABLE)).then(p_expr(full)).alias(KEY))
     order = [RAW_ID, ROW] if ds.options.id_col else [ROW]
     return annotate(lf, *plans.tables(), plans.by, order).select(*full.columns, *ADDED_COLUMNS)
 
 
-def _rollout_prompts(ds: Dataset, plans: Plans) -> pl.LazyFrame:
+def _keyed(lf: pl.LazyFrame, hist: pl.DataFrame, by: Sequence[str], k: pl.Expr, n: pl.Expr) -> pl.LazyFrame:
+    """Rows with ``USABLE`` and their counts ``k``, ``n`` given the value ``KEY`` that the histogram holds
+    for their (--by group, k, n): joined on the integers, so that no row is looked up by a p̂ computed again."""
+    usable = pl.col(USABLE)
+    lf = lf.with_columns(pl.when(usable).then(k).alias(K), pl.when(usable).then(n).alias(N))
+    keys = hist.select(*by, pl.col("k").alias(K), pl.col("n").alias(N), pl.col("p").alias(KEY))
+    return join_values(lf, keys, [*by, K, N], needed=usable)
+
+
+def _rollout_prompts(hist: Histogram, plans: Plans) -> pl.LazyFrame:
     """One row per prompt of a rollout log: ``--by`` columns, the prompt id, k, n and the plan's columns."""
+    ds = hist.dataset
     assert ds.raw is not None
     prompt = ds.options.prompt_col or "prompt"
     per_prompt = (
         ds.raw.group_by([*ds.by, RAW_ID], maintain_order=True)
         .agg(rollout_aggregates())
         .with_row_index(ROW)
-        .with_columns(
-            pl.when(pl.col(RAW_N) > 0).then(p_expr(ds)).otherwise(None).alias(KEY),
-            k_expr(ds),
-            pl.when(pl.col(RAW_N) > 0).then(n_expr(ds)).otherwise(0).alias("n"),
-        )
+        .with_columns(k_expr(ds), pl.when(pl.col(RAW_N) > 0).then(n_expr(ds)).otherwise(0).alias("n"))
+        .with_columns((pl.col("n") > 0).alias(USABLE))
     )
-    out = annotate(per_prompt, *plans.tables(), plans.by, [RAW_ID, ROW])
+    keyed = _keyed(per_prompt, hist.frame, ds.by, pl.col("k"), pl.col("n"))
+    out = annotate(keyed, *plans.tables(), plans.by, [RAW_ID, ROW])
     return out.select(*ds.by, pl.col(RAW_ID).alias(prompt), "k", "n", *ADDED_COLUMNS)
 
 
