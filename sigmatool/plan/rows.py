@@ -5,7 +5,7 @@ the value the histogram gave it, so that it meets its plan row in a streaming jo
 histogram's p̂ of the row's (--by group, k, n), joined on those integers; for a rate column, the rate
 read by the same expression that read it into the histogram. Never by k/n computed again (see
 :mod:`sigmatool.joins`); a usable row that finds no plan row is a bug and raises. A row the analysis skipped (a null or, with ``--skip-invalid``,
-an invalid value) gets no size. A rollout log has one row per answer, so there the rows are its prompts:
+an invalid value) gets no size. A rollout log (``--rollouts``, ``--from``) has one row per answer, so there the rows are its prompts:
 the ``--by`` columns, the prompt id, ``k`` and ``n``, in order of first appearance.
 """
 
@@ -32,7 +32,7 @@ def dataset_rows(hist: Histogram, plans: Plans) -> pl.LazyFrame:
     """The input's rows with ``group_size``, ``keep``, ``p_used``, ``p_silent_at_G``, ``expected_sigma``,
     ``fidelity_at_G`` added (lazy: sink it). Split values go by ``--id-col``, then row order."""
     ds = hist.dataset
-    if ds.options.rollouts:
+    if ds.is_log:
         return _rollout_prompts(hist, plans)
     full = with_originals(ds)
     clash = [c for c in ADDED_COLUMNS if c in full.columns]
@@ -60,7 +60,8 @@ def _keyed(lf: pl.LazyFrame, hist: pl.DataFrame, by: Sequence[str], k: pl.Expr, 
 
 
 def _rollout_prompts(hist: Histogram, plans: Plans) -> pl.LazyFrame:
-    """One row per prompt of a rollout log: ``--by`` columns, the prompt id, k, n and the plan's columns."""
+    """One row per prompt of a rollout log (``--rollouts`` or a trainer's dumps): ``--by`` columns, the prompt
+    id, k, n and the plan's columns."""
     ds = hist.dataset
     assert ds.raw is not None
     prompt = ds.options.prompt_col or "prompt"
