@@ -122,7 +122,7 @@ def test_a_row_without_a_rate_gets_no_size() -> None:
 
 def test_a_rate_the_plan_was_not_made_for_is_a_usage_error() -> None:
     result = plan(np.array([0.5, 0.25]), budget=8)
-    with pytest.raises(UsageError, match="p = 0.75"):
+    with pytest.raises(UsageError, match=r"p = 0\.75"):
         export(pl.LazyFrame({"p": [0.5, 0.75]}), result).collect()
 
 
