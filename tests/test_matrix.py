@@ -303,3 +303,23 @@ def test_prompts_at_three_fifths_of_5_samples_keep_their_size(command: str, tmp_
     rows = csv_of(invoke(*args, *(("--budget", "8") if command == "plan" else ())))
     column = "keep" if command == "plan" else "reachable"
     assert 0 == rows[column].null_count()
+
+
+@pytest.mark.parametrize("samples", [10, 50])
+def test_plan_by_group_of_rates_of_n_samples_sizes_every_prompt(samples: int, tmp_path: Path) -> None:
+    lines = [f"q{k}_{g},{g},{k / samples!r}\n" for g in ("a", "b") for k in range(samples + 1)]
+    (tmp_path / "by.csv").write_text("".join(["id,group,pass_rate\n", *lines]))
+    args = (
+        "plan",
+        tmp_path / "by.csv",
+        "--samples",
+        samples,
+        "--by",
+        "group",
+        "--budget",
+        "8",
+        "--id-col",
+        "id",
+    )
+    rows = csv_of(invoke(*args, "--per-prompt", "-f", "csv"))
+    assert 0 == rows["group_size"].null_count()
