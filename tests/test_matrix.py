@@ -89,7 +89,7 @@ def _rates_file(folder: Path, rng: np.random.Generator, n: int, name: str) -> Ro
 
 def _counts_file(folder: Path, rng: np.random.Generator) -> Route:
     """k of n with n varying by prompt, so that several (k, n) share a pass rate (1/2, 2/4, 4/8, 8/16)."""
-    n = rng.choice([4, 6, 8, 12, 16], size=PROMPTS)
+    n = rng.choice([4, 8, 16], size=PROMPTS)
     k = rng.binomial(n, _beta(rng, PROMPTS))
     ids = tuple(f"q{i}" for i in range(PROMPTS))
     pl.DataFrame({"id": ids, "k": k, "n": n}).write_csv(folder / "counts.csv")
@@ -107,8 +107,8 @@ def _samples_file(folder: Path, rng: np.random.Generator, samples: int) -> Route
 
 
 def _rollouts_file(folder: Path, rng: np.random.Generator) -> Route:
-    """One row per answer, 4 to 10 answers per prompt, shuffled; every 13th prompt's rewards all missing."""
-    p, answers = _beta(rng, PROMPTS), rng.integers(4, 11, size=PROMPTS)
+    """One row per answer, 4 to 6 answers per prompt, shuffled; every 13th prompt's rewards all missing."""
+    p, answers = _beta(rng, PROMPTS), rng.integers(4, 7, size=PROMPTS)
     rows = [
         (f"q{i}", None if i % 13 == 0 else int(rng.random() < p[i]))
         for i in range(PROMPTS)
