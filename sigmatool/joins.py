@@ -29,6 +29,13 @@ class UnmatchedRowsError(AssertionError):
     """Usable per-prompt rows found no row of their value's table: a bug in sigmatool."""
 
 
+def counts_key(k: pl.Expr, n: pl.Expr, n_max: int) -> pl.Expr:
+    """One Int64 per count pair, ``k·(n_max + 1) + n``: a join on one integer column is about twice as fast
+    as on two. Null where n is past ``n_max`` or k is not in 0…n, where it could meet another pair's key."""
+    fits = (n >= 0) & (n <= n_max) & (k >= 0) & (k <= n)
+    return pl.when(fits).then(k.cast(pl.Int64) * (n_max + 1) + n.cast(pl.Int64))
+
+
 def join_values(
     rows: pl.LazyFrame,
     table: pl.DataFrame,

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from sigmatool.errors import SigmaError
-from sigmatool.joins import UnmatchedRowsError, join_frame, join_values
+from sigmatool.joins import UnmatchedRowsError, counts_key, join_frame, join_values
 
 TABLE = pl.DataFrame({"k": [1, 2, 1], "n": [2, 4, 4], "value": [10.0, 20.0, 30.0]})
 RATES = pl.DataFrame({"p": [0.25, 0.5, 0.7], "value": [1.0, 2.0, 3.0]})
@@ -62,3 +62,15 @@ def test_many_distinct_rates_are_found_by_search() -> None:
     rows = table.select("p").reverse().lazy()
     out = join_values(rows, table, ["p"]).collect(engine="streaming")
     assert (out["p"] * 2).to_list() == out["double"].to_list()
+
+
+def test_every_count_pair_has_its_own_key() -> None:
+    pairs = pl.DataFrame([(k, n) for n in range(17) for k in range(n + 1)], schema=["k", "n"], orient="row")
+    keys = pairs.select(counts_key(pl.col("k"), pl.col("n"), 16))["k"]
+    assert pairs.height == keys.n_unique()
+
+
+@pytest.mark.parametrize(("k", "n"), [(0, 17), (5, 4), (-1, 4)])
+def test_a_pair_outside_the_table_has_no_key(k: int, n: int) -> None:
+    key = pl.select(counts_key(pl.lit(k), pl.lit(n), 16)).item()
+    assert key is None

@@ -57,22 +57,35 @@ def annotate(
     split: pl.DataFrame,
     keys: Sequence[str],
     order: Sequence[str],
+    *,
+    via: pl.DataFrame | None = None,
+    needed: pl.Expr | None = None,
     error: Raise = UnmatchedRowsError,
 ) -> pl.LazyFrame:
     """Add the plan's columns to rows that carry ``keys``, the value ``KEY`` and their ``order`` columns.
 
     ``every`` and ``split`` are :meth:`Plan.tables` with ``keys`` and ``KEY`` (``p`` is the pass rate used).
-    One join on the value gives every row its size; the few rows of split values that take the other size
-    are joined again, by row, with a table as small as they are. A row with a value (``KEY`` not null) that
-    is not in the plan raises ``error``.
+    With ``via`` (``keys``, the rows' own value columns such as their counts, and ``KEY``: the histogram's
+    value of each) the rows are joined on their own columns and get ``KEY`` from it. One join gives every
+    row its size; the few rows of split values that take the other size are joined again, by row, with a
+    table as small as they are. A row that is ``needed`` (default: has a ``KEY``) and finds no value
+    raises ``error``.
     """
     on = [*keys, KEY]
     planned = ["group_size", "p_used", *METRICS]
     single = every.select(*on, "group_size", pl.col("p").alias("p_used"), *METRICS)
-    joined = join_values(lf, single, on, needed=pl.col(KEY).is_not_null(), error=error)
+    if via is not None:
+        single = via.join(single, on=on, how="left", nulls_equal=True)
+        if single["group_size"].null_count():
+            raise UnmatchedRowsError(
+                f"values of the histogram not in the plan: {single.filter(pl.col('group_size').is_null()).head(3)}"
+            )
+        on = [c for c in via.columns if c != KEY]
+    needed = pl.col(KEY).is_not_null() if needed is None else needed
+    joined = join_values(lf, single, on, needed=needed, error=error)
     if split.height == 0:
         return joined.with_columns((pl.col("group_size") > 0).fill_null(False).alias("keep"))
-    chosen = _split_rows(lf, split, on, order)
+    chosen = _split_rows(joined, split, [*keys, KEY], order)
     return (
         joined.join(chosen.lazy(), on=ROW, how="left", maintain_order="left")
         .with_columns(

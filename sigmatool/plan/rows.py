@@ -11,12 +11,10 @@ the ``--by`` columns, the prompt id, ``k`` and ``n``, in order of first appearan
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.joins import join_values
+from sigmatool.joins import counts_key
 from sigmatool.load import Histogram, usable_expr, with_originals
 from sigmatool.load.columns import rollout_aggregates
 from sigmatool.load.dataset import k_expr, n_expr, p_expr
@@ -25,7 +23,7 @@ from sigmatool.plan.export import ADDED_COLUMNS, KEY, ROW, annotate
 from sigmatool.plan.groups import Plans
 
 USABLE = "__plan_usable"  # the row takes part in the plan (not null, not skipped as invalid)
-K, N = "__plan_k", "__plan_n"  # a usable row's counts (the user's own k and n columns stay as they are)
+COUNTS = "__plan_counts"  # a usable row's (k, n) as one integer (the user's own k and n stay as they are)
 
 
 def dataset_rows(hist: Histogram, plans: Plans) -> pl.LazyFrame:
@@ -41,22 +39,27 @@ def dataset_rows(hist: Histogram, plans: Plans) -> pl.LazyFrame:
             f"the input already has column(s) {', '.join(map(repr, clash))}, which the plan adds; rename them"
         )
     lf = full.frame.with_row_index(ROW).with_columns(usable_expr(full).alias(USABLE))
+    order = [RAW_ID, ROW] if ds.options.id_col else [ROW]
     if full.has_counts:
-        lf = _keyed(lf, hist.frame, plans.by, k_expr(full), n_expr(full))
+        out = _counted(lf, hist.frame, plans, order, k_expr(full), n_expr(full))
     else:
         # The histogram's p of a rate column is this same expression of the same value: the input's own.
         lf = lf.with_columns(pl.when(pl.col(USABLE)).then(p_expr(full)).alias(KEY))
-    order = [RAW_ID, ROW] if ds.options.id_col else [ROW]
-    return annotate(lf, *plans.tables(), plans.by, order).select(*full.columns, *ADDED_COLUMNS)
+        out = annotate(lf, *plans.tables(), plans.by, order)
+    return out.select(*full.columns, *ADDED_COLUMNS)
 
 
-def _keyed(lf: pl.LazyFrame, hist: pl.DataFrame, by: Sequence[str], k: pl.Expr, n: pl.Expr) -> pl.LazyFrame:
-    """Rows with ``USABLE`` and their counts ``k``, ``n`` given the value ``KEY`` that the histogram holds
-    for their (--by group, k, n): joined on the integers, so that no row is looked up by a p̂ computed again."""
-    usable = pl.col(USABLE)
-    lf = lf.with_columns(pl.when(usable).then(k).alias(K), pl.when(usable).then(n).alias(N))
-    keys = hist.select(*by, pl.col("k").alias(K), pl.col("n").alias(N), pl.col("p").alias(KEY))
-    return join_values(lf, keys, [*by, K, N], needed=usable)
+def _counted(
+    lf: pl.LazyFrame, hist: pl.DataFrame, plans: Plans, order: list[str], k: pl.Expr, n: pl.Expr
+) -> pl.LazyFrame:
+    """:func:`annotate` for rows with counts: each usable row meets its plan row on its (--by group, k, n),
+    integers, by way of the histogram's value of those counts; never by a p̂ computed again."""
+    n_max = int(hist["n"].max() or 0)  # type: ignore[arg-type]
+    lf = lf.with_columns(pl.when(pl.col(USABLE)).then(counts_key(k, n, n_max)).alias(COUNTS))
+    via = hist.select(
+        *plans.by, counts_key(pl.col("k"), pl.col("n"), n_max).alias(COUNTS), pl.col("p").alias(KEY)
+    )
+    return annotate(lf, *plans.tables(), plans.by, order, via=via, needed=pl.col(USABLE))
 
 
 def _rollout_prompts(hist: Histogram, plans: Plans) -> pl.LazyFrame:
@@ -72,8 +75,7 @@ def _rollout_prompts(hist: Histogram, plans: Plans) -> pl.LazyFrame:
         .with_columns(k_expr(ds), pl.when(pl.col(RAW_N) > 0).then(n_expr(ds)).otherwise(0).alias("n"))
         .with_columns((pl.col("n") > 0).alias(USABLE))
     )
-    keyed = _keyed(per_prompt, hist.frame, ds.by, pl.col("k"), pl.col("n"))
-    out = annotate(keyed, *plans.tables(), plans.by, [RAW_ID, ROW])
+    out = _counted(per_prompt, hist.frame, plans, [RAW_ID, ROW], pl.col("k"), pl.col("n"))
     return out.select(*ds.by, pl.col(RAW_ID).alias(prompt), "k", "n", *ADDED_COLUMNS)
 
 
