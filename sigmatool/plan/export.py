@@ -76,16 +76,16 @@ def annotate(
     single = every.select(*on, "group_size", pl.col("p").alias("p_used"), *METRICS)
     if via is not None:
         single = via.join(single, on=on, how="left", nulls_equal=True)
-        if single["group_size"].null_count():
-            raise UnmatchedRowsError(
-                f"values of the histogram not in the plan: {single.filter(pl.col('group_size').is_null()).head(3)}"
-            )
+        unplanned = single.filter(pl.col("group_size").is_null())
+        if unplanned.height:
+            raise UnmatchedRowsError(f"histogram values without a plan row: {unplanned.head(3).rows()}")
         on = [c for c in via.columns if c != KEY]
     needed = pl.col(KEY).is_not_null() if needed is None else needed
     joined = join_values(lf, single, on, needed=needed, error=error)
     if split.height == 0:
         return joined.with_columns((pl.col("group_size") > 0).fill_null(False).alias("keep"))
-    chosen = _split_rows(joined, split, [*keys, KEY], order)
+    # Rows keyed by their own columns get KEY from the join; the others carry it already.
+    chosen = _split_rows(lf if via is None else joined, split, [*keys, KEY], order)
     return (
         joined.join(chosen.lazy(), on=ROW, how="left", maintain_order="left")
         .with_columns(

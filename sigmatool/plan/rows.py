@@ -1,12 +1,13 @@
 """The plan on the user's own rows: every input row, unchanged and in order, with the plan's columns.
 
-The rows are read again with all their columns (:func:`sigmatool.load.with_originals`) and each is keyed by
-the value the histogram gave it, so that it meets its plan row in a streaming join: with counts, the
-histogram's p̂ of the row's (--by group, k, n), joined on those integers; for a rate column, the rate
-read by the same expression that read it into the histogram. Never by k/n computed again (see
-:mod:`sigmatool.joins`); a usable row that finds no plan row is a bug and raises. A row the analysis skipped (a null or, with ``--skip-invalid``,
-an invalid value) gets no size. A rollout log (``--rollouts``, ``--from``) has one row per answer, so there the rows are its prompts:
-the ``--by`` columns, the prompt id, ``k`` and ``n``, in order of first appearance.
+The rows are read again with all their columns (:func:`sigmatool.load.with_originals`) and each meets its
+plan row in a streaming join on what the user gave: with counts, on its (--by group, k, n), integers, by
+way of the histogram's value of those counts; for a rate column, on the rate read by the same expression
+that read it into the histogram. Never on k/n computed again (see :mod:`sigmatool.joins`): a usable row
+that finds no plan row is a bug and raises. A row the analysis skipped (a null or, with
+``--skip-invalid``, an invalid value) gets no size. A rollout log (``--rollouts``, ``--from``) has one row
+per answer, so there the rows are its prompts: the ``--by`` columns, the prompt id, ``k`` and ``n``, in
+order of first appearance.
 """
 
 from __future__ import annotations
