@@ -37,6 +37,7 @@ from sigmatool.estimators import (
 )
 from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.frames import series
+from sigmatool.joins import join_values
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOptions
 from sigmatool.render import View, ranges
@@ -199,9 +200,10 @@ def per_prompt(
 ) -> pl.LazyFrame:
     """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value.
 
-    Rows are matched to the kernel table by their counts (k, n) when they have them, else by p̂; under a
-    prior, by their --by group and counts (each group has its own prior). With streamed rows (``hist`` a
-    LazyFrame) each row's kernels run on its own batch instead.
+    Rows are matched to the kernel table by their counts (k, n) when they have them, else by the input's
+    own rate; under a prior, by their --by group and counts (each group has its own prior); a prompt that
+    finds no value raises (:mod:`sigmatool.joins`). With streamed rows (``hist`` a LazyFrame) each row's
+    kernels run on its own batch instead.
     """
     if isinstance(hist, pl.LazyFrame):
         return _row_per_prompt(ds, sizes, cap)
@@ -219,13 +221,7 @@ def per_prompt(
         how="cross",
         maintain_order="left",
     )
-    joined = prompts.join(
-        table.lazy().drop("p", strict=False),
-        on=[*join, "G"],
-        how="left",
-        maintain_order="left",
-        nulls_equal=True,
-    )
+    joined = join_values(prompts, table.drop("p", strict=False), [*join, "G"])
     return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])
 
 

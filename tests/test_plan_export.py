@@ -113,12 +113,17 @@ def test_export_streams_and_matches_the_in_memory_result() -> None:
     assert lazy.collect().equals(lazy.collect(engine="streaming"))
 
 
-def test_rows_whose_rate_is_not_in_the_plan_get_no_size() -> None:
+def test_a_row_without_a_rate_gets_no_size() -> None:
     result = plan(np.array([0.5, 0.25]), budget=8)
-    rows = pl.LazyFrame({"p": [0.5, 0.75, None]})
-    out = export(rows, result).collect()
-    assert [8, None, None] == out["group_size"].to_list()
-    assert [True, False, False] == out["keep"].to_list()
+    out = export(pl.LazyFrame({"p": [0.5, None]}), result).collect()
+    assert [8, None] == out["group_size"].to_list()
+    assert [True, False] == out["keep"].to_list()
+
+
+def test_a_rate_the_plan_was_not_made_for_is_a_usage_error() -> None:
+    result = plan(np.array([0.5, 0.25]), budget=8)
+    with pytest.raises(UsageError, match=r"p = 0\.75"):
+        export(pl.LazyFrame({"p": [0.5, 0.75]}), result).collect()
 
 
 def test_an_input_column_named_like_a_plan_column_is_a_usage_error() -> None:

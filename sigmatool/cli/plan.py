@@ -83,7 +83,7 @@ def plan_command(
         run.save_plot(plot, lambda: _figure(hist, plans))
         if per_prompt:
             run.note(rows.split_notes(plans, inputs.id_col))
-            sink_frame(rows.dataset_rows(hist.dataset, plans), out)
+            sink_frame(rows.dataset_rows(hist, plans), out)
         elif distribution:
             write_frame(plans.distribution, out, report.distribution_view(plans))
         else:

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from sigmatool import kernels
 from sigmatool.estimators import Valuation, valuation
 from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
+from sigmatool.joins import join_frame, join_values
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.options import GroupSizeOptions, PriorSpec
 from sigmatool.segments import bin_index
@@ -229,8 +230,9 @@ def per_prompt(
     prior: str | PriorSpec | Valuation | None = None,
 ) -> pl.LazyFrame:
     """One row per input prompt, streamed: the distinct-value table (with ``detail``) of ``values``, a
-    histogram, joined on p̂ (under a prior on the --by group and counts); for streamed rows (a LazyFrame)
-    each batch of rows gets its own table."""
+    histogram, joined on the input's own value or, with counts, on (k, n) (under a prior on the --by
+    group and counts); for streamed rows (a LazyFrame) each batch of rows gets its own table. A prompt
+    that finds no value raises (:mod:`sigmatool.joins`)."""
     detail = [*(["group_size_law"] if options.law else []), "fidelity_at_group_size", "silent_at_group_size"]
     rows = per_prompt_frame(ds)
     columns = [*ds.by, "id", "p", "group_size", *detail, "reachable"]
@@ -238,8 +240,7 @@ def per_prompt(
 
         def sized(batch: pl.DataFrame) -> pl.DataFrame:
             table = group_size_table(batch.select(pl.col("__p").alias("p")), options, detail=True)
-            found = batch.join(table.rename({"p": "__p"}), on="__p", how="left", maintain_order="left")
-            return found.select(columns)
+            return join_frame(batch, table.rename({"p": "__p"}), ["__p"]).select(columns)
 
         schema = _per_prompt_schema(rows, detail, ds.by)
         # ``sized`` reads __p, which it drops: no projection pushdown into it (polars 1.x's default).
@@ -253,15 +254,15 @@ def per_prompt(
         )
     table = group_size_table(values, options, detail=True, prior=prior)
     keys = table_keys(table)
-    if keys == ["p"]:
-        table_rows = table.select(pl.col("p").alias("__p"), "group_size", *detail, "reachable").lazy()
-        if ds.has_counts:
-            rows = rows.with_columns((pl.col("k") / pl.col("n")).alias("__p"))
-        rows = rows.join(table_rows, on="__p", how="left", maintain_order="left")
+    if keys == ["p"] and ds.has_counts:
+        # The table holds the histogram's p̂ of each (k, n): the rows meet it on those integers.
+        counts = values.select("k", "n", "p").unique()
+        table, keys = counts.join(table, on="p", how="left").drop("p"), ["k", "n"]
+    elif keys == ["p"]:
+        table, keys = table.rename({"p": "__p"}), ["__p"]
     else:
-        table_rows = table.select(*keys, "group_size", *detail, "reachable").lazy()
-        rows = rows.join(table_rows, on=keys, how="left", maintain_order="left", nulls_equal=True)
-    return rows.select(columns)
+        table = table.drop("p")
+    return join_values(rows, table.select(*keys, "group_size", *detail, "reachable"), keys).select(columns)
 
 
 def _per_prompt_schema(rows: pl.LazyFrame, detail: Sequence[str], by: Sequence[str]) -> pl.Schema:

@@ -122,7 +122,8 @@ def counts_from_rate(opts: InputOptions, rate: pl.Expr) -> list[pl.Expr]:
 
 
 def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
-    """Usable rows, one per prompt: ``--by`` columns, ``id``, ``p`` as given, the kernel keys, ``weight``.
+    """Usable rows of positive weight, one per prompt: ``--by`` columns, ``id``, ``p`` as given, the kernel
+    keys, ``weight``.
 
     ``p`` is the input's rate as written (with counts, k/n); the kernels are looked up by ``k``/``n`` when
     there are counts and by ``p`` otherwise, so a rate such as 0.7 of 50 samples is never a bit away from
@@ -135,4 +136,5 @@ def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
     else:
         cols += [shown_rate(ds.options, ds.rate_dtype).alias("p"), rate_value(ds).alias("__p")]
     cols.append(weight_expr())
-    return ds.frame.filter(usable).select(cols)
+    # A row of weight 0 stands for no prompt: the histogram has no value for it, and the output no row.
+    return ds.frame.filter(usable & (weight_expr() > 0)).select(cols)

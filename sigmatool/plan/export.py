@@ -1,13 +1,14 @@
 """The plan per prompt: the user's rows, unchanged and in their order, with the plan's columns added.
 
-Added columns, in order: ``group_size`` (Int64; 0 = left out, null when the row's p is not in the plan),
+Added columns, in order: ``group_size`` (Int64; 0 = left out, null when the row has no p),
 ``keep`` (group_size > 0), ``p_used`` (the pass rate the plan used), ``p_silent_at_G``, ``expected_sigma``
 (E[σ] at G, with the plan's std convention) and ``fidelity_at_G`` (null when left out).
 
 Prompts that share a value split between two sizes (at most two, adjacent on the value's hull) take them in
 id order: the first ``n`` by the id column (then by row) get the size ``Plan.values`` lists first (the
 larger), as its ``first_rank`` says. The rows are joined with the per-value table on the value (and the
-``--by`` keys), so any number of rows streams through.
+``--by`` keys), so any number of rows streams through. A row whose p is not one the plan was made for is an
+error, never a blank size.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.errors import UsageError
+from sigmatool.joins import Raise, UnmatchedRowsError, join_values
 from sigmatool.plan.core import METRICS, Plan
 
 ADDED_COLUMNS = ("group_size", "keep", "p_used", "p_silent_at_G", "expected_sigma", "fidelity_at_G")
@@ -41,25 +43,51 @@ def export(rows: pl.LazyFrame, plan: Plan, *, p_col: str = "p", id_col: str | No
     lf = rows.with_row_index(ROW).with_columns(pl.col(p_col).cast(pl.Float64).alias(KEY))
     every, split = (t.with_columns(pl.col("p").alias(KEY)) for t in plan.tables())
     order = [id_col, ROW] if id_col else [ROW]
-    return annotate(lf, every, split, keys=(), order=order).select(*columns, *ADDED_COLUMNS)
+    return annotate(lf, every, split, keys=(), order=order, error=_not_planned).select(
+        *columns, *ADDED_COLUMNS
+    )
+
+
+def _not_planned(problem: str) -> UsageError:
+    return UsageError(f"these pass rates are not the ones the plan was made for: {problem}")
 
 
 def annotate(
-    lf: pl.LazyFrame, every: pl.DataFrame, split: pl.DataFrame, keys: Sequence[str], order: Sequence[str]
+    lf: pl.LazyFrame,
+    every: pl.DataFrame,
+    split: pl.DataFrame,
+    keys: Sequence[str],
+    order: Sequence[str],
+    *,
+    via: pl.DataFrame | None = None,
+    needed: pl.Expr | None = None,
+    error: Raise = UnmatchedRowsError,
 ) -> pl.LazyFrame:
     """Add the plan's columns to rows that carry ``keys``, the value ``KEY`` and their ``order`` columns.
 
     ``every`` and ``split`` are :meth:`Plan.tables` with ``keys`` and ``KEY`` (``p`` is the pass rate used).
-    One join on the value gives every row its size; the few rows of split values that take the other size
-    are joined again, by row, with a table as small as they are.
+    With ``via`` (``keys``, the rows' own value columns such as their counts, and ``KEY``: the histogram's
+    value of each) the rows are joined on their own columns and get ``KEY`` from it. One join gives every
+    row its size; the few rows of split values that take the other size are joined again, by row, with a
+    table as small as they are. A row that is ``needed`` (default: has a ``KEY``) and finds no value
+    raises ``error``.
     """
     on = [*keys, KEY] if KEY in every.columns else list(keys)
     planned = ["group_size", "p_used", *METRICS]
     single = every.select(*on, "group_size", pl.col("p").alias("p_used"), *METRICS)
-    joined = _lookup(lf, single, planned) if not keys else _join(lf, single, on)
+    if via is not None:
+        single = via.join(single, on=on, how="left", nulls_equal=True)
+        unplanned = single.filter(pl.col("group_size").is_null())
+        if unplanned.height:
+            raise UnmatchedRowsError(f"histogram values without a plan row: {unplanned.head(3).rows()}")
+        on = [c for c in via.columns if c != KEY]
+    needed = pl.col(KEY).is_not_null() if needed is None else needed
+    joined = join_values(lf, single, on, needed=needed, error=error)
     if split.height == 0:
         return joined.with_columns((pl.col("group_size") > 0).fill_null(False).alias("keep"))
-    chosen = _split_rows(lf, split, on, order)
+    # Rows keyed by their own columns get KEY from the join; the others carry it already.
+    split_on = [*keys, KEY] if KEY in every.columns else list(keys)
+    chosen = _split_rows(lf if via is None else joined, split, split_on, order)
     return (
         joined.join(chosen.lazy(), on=ROW, how="left", maintain_order="left")
         .with_columns(
@@ -67,43 +95,6 @@ def annotate(
             (pl.coalesce("__split_group_size", "group_size") > 0).fill_null(False).alias("keep"),
         )
         .drop([f"__split_{c}" for c in planned])
-    )
-
-
-def _join(lf: pl.LazyFrame, single: pl.DataFrame, on: list[str]) -> pl.LazyFrame:
-    """Each row's columns from its value's row of ``single``, by a hash join on the keys and the value."""
-    return lf.join(single.lazy(), on=on, how="left", maintain_order="left", nulls_equal=True)
-
-
-def _lookup(lf: pl.LazyFrame, single: pl.DataFrame, planned: list[str]) -> pl.LazyFrame:
-    """The same as :func:`_join` without keys, by binary search in the ascending values, batch by batch: no
-    hash table, so 10⁷ distinct values cost their own columns and no more."""
-    values = single[KEY].to_numpy()
-    columns = single.select(planned)
-    last = max(values.size - 1, 0)
-
-    def add(batch: pl.DataFrame) -> pl.DataFrame:
-        wanted = batch[KEY].to_numpy()  # a null key is NaN here, and NaN is found nowhere
-        # Searching in ascending order walks the values once: several times faster than random order.
-        order = np.argsort(wanted, kind="stable")
-        index = np.empty(wanted.size, dtype=np.int64)
-        index[order] = np.minimum(np.searchsorted(values, wanted[order]), last)
-        found = pl.Series(values[index] == wanted) if values.size else pl.Series([False] * batch.height)
-        looked_up = columns.select(pl.all().gather(index)) if values.size else columns.clear(batch.height)
-        return pl.concat(
-            [batch, looked_up.select(pl.when(found).then(pl.all()).name.keep())], how="horizontal"
-        )
-
-    schema = {**lf.collect_schema(), **columns.schema}
-    # The function reads KEY, which the final select drops: polars 1.x pushes projections into map_batches
-    # unless told not to (polars 2 does not by default).
-    return lf.map_batches(
-        add,
-        schema=schema,
-        streamable=True,
-        predicate_pushdown=False,
-        projection_pushdown=False,
-        slice_pushdown=False,
     )
 
 

@@ -1,10 +1,13 @@
 """The plan on the user's own rows: every input row, unchanged and in order, with the plan's columns.
 
-The rows are read again with all their columns (:func:`sigmatool.load.with_originals`) and each is keyed by
-the value the histogram gave it (its ``--by`` group and p̂, computed by the same expression), so that it
-meets its plan row in a streaming join. A row the analysis skipped (a null or, with ``--skip-invalid``,
-an invalid value) gets no size. A rollout log has one row per answer, so there the rows are its prompts:
-the ``--by`` columns, the prompt id, ``k`` and ``n``, in order of first appearance.
+The rows are read again with all their columns (:func:`sigmatool.load.with_originals`) and each meets its
+plan row in a streaming join on what the user gave: with counts, on its (--by group, k, n), integers, by
+way of the histogram's value of those counts; for a rate column, on the rate read by the same expression
+that read it into the histogram. Never on k/n computed again (see :mod:`sigmatool.joins`): a usable row
+that finds no plan row is a bug and raises. A row the analysis skipped (a null or, with
+``--skip-invalid``, an invalid value) gets no size. A rollout log (``--rollouts``, ``--from``) has one row
+per answer, so there the rows are its prompts: the ``--by`` columns, the prompt id, ``k`` and ``n``, in
+order of first appearance.
 """
 
 from __future__ import annotations
@@ -12,57 +15,82 @@ from __future__ import annotations
 import polars as pl
 
 from sigmatool.errors import DataError
-from sigmatool.load import Dataset, usable_expr, with_originals
+from sigmatool.joins import counts_key
+from sigmatool.load import Histogram, usable_expr, with_originals
 from sigmatool.load.columns import rollout_aggregates
 from sigmatool.load.dataset import k_expr, n_expr, p_expr
 from sigmatool.load.names import RAW_ID, RAW_N
 from sigmatool.plan.export import ADDED_COLUMNS, CELL_K, CELL_N, KEY, ROW, annotate
 from sigmatool.plan.groups import Plans
 
+USABLE = "__plan_usable"  # the row takes part in the plan (not null, not skipped as invalid)
+COUNTS = "__plan_counts"  # a usable row's (k, n) as one integer (the user's own k and n stay as they are)
 
-def dataset_rows(ds: Dataset, plans: Plans) -> pl.LazyFrame:
+
+def dataset_rows(hist: Histogram, plans: Plans) -> pl.LazyFrame:
     """The input's rows with ``group_size``, ``keep``, ``p_used``, ``p_silent_at_G``, ``expected_sigma``,
     ``fidelity_at_G`` added (lazy: sink it). Split values go by ``--id-col``, then row order."""
-    if ds.options.rollouts:
-        return _rollout_prompts(ds, plans)
+    ds = hist.dataset
+    if ds.is_log:
+        return _rollout_prompts(hist, plans)
     full = with_originals(ds)
     clash = [c for c in ADDED_COLUMNS if c in full.columns]
     if clash:
         raise DataError(
             f"the input already has column(s) {', '.join(map(repr, clash))}, which the plan adds; rename them"
         )
-    usable = usable_expr(full)
-    key = pl.when(usable).then(p_expr(full)).otherwise(None).alias(KEY)
-    lf = full.frame.with_row_index(ROW).with_columns(key)
-    keys: tuple[str, ...] = plans.by
-    if plans.cells:
-        lf = lf.with_columns(
-            pl.when(usable).then(k_expr(full)).alias(CELL_K), pl.when(usable).then(n_expr(full)).alias(CELL_N)
-        )
-        keys = (*keys, CELL_K, CELL_N)
+    lf = full.frame.with_row_index(ROW).with_columns(usable_expr(full).alias(USABLE))
     order = [RAW_ID, ROW] if ds.options.id_col else [ROW]
-    return annotate(lf, *plans.tables(), keys, order).select(*full.columns, *ADDED_COLUMNS)
+    if plans.cells:
+        out = _cells(lf, plans, order, k_expr(full), n_expr(full))
+    elif full.has_counts:
+        out = _counted(lf, hist.frame, plans, order, k_expr(full), n_expr(full))
+    else:
+        # The histogram's p of a rate column is this same expression of the same value: the input's own.
+        lf = lf.with_columns(pl.when(pl.col(USABLE)).then(p_expr(full)).alias(KEY))
+        out = annotate(lf, *plans.tables(), plans.by, order)
+    return out.select(*full.columns, *ADDED_COLUMNS)
 
 
-def _rollout_prompts(ds: Dataset, plans: Plans) -> pl.LazyFrame:
-    """One row per prompt of a rollout log: ``--by`` columns, the prompt id, k, n and the plan's columns."""
+def _counted(
+    lf: pl.LazyFrame, hist: pl.DataFrame, plans: Plans, order: list[str], k: pl.Expr, n: pl.Expr
+) -> pl.LazyFrame:
+    """:func:`annotate` for rows with counts: each usable row meets its plan row on its (--by group, k, n),
+    integers, by way of the histogram's value of those counts; never by a p̂ computed again."""
+    n_max = int(hist["n"].max() or 0)  # type: ignore[arg-type]
+    lf = lf.with_columns(pl.when(pl.col(USABLE)).then(counts_key(k, n, n_max)).alias(COUNTS))
+    via = hist.select(
+        *plans.by, counts_key(pl.col("k"), pl.col("n"), n_max).alias(COUNTS), pl.col("p").alias(KEY)
+    )
+    return annotate(lf, *plans.tables(), plans.by, order, via=via, needed=pl.col(USABLE))
+
+
+def _cells(lf: pl.LazyFrame, plans: Plans, order: list[str], k: pl.Expr, n: pl.Expr) -> pl.LazyFrame:
+    """:func:`annotate` for a plan made on the counts themselves (a prior, or the unbiased estimator): each
+    usable row meets its plan row on its (--by group, k, n), integers, directly."""
+    lf = lf.with_columns(
+        pl.when(pl.col(USABLE)).then(k).alias(CELL_K), pl.when(pl.col(USABLE)).then(n).alias(CELL_N)
+    )
+    return annotate(lf, *plans.tables(), (*plans.by, CELL_K, CELL_N), order, needed=pl.col(USABLE))
+
+
+def _rollout_prompts(hist: Histogram, plans: Plans) -> pl.LazyFrame:
+    """One row per prompt of a rollout log (``--rollouts`` or a trainer's dumps): ``--by`` columns, the prompt
+    id, k, n and the plan's columns."""
+    ds = hist.dataset
     assert ds.raw is not None
     prompt = ds.options.prompt_col or "prompt"
     per_prompt = (
         ds.raw.group_by([*ds.by, RAW_ID], maintain_order=True)
         .agg(rollout_aggregates())
         .with_row_index(ROW)
-        .with_columns(
-            pl.when(pl.col(RAW_N) > 0).then(p_expr(ds)).otherwise(None).alias(KEY),
-            k_expr(ds),
-            pl.when(pl.col(RAW_N) > 0).then(n_expr(ds)).otherwise(0).alias("n"),
-        )
+        .with_columns(k_expr(ds), pl.when(pl.col(RAW_N) > 0).then(n_expr(ds)).otherwise(0).alias("n"))
+        .with_columns((pl.col("n") > 0).alias(USABLE))
     )
-    keys: tuple[str, ...] = plans.by
     if plans.cells:
-        per_prompt = per_prompt.with_columns(pl.col("k").alias(CELL_K), pl.col("n").alias(CELL_N))
-        keys = (*keys, CELL_K, CELL_N)
-    out = annotate(per_prompt, *plans.tables(), keys, [RAW_ID, ROW])
+        out = _cells(per_prompt, plans, [RAW_ID, ROW], pl.col("k"), pl.col("n"))
+    else:
+        out = _counted(per_prompt, hist.frame, plans, [RAW_ID, ROW], pl.col("k"), pl.col("n"))
     return out.select(*ds.by, pl.col(RAW_ID).alias(prompt), "k", "n", *ADDED_COLUMNS)
 
 
