@@ -11,7 +11,7 @@ from tests.conftest import ROOT
 
 PACKAGE = ROOT / "sigmatool"
 MODULES = sorted(PACKAGE.rglob("*.py"))
-MAX_MODULE_LINES = 450
+MAX_MODULE_LINES = 700  # one concept per module; the cap only flags a module that may hold two
 MAX_FUNCTION_LINES = 60
 
 
@@ -25,7 +25,7 @@ def _functions(path: Path) -> list[tuple[str, int]]:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_module_is_longer_than_450_lines(path: Path) -> None:
+def test_no_module_is_longer_than_700_lines(path: Path) -> None:
     assert MAX_MODULE_LINES >= len(path.read_text().splitlines())
 
 
