@@ -13,6 +13,10 @@ on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`
 ``silent_rate``, ``all_right_rate``, ``all_wrong_rate``, ``dapo_draws_per_group``,
 ``dapo_draws_per_group_learnable`` [, ``dapo_unfilled_rate``] and then ``identified``; with an interval,
 ``{rate}_ci_lo`` and ``{rate}_ci_hi`` for the same rates and ``always_silent_share`` (docs/prior.md).
+
+:func:`analyse` returns all that ``silent`` shows as a :class:`SilentResult`, including the silent share over
+a grid of G around the asked sizes (:func:`curve`) that the table's sparkline and ``--plot`` draw;
+:func:`view` only formats it.
 """
 
 from __future__ import annotations
