@@ -15,10 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sigmatool import kernels
+    from sigmatool.budget import BudgetResult
     from sigmatool.budget import summarize as budget_summary
     from sigmatool.errors import DataError, ExitCode, SigmaError, UsageError
     from sigmatool.estimators import Valuation, valuation
-    from sigmatool.groupsize import group_size_table, group_sizes
+    from sigmatool.groupsize import GroupSizeResult, group_size_table, group_sizes
     from sigmatool.groupsize import summarize as groupsize_summary
     from sigmatool.load import (
         Dataset,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from sigmatool.plan import Plan
     from sigmatool.plan import plan as rollout_plan
     from sigmatool.prior import fit_prior
+    from sigmatool.silent import SilentResult
     from sigmatool.silent import summarize as silent_summary
     from sigmatool.sql import histogram_query
     from sigmatool.track import export_pass_rates
@@ -45,6 +47,9 @@ _LAZY = {
     "kernels": ("sigmatool.kernels", None),
     "BudgetSegments": ("sigmatool.options", "Segments"),
     "budget_summary": ("sigmatool.budget", "summarize"),
+    "BudgetResult": ("sigmatool.budget", "BudgetResult"),
+    "GroupSizeResult": ("sigmatool.groupsize", "GroupSizeResult"),
+    "SilentResult": ("sigmatool.silent", "SilentResult"),
     "DataError": ("sigmatool.errors", "DataError"),
     "ExitCode": ("sigmatool.errors", "ExitCode"),
     "SigmaError": ("sigmatool.errors", "SigmaError"),
@@ -105,15 +110,18 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BudgetResult",
     "BudgetSegments",
     "DataError",
     "Dataset",
     "ExitCode",
     "GroupSizeOptions",
+    "GroupSizeResult",
     "Histogram",
     "InputOptions",
     "Plan",
     "SigmaError",
+    "SilentResult",
     "UsageError",
     "Valuation",
     "__version__",

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool import frames
+from sigmatool.columns import labels, percent
 from sigmatool.estimators import (
     Bounded,
     Cut,
@@ -348,54 +350,60 @@ def with_ranges(
     return pl.concat(parts, how="horizontal")
 
 
-def view(
+@dataclass(frozen=True)
+class BudgetResult:
+    """``budget``'s answer: the summary as asked (with its ranges), the same over all prompts, the headline
+    and notes, the share that fills a table bar, and the extreme threshold x that the figure shades."""
+
+    summary: pl.DataFrame
+    overall: pl.DataFrame
+    by: tuple[str, ...]
+    headline: str
+    notes: tuple[str, ...]
+    bar_full: float
+    extreme: float
+
+
+def analyse(
     hist: pl.DataFrame | pl.LazyFrame,
-    summary: pl.DataFrame,
-    options: BudgetOptions,
     by: Sequence[str],
-    val: Valuation | None = None,
-    beyond: BeyondOptions | None = None,
-    overall: pl.DataFrame | None = None,
-) -> View:
-    """The table view: headline over all prompts (from ``overall``, :class:`Summaries`' summary with no --by,
-    when given), shares as percentages with bars, the segment notes."""
-
-    def lead() -> str:
-        if not by:
-            return headline(summary)
-        if overall is not None:
-            return headline(overall)
-        segments = options.segments
-        return headline(
-            summarize(hist, (), options.sizes, estimator=options.estimator, segments=segments, prior=val)
-        )
-
-    full = bar_scale(summary)
-    footer = notes(options.segments, val is not None and val.posterior)
-    if beyond is not None and isinstance(hist, pl.DataFrame):  # streamed rows carry no counts to bound
+    options: BudgetOptions,
+    val: Valuation,
+    beyond: BeyondOptions = BeyondOptions(),
+) -> BudgetResult:
+    """Everything ``budget`` shows: :func:`summaries` with :func:`with_ranges`, the headline over all prompts
+    and the notes."""
+    summary, overall = summaries(hist, by, options, val)
+    summary = with_ranges(hist, summary, by, options, val, beyond)
+    footer = notes(options.segments, val.posterior)
+    if isinstance(hist, pl.DataFrame):  # streamed rows carry no counts to bound
         footer += range_notes(hist, summary, beyond, val)
         if beyond.bounds:
             footer.append(
                 "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "
                 "weights depend on p): the bounds are what it can be"
             )
+    lead = headline(overall if by else summary)
+    return BudgetResult(
+        summary, overall, tuple(by), lead, tuple(footer), bar_scale(summary), options.segments.extreme
+    )
+
+
+def view(result: BudgetResult) -> View:
+    """The table view: headline over all prompts, shares as percentages with bars, the segment notes."""
+    names = result.summary.columns
+    full = result.bar_full
     return ranges(
         View(
-            headline_of=lead,
-            percent=("prompt_share", "grpo_share", "drgrpo_share", "silent_rate"),
+            headline=result.headline,
+            percent=percent(names),
             bars=("grpo_share", "drgrpo_share"),
             bar_full=full,
-            labels={
-                "prompt_share": "prompts\nshare",
-                "grpo_share": "GRPO\n(= DAPO)",
-                "drgrpo_share": "Dr. GRPO",
-                "grpo_over_drgrpo": "GRPO ÷\nDr. GRPO",
-                "silent_rate": "silent\ngroups",
-            },
-            keys=list(by),
-            footer=footer,
+            labels=labels(names),
+            keys=list(result.by),
+            footer=list(result.notes),
             bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
         ),
-        summary.columns,
+        names,
         show=("grpo_share", "drgrpo_share"),
     )

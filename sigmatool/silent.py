@@ -13,17 +13,24 @@ on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`
 ``silent_rate``, ``all_right_rate``, ``all_wrong_rate``, ``dapo_draws_per_group``,
 ``dapo_draws_per_group_learnable`` [, ``dapo_unfilled_rate``] and then ``identified``; with an interval,
 ``{rate}_ci_lo`` and ``{rate}_ci_hi`` for the same rates and ``always_silent_share`` (docs/prior.md).
+
+:func:`analyse` returns all that ``silent`` shows as a :class:`SilentResult`, including the silent share over
+a grid of G around the asked sizes (:func:`curve`) that the table's sparkline and ``--plot`` draw;
+:func:`view` only formats it.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool import kernels
+from sigmatool.columns import labels, percent
 from sigmatool.estimators import (
     Bounded,
     Cut,
@@ -39,7 +46,7 @@ from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.frames import series
 from sigmatool.joins import join_values
 from sigmatool.load import Dataset, per_prompt_frame
-from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, PriorSpec, SilentOptions
+from sigmatool.options import BOUNDS_LEVEL, MAX_G, BeyondOptions, PriorSpec, SilentOptions, g_label
 from sigmatool.render import View, ranges
 from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
@@ -356,74 +363,118 @@ def headline(summary: pl.DataFrame, posterior: bool = False, level: float | None
     return f"{lead}; {100 * always:.1f}% of prompts are silent at every G ({why})."
 
 
-def view(
+def grid(sizes: Sequence[float], most: float = MAX_G) -> tuple[float, ...]:
+    """The G a figure or sparkline of the silent share shows around the asked ``sizes``: the powers of two
+    that span a quarter of the smallest to four times the largest (none below 2 or above ``most``), and
+    ``sizes`` themselves.
+
+    >>> grid([8])
+    (2.0, 4.0, 8.0, 16.0, 32.0)
+    >>> grid([6, 64], most=100)
+    (2.0, 4.0, 6.0, 8.0, 16.0, 32.0, 64.0)
+    """
+    low = math.floor(math.log2(min(sizes))) - 2
+    high = math.ceil(math.log2(max(sizes))) + 2
+    powers = [float(2**e) for e in range(max(low, 1), high + 1) if 2**e <= most]
+    return tuple(sorted({*powers, *(float(G) for G in sizes)}))
+
+
+def grid_for(hist: pl.DataFrame | pl.LazyFrame, options: SilentOptions) -> tuple[float, ...]:
+    """:func:`grid` for these options; the unbiased estimator stops at the fewest logged samples n."""
+    most = float(MAX_G)
+    if options.estimator == "unbiased" and isinstance(hist, pl.DataFrame) and "n" in hist.columns:
+        most = min(most, float(hist["n"].min()))  # type: ignore[arg-type]
+    return grid(options.sizes, most)
+
+
+@dataclass(frozen=True)
+class SilentCurve:
+    """The silent summary (per ``by`` group) at every G of :func:`grid_for`: what ``--plot`` draws, with the G
+    the user asked for (``marked``) and the estimator that made it."""
+
+    summary: pl.DataFrame
+    by: tuple[str, ...]
+    estimator: str
+    marked: tuple[float, ...]
+
+    def sparkline(self) -> Sparkline:
+        """The silent share against G, for the table view (of a curve over all prompts)."""
+        labels = tuple(g_label(G) for G in self.summary["G"])
+        return Sparkline("silent vs G", "G", labels, tuple(self.summary["silent_rate"]))
+
+
+def curve(
     hist: pl.DataFrame | pl.LazyFrame,
-    summary: pl.DataFrame,
     options: SilentOptions,
+    by: Sequence[str] = (),
+    prior: PriorSpec | None = None,
+) -> SilentCurve:
+    """The silent summary (per ``by`` group) at every G of :func:`grid_for`, with the options' estimator."""
+    summary = summarize(hist, by, grid_for(hist, options), estimator=options.estimator, prior=prior)
+    return SilentCurve(summary, tuple(by), options.estimator, tuple(options.sizes))
+
+
+@dataclass(frozen=True)
+class SilentResult:
+    """``silent``'s answer: the summary as asked (with its ranges), the same over all prompts, the sentence
+    and notes that go with them, and, when asked for, the silent share over a grid of G for the table's
+    sparkline (over all prompts; a histogram only) and for the figure (per --by group)."""
+
+    summary: pl.DataFrame
+    overall: pl.DataFrame
+    by: tuple[str, ...]
+    headline: str
+    notes: tuple[str, ...]
+    spark: Sparkline | None = None
+    curve: SilentCurve | None = None
+
+
+FOOTER = (
+    "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
+    "prompts; …learnable: the same once never- and always-solved prompts are dropped"
+)
+
+
+def analyse(
+    hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
-    val: Valuation | None = None,
-    beyond: BeyondOptions | None = None,
-    overall: pl.DataFrame | None = None,
-) -> View:
-    """The table view of a summary: its headline over all prompts (from ``overall``, :class:`Summaries`'
-    summary with no --by and no bins, when given), labels, percentages and bars."""
-
-    def lead() -> str:
-        whole = summary  # with no --by and no bins, the summary itself (with its ranges)
-        if (by or options.bins is not None) and overall is not None:
-            whole = overall
-        elif by or options.bins is not None:
-            whole = summarize(
-                hist, (), options.sizes, estimator=options.estimator, cap=options.cap, prior=val
-            )
-        return headline(whole, posterior, beyond.ci if beyond else None)
-
-    footer = [
-        "DAPO draws per group: groups drawn per usable group when silent groups are redrawn from fresh "
-        "prompts; …learnable: the same once never- and always-solved prompts are dropped"
-    ]
-    if beyond is not None and isinstance(hist, pl.DataFrame):
-        footer += range_notes(hist, summary, beyond, val)
-    posterior = val is not None and val.posterior
-    return ranges(
-        View(
-            headline_of=lead,
-            percent=(
-                "silent_rate",
-                "all_right_rate",
-                "all_wrong_rate",
-                "always_silent_share",
-                "dapo_unfilled_rate",
-            ),
-            bars=("silent_rate",),
-            labels={
-                "silent_rate": "silent groups",
-                "all_right_rate": "all right",
-                "all_wrong_rate": "all wrong",
-                "always_silent_share": "always\nsilent",
-                "dapo_draws_per_group": "DAPO draws\nper group",
-                "dapo_draws_per_group_learnable": "…learnable\nprompts only",
-                "dapo_unfilled_rate": "DAPO\nunfilled",
-            },
-            keys=list(by),
-            spark=_spark(hist, options, val),
-            footer=footer,
-        ),
-        summary.columns,
-        show=("silent_rate", "always_silent_share"),
+    options: SilentOptions,
+    val: Valuation,
+    beyond: BeyondOptions = BeyondOptions(),
+    *,
+    spark: bool = False,
+    figure: bool = False,
+) -> SilentResult:
+    """Everything ``silent`` shows: :func:`summaries` with :func:`with_ranges`, the headline over all prompts,
+    the notes, and with ``spark`` and ``figure`` the curves of the table's sparkline and of ``--plot``."""
+    drawn = curve(hist, options, by, val.prior) if figure else None
+    summary, overall = summaries(hist, by, options, val)
+    summary = with_ranges(hist, summary, by, options, val, beyond)
+    whole = overall if by or options.bins is not None else summary  # with no --by and no bins, its ranges
+    notes = [FOOTER]
+    if isinstance(hist, pl.DataFrame):
+        notes += range_notes(hist, summary, beyond, val)
+    line = None
+    if spark and isinstance(hist, pl.DataFrame):  # streamed rows would have to be read a second time
+        line = (drawn if drawn is not None and not by else curve(hist, options, (), val.prior)).sparkline()
+    return SilentResult(
+        summary, overall, tuple(by), headline(whole, val.posterior, beyond.ci), tuple(notes), line, drawn
     )
 
 
-def _spark(
-    hist: pl.DataFrame | pl.LazyFrame, options: SilentOptions, val: Valuation | None
-) -> Callable[[], Sparkline] | None:
-    """The table's sparkline, for a histogram: streamed rows would have to be read a second time."""
-    if isinstance(hist, pl.LazyFrame):
-        return None
-
-    def draw() -> Sparkline:
-        from sigmatool.silent_curve import sparkline
-
-        return sparkline(hist, options, val.prior if val is not None else None)
-
-    return draw
+def view(result: SilentResult) -> View:
+    """The table view of a result: its headline over all prompts, labels, percentages, bars, sparkline."""
+    names = result.summary.columns
+    return ranges(
+        View(
+            headline=result.headline,
+            percent=percent(names),
+            bars=("silent_rate",),
+            labels=labels(names),
+            keys=list(result.by),
+            spark=result.spark,
+            footer=list(result.notes),
+        ),
+        names,
+        show=("silent_rate", "always_silent_share"),
+    )

@@ -314,7 +314,7 @@ SPARK = Sparkline("silent vs G", "G", ("4", "8", "16"), (0.6, 0.45, 0.3))
 
 def test_a_terminal_without_utf8_gets_plain_text() -> None:
     handle = io.TextIOWrapper(io.BytesIO(), encoding="ascii", errors="replace")
-    print_table(pl.DataFrame({"G": [8]}), View(spark=lambda: SPARK), handle, 60)
+    print_table(pl.DataFrame({"G": [8]}), View(spark=SPARK), handle, 60)
     handle.seek(0)
     assert "silent vs G: 60.0% at G=4, 45.0% at G=8, 30.0% at G=16" in handle.read()
 

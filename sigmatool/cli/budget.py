@@ -23,8 +23,7 @@ from sigmatool.options import (
 )
 
 if TYPE_CHECKING:
-    import polars as pl
-
+    from sigmatool.budget import BudgetResult
     from sigmatool.figures import Plot
     from sigmatool.load import Histogram, Rows
 
@@ -88,15 +87,12 @@ def budget_command(
     with run.values_of(inputs, stream) as hist:
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
-        summary, overall = budget.summaries(hist.frame, inputs.by, options, val)
-        summary = budget.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
-        run.save_plot(plot, lambda: _figure(hist, summary, options, inputs.by))
-        write_frame(summary, out, budget.view(hist.frame, summary, options, inputs.by, val, beyond, overall))
+        result = budget.analyse(hist.frame, inputs.by, options, val, beyond)
+        run.save_plot(plot, lambda: _figure(result, hist))
+        write_frame(result.summary, out, budget.view(result))
 
 
-def _figure(
-    hist: Histogram | Rows, summary: pl.DataFrame, options: BudgetOptions, by: tuple[str, ...]
-) -> Plot:
+def _figure(result: BudgetResult, hist: Histogram | Rows) -> Plot:
     from sigmatool.figures.commands import budget_plot
 
-    return budget_plot(summary, options, by, run.source_of(hist))
+    return budget_plot(result, run.source_of(hist))

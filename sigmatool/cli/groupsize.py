@@ -25,6 +25,7 @@ from sigmatool.options import (
 
 if TYPE_CHECKING:
     from sigmatool.figures import Plot
+    from sigmatool.groupsize import GroupSizeCurve
     from sigmatool.load import Histogram, Rows
 
 FidelityOpt = Annotated[
@@ -128,17 +129,21 @@ def groupsize_command(
     with run.values_of(inputs, stream=not prior.active) as hist:
         val = estimators.valuation(hist.frame, inputs.by, prior=prior)
         run.note(val.notes())
-        run.save_plot(plot, lambda: _figure(hist, target, inputs.by))
         if per_prompt:
+            if plot.path is not None:
+                drawn = groupsize.curve(hist.frame, inputs.by, target)
+                run.save_plot(plot, lambda: _figure(drawn, hist))
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return
         cut = 10 if bins is None else bins
-        sized = groupsize.sized_rows(hist.frame, inputs.by, target, bins=cut, prior=val)
-        summary = groupsize.summarize_sized(sized, inputs.by, target, bins=cut)
-        write_frame(summary, out, groupsize.view(sized, target, inputs.by, val.posterior))
+        result = groupsize.analyse(hist.frame, inputs.by, target, val, bins=cut, figure=plot.path is not None)
+        grid = result.curve
+        if grid is not None:
+            run.save_plot(plot, lambda: _figure(grid, hist))
+        write_frame(result.summary, out, groupsize.view(result))
 
 
-def _figure(hist: Histogram | Rows, target: GroupSizeOptions, by: tuple[str, ...]) -> Plot:
+def _figure(curve: GroupSizeCurve, hist: Histogram | Rows) -> Plot:
     from sigmatool.figures.commands import groupsize_plot
 
-    return groupsize_plot(hist.frame, target, by, run.source_of(hist))
+    return groupsize_plot(curve, run.source_of(hist))

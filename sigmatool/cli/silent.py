@@ -24,7 +24,6 @@ from sigmatool.options import (
     InputOptions,
     OutputOptions,
     PlotOptions,
-    PriorSpec,
     SilentOptions,
     parse_group_sizes,
 )
@@ -32,6 +31,7 @@ from sigmatool.options import (
 if TYPE_CHECKING:
     from sigmatool.figures import Plot
     from sigmatool.load import Histogram, Rows
+    from sigmatool.silent import SilentCurve
 
 DapoCapOpt = Annotated[
     int | None,
@@ -80,24 +80,31 @@ def silent_command(
     beyond.check(has_counts=inputs.has_counts, estimator=options.estimator, per_prompt=options.per_prompt)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators, silent
-    from sigmatool.render import sink_frame, write_frame
+    from sigmatool.render import resolve_format, sink_frame, write_frame
 
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
     with run.values_of(inputs, stream) as hist:
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
-        run.save_plot(plot, lambda: _figure(hist, options, inputs.by, beyond.prior))
         if options.per_prompt:
+            if plot.path is not None:
+                grid = silent.curve(hist.frame, options, inputs.by, val.prior)
+                run.save_plot(plot, lambda: _figure(grid, hist))
             sink_frame(
                 silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
             )
             return
-        summary, overall = silent.summaries(hist.frame, inputs.by, options, val)
-        summary = silent.with_ranges(hist.frame, summary, inputs.by, options, val, beyond)
-        write_frame(summary, out, silent.view(hist.frame, summary, options, inputs.by, val, beyond, overall))
+        table = resolve_format(out.fmt, out.output) == "table"
+        result = silent.analyse(
+            hist.frame, inputs.by, options, val, beyond, spark=table, figure=plot.path is not None
+        )
+        drawn = result.curve
+        if drawn is not None:
+            run.save_plot(plot, lambda: _figure(drawn, hist))
+        write_frame(result.summary, out, silent.view(result))
 
 
-def _figure(hist: Histogram | Rows, options: SilentOptions, by: tuple[str, ...], prior: PriorSpec) -> Plot:
+def _figure(curve: SilentCurve, hist: Histogram | Rows) -> Plot:
     from sigmatool.figures.commands import silent_plot
 
-    return silent_plot(hist.frame, options, by, run.source_of(hist), prior)
+    return silent_plot(curve, run.source_of(hist))

@@ -22,38 +22,10 @@ from sigmatool.figures.style import (
     new_figure,
     require,
 )
-from sigmatool.groupsize import group_size_table
+from sigmatool.groupsize.curve import groupsize_curve, interior_span
 from sigmatool.options import GroupSizeOptions
 
-CURVE_POINTS = 1999
-
-
-def groupsize_curve(
-    options: GroupSizeOptions, points: int = CURVE_POINTS, span: tuple[float, float] | None = None
-) -> pl.DataFrame:
-    """:func:`sigmatool.groupsize.group_size_table` on an even grid of p: the curve to draw.
-
-    The grid is ``i / (points + 1)``, i = 1 … points (2.5e-4 apart by default), fine enough that the exact
-    G's steps show where they fall; with ``span = (lo, hi)``, ``points`` rates evenly from lo to hi, both
-    included (see :func:`interior_span`).
-    """
-    if span is None:
-        grid = np.arange(1, points + 1, dtype=np.float64) / (points + 1)
-    else:
-        grid = np.linspace(span[0], span[1], points, dtype=np.float64)
-    return group_size_table(pl.DataFrame({"p": grid}), options)
-
-
-def interior_span(hist: pl.DataFrame) -> tuple[float, float] | None:
-    """The smallest and largest pass rate strictly between 0 and 1 in the histogram (None if there is none).
-
-    Drawn over this span, the curve covers every prompt that has a group size, and its tails, where the
-    exact G runs into the thousands and costs most to compute, stop where the data does.
-    """
-    inside = hist.filter((pl.col("p") > 0.0) & (pl.col("p") < 1.0))["p"]
-    if inside.is_empty():
-        return None
-    return float(inside.min()), float(inside.max())  # type: ignore[arg-type]
+__all__ = ["groupsize_curve", "groupsize_figure", "interior_span"]
 
 
 def _caption(options: GroupSizeOptions, source: str, by: Sequence[str]) -> str:

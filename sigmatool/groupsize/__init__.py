@@ -40,11 +40,13 @@ posterior puts p inside (0, 1), fidelity and silent rate are posterior means, an
 
 from __future__ import annotations
 
+from sigmatool.groupsize.curve import GroupSizeCurve, curve, groupsize_curve, interior_span
 from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.groupsize.summary import (
     COLUMNS,
-    LABELS,
     LAW_COLUMNS,
+    GroupSizeResult,
+    analyse,
     footer,
     headline,
     summarize,
@@ -57,14 +59,19 @@ from sigmatool.options import GroupSizeOptions
 
 __all__ = [
     "COLUMNS",
-    "LABELS",
     "LAW_COLUMNS",
+    "GroupSizeCurve",
     "GroupSizeOptions",
+    "GroupSizeResult",
+    "analyse",
+    "curve",
     "fidelity_at",
     "footer",
     "group_size_table",
     "group_sizes",
+    "groupsize_curve",
     "headline",
+    "interior_span",
     "law_group_sizes",
     "per_prompt",
     "sized_rows",

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.columns import labels, percent
+from sigmatool.estimators import Valuation
+from sigmatool.groupsize.curve import GroupSizeCurve, curve
 from sigmatool.groupsize.table import sized_rows
 from sigmatool.options import GroupSizeOptions
 from sigmatool.render import View
@@ -34,20 +38,6 @@ COLUMNS = (
     "share_at_target_uniform",
 )
 LAW_COLUMNS = ("g_median_law", "g_p90_law")
-# Column headers of the table view (data formats keep the snake_case names).
-LABELS = {
-    "unreachable": "unreach-\nable",
-    "g_median": "G\nmedian",
-    "g_p90": "G\np90",
-    "g_min": "G\nmin",
-    "g_max": "G\nmax",
-    "mean_rollouts_schedule": "mean G\nschedule",
-    "uniform_g_needed": "uniform G\nneeded",
-    "savings": "savings\n×",
-    "share_at_target_uniform": "at target\nuniform G",
-    "g_median_law": "law G\nmedian",
-    "g_p90_law": "law G\np90",
-}
 # Weighted CDFs are compared with this relative allowance, so weights such as 0.1 sum to a clean quantile.
 CDF_ALLOWANCE = 1e-12
 
@@ -233,12 +223,43 @@ def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     ]
 
 
-def view(sized: pl.DataFrame, options: GroupSizeOptions, by: Sequence[str], posterior: bool = False) -> View:
+@dataclass(frozen=True)
+class GroupSizeResult:
+    """``groupsize``'s answer: the summary, its headline over all prompts and notes, and with ``--plot``
+    the figure's curve and histogram."""
+
+    summary: pl.DataFrame
+    by: tuple[str, ...]
+    headline: str
+    notes: tuple[str, ...]
+    curve: GroupSizeCurve | None = None
+
+
+def analyse(
+    hist: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    options: GroupSizeOptions,
+    val: Valuation,
+    *,
+    bins: int | None = DEFAULT_BINS,
+    figure: bool = False,
+) -> GroupSizeResult:
+    """Everything ``groupsize`` shows: the summary (``bins`` bins of p), its headline and notes, and with
+    ``figure`` the curve that ``--plot`` draws."""
+    drawn = curve(hist, by, options) if figure else None
+    sized = sized_rows(hist, by, options, bins=bins, prior=val)
+    summary = summarize_sized(sized, by, options, bins=bins)
+    notes = footer(options, val.posterior)
+    return GroupSizeResult(summary, tuple(by), headline(sized, options), tuple(notes), drawn)
+
+
+def view(result: GroupSizeResult) -> View:
     """The table view: the headline over all prompts, short headers, what the columns mean."""
+    names = result.summary.columns
     return View(
-        headline=headline(sized, options),
-        percent=("share_at_target_uniform",),
-        labels=LABELS,
-        keys=list(by),
-        footer=footer(options, posterior),
+        headline=result.headline,
+        percent=percent(names),
+        labels=labels(names),
+        keys=list(result.by),
+        footer=list(result.notes),
     )

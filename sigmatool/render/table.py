@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -32,11 +32,12 @@ GAP = 3
 
 @dataclass
 class View:
-    """What the table view adds to a frame: a headline, notes under the table, and how to show columns."""
+    """What the table view adds to a frame: a headline, notes under the table, and how to show columns.
+
+    Plain values only: whatever a view shows was computed by the analysis beforehand.
+    """
 
     headline: str = ""
-    # A headline made only when the table is drawn (it may cost a pass over the data that no file needs).
-    headline_of: Callable[[], str] | None = None
     footer: list[str] = field(default_factory=list)
     percent: Sequence[str] = ()
     bars: Sequence[str] = ()
@@ -46,8 +47,7 @@ class View:
     labels: dict[str, str] = field(default_factory=dict)
     keys: Sequence[str] = ()  # identifying columns besides KEY_COLUMNS (the --by columns)
     bar_note: str = ""  # a footer line about the bars, shown only when they are drawn
-    # A sparkline under the headline, computed only when the table is printed.
-    spark: Callable[[], Sparkline] | None = None
+    spark: Sparkline | None = None  # a sparkline under the headline
 
 
 # Columns that give a range around a rate: their labels and formats follow the rate's.
@@ -166,8 +166,7 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
 
     shown = df.head(TABLE_ROWS)
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
-    lead = view.headline or (view.headline_of() if view.headline_of is not None else "")
-    for line in textwrap.wrap(lead, width) if lead else []:
+    for line in textwrap.wrap(view.headline, width) if view.headline else []:
         console.print(Text(line, style="bold"))
     # Block characters need a UTF-8 stream, and a console whose fonts have them (not legacy Windows).
     unicode = console.encoding.startswith("utf") and not console.legacy_windows
@@ -175,7 +174,7 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
         # An ASCII or Latin-1 stream: characters it cannot encode (bars, σ, …) become '?', not a crash.
         handle.reconfigure(errors="replace")
     if view.spark is not None:
-        for line in spark_lines(view.spark(), width, unicode):
+        for line in spark_lines(view.spark, width, unicode):
             console.print(Text(line))
     plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}

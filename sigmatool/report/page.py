@@ -13,53 +13,11 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool import __version__
+from sigmatool.columns import PASS_RATE, column
 from sigmatool.figures import Plot
 from sigmatool.figures.style import ESTIMATOR_LABELS, g_text
 from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions
 
-PERCENT = frozenset(
-    {
-        "silent_rate",
-        "all_right_rate",
-        "all_wrong_rate",
-        "always_silent_share",
-        "dapo_unfilled_rate",
-        "prompt_share",
-        "grpo_share",
-        "drgrpo_share",
-        "share_at_target_uniform",
-        "measured_silent",
-        "expected_silent",
-        "expected_silent_lo",
-        "expected_silent_hi",
-    }
-)
-EXACT = frozenset({"p", "p_lo", "p_hi"})
-HEADINGS = {
-    "prompts": "prompts",
-    "silent_rate": "silent",
-    "all_right_rate": "all right",
-    "all_wrong_rate": "all wrong",
-    "always_silent_share": "silent at every G",
-    "dapo_draws_per_group": "DAPO draws per group",
-    "dapo_draws_per_group_learnable": "… learnable prompts only",
-    "p_lo": "p from",
-    "p_hi": "p to",
-    "prompt_share": "prompts share",
-    "grpo_share": "GRPO (= DAPO)",
-    "drgrpo_share": "Dr. GRPO",
-    "grpo_over_drgrpo": "GRPO ÷ Dr. GRPO",
-    "g_min": "G min",
-    "g_median": "G median",
-    "g_p90": "G p90",
-    "g_max": "G max",
-    "mean_rollouts_schedule": "mean G, schedule",
-    "uniform_g_needed": "uniform G needed",
-    "savings": "savings ×",
-    "share_at_target_uniform": "at target with uniform G",
-    "measured_silent": "measured silent",
-    "expected_silent": "expected silent",
-}
 SILENT = (
     "G",
     "prompts",
@@ -84,7 +42,7 @@ class Table:
     omitted: int = 0  # rows left out of the middle of a long frame
 
 
-def cell(value: object, column: str) -> str:
+def cell(value: object, name: str) -> str:
     """One value for people: percentages, thousands separators, ∞, and '–' for a missing value."""
     if value is None:
         return "–"
@@ -97,15 +55,16 @@ def cell(value: object, column: str) -> str:
             return "–"
         if math.isinf(value):
             return "∞" if value > 0 else "−∞"
-        if column in PERCENT:
+        declared = column(name)
+        if declared.percent:
             return f"{100 * value:.2f} %"
-        if column in EXACT:
+        if declared.unit == PASS_RATE:
             return f"{value:g}"
         if value.is_integer() and abs(value) >= 1e4:
             return f"{value:,.0f}"
         return f"{value:,.4g}" if abs(value) < 1e15 else f"{value:.4g}"
     text = str(value)
-    return "∞" if column == "G" and text == "inf" else text
+    return "∞" if name == "G" and text == "inf" else text
 
 
 def table(frame: pl.DataFrame, columns: Sequence[str] | None = None, *, shorten: bool = False) -> Table:
@@ -119,7 +78,7 @@ def table(frame: pl.DataFrame, columns: Sequence[str] | None = None, *, shorten:
         shown = pl.concat([shown.head(EDGE_ROWS), shown.tail(EDGE_ROWS)])
     rows = tuple(tuple(cell(v, c) for v, c in zip(row, names, strict=True)) for row in shown.iter_rows())
     numeric = tuple(frame.schema[c].is_numeric() or c == "G" for c in names)
-    return Table(names, tuple(HEADINGS.get(c, c) for c in names), rows, numeric, omitted)
+    return Table(names, tuple(column(c).heading for c in names), rows, numeric, omitted)
 
 
 def silent_table(frames: dict[str, pl.DataFrame], by: Sequence[str]) -> Table:

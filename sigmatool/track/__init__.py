@@ -17,7 +17,14 @@ import polars as pl
 from sigmatool.errors import UsageError
 from sigmatool.track.expected import EXPECTED, from_table, leave_one_step_out, silent_expectation
 from sigmatool.track.groups import LOG_COLUMNS, export_pass_rates, group_table, pass_rates_of
-from sigmatool.track.steps import RUN_COLUMNS, STEP_COLUMNS, fit_statistics, run_table, step_table
+from sigmatool.track.steps import (
+    RUN_COLUMNS,
+    STEP_COLUMNS,
+    fit_statistics,
+    run_table,
+    silent_band,
+    step_table,
+)
 
 Z_THRESHOLD = 4.0
 MIN_GAP = 0.02
@@ -25,7 +32,8 @@ MIN_GAP = 0.02
 
 @dataclass(frozen=True)
 class TrackResult:
-    """The per-step table, the one-row run table, the per-group table behind them, and which estimator ran."""
+    """The per-step table, the one-row run table, the per-group table behind them, which estimator ran, and
+    the figure's band (:func:`~sigmatool.track.steps.silent_band`)."""
 
     steps: pl.DataFrame
     run: pl.DataFrame
@@ -33,6 +41,7 @@ class TrackResult:
     estimator: str
     z_threshold: float
     min_gap: float
+    band: pl.DataFrame
 
 
 def _single_step_prompts(groups: pl.DataFrame) -> int:
@@ -84,7 +93,8 @@ def track_groups(
         estimator, single = "pass-rate table", None
     steps = step_table(groups, z_threshold, min_gap)
     run = run_table(steps, groups, all_groups, single)
-    return TrackResult(steps, run, groups, estimator, z_threshold, min_gap)
+    band = silent_band(steps, groups, z_threshold)
+    return TrackResult(steps, run, groups, estimator, z_threshold, min_gap, band)
 
 
 def _percent(x: float) -> str:
@@ -151,6 +161,7 @@ __all__ = [
     "headline",
     "leave_one_step_out",
     "pass_rates_of",
+    "silent_band",
     "silent_expectation",
     "track",
     "track_groups",

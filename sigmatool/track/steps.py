@@ -144,3 +144,29 @@ def run_table(
         },
         schema_overrides={"single_step_prompts": pl.Int64, "drift_steps": pl.List(pl.Int64)},
     ).select(RUN_COLUMNS)
+
+
+def silent_band(steps: pl.DataFrame, groups: pl.DataFrame, z_threshold: float) -> pl.DataFrame:
+    """What ``track --plot`` draws: per step with an expectation, the compared groups' measured and expected
+    silent shares, and expected ± ``z_threshold`` binomial deviations (``step``, ``measured_silent``,
+    ``expected_silent``, ``expected_silent_lo``, ``expected_silent_hi``)."""
+    e = pl.col(EXPECTED)
+    spread = (
+        groups.filter(e.is_not_null() & (pl.col("G") >= 1))
+        .group_by("step")
+        .agg(((e * (1 - e)).sum().sqrt() / pl.len()).alias("__sd"))
+    )
+    expected = pl.col("expected_silent_fraction")
+    half = z_threshold * pl.col("__sd")
+    return (
+        steps.filter(pl.col("compared_groups") > 0)
+        .join(spread, on="step", how="left")
+        .select(
+            "step",
+            pl.col("compared_silent_fraction").alias("measured_silent"),
+            expected.alias("expected_silent"),
+            (expected - half).clip(0.0, 1.0).alias("expected_silent_lo"),
+            (expected + half).clip(0.0, 1.0).alias("expected_silent_hi"),
+        )
+        .sort("step")
+    )

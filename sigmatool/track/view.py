@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import polars as pl
 
+from sigmatool.columns import labels, percent
 from sigmatool.render.table import View
-from sigmatool.track import TrackResult, headline
+from sigmatool.track import RUN_COLUMNS, STEP_COLUMNS, TrackResult, headline
 
-STEP_PERCENT = (
-    "mean_reward",
-    "silent_fraction",
-    "all_right_fraction",
-    "all_wrong_fraction",
-    "compared_silent_fraction",
-    "expected_silent_fraction",
-)
 SUMMARY_COLUMNS = ("expected_from", "z_threshold", "min_gap")
 
 
@@ -41,29 +34,14 @@ def _footer(result: TrackResult) -> list[str]:
 def view(result: TrackResult, summary: bool = False) -> View:
     """The table view: the headline, then the per-step rows (or, with ``summary``, the run's one row)."""
     if summary:
-        return View(
-            headline=headline(result),
-            percent=("compared_silent_fraction", "expected_silent_fraction", "mean_bias", "min_gap"),
-            labels={"compared_silent_fraction": "silent", "expected_silent_fraction": "expected silent"},
-        )
+        names = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
+        return View(headline=headline(result), percent=percent(names), labels=labels(names))
     all_compared = bool((result.steps["compared_groups"] == result.steps["groups"]).all())
     hidden = ("rollouts", "compared_groups", "compared_silent_fraction") if all_compared else ("rollouts",)
     return View(
         headline=headline(result),
-        percent=STEP_PERCENT,
+        percent=percent(STEP_COLUMNS),
         hide=hidden,
-        labels={
-            "mean_group_size": "mean G",
-            "min_group_size": "min G",
-            "max_group_size": "max G",
-            "mean_reward": "mean reward",
-            "silent_fraction": "silent",
-            "all_right_fraction": "all right",
-            "all_wrong_fraction": "all wrong",
-            "compared_groups": "compared groups",
-            "compared_silent_fraction": "silent (compared)",
-            "expected_silent_fraction": "expected silent",
-            "silent_z": "z",
-        },
+        labels=labels(STEP_COLUMNS),
         footer=_footer(result),
     )

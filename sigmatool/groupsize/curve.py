@@ -1,0 +1,68 @@
+"""What ``groupsize --plot`` draws: the exact G on a fine grid of p over the data's span, and the prompts'
+histogram of p beneath it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from sigmatool.groupsize.table import group_size_table
+from sigmatool.options import GroupSizeOptions
+
+CURVE_POINTS = 1999
+
+
+def groupsize_curve(
+    options: GroupSizeOptions, points: int = CURVE_POINTS, span: tuple[float, float] | None = None
+) -> pl.DataFrame:
+    """:func:`sigmatool.groupsize.group_size_table` on an even grid of p: the curve to draw.
+
+    The grid is ``i / (points + 1)``, i = 1 … points (2.5e-4 apart by default), fine enough that the exact
+    G's steps show where they fall; with ``span = (lo, hi)``, ``points`` rates evenly from lo to hi, both
+    included (see :func:`interior_span`).
+    """
+    if span is None:
+        grid = np.arange(1, points + 1, dtype=np.float64) / (points + 1)
+    else:
+        grid = np.linspace(span[0], span[1], points, dtype=np.float64)
+    return group_size_table(pl.DataFrame({"p": grid}), options)
+
+
+def interior_span(hist: pl.DataFrame) -> tuple[float, float] | None:
+    """The smallest and largest pass rate strictly between 0 and 1 in the histogram (None if there is none).
+
+    Drawn over this span, the curve covers every prompt that has a group size, and its tails, where the
+    exact G runs into the thousands and costs most to compute, stop where the data does.
+    """
+    inside = hist.filter((pl.col("p") > 0.0) & (pl.col("p") < 1.0))["p"]
+    if inside.is_empty():
+        return None
+    return float(inside.min()), float(inside.max())  # type: ignore[arg-type]
+
+
+def histogram_frame(hist: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.DataFrame:
+    """A histogram (``by``, ``p``, ``prompts``) as is; streamed rows (``by``, ``p``, ``weight``) counted."""
+    if isinstance(hist, pl.DataFrame):
+        return hist
+    counted = hist.group_by([*by, "p"]).agg(pl.col("weight").sum().alias("prompts"))
+    return counted.collect(engine="streaming").sort([*by, "p"])
+
+
+@dataclass(frozen=True)
+class GroupSizeCurve:
+    """The exact G against p on a grid over the data's span (``curve``: ``p``, ``group_size``, …), the
+    prompts' histogram of p (``hist``: [--by], ``p``, ``prompts``), and the options that made them."""
+
+    curve: pl.DataFrame
+    hist: pl.DataFrame
+    options: GroupSizeOptions
+    by: tuple[str, ...]
+
+
+def curve(hist: pl.DataFrame | pl.LazyFrame, by: Sequence[str], options: GroupSizeOptions) -> GroupSizeCurve:
+    """The exact group size against p for these options, over the prompts' histogram of p."""
+    counted = histogram_frame(hist, by)
+    return GroupSizeCurve(groupsize_curve(options, span=interior_span(counted)), counted, options, tuple(by))
