@@ -14,13 +14,13 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from sigmatool.report.page import cell, table
 
 from sigmatool import budget, columns, estimators, groupsize, load, silent
 from sigmatool import examplerun as er
 from sigmatool import track as tr
 from sigmatool.options import BeyondOptions, BudgetOptions, GroupSizeOptions, InputOptions, SilentOptions
 from sigmatool.render import View
+from sigmatool.report.page import cell, table
 from sigmatool.track.view import summary_frame
 from sigmatool.track.view import view as track_view
 
