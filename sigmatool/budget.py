@@ -362,6 +362,7 @@ class BudgetResult:
     notes: tuple[str, ...]
     bar_full: float
     extreme: float
+    estimator: str = "plug-in"
 
 
 def analyse(
@@ -385,7 +386,14 @@ def analyse(
             )
     lead = headline(overall if by else summary)
     return BudgetResult(
-        summary, overall, tuple(by), lead, tuple(footer), bar_scale(summary), options.segments.extreme
+        summary,
+        overall,
+        tuple(by),
+        lead,
+        tuple(footer),
+        bar_scale(summary),
+        options.segments.extreme,
+        val.label,
     )
 
 

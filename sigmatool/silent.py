@@ -411,7 +411,8 @@ def curve(
 ) -> SilentCurve:
     """The silent summary (per ``by`` group) at every G of :func:`grid_for`, with the options' estimator."""
     summary = summarize(hist, by, grid_for(hist, options), estimator=options.estimator, prior=prior)
-    return SilentCurve(summary, tuple(by), options.estimator, tuple(options.sizes))
+    estimator = f"prior {prior.label}" if prior is not None and prior.active else options.estimator
+    return SilentCurve(summary, tuple(by), estimator, tuple(options.sizes))
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,7 @@ def groupsize_command(
         run.note(val.notes())
         if per_prompt:
             if plot.path is not None:
-                drawn = groupsize.curve(hist.frame, inputs.by, target)
+                drawn = groupsize.plotted(hist.frame, inputs.by, target, val)
                 run.save_plot(plot, lambda: _figure(drawn, hist))
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return

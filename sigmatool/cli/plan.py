@@ -26,7 +26,7 @@ from sigmatool.options.plan import check_plan_output
 if TYPE_CHECKING:
     from sigmatool.figures import Plot
     from sigmatool.load import Histogram
-    from sigmatool.plan.groups import Plans
+    from sigmatool.plan.core import PlanFrames
 
 
 @app.command("plan")
@@ -74,13 +74,16 @@ def plan_command(
     run.check(inputs, out, plot.output)
     from sigmatool import estimators
     from sigmatool.plan import groups, report, rows
+    from sigmatool.plan.core import plan_frames
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
         val = estimators.valuation(hist.frame, inputs.by, request.sizes, estimator.value, prior)
         run.note(val.notes())
         plans = groups.plan_histogram(hist.frame, inputs.by, request, val)
-        run.save_plot(plot, lambda: _figure(hist, plans))
+        if plot.path is not None:
+            frames = plan_frames(plans.plans[0])
+            run.save_plot(plot, lambda: _figure(hist, frames))
         if per_prompt:
             run.note(rows.split_notes(plans, inputs.id_col))
             sink_frame(rows.dataset_rows(hist, plans), out)
@@ -90,7 +93,7 @@ def plan_command(
             write_frame(plans.summary, out, report.view(plans))
 
 
-def _figure(hist: Histogram, plans: Plans) -> Plot:
+def _figure(hist: Histogram, frames: PlanFrames) -> Plot:
     from sigmatool.figures.commands import plan_plot
 
-    return plan_plot(plans.plans[0], run.source_of(hist))
+    return plan_plot(frames, run.source_of(hist))

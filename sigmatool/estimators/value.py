@@ -68,6 +68,13 @@ class Valuation:
     _responsibilities: dict[int, FloatArray] = field(default_factory=dict, repr=False)
 
     @property
+    def label(self) -> str:
+        """The estimator in words, for captions and headlines: ``plug-in``, ``unbiased`` or ``prior npmle``."""
+        if self.posterior:
+            return f"prior {self.prior.label}"
+        return "unbiased" if self.estimator == "unbiased" else "plug-in"
+
+    @property
     def posterior(self) -> bool:
         """Whether values are posterior means under fitted priors."""
         return bool(self.priors)

@@ -115,13 +115,19 @@ def _drawn_max(part: pl.DataFrame) -> float:
     return max(float(bins or 0.0), float(segments or 0.0)) or 1.0
 
 
-def _caption(summary: pl.DataFrame, by: Sequence[str], source: str) -> str:
+def _caption(summary: pl.DataFrame, by: Sequence[str], source: str, estimator: str = "plug-in") -> str:
     sizes = " and ".join(f"G = {g_text(g)}" for g in summary["G"].unique(maintain_order=True))
+    weights = (
+        f"Estimator: {estimator}: each prompt weighs its posterior mean given its k of n, and sits in the "
+        "bin of its p̂."
+        if estimator.startswith("prior")
+        else f"Estimator: {estimator}. Prompts at p̂ = 0 or 1 weigh nothing."
+    )
     return (
         "Share of the expected update that each bin of p receives: GRPO (per-prompt weight E[σ]; DAPO's "
         f"shares are the same) and Dr. GRPO (E[σ²]), at {sizes} (∞: the limits √(p(1−p)) and p(1−p)). "
         "Shaded: extreme prompts; hatched: medium; their totals (%) on the right of each panel. Grey "
-        "outline: the prompts' share. Prompts at p = 0 or 1 weigh nothing."
+        f"outline: the prompts' share. {weights}"
         + (f" One row per {' · '.join(by)}." if by else "")
         + (f" Data: {source}." if source else "")
     )
@@ -134,6 +140,7 @@ def budget_figure(
     extreme: float = DEFAULT_EXTREME,
     source: str = "",
     caption: bool = True,
+    estimator: str = "plug-in",
 ) -> Plot:
     """GRPO's and Dr. GRPO's share per bin of p, side by side, one panel per G (and row per ``by`` group).
 
@@ -150,7 +157,7 @@ def budget_figure(
         width = DOUBLE_COLUMN if len(sizes) > 1 else SINGLE_COLUMN
         fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25)
         grid = fig.add_gridspec(len(parts), 2 * len(sizes), width_ratios=[4.0, 1.0] * len(sizes))
-        plot = Plot("budget", fig, _caption(summary, by, source))
+        plot = Plot("budget", fig, _caption(summary, by, source, estimator))
         for r, (label, part) in enumerate(parts):
             first = None
             for c, G in enumerate(sizes):

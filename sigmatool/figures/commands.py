@@ -9,12 +9,9 @@ produce them.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import polars as pl
 
 from sigmatool.budget import BudgetResult
-from sigmatool.errors import UsageError
 from sigmatool.figures.budget import budget_figure
 from sigmatool.figures.groupsize import groupsize_figure
 from sigmatool.figures.plan import plan_figure
@@ -23,7 +20,7 @@ from sigmatool.figures.silent import silent_figure
 from sigmatool.figures.simulate import simulate_figure
 from sigmatool.figures.track import track_figure
 from sigmatool.groupsize import GroupSizeCurve
-from sigmatool.plan.core import Plan, plan_values
+from sigmatool.plan.core import PlanFrames
 from sigmatool.silent import SilentCurve
 from sigmatool.track import TrackResult
 
@@ -38,12 +35,22 @@ def silent_plot(curve: SilentCurve, source: str) -> Plot:
 
 def budget_plot(result: BudgetResult, source: str) -> Plot:
     """The budget summary's shares per bin of p, one panel per G."""
-    return budget_figure(result.summary, by=result.by, extreme=result.extreme, source=source)
+    return budget_figure(
+        result.summary, by=result.by, extreme=result.extreme, source=source, estimator=result.estimator
+    )
 
 
 def groupsize_plot(curve: GroupSizeCurve, source: str) -> Plot:
     """The exact group size against p for these options, over the prompts' histogram of p."""
-    return groupsize_figure(curve.curve, curve.hist, options=curve.options, by=curve.by, source=source)
+    return groupsize_figure(
+        curve.curve,
+        curve.hist,
+        options=curve.options,
+        by=curve.by,
+        source=source,
+        points=curve.points,
+        estimator=curve.estimator,
+    )
 
 
 def simulate_plot(trace: pl.DataFrame, summary: pl.DataFrame, source: str) -> Plot:
@@ -61,32 +68,12 @@ def track_frame(result: TrackResult) -> pl.DataFrame:
     return result.band
 
 
-def plan_plot(plan: Plan, source: str) -> Plot:
+def plan_plot(frames: PlanFrames, source: str) -> Plot:
     """A rollout plan's group size per p, and its objective against the best uniform G at equal rollouts."""
-    allocation, comparison = plan_frames(plan)
-    return plan_figure(allocation, comparison, objective=plan.options.objective, source=source)
-
-
-def plan_frames(plan: Plan) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`~sigmatool.figures.plan_figure`'s frames: the plan's sizes per p, and the same request
-    planned at each allowed size as the budget (and at its own), against the best uniform G of each, both
-    per prompt."""
-    prompts = int(plan.counts.sum())
-    own = plan.budget / prompts
-    rows = []
-    for budget in sorted({own, *(float(G) for G in plan.options.sizes)}):
-        try:
-            other = (
-                plan
-                if budget == own
-                else plan_values(plan.p, plan.counts, replace(plan.options, budget=budget, total=None))
-            )
-        except UsageError:  # --keep-all: a budget below the smallest size for every prompt
-            continue
-        best = other.summary.filter(pl.col("strategy") == "uniform_best")["objective"]
-        uniform = float(best[0]) / prompts if best.len() else None
-        rows.append((budget, other.objective / prompts, uniform))
-    comparison = pl.DataFrame(
-        rows, schema=["rollouts_per_prompt", "plan_objective", "uniform_objective"], orient="row"
+    return plan_figure(
+        frames.allocation,
+        frames.comparison,
+        objective=frames.objective,
+        source=source,
+        estimator=frames.estimator,
     )
-    return plan.values.select("p", "group_size", "prompts"), comparison

@@ -28,7 +28,7 @@ from sigmatool.options import GroupSizeOptions
 __all__ = ["groupsize_curve", "groupsize_figure", "interior_span"]
 
 
-def _caption(options: GroupSizeOptions, source: str, by: Sequence[str]) -> str:
+def _caption(options: GroupSizeOptions, source: str, by: Sequence[str], estimator: str = "plug-in") -> str:
     eps = 1.0 - options.target
     if options.objective == "drgrpo":
         rule = "Dr. GRPO's fidelity 1 − 1/G"
@@ -36,11 +36,20 @@ def _caption(options: GroupSizeOptions, source: str, by: Sequence[str]) -> str:
         rule = f"GRPO's fidelity E[σ]/√(p(1−p)), {options.std} std"
     law = f"; dashed: the law 1/(8εp(1−p)), ε = {eps:.3g}" if options.objective == "grpo" else ""
     silent = f" and at most {100 * options.max_silent:g} % silent groups" if options.max_silent else ""
+    beneath = f"Beneath: the prompts' pass rates{' per ' + ' · '.join(by) if by else ''}."
+    data = f" Data: {source}." if source else ""
+    if estimator != "plug-in":
+        return (
+            f"Estimator: {estimator}. Points: each distinct count k of n at its p̂, with the smallest "
+            f"G ≥ {options.min_size} at which its posterior-expected update reaches φ* = {options.target:g} "
+            f"of its G = ∞ value ({rule}{silent}): the sizes the table counts (unreachable counts not drawn). "
+            f"Grey steps: the exact G if p were known to be p̂ (the plug-in); dotted: the uniform "
+            f"G = {options.uniform}. {beneath}{data}"
+        )
     return (
         f"Smallest G ≥ {options.min_size} (exact; solid steps) at which a prompt of pass rate p reaches "
         f"fidelity φ* = {options.target:g} ({rule}{silent}){law}; dotted: the uniform G = {options.uniform}. "
-        f"Beneath: the prompts' pass rates{' per ' + ' · '.join(by) if by else ''}. Prompts at p = 0 or 1, "
-        f"or needing G > {options.max_size}, are unreachable." + (f" Data: {source}." if source else "")
+        f"{beneath} Prompts at p = 0 or 1, or needing G > {options.max_size}, are unreachable.{data}"
     )
 
 
@@ -53,12 +62,16 @@ def groupsize_figure(
     bins: int | None = None,
     source: str = "",
     caption: bool = True,
+    points: pl.DataFrame | None = None,
+    estimator: str = "plug-in",
 ) -> Plot:
     """Required G against p, with the prompts' histogram of p beneath on the same axis.
 
     ``curve`` has ``p`` and ``group_size`` (null where unreachable): :func:`groupsize_curve` with the same
     ``options``, or :func:`sigmatool.groupsize.group_size_table` of the data's own rates. ``hist`` is the
-    histogram frame (``[by…]``, ``p``, ``prompts``); with ``by``, one outline per group beneath.
+    histogram frame (``[by…]``, ``p``, ``prompts``); with ``by``, one outline per group beneath. Under a
+    prior, ``points`` (``p``, ``group_size``: each count's posterior G) are what the table counts: drawn as
+    markers, with the plug-in curve in grey for reference, and ``estimator`` names the prior.
     """
     o = options or GroupSizeOptions()
     require(curve, ["p", "group_size"], "groupsize")
@@ -69,10 +82,19 @@ def groupsize_figure(
     with house_style():
         fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT * 1.55)
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2.2, 1.0))
-        plot = Plot("groupsize", fig, _caption(o, source, by))
-        (exact,) = top.plot(p, G, drawstyle="steps-mid", color=BLACK, label=f"exact G (φ* = {o.target:g})")
+        plot = Plot("groupsize", fig, _caption(o, source, by, estimator))
+        posterior = points is not None
+        plug_in = f"plug-in exact G (φ* = {o.target:g})" if posterior else f"exact G (φ* = {o.target:g})"
+        (exact,) = top.plot(p, G, drawstyle="steps-mid", color=GREY if posterior else BLACK, label=plug_in)
         plot.line(exact, "exact G", "p", "group_size", p.tolist(), G.tolist())
-        if o.objective == "grpo":
+        if points is not None:
+            finite = points.filter(pl.col("group_size").is_not_null())
+            px = finite["p"].cast(pl.Float64).to_numpy()
+            py = finite["group_size"].cast(pl.Float64).to_numpy()
+            dots = top.scatter(px, py, s=9, color=BLACK, zorder=3, label=f"posterior G ({estimator})")
+            plot.line(dots, "posterior G", "p", "group_size", px.tolist(), py.tolist())
+            G = np.concatenate([G, py])
+        elif o.objective == "grpo":
             law = kernels.group_size_law(p, o.target)
             (line,) = top.plot(p, law, color=VERMILLION, linestyle="--", label="law 1/(8εp(1−p))")
             plot.line(line, "law", "p", "group_size_law", p.tolist(), law.tolist())

@@ -69,6 +69,7 @@ def plan_figure(
     objective: str = "objective",
     source: str = "",
     caption: bool = True,
+    estimator: str = "plug-in",
 ) -> Plot:
     """Left: the group size a plan gives each pass rate. Right: the plan's objective against uniform G.
 
@@ -96,7 +97,13 @@ def plan_figure(
         plot.caption = (
             "A rollout plan: left, the group size it gives each pass rate (dot area: prompts), against the "
             f"uniform G that spends the same rollouts; right, its {objective} per prompt against uniform G "
-            "at equal rollouts." + (f" Data: {source}." if source else "")
+            f"at equal rollouts. Estimator: {estimator}"
+            + (
+                ": each prompt valued by its posterior given its k of n, drawn at its p̂."
+                if estimator.startswith("prior")
+                else "."
+            )
+            + (f" Data: {source}." if source else "")
         )
         if caption:
             add_caption(fig, plot.caption)

@@ -50,9 +50,13 @@ def _caption(
     names = ", ".join(ESTIMATOR_LABELS.get(e, e) for e in frames)
     first = next(iter(frames.values()))
     size = "" if by else f" over {float(first['prompts'][0]):,.0f} prompts"
+    posterior = any(e.startswith("prior") for e in frames)
+    mean = (
+        "each prompt's posterior mean of p^G + (1 − p)^G given its k of n" if posterior else "p^G + (1 − p)^G"
+    )
     text = (
         "Share of groups of G answers that are silent (σ = 0: all right or all wrong), the mean of "
-        f"p^G + (1 − p)^G{size}; estimator: {names}. Dotted: the prompts silent at every G (p = 0 or 1)."
+        f"{mean}{size}; estimator: {names}. Dotted: the prompts silent at every G (p = 0 or 1)."
     )
     if by:
         text += f" One line per {' · '.join(by)}."

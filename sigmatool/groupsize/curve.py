@@ -54,15 +54,32 @@ def histogram_frame(hist: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.
 @dataclass(frozen=True)
 class GroupSizeCurve:
     """The exact G against p on a grid over the data's span (``curve``: ``p``, ``group_size``, …), the
-    prompts' histogram of p (``hist``: [--by], ``p``, ``prompts``), and the options that made them."""
+    prompts' histogram of p (``hist``: [--by], ``p``, ``prompts``), and the options that made them.
+
+    Under a prior, ``points`` holds each distinct count's posterior group size (``p`` = its p̂, ``k``, ``n``,
+    ``group_size``, null where unreachable) and ``estimator`` names the prior: these are the sizes the
+    table counts, and the plug-in curve stays beside them for reference."""
 
     curve: pl.DataFrame
     hist: pl.DataFrame
     options: GroupSizeOptions
     by: tuple[str, ...]
+    points: pl.DataFrame | None = None
+    estimator: str = "plug-in"
 
 
-def curve(hist: pl.DataFrame | pl.LazyFrame, by: Sequence[str], options: GroupSizeOptions) -> GroupSizeCurve:
-    """The exact group size against p for these options, over the prompts' histogram of p."""
+def curve(
+    hist: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    options: GroupSizeOptions,
+    posterior: pl.DataFrame | None = None,
+    estimator: str = "plug-in",
+) -> GroupSizeCurve:
+    """The exact group size against p for these options, over the prompts' histogram of p; with
+    ``posterior`` (rows with ``k``, ``n``, ``p`` and their posterior ``group_size``), its points."""
     counted = histogram_frame(hist, by)
-    return GroupSizeCurve(groupsize_curve(options, span=interior_span(counted)), counted, options, tuple(by))
+    points = None
+    if posterior is not None:
+        points = posterior.select("k", "n", "p", "group_size").unique(["k", "n"]).sort("p", "n", "k")
+    drawn = groupsize_curve(options, span=interior_span(counted))
+    return GroupSizeCurve(drawn, counted, options, tuple(by), points, estimator)

@@ -235,6 +235,21 @@ class GroupSizeResult:
     curve: GroupSizeCurve | None = None
 
 
+def plotted(
+    hist: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    options: GroupSizeOptions,
+    val: Valuation,
+    sized: pl.DataFrame | None = None,
+) -> GroupSizeCurve:
+    """What ``--plot`` draws: the exact G against p and, under a prior, each count's posterior G (from
+    ``sized``, the rows with their sizes, when already made)."""
+    if not val.posterior:
+        return curve(hist, by, options)
+    rows = sized_rows(hist, by, options, prior=val) if sized is None else sized
+    return curve(hist, by, options, rows, f"prior {val.prior.label}")
+
+
 def analyse(
     hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
@@ -246,8 +261,8 @@ def analyse(
 ) -> GroupSizeResult:
     """Everything ``groupsize`` shows: the summary (``bins`` bins of p), its headline and notes, and with
     ``figure`` the curve that ``--plot`` draws."""
-    drawn = curve(hist, by, options) if figure else None
     sized = sized_rows(hist, by, options, bins=bins, prior=val)
+    drawn = plotted(hist, by, options, val, sized) if figure else None
     summary = summarize_sized(sized, by, options, bins=bins)
     notes = footer(options, val.posterior)
     return GroupSizeResult(summary, tuple(by), headline(sized, options), tuple(notes), drawn)

@@ -7,7 +7,7 @@ guarantees and the columns of the frames returned.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -161,6 +161,44 @@ def _metric_frame(values: curves.Rows, G: IntArray, options: PlanOptions) -> pl.
             )
         )
     return pl.concat(blocks)
+
+
+@dataclass(frozen=True)
+class PlanFrames:
+    """What ``plan --plot`` and the report's plan section draw: the plan's size per distinct value
+    (``allocation``: ``p``, ``group_size``, ``prompts``) and the same request planned at each allowed size as
+    the budget, and at its own (``comparison``: ``rollouts_per_prompt``, ``plan_objective``,
+    ``uniform_objective``, per prompt)."""
+
+    allocation: pl.DataFrame
+    comparison: pl.DataFrame
+    objective: str = "objective"
+    estimator: str = "plug-in"
+
+
+def plan_frames(plan: Plan) -> PlanFrames:
+    """:class:`PlanFrames` of a plan: its request planned again at each allowed size as the budget, on the
+    same values (the same estimator), against the best uniform G of each."""
+    prompts = int(plan.counts.sum())
+    own = plan.budget / prompts
+    rows = []
+    for budget in sorted({own, *(float(G) for G in plan.options.sizes)}):
+        try:
+            other = (
+                plan
+                if budget == own
+                else plan_values(plan.rows, plan.counts, replace(plan.options, budget=budget, total=None))
+            )
+        except UsageError:  # --keep-all: a budget below the smallest size for every prompt
+            continue
+        best = other.summary.filter(pl.col("strategy") == "uniform_best")["objective"]
+        uniform = float(best[0]) / prompts if best.len() else None
+        rows.append((budget, other.objective / prompts, uniform))
+    comparison = pl.DataFrame(
+        rows, schema=["rollouts_per_prompt", "plan_objective", "uniform_objective"], orient="row"
+    )
+    allocation = plan.values.select("p", "group_size", "prompts")
+    return PlanFrames(allocation, comparison, plan.options.objective, plan.rows.valuation.label)
 
 
 def distinct_values(data: pl.DataFrame | ArrayLike) -> tuple[FloatArray, IntArray]:

@@ -6,8 +6,9 @@ groups) are compared side by side.
 
 from __future__ import annotations
 
+from sigmatool.plan.core import PlanFrames
 from sigmatool.report.build import Report, build_report, plan_frames_of, track_frame_of
-from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions, described, report_input
+from sigmatool.report.model import ReportInput, ReportOptions, described, report_input
 from sigmatool.report.page import Headline
 
 __all__ = [

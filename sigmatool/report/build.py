@@ -27,9 +27,10 @@ from sigmatool.figures import (
     write_atomic,
 )
 from sigmatool.options import InputOptions
+from sigmatool.plan.core import PlanFrames
 from sigmatool.report.html import render_html
 from sigmatool.report.markdown import write_markdown
-from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions, combine
+from sigmatool.report.model import ReportInput, ReportOptions, combine
 from sigmatool.report.page import Headline, Page, inputs_table, sections, settings
 
 
@@ -180,11 +181,8 @@ def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
 
 def plan_frames_of(item: ReportInput, budget: float) -> PlanFrames:
     """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's plan section."""
-    from sigmatool.figures.commands import plan_frames
     from sigmatool.options.plan import plan_options
-    from sigmatool.plan.core import plan_values
+    from sigmatool.plan.core import plan_frames, plan_values
     from sigmatool.plan.groups import plan_input
 
-    options = plan_options(budget=budget)
-    allocation, comparison = plan_frames(plan_values(*plan_input(item.hist), options))
-    return PlanFrames(allocation, comparison, options.objective)
+    return plan_frames(plan_values(*plan_input(item.hist), plan_options(budget=budget)))

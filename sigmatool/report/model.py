@@ -12,6 +12,7 @@ import polars as pl
 from sigmatool.errors import UsageError
 from sigmatool.load import Histogram, dataset, histogram
 from sigmatool.options import GroupSizeOptions, InputOptions
+from sigmatool.plan.core import PlanFrames
 
 INPUT_COLUMN = "input"
 SILENT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -42,15 +43,6 @@ class ReportInput:
     @property
     def has_counts(self) -> bool:
         return "n" in self.hist.columns
-
-
-@dataclass(frozen=True, eq=False)
-class PlanFrames:
-    """A rollout plan to show: see :func:`sigmatool.figures.plan_figure` for the two frames' columns."""
-
-    allocation: pl.DataFrame
-    comparison: pl.DataFrame
-    objective: str = "objective"
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,7 +16,8 @@ from sigmatool import __version__
 from sigmatool.columns import PASS_RATE, column
 from sigmatool.figures import Plot
 from sigmatool.figures.style import ESTIMATOR_LABELS, g_text
-from sigmatool.report.model import PlanFrames, ReportInput, ReportOptions
+from sigmatool.plan.core import PlanFrames
+from sigmatool.report.model import ReportInput, ReportOptions
 
 SILENT = (
     "G",
