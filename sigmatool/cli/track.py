@@ -9,7 +9,7 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import log_options, output_options, plot_options, uses
+from sigmatool.cli.params import log_options, output_options, plot_options, renamed, uses
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import (
     TRAINERS,
@@ -97,8 +97,15 @@ ExportOpt = Annotated[
         "it with --k-col k --n-col n.",
     ),
 ]
-StepsOpt = Annotated[
-    str | None, typer.Option("--steps", metavar="A..B", help="Export only the steps A to B (inclusive).")
+ExportStepsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--export-steps", metavar="A..B", help="--export-pass-rates writes only the steps A to B (inclusive)."
+    ),
+]
+OldSteps = Annotated[
+    str | None,
+    renamed("--steps", now="the window that --export-pass-rates writes is --export-steps A..B"),
 ]
 
 
@@ -110,7 +117,8 @@ def track_options(
     min_gap: MinGapOpt = 0.02,
     summary: SummaryOpt = False,
     export: ExportOpt = None,
-    steps: StepsOpt = None,
+    steps: ExportStepsOpt = None,
+    old_steps: OldSteps = None,
 ) -> TrackOptions:
     """Where the expectation comes from, the drift rule, the view, the export."""
     window = parse_steps(steps) if steps is not None else None

@@ -58,11 +58,11 @@ def interior_span(hist: pl.DataFrame) -> tuple[float, float] | None:
 
 def _caption(options: GroupSizeOptions, source: str, by: Sequence[str]) -> str:
     eps = 1.0 - options.target
-    if options.objective == "drgrpo":
+    if options.method == "drgrpo":
         rule = "Dr. GRPO's fidelity 1 − 1/G"
     else:
         rule = f"GRPO's fidelity E[σ]/√(p(1−p)), {options.std} std"
-    law = f"; dashed: the law 1/(8εp(1−p)), ε = {eps:.3g}" if options.objective == "grpo" else ""
+    law = f"; dashed: the law 1/(8εp(1−p)), ε = {eps:.3g}" if options.method == "grpo" else ""
     silent = f" and at most {100 * options.max_silent:g} % silent groups" if options.max_silent else ""
     return (
         f"Smallest G ≥ {options.min_size} (exact; solid steps) at which a prompt of pass rate p reaches "
@@ -100,7 +100,7 @@ def groupsize_figure(
         plot = Plot("groupsize", fig, _caption(o, source, by))
         (exact,) = top.plot(p, G, drawstyle="steps-mid", color=BLACK, label=f"exact G (φ* = {o.target:g})")
         plot.line(exact, "exact G", "p", "group_size", p.tolist(), G.tolist())
-        if o.objective == "grpo":
+        if o.method == "grpo":
             law = kernels.group_size_law(p, o.target)
             (line,) = top.plot(p, law, color=VERMILLION, linestyle="--", label="law 1/(8εp(1−p))")
             plot.line(line, "law", "p", "group_size_law", p.tolist(), law.tolist())

@@ -47,15 +47,17 @@ class ReportFile:
 
     def __post_init__(self) -> None:
         if self.path in ("", "-"):
-            raise UsageError("-o: the report is a file (HTML, or Markdown with its figures); give its name")
+            raise UsageError(
+                "-o FILE: the report is a file, FILE.html (one page) or FILE.md (with its figures); give its name"
+            )
         if self.fmt is not None and self.fmt not in ("html", "md"):
-            raise UsageError(f"--format: html or md, not {self.fmt!r}")
+            raise UsageError(f"a report's format is html or md, not {self.fmt!r}")
         if self.fmt is None:
             suffix = os.path.splitext(self.path)[1].lower()
             if suffix not in REPORT_FORMATS:
                 raise UsageError(
                     f"-o {self.path}: cannot tell the format from {suffix or 'no extension'!r}; "
-                    "end the name in .html or .md, or pass --format html|md"
+                    "end the name in .html or .md"
                 )
             object.__setattr__(self, "fmt", REPORT_FORMATS[suffix])
 
