@@ -10,7 +10,6 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.params import PerPrompt, input_options, output_options, plot_options, uses
 from sigmatool.cli.plan_params import plan_request
-from sigmatool.errors import UsageError
 from sigmatool.options import InputOptions, OutputOptions, PlanOptions, PlotOptions
 from sigmatool.options.plan import check_plan_output
 
@@ -53,10 +52,13 @@ def plan_command(
         sigmatool plan sample_data/bigmath_solve_rates.parquet --budget 8 --per-prompt -o plan.parquet
     """
     check_plan_output(
-        request, inputs.by, per_prompt=per_prompt, distribution=distribution, weighted=bool(inputs.weight_col)
+        request,
+        inputs.by,
+        per_prompt=per_prompt,
+        distribution=distribution,
+        weighted=bool(inputs.weight_col),
+        plot=plot.path is not None,
     )
-    if plot.path is not None and inputs.by:
-        raise UsageError("--plot draws one plan; with --by there is one per group: leave out one of them")
     run.check(inputs, out, plot.output)
     from sigmatool.plan import groups, report, rows
     from sigmatool.render import sink_frame, write_frame

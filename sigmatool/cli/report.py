@@ -98,8 +98,7 @@ def report_command(
     """
     target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by)
-    if plan_budget is not None and (by or len(everything.paths) > 1):
-        raise UsageError("--plan-budget plans one input: give one DATA and no --by")
+    target.check_plan(plan_budget, everything)
     run.check(everything, OutputOptions(), ("-o", target.path))
     from sigmatool.report import ReportOptions, build_report
 

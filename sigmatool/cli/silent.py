@@ -48,7 +48,8 @@ OldBins = Annotated[
     str | None,
     renamed(
         "--bins",
-        now="silent's breakdown by bins of p is --by-bins N (--bins adds bin rows beside the overall ones in budget and groupsize)",
+        now="silent's breakdown by bins of p is --by-bins N (in budget and groupsize, --bins adds bin rows "
+        "beside the overall ones)",
     ),
 ]
 

@@ -10,10 +10,8 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.params import log_options, output_options, plot_options, renamed, uses
-from sigmatool.errors import DataError, UsageError
+from sigmatool.errors import DataError
 from sigmatool.options import (
-    TRAINERS,
-    InputOptions,
     LogOptions,
     OutputOptions,
     PlotOptions,
@@ -149,7 +147,7 @@ def track_command(
 
         sigmatool track sample_data/example_run --from verl
     """
-    inputs = _inputs(dumps, log)
+    inputs = log.dumps(dumps, "track")
     rates_file = [options.pass_rates] if options.pass_rates else []
     run.check(
         replace(inputs, paths=(*inputs.paths, *rates_file)),
@@ -175,16 +173,6 @@ def track_command(
         )
     frame = summary_frame(result) if options.summary else result.steps
     write_frame(frame, out, view(result, options.summary))
-
-
-def _inputs(dumps: list[str], log: LogOptions) -> InputOptions:
-    if log.trainer is None:
-        raise UsageError(
-            f"track reads a trainer's rollout dumps: say whose with --from ({'|'.join(TRAINERS)})"
-        )
-    return InputOptions(
-        paths=tuple(dumps), trainer=log.trainer, reward_col=log.reward_col, threshold=log.threshold
-    )
 
 
 def groups_of(trainer_log: TrainerLog, notes: bool = True) -> pl.DataFrame:

@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 
 from sigmatool.errors import UsageError
+from sigmatool.options.inputs import InputOptions
 
 FIGURE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
@@ -60,6 +61,11 @@ class ReportFile:
                     "end the name in .html or .md"
                 )
             object.__setattr__(self, "fmt", REPORT_FORMATS[suffix])
+
+    def check_plan(self, plan_budget: float | None, inputs: InputOptions) -> None:
+        """--plan-budget plans one input: one DATA and no --by."""
+        if plan_budget is not None and (inputs.by or len(inputs.paths) > 1):
+            raise UsageError("--plan-budget plans one input: give one DATA and no --by")
 
     @property
     def format(self) -> str:

@@ -211,9 +211,17 @@ class PlanBudget:
 
 
 def check_plan_output(
-    options: PlanOptions, by: Sequence[str], *, per_prompt: bool, distribution: bool, weighted: bool
+    options: PlanOptions,
+    by: Sequence[str],
+    *,
+    per_prompt: bool,
+    distribution: bool,
+    weighted: bool,
+    plot: bool = False,
 ) -> None:
     """What the plan command can write for this input: one row per prompt needs one prompt per row."""
+    if plot and by:
+        raise UsageError("--plot draws one plan; with --by there is one per group: leave out one of them")
     if per_prompt and distribution:
         raise UsageError("--per-prompt and --distribution: give one (rows per prompt, or sizes per strategy)")
     if per_prompt and weighted:
