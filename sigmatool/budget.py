@@ -312,7 +312,7 @@ def _inside(row: dict[str, object], seg: Segments) -> Inside | None:
     return bin_of(float(row["p_lo"]), float(row["p_hi"]))  # type: ignore[arg-type]
 
 
-# The shares only: each costs two linear programs per segment and G (silent rates per bin: `silent --bins`).
+# The shares only: each costs two linear programs per segment and G (silent rates per bin: `silent --by-bins`).
 BOUNDED = (
     Bounded("grpo_share", lambda G: "grpo_limit" if math.isinf(G) else "sigma", share=True),
     Bounded("drgrpo_share", lambda G: "drgrpo_limit" if math.isinf(G) else "sigma_squared", share=True),

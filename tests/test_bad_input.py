@@ -138,11 +138,11 @@ def test_a_group_size_outside_what_the_kernels_handle_is_a_usage_error(command: 
     assert "--G" in one_error_line(done.stderr)
 
 
-@pytest.mark.parametrize("command", ["silent", "groupsize"])
-def test_an_option_that_would_be_ignored_is_a_usage_error(command: str) -> None:
-    done = run_cli(command, TOY, "--per-prompt", "--bins", "5")
+@pytest.mark.parametrize(("command", "bins"), [("silent", "--by-bins"), ("groupsize", "--bins")])
+def test_an_option_that_would_be_ignored_is_a_usage_error(command: str, bins: str) -> None:
+    done = run_cli(command, TOY, "--per-prompt", bins, "5")
     assert 2 == done.returncode
-    assert "--bins" in one_error_line(done.stderr)
+    assert bins in one_error_line(done.stderr)
 
 
 # --------------------------------------------------------------------------------------------- values
@@ -179,10 +179,13 @@ def test_per_prompt_prints_a_float32_rate_as_written(tmp_path: Path) -> None:
     assert ["0.7", "0.86"] == [line.split(",")[1] for line in done.stdout.splitlines()[1:]]
 
 
+BINS = {"silent": "--by-bins", "budget": "--bins", "groupsize": "--bins"}
+
+
 @pytest.mark.parametrize("command", ["silent", "budget", "groupsize"])
 def test_a_rate_on_a_bin_edge_lies_in_the_bin_it_starts(write, command: str) -> None:  # type: ignore[no-untyped-def]
     path = write("pass_rate\n0.29\n0.3\n0.295\n")
-    done = run_cli(command, path, "--bins", "100", "--format", "csv")
+    done = run_cli(command, path, BINS[command], "100", "--format", "csv")
     out = pl.read_csv(io.StringIO(done.stdout)).filter(pl.col("prompts") > 0)
     edges = out.filter(pl.col("p_hi") < 1.0).select("p_lo", "p_hi").unique().sort("p_lo").rows()
     assert [(0.29, 0.3), (0.3, 0.31)] == edges
@@ -192,7 +195,7 @@ def test_bin_edges_join_across_commands(write) -> None:  # type: ignore[no-untyp
     path = write("pass_rate\n" + "".join(f"{k / 37!r}\n" for k in range(38)))
     frames = []
     for command in ("silent", "budget", "groupsize"):
-        out = pl.read_csv(io.StringIO(run_cli(command, path, "--bins", "100", "--format", "csv").stdout))
+        out = pl.read_csv(io.StringIO(run_cli(command, path, BINS[command], "100", "--format", "csv").stdout))
         if "segment" in out.columns:
             out = out.filter(pl.col("segment") == "bin")
         frames.append(out.select("p_lo", "p_hi", "prompts").unique())

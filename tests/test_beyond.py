@@ -53,7 +53,19 @@ def _kind(prior: str) -> str | tuple[float, float]:
     "command",
     [
         ("silent", BIGMATH, "--G", "4,8,16"),
-        ("silent", TOY, *TOY_COUNTS, "--by", "source", "--bins", "4", "--estimator", "unbiased", "--G", "4"),
+        (
+            "silent",
+            TOY,
+            *TOY_COUNTS,
+            "--by",
+            "source",
+            "--by-bins",
+            "4",
+            "--estimator",
+            "unbiased",
+            "--G",
+            "4",
+        ),
         ("silent", TOY, *TOY_COUNTS, "--by", "source", "--per-prompt", "--id-col", "prompt_id"),
         ("budget", BIGMATH, "--G", "8,inf"),
         ("budget", BIGMATH_COUNTS, *COUNTS, "--G", "4,16", "--estimator", "unbiased"),
@@ -193,7 +205,7 @@ def test_the_plugin_estimate_beyond_the_samples_lies_above_the_bounds() -> None:
 
 
 def test_bounds_contain_the_npmle_estimate_in_every_bin() -> None:
-    out = _csv("silent", EIGHT, *COUNTS, "--G", "4,16", "--bins", "4", "--bounds", "--prior", "npmle")
+    out = _csv("silent", EIGHT, *COUNTS, "--G", "4,16", "--by-bins", "4", "--bounds", "--prior", "npmle")
     inside = (pl.col("silent_rate_lo") <= pl.col("silent_rate")) & (
         pl.col("silent_rate") <= pl.col("silent_rate_hi")
     )

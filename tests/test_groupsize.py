@@ -211,9 +211,9 @@ def test_always_and_never_solved_prompts_are_unreachable() -> None:
         (["--fidelity", "1.5"], "--fidelity"),
         (["--min-G", "0"], "--min-G"),
         (["--min-G", "50", "--max-G", "40"], "--max-G"),
-        (["--objective", "ppo"], "--objective"),
+        (["--method", "ppo"], "--method"),
         (["--std", "sample"], "--std"),
-        (["--objective", "drgrpo", "--std", "bessel"], "--std"),
+        (["--method", "drgrpo", "--std", "bessel"], "--std"),
         (["--max-silent", "0"], "--max-silent"),
     ],
 )

@@ -146,10 +146,10 @@ def test_python_dash_m_runs_the_cli() -> None:
 
 
 def test_a_usage_error_from_the_entry_point_is_one_line_with_exit_code_2() -> None:
-    done = _run(f"{sys.executable} -m sigmatool silent {TOY} --bins 0")
+    done = _run(f"{sys.executable} -m sigmatool silent {TOY} --by-bins 0")
     assert 2 == done.returncode
     assert 1 == len(done.stderr.strip().splitlines())
-    assert "--bins" in done.stderr
+    assert "--by-bins" in done.stderr
 
 
 def test_no_command_shows_the_help() -> None:

@@ -61,7 +61,7 @@ def test_summary_columns_are_in_the_documented_order(bigmath_csv: pl.DataFrame) 
 
 
 def test_counts_csv_with_weights_gives_byte_identical_output() -> None:
-    args = ("--G", "4,8,16,32,64", "--bins", "10", "--format", "csv")
+    args = ("--G", "4,8,16,32,64", "--by-bins", "10", "--format", "csv")
     expanded = invoke("silent", BIGMATH, *args)
     weighted = invoke("silent", BIGMATH_COUNTS, "--weight-col", "count", *args)
     assert 0 == weighted.exit_code
@@ -121,14 +121,14 @@ def test_dapo_cap_limits_the_draws_and_reports_unfilled_slots() -> None:
 
 
 def test_bins_partition_the_prompts() -> None:
-    out = csv_of(invoke("silent", BIGMATH, "--bins", "10", "--format", "csv"))
+    out = csv_of(invoke("silent", BIGMATH, "--by-bins", "10", "--format", "csv"))
     assert 10 == out.height
     assert 215_608 == out["prompts"].sum()
     assert [i / 10 for i in range(10)] == pytest.approx(out["p_lo"].to_list())
 
 
 def test_last_bin_is_closed_and_holds_p_equal_one() -> None:
-    out = csv_of(invoke("silent", TOY, "--bins", "4", "--format", "csv"))
+    out = csv_of(invoke("silent", TOY, "--by-bins", "4", "--format", "csv"))
     expected = int((pl.read_csv(TOY)["pass_rate"] >= 0.75).sum())
     assert expected == out.filter(pl.col("p_hi") == 1.0)["prompts"][0]
 

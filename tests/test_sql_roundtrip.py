@@ -34,7 +34,7 @@ CASES = [
     pytest.param(["silent", "--G", "4,8,16"], id="silent-plugin"),
     pytest.param(["silent", "--estimator", "unbiased", "--G", "2,3"], id="silent-unbiased"),
     pytest.param(["silent", "--G", "8", "--dapo-cap", "4"], id="silent-dapo-cap"),
-    pytest.param(["silent", "--G", "4,8", "--bins", "5"], id="silent-bins"),
+    pytest.param(["silent", "--G", "4,8", "--by-bins", "5"], id="silent-bins"),
     pytest.param(["silent", "--G", "8", "--by", "source"], id="silent-by"),
     pytest.param(["budget"], id="budget"),
     pytest.param(["budget", "--G", "2,4,8,inf", "--bins", "4"], id="budget-sizes"),
@@ -46,7 +46,7 @@ CASES = [
         ["groupsize", "--fidelity", "0.9", "--max-silent", "0.2", "--uniform", "16", "--std", "bessel"],
         id="groupsize-silent-cap",
     ),
-    pytest.param(["groupsize", "--objective", "drgrpo"], id="groupsize-drgrpo"),
+    pytest.param(["groupsize", "--method", "drgrpo"], id="groupsize-drgrpo"),
     pytest.param(["groupsize", "--by", "source"], id="groupsize-by"),
 ]
 

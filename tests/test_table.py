@@ -13,7 +13,7 @@ from tests.conftest import BIGMATH, run_cli
 WIDTHS = [60, 80, 120, 200]
 COMMANDS = {
     "silent": ("silent", BIGMATH, "--G", "4,8,16,32,64"),
-    "silent bins": ("silent", BIGMATH, "--G", "8", "--bins", "4", "--dapo-cap", "4"),
+    "silent bins": ("silent", BIGMATH, "--G", "8", "--by-bins", "4", "--dapo-cap", "4"),
     "budget": ("budget", BIGMATH, "--G", "8,inf"),
     "groupsize": ("groupsize", BIGMATH, "--law"),
     "simulate": ("simulate", "--prompts", "300", "--steps", "5"),

@@ -129,7 +129,9 @@ def test_the_export_gives_the_counts_that_from_reads(run, tmp_path: Path) -> Non
 def test_a_window_exports_the_rollouts_of_its_steps(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     dump, _, _, _ = run
     exported = tmp_path / "rates.parquet"
-    out = csv_of(invoke("track", dump, "--from", "verl", "--export-pass-rates", exported, "--steps", "2..4"))
+    out = csv_of(
+        invoke("track", dump, "--from", "verl", "--export-pass-rates", exported, "--export-steps", "2..4")
+    )
     assert (
         out.filter(pl.col("step").is_between(2, 4))["rollouts"].sum() == pl.read_parquet(exported)["n"].sum()
     )
@@ -138,7 +140,18 @@ def test_a_window_exports_the_rollouts_of_its_steps(run, tmp_path: Path) -> None
 def test_an_export_is_a_pass_rate_table_for_the_same_run(run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     dump, _, _, _ = run
     exported = tmp_path / "rates.jsonl"
-    invoke("track", dump, "--from", "verl", "--export-pass-rates", exported, "--steps", "1..2", "-f", "csv")
+    invoke(
+        "track",
+        dump,
+        "--from",
+        "verl",
+        "--export-pass-rates",
+        exported,
+        "--export-steps",
+        "1..2",
+        "-f",
+        "csv",
+    )
     out = steps_of(dump, "--pass-rates", exported, "--summary")
     assert out["groups"].item() == out["compared_groups"].item()
 
@@ -207,13 +220,17 @@ def sigmatool(*args: object) -> subprocess.CompletedProcess[str]:
     ("args", "code", "expected"),
     [
         ([EXAMPLE], 2, "say whose with --from"),
-        ([EXAMPLE, "--from", "verl", "--steps", "1..2"], 2, "give that too"),
+        ([EXAMPLE, "--from", "verl", "--export-steps", "1..2"], 2, "give that too"),
         (
-            [EXAMPLE, "--from", "verl", "--export-pass-rates", "x.csv", "--steps", "3..1"],
+            [EXAMPLE, "--from", "verl", "--export-pass-rates", "x.csv", "--export-steps", "3..1"],
             2,
             "the window is empty",
         ),
-        ([EXAMPLE, "--from", "verl", "--export-pass-rates", "x.csv", "--steps", "a-b"], 2, "give a window"),
+        (
+            [EXAMPLE, "--from", "verl", "--export-pass-rates", "x.csv", "--export-steps", "a-b"],
+            2,
+            "give a window",
+        ),
         ([EXAMPLE, "--from", "verl", "--export-pass-rates", "rates.txt"], 2, "give a file name ending in"),
         (
             [EXAMPLE, "--from", "verl", "--export-pass-rates", EXAMPLE / "2.jsonl"],
@@ -242,7 +259,14 @@ def test_bad_track_input_ends_in_one_line(args: list[object], code: int, expecte
 
 def test_a_window_without_rollouts_is_a_data_error(tmp_path: Path) -> None:
     result = invoke(
-        "track", EXAMPLE, "--from", "verl", "--export-pass-rates", tmp_path / "r.csv", "--steps", "9..12"
+        "track",
+        EXAMPLE,
+        "--from",
+        "verl",
+        "--export-pass-rates",
+        tmp_path / "r.csv",
+        "--export-steps",
+        "9..12",
     )
     assert 1 == result.exit_code
     assert "no usable rollout in steps 9..12" in result.stderr

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from sigmatool.cli.params import uses
+from sigmatool.cli.params import Seed, uses
 from sigmatool.options import DEFAULT_REPLICATES, BeyondOptions, PriorSpec, parse_prior
 
 BEYOND = "Beyond the samples (counts k of n)"
@@ -61,10 +61,7 @@ def beyond_options(
             rich_help_panel=BEYOND,
         ),
     ] = None,
-    seed: Annotated[
-        int | None,
-        typer.Option("--seed", help="Seed of --ci's bootstrap.", show_default="0", rich_help_panel=BEYOND),
-    ] = None,
+    seed: Seed = None,
 ) -> BeyondOptions:
     """``--prior``, ``--bounds`` and ``--ci``: estimates beyond the samples and how far the data support them."""
     return BeyondOptions(prior, bounds, ci, replicates, seed)

@@ -9,8 +9,17 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import beyond_options
-from sigmatool.cli.params import EstimatorOpt, input_options, output_options, plot_options, uses
+from sigmatool.cli.params import (
+    Bins,
+    EstimatorOpt,
+    GroupSizes,
+    input_options,
+    output_options,
+    plot_options,
+    uses,
+)
 from sigmatool.options import (
+    DEFAULT_BINS,
     BeyondOptions,
     BudgetOptions,
     Estimator,
@@ -27,17 +36,6 @@ if TYPE_CHECKING:
     from sigmatool.figures import Plot
     from sigmatool.load import Histogram, Rows
 
-GroupSizesOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--G",
-        "-G",
-        "--group-size",
-        help="Group size G, or inf for the large-group limits; repeatable or a comma list: --G 8,inf.",
-        show_default="8",
-    ),
-]
-BinsOpt = Annotated[int, typer.Option("--bins", help="Equal-width bins of p, 1–1000 (the last one closed).")]
 ExtremeOpt = Annotated[
     float, typer.Option("--extreme", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5.")
 ]
@@ -47,9 +45,9 @@ MediumOpt = Annotated[str, typer.Option("--medium", help="Medium prompts: lo ≤
 @app.command("budget")
 @uses(inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options)
 def budget_command(
-    group_sizes: GroupSizesOpt = None,
+    group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.plugin,
-    bins: BinsOpt = 10,
+    bins: Bins = None,
     extreme: ExtremeOpt = 0.1,
     medium: MediumOpt = "0.4,0.6",
     inputs: InputOptions = InputOptions(),
@@ -77,7 +75,11 @@ def budget_command(
         sigmatool budget sample_data/toy_pass_rates.csv --G 8,inf --plot budget.png
     """
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
-    options = BudgetOptions(sizes, estimator.value, Segments(bins, extreme, parse_medium(medium)))
+    options = BudgetOptions(
+        sizes,
+        estimator.value,
+        Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium)),
+    )
     beyond.check(has_counts=inputs.has_counts, estimator=options.estimator)
     run.check(inputs, out, plot.output)
     from sigmatool import budget, estimators

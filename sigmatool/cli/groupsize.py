@@ -9,57 +9,43 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import PerPrompt, input_options, output_options, plot_options, uses
-from sigmatool.errors import UsageError
+from sigmatool.cli.params import (
+    Bins,
+    Fidelity,
+    MaxG,
+    MinG,
+    PerPrompt,
+    StdConvention,
+    UpdateRule,
+    input_options,
+    output_options,
+    plot_options,
+    renamed,
+    uses,
+)
 from sigmatool.options import (
-    GroupSizeOptions,
     InputOptions,
-    Objective,
+    Method,
     OutputOptions,
     PlotOptions,
     PriorSpec,
     Std,
-    check_count,
     check_prior,
+    summary_bins,
 )
+from sigmatool.options.analyses import groupsize_options
 
 if TYPE_CHECKING:
     from sigmatool.figures import Plot
     from sigmatool.groupsize import GroupSizeCurve
     from sigmatool.load import Histogram, Rows
 
-FidelityOpt = Annotated[
-    float,
-    typer.Option(
-        "--fidelity",
-        metavar="φ*",
-        help="Target fidelity in (0, 1): the share of its large-group update each prompt should get.",
-    ),
-]
-ObjectiveOpt = Annotated[
-    Objective,
-    typer.Option(
-        "--objective",
-        help="grpo: φ = E[σ]/√(p(1−p)), exact at every G. drgrpo: φ = 1 − 1/G, the same at every p.",
-    ),
-]
 MaxSilentOpt = Annotated[
     float | None,
     typer.Option(
         "--max-silent",
         metavar="S",
         help="Also require P_silent = p^G + (1−p)^G ≤ S, S in (0, 1]; the answer is the larger of the two G.",
-    ),
-]
-MinSizeOpt = Annotated[int, typer.Option("--min-G", help="Smallest group size considered (≥ 1).")]
-MaxSizeOpt = Annotated[
-    int, typer.Option("--max-G", help="A prompt that needs a larger G is unreachable (≤ 2^31).")
-]
-StdOpt = Annotated[
-    Std,
-    typer.Option(
-        "--std",
-        help="bessel: torch's std (TRL, verl, OpenRLHF) realises √((G−1)/G) of the update: more G needed.",
     ),
 ]
 LawOpt = Annotated[
@@ -71,10 +57,12 @@ LawOpt = Annotated[
 UniformOpt = Annotated[
     int, typer.Option("--uniform", help="The uniform G compared against (share_at_target_uniform).")
 ]
-BinsOpt = Annotated[
-    int | None,
-    typer.Option(
-        "--bins", help="Equal-width bins of p, 0–1000; 0 for the overall row only.", show_default="10"
+OldObjective = Annotated[
+    str | None,
+    renamed(
+        "--objective",
+        now="groupsize's update rule (grpo or drgrpo) is --method, as in plan, whose --objective is what a "
+        "plan maximises",
     ),
 ]
 
@@ -82,16 +70,17 @@ BinsOpt = Annotated[
 @app.command("groupsize")
 @uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options)
 def groupsize_command(
-    fidelity: FidelityOpt = 0.9,
-    objective: ObjectiveOpt = Objective.grpo,
+    fidelity: Fidelity = None,
+    method: UpdateRule = Method.grpo,
     max_silent: MaxSilentOpt = None,
-    min_size: MinSizeOpt = 2,
-    max_size: MaxSizeOpt = 4096,
-    std: StdOpt = Std.population,
+    min_size: MinG = None,
+    max_size: MaxG = None,
+    std: StdConvention = Std.population,
     law: LawOpt = False,
     uniform: UniformOpt = 8,
-    bins: BinsOpt = None,
+    bins: Bins = None,
     per_prompt: PerPrompt = False,
+    old_objective: OldObjective = None,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     prior: PriorSpec = PriorSpec(),
@@ -114,13 +103,17 @@ def groupsize_command(
 
         sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
-    target = GroupSizeOptions(
-        fidelity, objective.value, std.value, min_size, max_size, max_silent, uniform, law
+    target = groupsize_options(
+        fidelity=fidelity,
+        method=method.value,
+        std=std.value,
+        min_G=min_size,
+        max_G=max_size,
+        max_silent=max_silent,
+        uniform=uniform,
+        law=law,
     )
-    if bins is not None:
-        check_count("--bins", bins, 0, 1000)
-        if per_prompt:
-            raise UsageError("--bins summarises by bin; with --per-prompt there is no summary to break down")
+    cut = summary_bins(bins, per_prompt)
     check_prior(prior, has_counts=inputs.has_counts, law=law)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators, groupsize
@@ -135,7 +128,6 @@ def groupsize_command(
                 run.save_plot(plot, lambda: _figure(drawn, hist))
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return
-        cut = 10 if bins is None else bins
         result = groupsize.analyse(hist.frame, inputs.by, target, val, bins=cut, figure=plot.path is not None)
         grid = result.curve
         if grid is not None:

@@ -17,17 +17,22 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from sigmatool.errors import UsageError
 from sigmatool.options import (
+    DEFAULT_SEED,
     Counts,
     Estimator,
     InputFormat,
     InputOptions,
     LogOptions,
+    Method,
     OutputFormat,
     OutputOptions,
     PlotOptions,
+    Std,
     Trainer,
 )
+from sigmatool.options.common import DEFAULT_G
 
 INPUT = "Input"
 OUTPUT = "Output"
@@ -53,7 +58,8 @@ def uses(**builders: Callable[..., Any]) -> Callable[[F], F]:
         @functools.wraps(command)
         def wrapper(**kwargs: Any) -> Any:
             for name, names in owned.items():
-                kwargs[name] = builders[name](**{n: kwargs.pop(n) for n in names})
+                # an option that takes no value (a renamed flag's old spelling) is not passed
+                kwargs[name] = builders[name](**{n: kwargs.pop(n) for n in names if n in kwargs})
             return command(**kwargs)
 
         wrapper.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
@@ -135,8 +141,8 @@ RewardColOpt = Annotated[
     str | None,
     _input(
         "--reward-col",
-        help="Reward column of a rollout log (0/1, or boolean); with --from: overrides the trainer's default "
-        "field (±1 counts as 0/1 there).",
+        help="Reward column of a rollout log: 0/1, boolean, or numbers graded by --threshold; with --from it "
+        "overrides the trainer's own field (±1 counts as 0/1 there).",
     ),
 ]
 ThresholdOpt = Annotated[
@@ -162,7 +168,12 @@ DataArg = Annotated[
     ),
 ]
 ByOpt = Annotated[
-    list[str] | None, _input("--by", help="Also break every summary down by this column (repeatable).")
+    list[str] | None,
+    _input(
+        "--by",
+        help="Also break every summary down by this column (repeatable); sql keeps it in the histogram, for "
+        "the --by of the command that reads it.",
+    ),
 ]
 IdColOpt = Annotated[
     str | None, _input("--id-col", help="Prompt id for per-prompt output (default: row number).")
@@ -227,6 +238,20 @@ def input_options(
     return replace(read, paths=tuple(data or ()), by=by, id_col=id_col)
 
 
+OutputFile = Annotated[
+    str | None,
+    typer.Option(
+        "--output",
+        "-o",
+        metavar="FILE",
+        help="Write to this file (atomically; never one of the inputs); the format follows its extension. "
+        "report: FILE.html or FILE.md, required; sql: the query's text.",
+        rich_help_panel=OUTPUT,
+        show_default=False,
+    ),
+]
+
+
 def output_options(
     fmt: Annotated[
         OutputFormat,
@@ -237,15 +262,7 @@ def output_options(
             rich_help_panel=OUTPUT,
         ),
     ] = OutputFormat.auto,
-    output: Annotated[
-        str | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Write to this file (atomically; never one of the inputs); the format follows its extension.",
-            rich_help_panel=OUTPUT,
-        ),
-    ] = None,
+    output: OutputFile = None,
 ) -> OutputOptions:
     """Where the result goes, and in which format."""
     return OutputOptions(fmt.value, output)
@@ -267,7 +284,10 @@ def plot_options(
     return PlotOptions(plot)
 
 
-# --------------------------------------------------------------------------------------------- analyses
+# --------------------------------------------------------------------------------------------- the glossary
+# Every flag that more than one command takes is declared here, once: one type, range, default and help in
+# every command (tests/test_flags.py reads the app and checks it). The ranges are checked by the option
+# objects of sigmatool.options, which the library checks too.
 
 GroupSizes = Annotated[
     list[str] | None,
@@ -275,8 +295,96 @@ GroupSizes = Annotated[
         "--G",
         "-G",
         "--group-size",
-        help="Group size G: repeatable or a comma list, e.g. --G 4,8,16.",
-        show_default="8",
+        help="Group size G, a whole number: repeatable or a comma list, e.g. --G 4,8,16; budget also takes inf "
+        "(the large-group limit); simulate trains at one G, 2–100,000.",
+        show_default=str(DEFAULT_G),
+    ),
+]
+Bins = Annotated[
+    int | None,
+    typer.Option(
+        "--bins",
+        metavar="N",
+        help="Equal-width bins of p, 0–1,000: the summary gets a row per bin beside its overall rows (0: the "
+        "overall rows only; budget needs at least 1). Default 10, deciles of difficulty.",
+        show_default=False,
+    ),
+]
+UpdateRule = Annotated[
+    Method,
+    typer.Option(
+        "--method",
+        help="The update rule: grpo divides each group's advantages by its std σ, drgrpo does not. groupsize: "
+        "φ = E[σ]/√(p(1−p)) or 1 − 1/G; plan: Σ E[σ] or Σ E[σ²], and the gradient shares.",
+    ),
+]
+Fidelity = Annotated[
+    float | None,
+    typer.Option(
+        "--fidelity",
+        metavar="φ*",
+        help="Target fidelity in (0, 1): the share of its large-group update a group should give each prompt "
+        "(groupsize; plan with --objective fidelity). Default 0.9: at most a tenth of the update lost to the "
+        "group's noise, which G = 8 gives prompts near p = ½ (φ = 0.93).",
+        show_default=False,
+    ),
+]
+StdConvention = Annotated[
+    Std,
+    typer.Option(
+        "--std",
+        help="The std that --method grpo divides by: population, the group's own; or bessel, torch's (TRL, "
+        "verl, OpenRLHF), which realises √((G−1)/G) of the update, so more G is needed.",
+    ),
+]
+MinG = Annotated[
+    int | None,
+    typer.Option(
+        "--min-G",
+        metavar="G",
+        help="No prompt gets a group smaller than this (groupsize's search starts here; plan leaves out the "
+        "smaller --sizes). Default 2: a group of one has σ = 0.",
+        show_default=False,
+    ),
+]
+MaxG = Annotated[
+    int | None,
+    typer.Option(
+        "--max-G",
+        metavar="G",
+        help="No prompt gets a group larger than this (≤ 2^31): groupsize calls a prompt that needs more "
+        "unreachable; plan leaves out the larger --sizes. Default 4096, far above any trainer's G.",
+        show_default=False,
+    ),
+]
+Seed = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        help="Seed of the random draws (simulate's run; the bootstrap of --ci): the same seed gives "
+        "byte-identical output.",
+        show_default=str(DEFAULT_SEED),
+    ),
+]
+DapoCap = Annotated[
+    int | None,
+    typer.Option(
+        "--dapo-cap",
+        metavar="T",
+        help="DAPO draws at most T groups for a prompt, 1–1,000,000. silent: no cap unless given (the cost "
+        "1/(1 − P); T adds dapo_unfilled_rate); simulate draws at most 4 per prompt and step unless given, as "
+        "a run must end.",
+        show_default=False,
+    ),
+]
+PlanBudgetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--plan-budget",
+        metavar="B",
+        help="Plan B rollouts per prompt as `sigmatool plan --budget B` does: report adds the plan's section "
+        "(one DATA, no --by); simulate trains at its sizes against uniform G = ⌊B⌋.",
+        show_default=False,
     ),
 ]
 PerPrompt = Annotated[
@@ -289,3 +397,15 @@ EstimatorOpt = Annotated[
         help="plugin: use p̂ as p. unbiased: draw the group from the logged samples (needs counts).",
     ),
 ]
+
+# Kept for scripts from before these flags were renamed: each stops with a usage error naming the new flag.
+
+
+def renamed(old: str, *aliases: str, now: str) -> Any:
+    """A hidden option under a flag's old spelling that refuses any use and says what replaced it."""
+
+    def refuse(value: object) -> None:
+        if value is not None:
+            raise UsageError(f"{old} no longer applies here: {now}")
+
+    return typer.Option(old, *aliases, hidden=True, callback=refuse, expose_value=False)

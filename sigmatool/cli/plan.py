@@ -11,7 +11,6 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import EstimatorOpt, PerPrompt, input_options, output_options, plot_options, uses
 from sigmatool.cli.plan_params import plan_request
-from sigmatool.errors import UsageError
 from sigmatool.options import (
     Estimator,
     InputOptions,
@@ -66,10 +65,13 @@ def plan_command(
         sigmatool plan sample_data/bigmath_solve_rates.parquet --budget 8 --per-prompt -o plan.parquet
     """
     check_plan_output(
-        request, inputs.by, per_prompt=per_prompt, distribution=distribution, weighted=bool(inputs.weight_col)
+        request,
+        inputs.by,
+        per_prompt=per_prompt,
+        distribution=distribution,
+        weighted=bool(inputs.weight_col),
+        plot=plot.path is not None,
     )
-    if plot.path is not None and inputs.by:
-        raise UsageError("--plot draws one plan; with --by there is one per group: leave out one of them")
     check_prior(prior, has_counts=inputs.has_counts, estimator=estimator.value)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators

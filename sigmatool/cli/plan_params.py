@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from sigmatool.cli.params import uses
+from sigmatool.cli.params import Fidelity, MaxG, MinG, PlanBudgetOpt, StdConvention, UpdateRule, uses
+from sigmatool.options import Method, Std
 from sigmatool.options.plan import (
     DEFAULT_SIZES,
     PlanBudget,
@@ -59,14 +60,8 @@ def budget_options(
         typer.Option("--total-rollouts", help="Or the budget as rollouts in all, ≥ 1.", rich_help_panel=PLAN),
     ] = None,
     sizes: Sizes = None,
-    min_size: Annotated[
-        int | None,
-        typer.Option("--min-G", help="Leave out the allowed sizes below this.", rich_help_panel=PLAN),
-    ] = None,
-    max_size: Annotated[
-        int | None,
-        typer.Option("--max-G", help="Leave out the allowed sizes above this.", rich_help_panel=PLAN),
-    ] = None,
+    min_size: MinG = None,
+    max_size: MaxG = None,
     keep_all: Annotated[
         bool,
         typer.Option(
@@ -84,37 +79,16 @@ def budget_options(
 def plan_request(
     limits: PlanBudget,
     objective: ObjectiveName = None,
-    method: Annotated[
-        str,
-        typer.Option(
-            "--method",
-            help="grpo or drgrpo: the update signal and gradient shares measure.",
-            rich_help_panel=PLAN,
-        ),
-    ] = "grpo",
-    fidelity: Annotated[
-        float | None,
-        typer.Option(
-            "--fidelity",
-            metavar="φ*",
-            help="Target fidelity in (0, 1) of --objective fidelity.",
-            show_default="0.95",
-            rich_help_panel=PLAN,
-        ),
-    ] = None,
-    std: Annotated[
-        str,
-        typer.Option(
-            "--std", help="population or bessel (torch's std: E[σ] × √((G−1)/G)).", rich_help_panel=PLAN
-        ),
-    ] = "population",
+    method: UpdateRule = Method.grpo,
+    fidelity: Fidelity = None,
+    std: StdConvention = Std.population,
 ) -> PlanOptions:
     """The whole plan request, checked at once (every problem named in one message)."""
     return plan_options(
         sizes=limits.sizes,
         objective=objective or "signal",
-        method=method,
-        std=std,
+        method=method.value,
+        std=std.value,
         target=fidelity,
         keep_all=limits.keep_all,
         budget=limits.budget,
@@ -135,16 +109,7 @@ def simulate_plan_options(
             rich_help_panel=PLAN,
         ),
     ] = None,
-    plan_budget: Annotated[
-        float | None,
-        typer.Option(
-            "--plan-budget",
-            metavar="B",
-            help="Plan B rollouts per prompt on the start population (--sizes, --objective) and train at "
-            "those sizes, against uniform G = ⌊B⌋.",
-            rich_help_panel=PLAN,
-        ),
-    ] = None,
+    plan_budget: PlanBudgetOpt = None,
     sizes: Sizes = None,
     objective: ObjectiveName = None,
     replan_every: Annotated[

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from enum import Enum
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,17 +11,20 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import OUTPUT, EstimatorOpt, group_options, read_options, uses
+from sigmatool.cli.params import (
+    EstimatorOpt,
+    OutputFile,
+    PlanBudgetOpt,
+    group_options,
+    read_options,
+    renamed,
+    uses,
+)
 from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, ReportFile
 
 if TYPE_CHECKING:
     from sigmatool.report import ReportInput
-
-
-class ReportFormat(str, Enum):
-    html = "html"
-    md = "md"
 
 
 def labels(paths: tuple[str, ...]) -> list[str | None]:
@@ -45,18 +47,6 @@ def labels(paths: tuple[str, ...]) -> list[str | None]:
     return [None if p == "-" else name for name, p in zip(names, paths, strict=True)]
 
 
-ReportOutput = Annotated[
-    str,
-    typer.Option(
-        "--output",
-        "-o",
-        metavar="FILE",
-        help="The report: FILE.html, one self-contained page; or FILE.md, its figures (SVG) in the folder "
-        "FILE_figures/ beside it. Never one of the inputs.",
-        rich_help_panel=OUTPUT,
-        show_default=False,
-    ),
-]
 ReportData = Annotated[
     list[str] | None,
     typer.Argument(
@@ -65,14 +55,12 @@ ReportData = Annotated[
         show_default=False,
     ),
 ]
-ReportFormatOpt = Annotated[
-    ReportFormat | None,
-    typer.Option(
+OldFormat = Annotated[
+    str | None,
+    renamed(
         "--format",
         "-f",
-        help="html or md (default: from -o's extension, .html or .md).",
-        rich_help_panel=OUTPUT,
-        show_default=False,
+        now="the report's format follows -o's extension: -o FILE.html (one page) or -o FILE.md",
     ),
 ]
 
@@ -80,23 +68,14 @@ ReportFormatOpt = Annotated[
 @app.command("report")
 @uses(read=read_options, by=group_options)
 def report_command(
-    output: ReportOutput,
+    output: OutputFile = None,
     data: ReportData = None,
-    fmt: ReportFormatOpt = None,
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "sigmatool report",
     estimator: EstimatorOpt = Estimator.plugin,
-    plan_budget: Annotated[
-        float | None,
-        typer.Option(
-            "--plan-budget",
-            metavar="B",
-            help="Add a rollout plan at B rollouts per prompt (sizes 4,8,16,32, signal), as `sigmatool plan "
-            "--budget B` makes it; one DATA, no --by.",
-            show_default=False,
-        ),
-    ] = None,
+    plan_budget: PlanBudgetOpt = None,
     by: tuple[str, ...] = (),
     read: InputOptions = InputOptions(),
+    old_format: OldFormat = None,
 ) -> None:
     """Every analysis of one or more inputs on one page: figures, tables and the headline sentences.
 
@@ -115,10 +94,9 @@ def report_command(
 
         sigmatool report sample_data/toy_pass_rates.csv --by source -o toy.md
     """
-    target = ReportFile(output, fmt.value if fmt else None)
+    target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by)
-    if plan_budget is not None and (by or len(everything.paths) > 1):
-        raise UsageError("--plan-budget plans one input: give one DATA and no --by")
+    target.check_plan(plan_budget, everything)
     run.check(everything, OutputOptions(), ("-o", target.path))
     from sigmatool.report import ReportOptions, build_report, plan_frames_of, track_frame_of
 

@@ -10,12 +10,14 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import beyond_options
 from sigmatool.cli.params import (
+    DapoCap,
     EstimatorOpt,
     GroupSizes,
     PerPrompt,
     input_options,
     output_options,
     plot_options,
+    renamed,
     uses,
 )
 from sigmatool.options import (
@@ -33,13 +35,22 @@ if TYPE_CHECKING:
     from sigmatool.load import Histogram, Rows
     from sigmatool.silent import SilentCurve
 
-DapoCapOpt = Annotated[
+ByBins = Annotated[
     int | None,
-    typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt (default: no cap)."),
+    typer.Option(
+        "--by-bins",
+        metavar="N",
+        help="Break the summary down into N equal-width bins of p, 1–1,000, in place of its overall rows (as "
+        "--by does by a column).",
+    ),
 ]
-BinsOpt = Annotated[
-    int | None,
-    typer.Option("--bins", help="Also break the summary down into N equal-width bins of p (1–1000)."),
+OldBins = Annotated[
+    str | None,
+    renamed(
+        "--bins",
+        now="silent's breakdown by bins of p is --by-bins N (in budget and groupsize, --bins adds bin rows "
+        "beside the overall ones)",
+    ),
 ]
 
 
@@ -48,9 +59,10 @@ BinsOpt = Annotated[
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.plugin,
-    dapo_cap: DapoCapOpt = None,
-    bins: BinsOpt = None,
+    dapo_cap: DapoCap = None,
+    bins: ByBins = None,
     per_prompt: PerPrompt = False,
+    old_bins: OldBins = None,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     beyond: BeyondOptions = BeyondOptions(),

@@ -9,7 +9,15 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import output_options, plot_options, read_options, uses
+from sigmatool.cli.params import (
+    DapoCap,
+    GroupSizes,
+    Seed,
+    output_options,
+    plot_options,
+    read_options,
+    uses,
+)
 from sigmatool.cli.plan_params import simulate_plan_options
 from sigmatool.errors import UsageError
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, SimulateOptions
@@ -30,13 +38,10 @@ Frames = tuple["pl.DataFrame", "pl.DataFrame"]
 
 def run_options(
     prompts: Annotated[int, typer.Option("--prompts", help="Number of simulated prompts M.")] = 6000,
-    group_size: Annotated[
-        int | None,
-        typer.Option("--G", "-G", "--group-size", help="Group size G, 2–100,000.", show_default="8"),
-    ] = None,
+    group_sizes: GroupSizes = None,
     steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 150,
     lr: Annotated[float, typer.Option("--lr", help="Learning rate on θ = logit(p), > 0.")] = 0.5,
-    seed: Annotated[int, typer.Option("--seed", help="The same seed gives byte-identical output.")] = 7,
+    seed: Seed = None,
     methods: Annotated[
         str | None,
         typer.Option(
@@ -45,12 +50,10 @@ def run_options(
             show_default="grpo,drgrpo,dapo; with a plan grpo",
         ),
     ] = None,
-    dapo_cap: Annotated[
-        int, typer.Option("--dapo-cap", help="DAPO draws at most T groups per prompt and step.")
-    ] = 4,
+    dapo_cap: DapoCap = None,
 ) -> SimulateRequest:
     """The run: its size, group size, length, learning rate, seed and update rules."""
-    return SimulateRequest(prompts, group_size, steps, lr, seed, methods, dapo_cap)
+    return SimulateRequest(prompts, tuple(group_sizes or ()), steps, lr, seed, methods, dapo_cap)
 
 
 def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:

@@ -8,7 +8,7 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import PromptColOpt, ThresholdOpt
+from sigmatool.cli.params import ByOpt, OutputFile, PromptColOpt, RewardColOpt, ThresholdOpt
 from sigmatool.options import Dialect, HistogramCommand, OutputOptions, RewardType, SqlOptions
 
 LOG = "Input"
@@ -23,21 +23,9 @@ TableOpt = Annotated[
         rich_help_panel=LOG,
     ),
 ]
-RewardColOpt = Annotated[
-    str | None,
-    typer.Option("--reward-col", help="Reward column: 0/1, or graded with --threshold.", rich_help_panel=LOG),
-]
 RewardTypeOpt = Annotated[
     RewardType,
     typer.Option("--reward-type", help="boolean: the reward column holds true/false.", rich_help_panel=LOG),
-]
-ByOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--by",
-        help="Keep this column in the result, for the command's --by (repeatable).",
-        rich_help_panel=LOG,
-    ),
 ]
 StepColOpt = Annotated[
     str | None,
@@ -60,12 +48,6 @@ ResultOpt = Annotated[
         rich_help_panel=RESULT,
     ),
 ]
-OutputOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--output", "-o", metavar="FILE", help="Write the query to this file (atomically) instead of stdout."
-    ),
-]
 
 
 @app.command("sql")
@@ -80,7 +62,7 @@ def sql_command(
     step_col: StepColOpt = None,
     command: CommandOpt = HistogramCommand.silent,
     result: ResultOpt = "hist.csv",
-    output: OutputOpt = None,
+    output: OutputFile = None,
 ) -> None:
     """The SQL that reduces a rollout log to its (k, n) histogram where the log lives: Spark, DuckDB, Trino,
     BigQuery, Postgres or Snowflake.

@@ -9,11 +9,9 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import log_options, output_options, plot_options, uses
-from sigmatool.errors import DataError, UsageError
+from sigmatool.cli.params import log_options, output_options, plot_options, renamed, uses
+from sigmatool.errors import DataError
 from sigmatool.options import (
-    TRAINERS,
-    InputOptions,
     LogOptions,
     OutputOptions,
     PlotOptions,
@@ -97,8 +95,15 @@ ExportOpt = Annotated[
         "it with --k-col k --n-col n.",
     ),
 ]
-StepsOpt = Annotated[
-    str | None, typer.Option("--steps", metavar="A..B", help="Export only the steps A to B (inclusive).")
+ExportStepsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--export-steps", metavar="A..B", help="--export-pass-rates writes only the steps A to B (inclusive)."
+    ),
+]
+OldSteps = Annotated[
+    str | None,
+    renamed("--steps", now="the window that --export-pass-rates writes is --export-steps A..B"),
 ]
 
 
@@ -110,7 +115,8 @@ def track_options(
     min_gap: MinGapOpt = 0.02,
     summary: SummaryOpt = False,
     export: ExportOpt = None,
-    steps: StepsOpt = None,
+    steps: ExportStepsOpt = None,
+    old_steps: OldSteps = None,
 ) -> TrackOptions:
     """Where the expectation comes from, the drift rule, the view, the export."""
     window = parse_steps(steps) if steps is not None else None
@@ -141,7 +147,7 @@ def track_command(
 
         sigmatool track sample_data/example_run --from verl
     """
-    inputs = _inputs(dumps, log)
+    inputs = log.dumps(dumps, "track")
     rates_file = [options.pass_rates] if options.pass_rates else []
     run.check(
         replace(inputs, paths=(*inputs.paths, *rates_file)),
@@ -168,16 +174,6 @@ def track_command(
         )
     frame = summary_frame(result) if options.summary else result.steps
     write_frame(frame, out, view(result, options.summary))
-
-
-def _inputs(dumps: list[str], log: LogOptions) -> InputOptions:
-    if log.trainer is None:
-        raise UsageError(
-            f"track reads a trainer's rollout dumps: say whose with --from ({'|'.join(TRAINERS)})"
-        )
-    return InputOptions(
-        paths=tuple(dumps), trainer=log.trainer, reward_col=log.reward_col, threshold=log.threshold
-    )
 
 
 def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:

@@ -30,11 +30,11 @@ __all__ = ["groupsize_curve", "groupsize_figure", "interior_span"]
 
 def _caption(options: GroupSizeOptions, source: str, by: Sequence[str], estimator: str = "plug-in") -> str:
     eps = 1.0 - options.target
-    if options.objective == "drgrpo":
+    if options.method == "drgrpo":
         rule = "Dr. GRPO's fidelity 1 − 1/G"
     else:
         rule = f"GRPO's fidelity E[σ]/√(p(1−p)), {options.std} std"
-    law = f"; dashed: the law 1/(8εp(1−p)), ε = {eps:.3g}" if options.objective == "grpo" else ""
+    law = f"; dashed: the law 1/(8εp(1−p)), ε = {eps:.3g}" if options.method == "grpo" else ""
     silent = f" and at most {100 * options.max_silent:g} % silent groups" if options.max_silent else ""
     beneath = f"Beneath: the prompts' pass rates{' per ' + ' · '.join(by) if by else ''}."
     data = f" Data: {source}." if source else ""
@@ -94,7 +94,7 @@ def groupsize_figure(
             dots = top.scatter(px, py, s=9, color=BLACK, zorder=3, label=f"posterior G ({estimator})")
             plot.line(dots, "posterior G", "p", "group_size", px.tolist(), py.tolist())
             G = np.concatenate([G, py])
-        elif o.objective == "grpo":
+        elif o.method == "grpo":
             law = kernels.group_size_law(p, o.target)
             (line,) = top.plot(p, law, color=VERMILLION, linestyle="--", label="law 1/(8εp(1−p))")
             plot.line(line, "law", "p", "group_size_law", p.tolist(), law.tolist())

@@ -156,7 +156,7 @@ def silent_figure(
     for frame in frames.values():
         require(frame, [*by, *COLUMNS], "silent")
         if "p_lo" in frame.columns:
-            raise UsageError("the silent figure plots a summary without bins of p (no --bins)")
+            raise UsageError("the silent figure plots a summary without bins of p (no --by-bins)")
     with house_style():
         fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT)
         axes = list(fig.subplots(1, 2 if by else 1, squeeze=False, sharey=True)[0])

@@ -212,7 +212,7 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
 
 def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     """Lines under the table view: what the columns mean."""
-    fid = "1 − 1/G (Dr. GRPO)" if options.objective == "drgrpo" else f"E[σ]/sqrt(p(1−p)), {options.std} std"
+    fid = "1 − 1/G (Dr. GRPO)" if options.method == "drgrpo" else f"E[σ]/sqrt(p(1−p)), {options.std} std"
     if posterior:
         fid += ", of posterior means given (k, n) under the prior (never- and always-solved prompts included)"
     return [

@@ -25,7 +25,7 @@ def _posterior_fidelity(val: Valuation, rows: pl.DataFrame, G: FloatArray, o: Gr
     """``E[E[σ](p, G) | k, n] / E[sqrt(p (1 − p)) | k, n]`` (GRPO) or ``1 − 1/G`` (Dr. GRPO); NaN where G is."""
     ok = np.isfinite(G)
     size = np.where(ok, G, 1.0).astype(np.int64)
-    if o.objective == "drgrpo":
+    if o.method == "drgrpo":
         return np.asarray(np.where(ok, kernels.drgrpo_fidelity(size), np.nan), dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = val.values(rows, "sigma", size, o.std) / val.values(rows, "grpo_limit")
@@ -40,7 +40,7 @@ def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, va
         o.target,
         min_G=o.min_size,
         max_G=o.max_size,
-        objective=o.objective,
+        objective=o.method,
         std=o.std,
         max_silent=o.max_silent,
     )
@@ -100,9 +100,7 @@ def group_size_table(
     if o.law:
         columns.append(_integers("group_size_law", sizes["group_size_law"]))
     if detail:
-        columns.append(
-            pl.Series("fidelity_at_group_size", fidelity_at(p, G, o.objective, o.std)).fill_nan(None)
-        )
+        columns.append(pl.Series("fidelity_at_group_size", fidelity_at(p, G, o.method, o.std)).fill_nan(None))
         silent = np.where(reachable, kernels.silent_probability(p, np.where(reachable, G, 1)), np.nan)
         columns.append(pl.Series("silent_at_group_size", silent).fill_nan(None))
     return distinct.with_columns(columns)
@@ -114,7 +112,7 @@ def size_columns(p: FloatArray, o: GroupSizeOptions) -> dict[str, NDArray[np.gen
     G = group_sizes(
         p,
         o.target,
-        objective=o.objective,
+        objective=o.method,
         std=o.std,
         min_G=o.min_size,
         max_G=o.max_size,
@@ -125,7 +123,7 @@ def size_columns(p: FloatArray, o: GroupSizeOptions) -> dict[str, NDArray[np.gen
         # φ and P_silent are monotone in G, so the uniform G reaches the target exactly when G ≤ uniform.
         at_uniform = reachable & (G <= o.uniform)
     else:
-        fine = fidelity_at(p, o.uniform, o.objective, o.std) >= o.target
+        fine = fidelity_at(p, o.uniform, o.method, o.std) >= o.target
         if o.max_silent is not None:
             fine &= kernels.silent_probability(p, o.uniform) <= o.max_silent
         at_uniform = reachable & fine

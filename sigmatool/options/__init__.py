@@ -8,7 +8,6 @@ imports polars or numpy.
 from __future__ import annotations
 
 from sigmatool.options.analyses import (
-    DEFAULT_BINS,
     DEFAULT_EXTREME,
     DEFAULT_MEDIUM,
     METHODS,
@@ -21,6 +20,7 @@ from sigmatool.options.analyses import (
     parse_medium,
     parse_methods,
     parse_steps,
+    summary_bins,
 )
 from sigmatool.options.beyond import (
     BOUNDS_LEVEL,
@@ -31,15 +31,19 @@ from sigmatool.options.beyond import (
     parse_prior,
 )
 from sigmatool.options.common import (
+    DEFAULT_BINS,
+    DEFAULT_FIDELITY,
+    DEFAULT_SEED,
     INF,
     MAX_G,
     Counts,
     Estimator,
     InputFormat,
-    Objective,
+    Method,
     OutputFormat,
     Std,
     Trainer,
+    check_bins,
     check_count,
     check_fraction,
     g_label,
@@ -66,8 +70,10 @@ __all__ = [
     "COUNT_DIRECTIONS",
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",
+    "DEFAULT_FIDELITY",
     "DEFAULT_MEDIUM",
     "DEFAULT_REPLICATES",
+    "DEFAULT_SEED",
     "FIGURE_FORMATS",
     "INF",
     "MAX_G",
@@ -85,7 +91,7 @@ __all__ = [
     "InputFormat",
     "InputOptions",
     "LogOptions",
-    "Objective",
+    "Method",
     "OutputFormat",
     "OutputOptions",
     "PlanOptions",
@@ -100,6 +106,7 @@ __all__ = [
     "Std",
     "TrackOptions",
     "Trainer",
+    "check_bins",
     "check_count",
     "check_folder",
     "check_fraction",
@@ -114,5 +121,6 @@ __all__ = [
     "parse_sizes",
     "parse_steps",
     "plan_options",
+    "summary_bins",
     "written_in_place",
 ]

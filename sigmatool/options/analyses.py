@@ -7,15 +7,32 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sigmatool.errors import UsageError
-from sigmatool.options.common import MAX_G, Estimator, check_count, check_fraction
+from sigmatool.options.common import (
+    DEFAULT_BINS,
+    DEFAULT_FIDELITY,
+    DEFAULT_G,
+    DEFAULT_MAX_G,
+    DEFAULT_MIN_G,
+    DEFAULT_SEED,
+    MAX_G,
+    Estimator,
+    Method,
+    Std,
+    check_bins,
+    check_count,
+    check_dapo_cap,
+    check_fraction,
+    check_g_range,
+    check_seed,
+    parse_group_sizes,
+)
 
-OBJECTIVES = ("grpo", "drgrpo")
-STD_CONVENTIONS = ("population", "bessel")
-DEFAULT_BINS = 10
+UPDATE_RULES = tuple(m.value for m in Method)
+STD_CONVENTIONS = tuple(s.value for s in Std)
 DEFAULT_EXTREME = 0.1
 DEFAULT_MEDIUM = (0.4, 0.6)
 METHODS = ("grpo", "drgrpo", "dapo")
-MAX_BINS = 1000
+SIMULATE_DAPO_CAP = 4  # a simulated run must end: DAPO's redraws of a prompt in a step are capped
 SIMULATE_MAX_G = 100_000
 EXPORT_EXTENSIONS = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".parquet", ".pq")
 
@@ -39,12 +56,12 @@ class SilentOptions:
     def __post_init__(self) -> None:
         check_estimator(self.estimator)
         if self.cap is not None:
-            check_count("--dapo-cap", self.cap, 1, 1_000_000)
+            check_dapo_cap(self.cap)
         if self.bins is not None:
-            check_count("--bins", self.bins, 1, MAX_BINS)
+            check_bins(self.bins, "--by-bins", low=1)
             if self.per_prompt:
                 raise UsageError(
-                    "--bins summarises by bin; with --per-prompt there is no summary to break down"
+                    "--by-bins summarises by bin; with --per-prompt there is no summary to break down"
                 )
 
 
@@ -57,7 +74,9 @@ class Segments:
     medium: tuple[float, float] = DEFAULT_MEDIUM
 
     def __post_init__(self) -> None:
-        check_count("--bins", self.bins, 1, MAX_BINS)
+        if self.bins == 0:
+            raise UsageError("--bins 0: the budget's shares are per bin of p; give 1 to 1,000 bins")
+        check_bins(self.bins)
         if not (math.isfinite(self.extreme) and 0.0 < self.extreme < 0.5):
             raise UsageError(
                 f"--extreme: give x with 0 < x < 0.5 (extreme = p < x or p > 1 − x), not {self.extreme:g}"
@@ -102,36 +121,76 @@ class BudgetOptions:
 
 @dataclass(frozen=True)
 class GroupSizeOptions:
-    """The target and the rules: fidelity φ*, objective, std convention, G range, silent cap, uniform G."""
+    """The target and the rules: fidelity φ*, update rule, std convention, G range, silent cap, uniform G."""
 
-    target: float = 0.9
-    objective: str = "grpo"
+    target: float = DEFAULT_FIDELITY
+    method: str = "grpo"
     std: str = "population"
-    min_size: int = 2
-    max_size: int = 4096
+    min_size: int = DEFAULT_MIN_G
+    max_size: int = DEFAULT_MAX_G
     max_silent: float | None = None
     uniform: int = 8
     law: bool = False
 
     def __post_init__(self) -> None:
         check_fraction("--fidelity", self.target)
-        if self.objective not in OBJECTIVES:
-            raise UsageError(f"--objective: one of {', '.join(OBJECTIVES)}, not {self.objective!r}")
-        if self.std not in STD_CONVENTIONS:
-            raise UsageError(f"--std: one of {', '.join(STD_CONVENTIONS)}, not {self.std!r}")
-        if self.objective == "drgrpo" and self.std == "bessel":
+        problems = rule_problems(self.method, self.std)
+        if problems:
+            raise UsageError("; ".join(problems))
+        if self.method == "drgrpo" and self.law:
             raise UsageError(
-                "--std bessel applies to --objective grpo only: Dr. GRPO does not divide by the std"
+                "--law is GRPO's closed form; with --method drgrpo the exact answer ⌈1/ε⌉ is closed-form"
             )
-        if self.objective == "drgrpo" and self.law:
-            raise UsageError(
-                "--law is GRPO's closed form; with --objective drgrpo the exact answer ⌈1/ε⌉ is closed-form"
-            )
-        check_count("--min-G", self.min_size, 1, MAX_G)
-        check_count("--max-G", self.max_size, self.min_size, MAX_G)
+        check_g_range(self.min_size, self.max_size)
         if self.max_silent is not None:
             check_fraction("--max-silent", self.max_silent, high_open=False)
         check_count("--uniform", self.uniform, 1, MAX_G)
+
+
+def groupsize_options(
+    *,
+    fidelity: float | None = None,
+    method: str = "grpo",
+    std: str = "population",
+    min_G: int | None = None,
+    max_G: int | None = None,
+    max_silent: float | None = None,
+    uniform: int = 8,
+    law: bool = False,
+) -> GroupSizeOptions:
+    """``groupsize``'s options as the flags give them: None takes the glossary's default."""
+    return GroupSizeOptions(
+        DEFAULT_FIDELITY if fidelity is None else fidelity,
+        method,
+        std,
+        DEFAULT_MIN_G if min_G is None else min_G,
+        DEFAULT_MAX_G if max_G is None else max_G,
+        max_silent,
+        uniform,
+        law,
+    )
+
+
+def rule_problems(method: str, std: str) -> list[str]:
+    """What is wrong with ``--method`` and ``--std`` (the update rule and the std it divides by), if anything."""
+    problems = []
+    if method not in UPDATE_RULES:
+        problems.append(f"--method: one of {', '.join(UPDATE_RULES)}, not {method!r}")
+    if std not in STD_CONVENTIONS:
+        problems.append(f"--std: one of {', '.join(STD_CONVENTIONS)}, not {std!r}")
+    elif std == "bessel" and method == "drgrpo":
+        problems.append("--std bessel applies to --method grpo only: Dr. GRPO does not divide by the std")
+    return problems
+
+
+def summary_bins(bins: int | None, per_prompt: bool) -> int:
+    """``--bins`` of a summary (None: the default 10); refused with --per-prompt, which has no summary."""
+    if bins is None:
+        return DEFAULT_BINS
+    check_bins(bins)
+    if per_prompt:
+        raise UsageError("--bins summarises by bin; with --per-prompt there is no summary to break down")
+    return bins
 
 
 def parse_methods(values: str | Sequence[str]) -> tuple[str, ...]:
@@ -161,9 +220,9 @@ class SimulateOptions:
     group_size: int = 8
     steps: int = 150
     lr: float = 0.5
-    seed: int = 7
+    seed: int = DEFAULT_SEED
     methods: tuple[str, ...] = METHODS
-    dapo_cap: int = 4
+    dapo_cap: int = SIMULATE_DAPO_CAP
 
     def __post_init__(self) -> None:
         check_count("--prompts", self.prompts, 1, 100_000_000)
@@ -171,9 +230,9 @@ class SimulateOptions:
         check_count("--steps", self.steps, 1, 10_000_000)
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise UsageError(f"--lr: give a positive number, not {self.lr:g}")
-        check_count("--seed", self.seed, 0, 2**63 - 1)
+        check_seed(self.seed)
         object.__setattr__(self, "methods", parse_methods(self.methods))
-        check_count("--dapo-cap", self.dapo_cap, 1, 1_000_000)
+        check_dapo_cap(self.dapo_cap)
 
 
 def parse_steps(text: str) -> tuple[int, int]:
@@ -183,10 +242,10 @@ def parse_steps(text: str) -> tuple[int, int]:
         window = (int(first), int(last if sep else first))
     except ValueError:
         raise UsageError(
-            f"--steps: give a window of steps A..B such as 1..20 (or one step), not {text!r}"
+            f"--export-steps: give a window of steps A..B such as 1..20 (or one step), not {text!r}"
         ) from None
     if window[0] > window[1]:
-        raise UsageError(f"--steps {text}: the window is empty (the first step is after the last)")
+        raise UsageError(f"--export-steps {text}: the window is empty (the first step is after the last)")
     return window
 
 
@@ -212,7 +271,9 @@ class TrackOptions:
                 f"--export-pass-rates {self.export}: give a file name ending in {', '.join(EXPORT_EXTENSIONS)}"
             )
         if self.steps is not None and self.export is None:
-            raise UsageError("--steps chooses the window that --export-pass-rates writes; give that too")
+            raise UsageError(
+                "--export-steps chooses the window that --export-pass-rates writes; give that too"
+            )
         if self.pass_rates is None and (self.rates_key or self.rates_col):
             raise UsageError(
                 "--pass-rates-key and --pass-rates-col describe --pass-rates FILE; give that too"
@@ -224,16 +285,16 @@ class SimulateRequest:
     """``simulate`` as typed: G and the methods may be left to their defaults, which depend on a plan."""
 
     prompts: int = 6000
-    group_size: int | None = None
+    group_sizes: tuple[str, ...] = ()
     steps: int = 150
     lr: float = 0.5
-    seed: int = 7
+    seed: int | None = None
     methods: str | None = None
-    dapo_cap: int = 4
+    dapo_cap: int | None = None
 
     def options(self, planned: bool = False) -> SimulateOptions:
         """The checked options; ``planned``: each prompt has its own G and one rule trains every strategy."""
-        if planned and self.group_size is not None:
+        if planned and self.group_sizes:
             raise UsageError("--G: with a plan each prompt has its own group size; leave --G out")
         methods = parse_methods(self.methods or ("grpo" if planned else ",".join(METHODS)))
         if planned and len(methods) > 1:
@@ -241,5 +302,9 @@ class SimulateRequest:
                 f"--methods: a run with a plan trains every strategy with one rule; give one of "
                 f"{', '.join(METHODS)}, not {','.join(methods)}"
             )
-        G = 8 if self.group_size is None else self.group_size
-        return SimulateOptions(self.prompts, G, self.steps, self.lr, self.seed, methods, self.dapo_cap)
+        sizes = parse_group_sizes(self.group_sizes or [str(DEFAULT_G)])
+        if len(sizes) > 1:
+            raise UsageError(f"--G: a run trains at one group size, not {len(sizes)}; give one G")
+        seed = DEFAULT_SEED if self.seed is None else self.seed
+        cap = SIMULATE_DAPO_CAP if self.dapo_cap is None else self.dapo_cap
+        return SimulateOptions(self.prompts, int(sizes[0]), self.steps, self.lr, seed, methods, cap)

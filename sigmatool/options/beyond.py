@@ -9,11 +9,10 @@ import math
 from dataclasses import dataclass
 
 from sigmatool.errors import UsageError
-from sigmatool.options.common import check_count, check_fraction
+from sigmatool.options.common import DEFAULT_SEED, check_count, check_fraction, check_seed
 
 PRIOR_KINDS = ("none", "beta", "npmle")
 DEFAULT_REPLICATES = 1000
-DEFAULT_SEED = 0
 # The χ² level of the tolerance region behind --bounds (docs/prior.md).
 BOUNDS_LEVEL = 0.95
 NEEDS_COUNTS = "give --k-col/--n-col, --samples N (the samples behind each rate), or --rollouts"
@@ -90,7 +89,7 @@ class BeyondOptions:
         if self.replicates is not None:
             check_count("--replicates", self.replicates, 2, 1_000_000)
         if self.seed is not None:
-            check_count("--seed", self.seed, 0, 2**63 - 1)
+            check_seed(self.seed)
 
     @property
     def replicate_count(self) -> int:

@@ -13,6 +13,17 @@ from sigmatool.errors import UsageError
 MAX_G = 2**31
 INF = math.inf
 
+# The one default of each flag that several commands share (sigmatool/cli/params.py declares the flags).
+DEFAULT_G = 8
+DEFAULT_BINS = 10  # equal-width bins of p: deciles of difficulty
+MAX_BINS = 1000
+DEFAULT_FIDELITY = 0.9  # at most a tenth of a prompt's large-group update lost to its group's noise
+DEFAULT_MIN_G = 2  # a group of one has σ = 0
+DEFAULT_MAX_G = 4096  # far above any trainer's group size
+DEFAULT_SEED = 7
+MAX_SEED = 2**63 - 1
+MAX_DAPO_CAP = 1_000_000
+
 
 class InputFormat(str, Enum):
     csv = "csv"
@@ -56,7 +67,9 @@ class Std(str, Enum):
     bessel = "bessel"
 
 
-class Objective(str, Enum):
+class Method(str, Enum):
+    """The update rule: GRPO divides each group's advantages by its std σ, Dr. GRPO does not."""
+
     grpo = "grpo"
     drgrpo = "drgrpo"
 
@@ -80,6 +93,26 @@ def check_count(option: str, value: int, low: int = 1, high: int | None = None) 
         bound = f"between {low:,} and {high:,}" if high is not None else f"at least {low:,}"
         raise UsageError(f"{option}: give a whole number {bound}, not {value:,}")
     return value
+
+
+def check_bins(bins: int, option: str = "--bins", low: int = 0) -> int:
+    """A number of equal-width bins of p: ``low`` (0: none) to 1000."""
+    return check_count(option, bins, low, MAX_BINS)
+
+
+def check_seed(seed: int) -> int:
+    return check_count("--seed", seed, 0, MAX_SEED)
+
+
+def check_dapo_cap(cap: int) -> int:
+    return check_count("--dapo-cap", cap, 1, MAX_DAPO_CAP)
+
+
+def check_g_range(min_G: int, max_G: int) -> tuple[int, int]:
+    """``--min-G`` and ``--max-G``: 1 ≤ min ≤ max ≤ 2^31."""
+    check_count("--min-G", min_G, 1, MAX_G)
+    check_count("--max-G", max_G, min_G, MAX_G)
+    return min_G, max_G
 
 
 def parse_group_sizes(values: Iterable[str], *, allow_inf: bool = False, option: str = "--G") -> list[float]:

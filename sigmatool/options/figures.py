@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 
 from sigmatool.errors import UsageError
+from sigmatool.options.inputs import InputOptions
 
 FIGURE_FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 REPORT_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".markdown": "md"}
@@ -47,17 +48,24 @@ class ReportFile:
 
     def __post_init__(self) -> None:
         if self.path in ("", "-"):
-            raise UsageError("-o: the report is a file (HTML, or Markdown with its figures); give its name")
+            raise UsageError(
+                "-o FILE: the report is a file, FILE.html (one page) or FILE.md (with its figures); give its name"
+            )
         if self.fmt is not None and self.fmt not in ("html", "md"):
-            raise UsageError(f"--format: html or md, not {self.fmt!r}")
+            raise UsageError(f"a report's format is html or md, not {self.fmt!r}")
         if self.fmt is None:
             suffix = os.path.splitext(self.path)[1].lower()
             if suffix not in REPORT_FORMATS:
                 raise UsageError(
                     f"-o {self.path}: cannot tell the format from {suffix or 'no extension'!r}; "
-                    "end the name in .html or .md, or pass --format html|md"
+                    "end the name in .html or .md"
                 )
             object.__setattr__(self, "fmt", REPORT_FORMATS[suffix])
+
+    def check_plan(self, plan_budget: float | None, inputs: InputOptions) -> None:
+        """--plan-budget plans one input: one DATA and no --by."""
+        if plan_budget is not None and (inputs.by or len(inputs.paths) > 1):
+            raise UsageError("--plan-budget plans one input: give one DATA and no --by")
 
     @property
     def format(self) -> str:

@@ -30,6 +30,16 @@ class LogOptions:
         if self.trainer is not None and self.trainer not in TRAINERS:
             raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
 
+    def dumps(self, paths: Sequence[str], command: str) -> InputOptions:
+        """The input of a command that reads only a trainer's dumps (``track``): --from is required."""
+        if self.trainer is None:
+            raise UsageError(
+                f"{command} reads a trainer's rollout dumps: say whose with --from ({'|'.join(TRAINERS)})"
+            )
+        return InputOptions(
+            paths=tuple(paths), trainer=self.trainer, reward_col=self.reward_col, threshold=self.threshold
+        )
+
 
 @dataclass(frozen=True)
 class InputOptions:

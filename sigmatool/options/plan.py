@@ -13,13 +13,23 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from sigmatool.errors import UsageError
+from sigmatool.options.analyses import rule_problems
+from sigmatool.options.common import (
+    DEFAULT_FIDELITY,
+    DEFAULT_MAX_G,
+    DEFAULT_MIN_G,
+    MAX_G,
+    Method,
+    Std,
+    check_fraction,
+)
 
 OBJECTIVES = ("signal", "fidelity", "learnable", "knapsack-rl")
-PLAN_METHODS = ("grpo", "drgrpo")
-STD_CONVENTIONS = ("population", "bessel")
+PLAN_METHODS = tuple(m.value for m in Method)
+STD_CONVENTIONS = tuple(s.value for s in Std)
 DEFAULT_SIZES = (4, 8, 16, 32)
 DEFAULT_BUDGET = 8.0
-DEFAULT_TARGET = 0.95
+DEFAULT_TARGET = DEFAULT_FIDELITY
 MAX_SIZE = 100_000
 MAX_SIZES = 1024  # allowed sizes per plan: each one is a column of the per-value curves
 MAX_TOTAL = 2**62  # rollouts in all: sums of prompts × sizes stay exact in int64
@@ -101,22 +111,20 @@ class PlanOptions:
 
 
 def _choice_problems(objective: str, method: str, std: str, target: float | None) -> list[str]:
-    problems = []
+    problems: list[str] = []
     if objective not in OBJECTIVES:
         problems.append(f"--objective: choose from {', '.join(OBJECTIVES)}, not {objective!r}")
-    if method not in PLAN_METHODS:
-        problems.append(f"--method: choose from {', '.join(PLAN_METHODS)}, not {method!r}")
-    if std not in STD_CONVENTIONS:
-        problems.append(f"--std: choose from {', '.join(STD_CONVENTIONS)}, not {std!r}")
-    elif std == "bessel" and method == "drgrpo":
-        problems.append("--std bessel applies to --method grpo only: Dr. GRPO does not divide by the std")
+    problems += rule_problems(method, std)
     if target is not None:
-        if not (isinstance(target, float | int) and 0.0 < target < 1.0):
-            problems.append(f"--fidelity: give a target φ* with 0 < φ* < 1, not {target!r}")
-        elif objective in OBJECTIVES and objective != "fidelity":
-            problems.append(
-                f"--fidelity sets the target of --objective fidelity; it does not apply to {objective}"
-            )
+        try:
+            check_fraction("--fidelity", target)
+        except (UsageError, TypeError):
+            problems.append(f"--fidelity: give a number in (0, 1), not {target!r}")
+        else:
+            if objective in OBJECTIVES and objective != "fidelity":
+                problems.append(
+                    f"--fidelity sets the target of --objective fidelity; it does not apply to {objective}"
+                )
     return problems
 
 
@@ -150,7 +158,8 @@ def plan_options(
 ) -> PlanOptions:
     """Check every option and name every problem at once; ``budget`` defaults to 8 rollouts per prompt.
 
-    ``target`` (φ*, default 0.95) belongs to the ``fidelity`` objective and is refused with any other.
+    ``target`` (φ*, default 0.9) belongs to the ``fidelity`` objective and is refused with any other.
+    ``min_G`` and ``max_G`` (default 2 and 4096, as ``groupsize``'s) leave out the sizes outside them.
     """
     problems: list[str] = []
     try:
@@ -158,9 +167,13 @@ def plan_options(
     except UsageError as exc:
         problems.append(str(exc))
         allowed = DEFAULT_SIZES
-    lo = min_G if min_G is not None else 0
-    hi = max_G if max_G is not None else MAX_SIZE
-    if lo > hi:
+    lo = min_G if min_G is not None else DEFAULT_MIN_G
+    hi = max_G if max_G is not None else DEFAULT_MAX_G
+    if not 1 <= lo <= MAX_G or not 1 <= hi <= MAX_G:
+        problems.append(
+            f"--min-G and --max-G: give whole numbers between 1 and {MAX_G:,}, not {lo:,} and {hi:,}"
+        )
+    elif lo > hi:
         problems.append(f"--min-G {lo} is larger than --max-G {hi}")
     kept = tuple(s for s in allowed if lo <= s <= hi)
     if not kept and not problems:
@@ -198,9 +211,17 @@ class PlanBudget:
 
 
 def check_plan_output(
-    options: PlanOptions, by: Sequence[str], *, per_prompt: bool, distribution: bool, weighted: bool
+    options: PlanOptions,
+    by: Sequence[str],
+    *,
+    per_prompt: bool,
+    distribution: bool,
+    weighted: bool,
+    plot: bool = False,
 ) -> None:
     """What the plan command can write for this input: one row per prompt needs one prompt per row."""
+    if plot and by:
+        raise UsageError("--plot draws one plan; with --by there is one per group: leave out one of them")
     if per_prompt and distribution:
         raise UsageError("--per-prompt and --distribution: give one (rows per prompt, or sizes per strategy)")
     if per_prompt and weighted:

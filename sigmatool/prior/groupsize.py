@@ -57,7 +57,7 @@ def _check(target: float, objective: str, min_G: int, max_G: int, max_silent: fl
     if not 0.0 < target < 1.0:
         raise UsageError(f"--fidelity must lie strictly between 0 and 1, not {target:g}")
     if objective not in ("grpo", "drgrpo"):
-        raise UsageError(f"--objective must be grpo or drgrpo, not {objective!r}")
+        raise UsageError(f"--method must be grpo or drgrpo, not {objective!r}")
     if not 1 <= min_G <= max_G:
         raise UsageError(f"--max-G must be at least --min-G ({min_G}) and --min-G at least 1, not {max_G}")
     if max_silent is not None and not 0.0 < max_silent <= 1.0:

@@ -139,7 +139,13 @@ def _plots(
         plots["track"] = track_figure(options.track, caption=False)
     if options.plan is not None:
         plan = options.plan
-        plots["plan"] = plan_figure(plan.allocation, plan.comparison, objective=plan.objective, caption=False)
+        plots["plan"] = plan_figure(
+            plan.allocation,
+            plan.comparison,
+            objective=plan.objective,
+            caption=False,
+            estimator=plan.estimator,
+        )
     return plots
 
 

@@ -190,7 +190,7 @@ def settings(options: ReportOptions, estimators: Sequence[str], by: Sequence[str
         ("gradient budget at G", ", ".join(g_text(f"{G:g}") for G in o.budget_sizes)),
         (
             "group size",
-            f"fidelity φ* = {g.target:g} ({g.objective}, {g.std} std), G from {g.min_size} to {g.max_size}, compared with uniform G = {g.uniform}",
+            f"fidelity φ* = {g.target:g} ({g.method}, {g.std} std), G from {g.min_size} to {g.max_size}, compared with uniform G = {g.uniform}",
         ),
         ("compared by", ", ".join(by) or "–"),
     ]
