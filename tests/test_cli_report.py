@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import os
 import re
 import shutil
@@ -146,34 +144,6 @@ def test_a_refused_report_is_one_line_and_exit_2(tmp_path: Path, args: list[str]
     assert message in lines[0]
     assert ["data.csv"] == sorted(p.name for p in tmp_path.iterdir())
     assert TOY.read_bytes() == (tmp_path / "data.csv").read_bytes()
-
-
-# --------------------------------------------------------------------------------------------- help examples
-
-
-def _example_code(line: str) -> int:
-    """Run a help example in-process; the analyses print CSV instead of a table."""
-    args = line.split()[1:]
-    return invoke(*args, *([] if "-o" in args else ["--format", "csv"])).exit_code
-
-
-@pytest.mark.parametrize("command", ["silent", "budget", "groupsize", "simulate", "report"])
-def test_the_help_examples_run_on_the_sample_data(
-    command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    (tmp_path / "sample_data").symlink_to(ROOT / "sample_data")
-    monkeypatch.chdir(tmp_path)
-    module = importlib.import_module(f"sigmatool.cli.{command}")
-    lines = HELP_EXAMPLE.findall(inspect.getdoc(getattr(module, f"{command}_command")) or "")
-    assert lines
-    assert [0] * len(lines) == [_example_code(line) for line in lines]
-
-
-@pytest.mark.parametrize("command", ["silent", "budget", "groupsize", "simulate", "report"])
-def test_the_help_examples_fit_80_columns(command: str) -> None:
-    module = importlib.import_module(f"sigmatool.cli.{command}")
-    lines = HELP_EXAMPLE.findall(inspect.getdoc(getattr(module, f"{command}_command")) or "")
-    assert [] == [line for line in lines if len(line) > 76]
 
 
 # --------------------------------------------------------------------------------------------- committed examples

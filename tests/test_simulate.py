@@ -335,7 +335,7 @@ def test_data_without_interior_pass_rates_is_a_data_error(write_csv) -> None:  #
     assert "no interior pass rates" in result.stderr
 
 
-def test_the_help_example_runs_on_the_sample_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_help_example_writes_the_trace_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     example = re.search(r"^\s+sigmatool (simulate .+)$", simulate_command.__doc__ or "", flags=re.MULTILINE)
     assert example is not None
     monkeypatch.chdir(tmp_path)

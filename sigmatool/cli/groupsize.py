@@ -36,9 +36,11 @@ from sigmatool.options import (
 from sigmatool.options.analyses import groupsize_options
 
 if TYPE_CHECKING:
+    from sigmatool.estimators import Valuation
     from sigmatool.figures import Plot
     from sigmatool.groupsize import GroupSizeCurve
     from sigmatool.load import Histogram, Rows
+    from sigmatool.options import GroupSizeOptions
 
 MaxSilentOpt = Annotated[
     float | None,
@@ -90,12 +92,10 @@ def groupsize_command(
 
     Fidelity is the share of its large-group update that a group of G answers gives a prompt: for GRPO
     φ(G, p) = E[σ]/√(p(1−p)), which rises with G, fastest at p = ½ (φ(8, 0.5) = 0.93, φ(8, 0.05) = 0.54).
-    Each prompt gets the smallest G ≥ --min-G with φ ≥ φ*, exact (not the law 1/(8εp(1−p))). Prompts
-    with p̂ = 0 or 1 have no signal at any G and, like those needing G > --max-G, are unreachable: counted,
-    never given a number. Rows: all prompts, then bins of p, per --by group; --per-prompt streams one row
-    per prompt, ready for a trainer's config. With counts, --prior sizes each prompt by its posterior
-    (docs/theory.md §7): never- and always-solved prompts become reachable where it puts p inside (0, 1). --plot draws the exact G
-    against p (and the law) over the prompts' histogram of p.
+    Each prompt gets the smallest G ≥ --min-G with φ ≥ φ*, exact (not the law 1/(8εp(1−p))); p̂ = 0 or 1,
+    or G > --max-G, is unreachable: counted, never given a number. Rows: all prompts, then bins of p, per
+    --by group; --per-prompt: one row per prompt. With counts, --prior sizes each prompt by its posterior
+    (docs/theory.md §7). --plot draws G against p (under a prior, each count's posterior G).
 
     Example:
 
@@ -123,9 +123,7 @@ def groupsize_command(
         val = estimators.valuation(hist.frame, inputs.by, prior=prior)
         run.note(val.notes())
         if per_prompt:
-            if plot.path is not None:
-                drawn = groupsize.plotted(hist.frame, inputs.by, target, val)
-                run.save_plot(plot, lambda: _figure(drawn, hist))
+            _plot_sizes(plot, hist, inputs.by, target, val)
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return
         result = groupsize.analyse(hist.frame, inputs.by, target, val, bins=cut, figure=plot.path is not None)
@@ -133,6 +131,18 @@ def groupsize_command(
         if grid is not None:
             run.save_plot(plot, lambda: _figure(grid, hist))
         write_frame(result.summary, out, groupsize.view(result))
+
+
+def _plot_sizes(
+    plot: PlotOptions, hist: Histogram | Rows, by: tuple[str, ...], target: GroupSizeOptions, val: Valuation
+) -> None:
+    """``--plot`` beside ``--per-prompt``: the curve of the summary's figure, made for it alone."""
+    if plot.path is None:
+        return
+    from sigmatool import groupsize
+
+    drawn = groupsize.plotted(hist.frame, by, target, val)
+    run.save_plot(plot, lambda: _figure(drawn, hist))
 
 
 def _figure(curve: GroupSizeCurve, hist: Histogram | Rows) -> Plot:

@@ -28,17 +28,18 @@ if TYPE_CHECKING:
     from sigmatool.plan.core import PlanFrames
 
 
+DistributionOpt = Annotated[
+    bool,
+    typer.Option("--distribution", help="Output prompts and rollouts per group size and strategy instead."),
+]
+
+
 @app.command("plan")
 @uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options)
 def plan_command(
     per_prompt: PerPrompt = False,
     estimator: EstimatorOpt = Estimator.plugin,
-    distribution: Annotated[
-        bool,
-        typer.Option(
-            "--distribution", help="Output prompts and rollouts per group size and strategy instead."
-        ),
-    ] = False,
+    distribution: DistributionOpt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     request: PlanOptions = PlanOptions(),
@@ -50,19 +51,18 @@ def plan_command(
     Each prompt gets one of --sizes or 0 (left out) so that the objective summed over prompts is as large
     as the budget allows; the plan is compared with every prompt at one G (the best uniform G, and the best
     uniform G with the prompts at p̂ = 0 or 1 dropped) at the same budget. The summary gives the budget
-    used, the prompts kept and left out, the mean G, the objective, the expected silent rate and the
-    extreme prompts' (p < 0.1 or p > 0.9) share of the update. --per-prompt streams the input rows with
+    used, prompts kept and left out, mean G, objective, silent rate and extreme prompts' share of the
+    update (p < 0.1 or p > 0.9). --per-prompt streams the input rows with
     every column they have, plus group_size, keep, p_used, p_silent_at_G, expected_sigma and fidelity_at_G:
     a dataset for the trainer (docs/plan.md). Prompts that share a pass rate may split between two sizes:
     the first by --id-col, then by row, get the larger. With --by each group gets its own plan at --budget
-    per prompt. --plot draws each pass rate's group size, and the plan's objective against the best uniform
-    G at each allowed size as the budget. With counts, --prior values every prompt by its posterior given
-    its k of n (docs/prior.md): prompts never or always solved in few samples get a group where the prior
-    expects them to teach; --estimator unbiased values them from the logged samples (sizes ≤ n).
+    per prompt. --plot draws each pass rate's group size and the plan against uniform G at other budgets.
+    With counts, --prior values prompts by their posterior (docs/prior.md), --estimator unbiased by their
+    logged samples (sizes ≤ n).
 
     Example:
 
-        sigmatool plan sample_data/bigmath_solve_rates.parquet --budget 8 --per-prompt -o plan.parquet
+        sigmatool plan sample_data/toy_pass_rates.csv --per-prompt -o plan.csv
     """
     check_plan_output(
         request,

@@ -11,6 +11,7 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
+from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
     EstimatorOpt,
     OutputFile,
@@ -21,7 +22,7 @@ from sigmatool.cli.params import (
     uses,
 )
 from sigmatool.errors import UsageError
-from sigmatool.options import Estimator, InputOptions, OutputOptions, ReportFile
+from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
 
 if TYPE_CHECKING:
     from sigmatool.report import ReportInput
@@ -66,7 +67,7 @@ OldFormat = Annotated[
 
 
 @app.command("report")
-@uses(read=read_options, by=group_options)
+@uses(read=read_options, by=group_options, prior=prior_option)
 def report_command(
     output: OutputFile = None,
     data: ReportData = None,
@@ -75,6 +76,7 @@ def report_command(
     plan_budget: PlanBudgetOpt = None,
     by: tuple[str, ...] = (),
     read: InputOptions = InputOptions(),
+    prior: PriorSpec = PriorSpec(),
     old_format: OldFormat = None,
 ) -> None:
     """Every analysis of one or more inputs on one page: figures, tables and the headline sentences.
@@ -83,7 +85,8 @@ def report_command(
     and the group size for fidelity 0.9, each input (or --by group) side by side. HTML is one self-contained
     file (inline SVG figures and styles, no script, nothing fetched) that prints cleanly; Markdown links
     its figures. The input options apply to every input. A trainer's dumps (--from) add the run's track,
-    step by step, and --plan-budget a rollout plan.
+    step by step, and --plan-budget a rollout plan. With counts, --prior adds each prompt's posterior
+    means (docs/prior.md) to every table, figure and headline, beside the plug-in silent share.
 
     Several DATA are compared side by side (sigmatool report old.parquet new.parquet -o both.html); quote a
     glob ('runs/*.parquet') to read its files as one input.
@@ -97,6 +100,7 @@ def report_command(
     target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by)
     target.check_plan(plan_budget, everything)
+    check_prior(prior, has_counts=everything.has_counts, estimator=estimator.value)
     run.check(everything, OutputOptions(), ("-o", target.path))
     from sigmatool.report import ReportOptions, build_report, plan_frames_of, track_frame_of
 
@@ -109,9 +113,11 @@ def report_command(
     options = ReportOptions(
         title=title,
         estimator=estimator.value,
+        prior=prior,
         track=track_frame_of(everything) if tracked and len(each) == 1 else None,
-        plan=None if plan_budget is None else plan_frames_of(items[0], plan_budget),
     )
+    if plan_budget is not None:
+        options = replace(options, plan=plan_frames_of(items[0], plan_budget, options))
     report = build_report(items, options=options)
     if target.format == "md":
         report.write_markdown(target.path)

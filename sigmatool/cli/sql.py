@@ -73,7 +73,7 @@ def sql_command(
 
     Example:
 
-        sigmatool sql --dialect spark --table rollouts --prompt-col prompt_id --reward-col reward --step-col step
+        sigmatool sql --dialect spark --table rollouts --prompt-col q --reward-col r
     """
     options = SqlOptions(
         table or "",

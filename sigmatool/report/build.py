@@ -11,16 +11,14 @@ from pathlib import Path
 
 import polars as pl
 
-from sigmatool import budget, groupsize, silent
+from sigmatool import budget, estimators, groupsize, silent
 from sigmatool.errors import UsageError
-from sigmatool.estimators import check_estimator
+from sigmatool.estimators import Valuation, check_estimator
 from sigmatool.figures import (
     Plot,
     budget_figure,
     difficulty_figure,
-    groupsize_curve,
     groupsize_figure,
-    interior_span,
     plan_figure,
     silent_figure,
     track_figure,
@@ -77,9 +75,19 @@ class Report:
         return write_markdown(self.page(), Path(path), figure_format)
 
 
-def _silent(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> dict[str, pl.DataFrame]:
-    """Plug-in over the whole grid; with the unbiased estimator also that, on the grid's G ≤ n."""
+def _valuation(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> Valuation:
+    """The prior of ``--prior`` fitted to each input and group (the plug-in estimate without one)."""
+    return estimators.valuation(hist, by, prior=options.prior)
+
+
+def _silent(
+    hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, val: Valuation
+) -> dict[str, pl.DataFrame]:
+    """Plug-in over the whole grid; with the unbiased estimator also that, on the grid's G ≤ n; under a
+    prior, its posterior means first."""
     out = {"plugin": silent.summarize(hist, by, [float(G) for G in options.sizes])}
+    if val.posterior:
+        out = {val.label: silent.summarize(hist, by, [float(G) for G in options.sizes], prior=val), **out}
     if options.estimator == "unbiased":
         check_estimator(hist, [min(options.sizes)], "unbiased")
         n_min = int(hist["n"].min())  # type: ignore[arg-type]
@@ -90,13 +98,22 @@ def _silent(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> di
     return out
 
 
-def _budget(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> pl.DataFrame:
-    """The budget at each G with the chosen estimator; the G = ∞ limit is plug-in (no unbiased form exists)."""
+def _budget(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, val: Valuation) -> pl.DataFrame:
+    """The budget at each G with the chosen estimator (the G = ∞ limit is plug-in: no unbiased form
+    exists), or under the prior."""
     parts = []
     for G in options.budget_sizes:
+        if val.posterior:
+            parts.append(budget.summarize(hist, by, [G], prior=val))
+            continue
         estimator = "plugin" if math.isinf(G) else options.estimator
         parts.append(budget.summarize(hist, by, [G], estimator=estimator))
     return pl.concat(parts)
+
+
+def _sized(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, val: Valuation) -> pl.DataFrame:
+    """Every histogram row with its group size (under the prior, its posterior's), in bins of p."""
+    return groupsize.sized_rows(hist, by, options.groupsize, bins=10, prior=val)
 
 
 def _headline(item: ReportInput, options: ReportOptions) -> Headline:
@@ -104,10 +121,12 @@ def _headline(item: ReportInput, options: ReportOptions) -> Headline:
     hist = item.hist
     n_min = int(hist["n"].min()) if item.has_counts else 0  # type: ignore[arg-type]
     estimator = options.estimator if n_min >= 8 else "plugin"
-    sized = groupsize.sized_rows(hist, (), options.groupsize, bins=None)
+    val = _valuation(hist, (), options)
+    sized = groupsize.sized_rows(hist, (), options.groupsize, bins=None, prior=val)
+    quiet = silent.summarize(hist, (), [8.0], estimator=estimator, prior=val if val.posterior else None)
     sentences = (
-        silent.headline(silent.summarize(hist, (), [8.0], estimator=estimator)),
-        budget.headline(_budget(hist, (), options)),
+        silent.headline(quiet, val.posterior),
+        budget.headline(_budget(hist, (), options, val)),
         groupsize.headline(sized, options.groupsize),
     )
     return Headline(item.label, tuple(s for s in sentences if s))
@@ -120,19 +139,23 @@ def _plots(
     silents: dict[str, pl.DataFrame],
     options: ReportOptions,
     source: str,
+    val: Valuation,
 ) -> dict[str, Plot]:
     """Every figure of the report, drawn without captions (the page shows them as text)."""
+    drawn = groupsize.plotted(report_hist, by, options.groupsize, val)
     plots = {
         "difficulty": difficulty_figure(report_hist, by=by, source=source, caption=False),
         "silent": silent_figure(silents, by=by, source=source, caption=False),
-        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False),
+        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False, estimator=val.label),
         "groupsize": groupsize_figure(
-            groupsize_curve(options.groupsize, span=interior_span(report_hist)),
+            drawn.curve,
             report_hist,
             options=options.groupsize,
             by=by,
             source=source,
             caption=False,
+            points=drawn.points,
+            estimator=drawn.estimator,
         ),
     }
     if options.track is not None:
@@ -155,10 +178,11 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
     """
     o = options or ReportOptions()
     hist, by = combine(inputs)
-    silents = _silent(hist, by, o)
+    val = _valuation(hist, by, o)
+    silents = _silent(hist, by, o, val)
     frames = {
-        "budget": _budget(hist, by, o),
-        "groupsize": groupsize.summarize(hist, by, o.groupsize, bins=10),
+        "budget": _budget(hist, by, o, val),
+        "groupsize": groupsize.summarize_sized(_sized(hist, by, o, val), by, o.groupsize, bins=10),
     }
     source = "; ".join(i.label for i in inputs)
     return Report(
@@ -170,7 +194,7 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
         budget=frames["budget"],
         groupsize=frames["groupsize"],
         headlines=tuple(_headline(i, o) for i in inputs),
-        plots=_plots(hist, by, frames, silents, o, source),
+        plots=_plots(hist, by, frames, silents, o, source, val),
     )
 
 
@@ -185,10 +209,12 @@ def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
     return track_frame(track.track_groups(groups, None))
 
 
-def plan_frames_of(item: ReportInput, budget: float) -> PlanFrames:
-    """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's plan section."""
+def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:
+    """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's plan section,
+    under the report's prior if it has one."""
     from sigmatool.options.plan import plan_options
     from sigmatool.plan.core import plan_frames, plan_values
     from sigmatool.plan.groups import plan_input
 
-    return plan_frames(plan_values(*plan_input(item.hist), plan_options(budget=budget)))
+    val = _valuation(item.hist, (), options or ReportOptions())
+    return plan_frames(plan_values(*plan_input(item.hist, (), val), plan_options(budget=budget)))

@@ -11,7 +11,7 @@ import polars as pl
 
 from sigmatool.errors import UsageError
 from sigmatool.load import Histogram, dataset, histogram
-from sigmatool.options import GroupSizeOptions, InputOptions
+from sigmatool.options import GroupSizeOptions, InputOptions, PriorSpec
 from sigmatool.plan.core import PlanFrames
 
 INPUT_COLUMN = "input"
@@ -51,7 +51,7 @@ class ReportOptions:
 
     title: str = "sigmatool report"
     estimator: str = "plugin"
-    prior: str | None = None
+    prior: PriorSpec = field(default_factory=PriorSpec)
     sizes: tuple[int, ...] = SILENT_SIZES
     budget_sizes: tuple[float, ...] = BUDGET_SIZES
     groupsize: GroupSizeOptions = field(default_factory=GroupSizeOptions)

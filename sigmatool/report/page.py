@@ -185,7 +185,12 @@ def settings(options: ReportOptions, estimators: Sequence[str], by: Sequence[str
     shown = ", ".join(ESTIMATOR_LABELS.get(e, e) for e in estimators)
     return [
         ("estimator", shown + (" (unbiased: G ≤ n only)" if "unbiased" in estimators else "")),
-        ("prior", o.prior or "none: each prompt's pass rate as measured"),
+        (
+            "prior",
+            f"{o.prior.label}: each prompt's posterior mean given its k of n, fitted per input and group"
+            if o.prior.active
+            else "none: each prompt's pass rate as measured",
+        ),
         ("silent groups at G", ", ".join(str(G) for G in o.sizes)),
         ("gradient budget at G", ", ".join(g_text(f"{G:g}") for G in o.budget_sizes)),
         (
