@@ -48,6 +48,7 @@ from sigmatool.estimators import (
     valuation,
 )
 from sigmatool.estimators.bounds import Inside
+from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
     BOUNDS_LEVEL,
     DEFAULT_BINS,
@@ -248,7 +249,7 @@ def _cell_columns(val: Valuation, batch: pl.DataFrame, sizes: Sequence[float]) -
     The kernels give p̂ ∈ {0, 1} a weight of exactly 0, so those prompts count in ``prompts`` only (under a
     prior they weigh their posterior mean).
     """
-    w = batch["weight"].cast(pl.Float64).to_numpy()
+    w = batch["prompts"].cast(pl.Float64).to_numpy()
     columns = [w]
     for G in sizes:
         columns += [w * values for values in _kernel_values(val, batch, G)]
@@ -331,8 +332,10 @@ def with_ranges(
     """``summary`` with the bounds of GRPO's and Dr. GRPO's shares (``{share}_lo``, ``{share}_hi``) and the
     bootstrap interval (``{rate}_ci_lo``, ``{rate}_ci_hi``) of every share and silent rate, as ``beyond`` asks
     (docs/prior.md)."""
-    if isinstance(hist, pl.LazyFrame):
+    counted = histogram_of(hist)
+    if counted is None:
         return summary  # streamed rows: plug-in shares, no counts to bound
+    hist = counted
     parts = [summary]
     if beyond.bounds:
         groups = row_groups(summary, hist, by)
@@ -377,8 +380,9 @@ def analyse(
     summary, overall = summaries(hist, by, options, val)
     summary = with_ranges(hist, summary, by, options, val, beyond)
     footer = notes(options.segments, val.posterior)
-    if isinstance(hist, pl.DataFrame):  # streamed rows carry no counts to bound
-        footer += range_notes(hist, summary, beyond, val)
+    counted = histogram_of(hist)
+    if counted is not None:  # streamed rows carry no counts to bound
+        footer += range_notes(counted, summary, beyond, val)
         if beyond.bounds:
             footer.append(
                 "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "

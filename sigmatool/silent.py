@@ -46,6 +46,7 @@ from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.frames import series
 from sigmatool.joins import join_values
 from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import BOUNDS_LEVEL, MAX_G, BeyondOptions, PriorSpec, SilentOptions, g_label
 from sigmatool.render import View, ranges
 from sigmatool.render.spark import Sparkline
@@ -114,7 +115,7 @@ def summarize(
     """Silent-group summary per G (and per ``--by`` group, and per bin of p when ``bins`` is given).
 
     ``hist`` is a histogram of distinct values, or streamed rows (:class:`sigmatool.load.Rows`' frame:
-    ``--by`` columns, ``p``, ``weight``; plug-in only). ``prior`` (``beta``, ``npmle``, ``A,B``, or a fitted
+    ``--by`` columns, ``p``, ``prompts``; plug-in only). ``prior`` (``beta``, ``npmle``, ``A,B``, or a fitted
     :class:`~sigmatool.estimators.Valuation`) turns every per-prompt probability into its posterior mean.
     Each cell's sums are accurate to about one rounding however the rows come (:mod:`sigmatool.sums`).
     """
@@ -152,7 +153,7 @@ def _summary(cells: Cells, sums: FloatArray, sizes: Sequence[float], cap: int | 
 def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -> list[FloatArray]:
     """What each row adds to its cell: weight, always-silent and learnable weight, then per G the weighted
     all-right and all-wrong probabilities and the learnable prompts' weighted silent probability."""
-    w = batch["weight"].cast(pl.Float64).to_numpy()
+    w = batch["prompts"].cast(pl.Float64).to_numpy()
     p = batch["p"].cast(pl.Float64).to_numpy()
     learnable = _learnable(p)
     # Silent at every G: p̂ ∈ {0, 1}, or under a prior the posterior probability of p ∈ {0, 1}.
@@ -212,8 +213,10 @@ def per_prompt(
     finds no value raises (:mod:`sigmatool.joins`). With streamed rows (``hist`` a LazyFrame) each row's
     kernels run on its own batch instead.
     """
-    if isinstance(hist, pl.LazyFrame):
+    counted = histogram_of(hist)
+    if counted is None:
         return _row_per_prompt(ds, sizes, cap)
+    hist = counted
     val = valuation(hist, ds.by, sizes, estimator, prior)
     join = ["k", "n"] if ds.has_counts else ["__p"]
     distinct = hist.select(["k", "n", "p"] if ds.has_counts else ["p"]).unique(maintain_order=True)
@@ -322,8 +325,10 @@ def with_ranges(
 ) -> pl.DataFrame:
     """``summary`` with the bounds (``{rate}_lo``, ``{rate}_hi``, ``identified``) and the bootstrap interval
     (``{rate}_ci_lo``, ``{rate}_ci_hi``) of its rates, as ``beyond`` asks (docs/prior.md)."""
-    if isinstance(hist, pl.LazyFrame):
+    counted = histogram_of(hist)
+    if counted is None:
         return summary  # streamed rows: plug-in rates, no counts to bound
+    hist = counted
     parts = [summary]
     if beyond.bounds:
         parts.append(_bounds(hist, summary, by, options.cap))
@@ -382,8 +387,9 @@ def grid(sizes: Sequence[float], most: float = MAX_G) -> tuple[float, ...]:
 def grid_for(hist: pl.DataFrame | pl.LazyFrame, options: SilentOptions) -> tuple[float, ...]:
     """:func:`grid` for these options; the unbiased estimator stops at the fewest logged samples n."""
     most = float(MAX_G)
-    if options.estimator == "unbiased" and isinstance(hist, pl.DataFrame) and "n" in hist.columns:
-        most = min(most, float(hist["n"].min()))  # type: ignore[arg-type]
+    counted = histogram_of(hist)
+    if options.estimator == "unbiased" and counted is not None and "n" in counted.columns:
+        most = min(most, float(counted["n"].min()))  # type: ignore[arg-type]
     return grid(options.sizes, most)
 
 
@@ -453,10 +459,11 @@ def analyse(
     summary = with_ranges(hist, summary, by, options, val, beyond)
     whole = overall if by or options.bins is not None else summary  # with no --by and no bins, its ranges
     notes = [FOOTER]
-    if isinstance(hist, pl.DataFrame):
-        notes += range_notes(hist, summary, beyond, val)
+    counted = histogram_of(hist)
+    if counted is not None:
+        notes += range_notes(counted, summary, beyond, val)
     line = None
-    if spark and isinstance(hist, pl.DataFrame):  # streamed rows would have to be read a second time
+    if spark and counted is not None:  # streamed rows would have to be read a second time
         line = (drawn if drawn is not None and not by else curve(hist, options, (), val.prior)).sparkline()
     return SilentResult(
         summary, overall, tuple(by), headline(whole, val.posterior, beyond.ci), tuple(notes), line, drawn

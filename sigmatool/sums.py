@@ -162,8 +162,8 @@ def ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
 
 
 def batches(values: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:
-    """The rows of a histogram (one batch; ``prompts`` as ``weight``) or of streamed rows, batch by batch."""
+    """The rows of a histogram (one batch) or of streamed rows, batch by batch; both weigh by ``prompts``."""
     if isinstance(values, pl.DataFrame):
-        yield values.rename({"prompts": "weight"}) if "prompts" in values.columns else values
+        yield values
         return
     yield from values.collect_batches(chunk_size=BATCH_ROWS)

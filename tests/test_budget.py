@@ -201,7 +201,7 @@ def test_sums_do_not_depend_on_how_the_rows_are_batched(monkeypatch: pytest.Monk
     p = np.concatenate([rng.random(300), [0.0, 1.0, 0.4, 0.6, 0.1, 0.9]]).tolist()
     prompts = (rng.random(306) * 10.0 ** rng.integers(-5, 5, 306)).tolist()
     monkeypatch.setattr(sums, "BATCH_ROWS", batch)
-    rows = pl.LazyFrame({"p": p, "weight": prompts})
+    rows = pl.LazyFrame({"p": p, "prompts": prompts})
     out = budget_summary(rows, (), [8, math.inf], bins=5)
     assert_exact_sums(out.filter(pl.col("G") == "8"), p, prompts, 8, 5)
     assert_exact_sums(out.filter(pl.col("G") == "inf"), p, prompts, math.inf, 5)

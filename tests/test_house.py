@@ -236,3 +236,25 @@ def test_layers_keep_out_of_their_forbidden_imports(package: str) -> None:
         if any(name == f or name.startswith(f + ".") for f in FORBIDDEN[package])
     ]
     assert [] == wrong
+
+
+# --------------------------------------------------------------------------------------------- loaded values
+
+# Where a histogram and streamed rows are told apart: the loading layer, the cell sums, and the writer
+# (which sinks a lazy output and writes an eager one). Every analysis asks sigmatool.load.loaded instead.
+TELL_APART = {"sigmatool/load/loaded.py", "sigmatool/sums.py", "sigmatool/render/__init__.py"}
+
+
+def _checks_lazy_frames(path: Path) -> bool:
+    calls = [
+        node
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", None) == "isinstance"
+        and len(node.args) == 2
+    ]
+    return any("LazyFrame" in ast.unparse(call.args[1]) for call in calls)
+
+
+def test_only_loading_sums_and_writing_tell_histograms_from_streamed_rows() -> None:
+    assert TELL_APART == {_ids(p) for p in MODULES if _checks_lazy_frames(p)}

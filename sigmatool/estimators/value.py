@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from sigmatool.estimators.checks import check_estimator
 from sigmatool.kernels import Quantity
+from sigmatool.load.loaded import distinct
 from sigmatool.options import PriorSpec, check_prior, parse_prior
 from sigmatool.segments import group_index
 
@@ -203,8 +204,10 @@ def valuation(
     """
     if isinstance(prior, Valuation):
         return prior
-    if isinstance(hist, pl.LazyFrame):
+    frame = distinct(hist)
+    if frame is None:
         return Valuation(estimator)
+    hist = frame
     spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
     if not spec.active:
         check_estimator(hist, sizes, estimator)

@@ -10,6 +10,7 @@ import numpy as np
 import polars as pl
 
 from sigmatool.groupsize.table import group_size_table
+from sigmatool.load.loaded import counted
 from sigmatool.options import GroupSizeOptions
 
 CURVE_POINTS = 1999
@@ -44,11 +45,8 @@ def interior_span(hist: pl.DataFrame) -> tuple[float, float] | None:
 
 
 def histogram_frame(hist: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.DataFrame:
-    """A histogram (``by``, ``p``, ``prompts``) as is; streamed rows (``by``, ``p``, ``weight``) counted."""
-    if isinstance(hist, pl.DataFrame):
-        return hist
-    counted = hist.group_by([*by, "p"]).agg(pl.col("weight").sum().alias("prompts"))
-    return counted.collect(engine="streaming").sort([*by, "p"])
+    """A histogram (``by``, ``p``, ``prompts``) as is; streamed rows counted (:func:`sigmatool.load.counted`)."""
+    return counted(hist, by)
 
 
 @dataclass(frozen=True)

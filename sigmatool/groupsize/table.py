@@ -13,6 +13,7 @@ from sigmatool.estimators import Valuation, valuation
 from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.joins import join_frame, join_values
 from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import GroupSizeOptions, PriorSpec
 from sigmatool.segments import bin_index
 from sigmatool.sums import batches
@@ -163,14 +164,15 @@ def sized_rows(
     ``prior`` if any), or
     streamed rows gathered per (--by group, bin of ``bins``, group size, …), each with one of its pass rates
     (so summaries with those bins, or none, can be made from them)."""
-    if isinstance(values, pl.LazyFrame):
+    hist = histogram_of(values)
+    if hist is None:
         return _streamed_sizes(values, by, options, bins or 1)
-    table = group_size_table(values, options, prior=prior) if table is None else table
-    return _with_sizes(values, by, table, ["group_size_law"] if options.law else [])
+    table = group_size_table(hist, options, prior=prior) if table is None else table
+    return _with_sizes(hist, by, table, ["group_size_law"] if options.law else [])
 
 
 def _streamed_sizes(
-    rows: pl.LazyFrame, by: Sequence[str], options: GroupSizeOptions, bins: int
+    rows: pl.DataFrame | pl.LazyFrame, by: Sequence[str], options: GroupSizeOptions, bins: int
 ) -> pl.DataFrame:
     """Streamed rows gathered by what the summary needs of them: its --by group, its bin, its sizes, and
     whether p̂ is 0 or 1; ``p`` is one of the group's pass rates (all in one bin)."""
@@ -180,13 +182,11 @@ def _streamed_sizes(
     for batch in batches(rows):
         p = batch["p"].to_numpy()
         sizes = size_columns(p, options)
-        keyed = batch.select(*by, "p", "weight").with_columns(
+        keyed = batch.select(*by, "p", "prompts").with_columns(
             pl.Series("__key", _packed_key(sizes, bin_index(p, bins), p, options.max_size)),
             *[_integers(n, sizes[n]) for n in law],
         )
-        partials.append(
-            keyed.group_by(keys).agg(pl.col("weight").sum().alias("prompts"), pl.col("p").first())
-        )
+        partials.append(keyed.group_by(keys).agg(pl.col("prompts").sum(), pl.col("p").first()))
     merged = pl.concat(partials).group_by(keys).agg(pl.col("prompts").sum(), pl.col("p").first())
     return _unpacked(merged, by, law, options.max_size)
 
@@ -234,7 +234,8 @@ def per_prompt(
     detail = [*(["group_size_law"] if options.law else []), "fidelity_at_group_size", "silent_at_group_size"]
     rows = per_prompt_frame(ds)
     columns = [*ds.by, "id", "p", "group_size", *detail, "reachable"]
-    if isinstance(values, pl.LazyFrame):
+    hist = histogram_of(values)
+    if hist is None:
 
         def sized(batch: pl.DataFrame) -> pl.DataFrame:
             table = group_size_table(batch.select(pl.col("__p").alias("p")), options, detail=True)
@@ -250,11 +251,11 @@ def per_prompt(
             projection_pushdown=False,
             slice_pushdown=False,
         )
-    table = group_size_table(values, options, detail=True, prior=prior)
+    table = group_size_table(hist, options, detail=True, prior=prior)
     keys = table_keys(table)
     if keys == ["p"] and ds.has_counts:
         # The table holds the histogram's p̂ of each (k, n): the rows meet it on those integers.
-        counts = values.select("k", "n", "p").unique()
+        counts = hist.select("k", "n", "p").unique()
         table, keys = counts.join(table, on="p", how="left").drop("p"), ["k", "n"]
     elif keys == ["p"]:
         table, keys = table.rename({"p": "__p"}), ["__p"]

@@ -3,7 +3,8 @@
 Inputs are per-prompt pass rates, k-of-n counts, or raw rollout rows, in parquet, CSV/TSV, JSON (lines),
 from files, globs or stdin. The jobs are split by module: :mod:`~sigmatool.load.sources` finds and opens the
 input, :mod:`~sigmatool.load.columns` picks and renames the value columns, :mod:`~sigmatool.load.validate`
-checks values, :mod:`~sigmatool.load.histogram` builds the histogram of distinct values. Nothing is read
+checks values, :mod:`~sigmatool.load.histogram` builds the histogram of distinct values, and
+:mod:`~sigmatool.load.loaded` is what an analysis reads: that histogram, or the rows streamed (:data:`Values`). Nothing is read
 until an analysis asks for the histogram (one streaming pass) or streams per-prompt rows to an output.
 
     with dataset(InputOptions(paths=("rates.csv",))) as ds:
@@ -26,6 +27,7 @@ from sigmatool.load import rows as _rows
 from sigmatool.load.columns import pick_rate_column, project, reward_flags, rollout_frame, source_schema
 from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
 from sigmatool.load.histogram import Histogram, Progress, aggregate
+from sigmatool.load.loaded import Values, counted
 from sigmatool.load.logs import trainer_dataset, trainer_log
 from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
 from sigmatool.load.rows import Rows, streams
@@ -48,8 +50,10 @@ __all__ = [
     "InputOptions",
     "Rows",
     "Source",
+    "Values",
     "aggregate",
     "bundled_sample",
+    "counted",
     "dataset",
     "histogram",
     "load",

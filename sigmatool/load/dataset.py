@@ -112,7 +112,7 @@ def n_expr(ds: Dataset) -> pl.Expr:
 
 
 def weight_expr() -> pl.Expr:
-    return numeric(RAW_W).alias("weight")
+    return numeric(RAW_W).alias("prompts")
 
 
 def counts_from_rate(opts: InputOptions, rate: pl.Expr) -> list[pl.Expr]:
@@ -123,7 +123,7 @@ def counts_from_rate(opts: InputOptions, rate: pl.Expr) -> list[pl.Expr]:
 
 def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
     """Usable rows of positive weight, one per prompt: ``--by`` columns, ``id``, ``p`` as given, the kernel
-    keys, ``weight``.
+    keys, ``prompts`` (the row's weight).
 
     ``p`` is the input's rate as written (with counts, k/n); the kernels are looked up by ``k``/``n`` when
     there are counts and by ``p`` otherwise, so a rate such as 0.7 of 50 samples is never a bit away from

@@ -30,7 +30,8 @@ DISTINCT_SHARE = 0.5
 
 @dataclass(frozen=True)
 class Rows:
-    """The usable rows, lazily: the ``--by`` columns, ``p`` (Float64) and ``weight``; with notes for people."""
+    """The usable rows, lazily: the ``--by`` columns, ``p`` (Float64) and ``prompts`` (each row's weight, the
+    histogram's column name); with notes for people."""
 
     frame: pl.LazyFrame
     dataset: Dataset

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sigmatool.errors import UsageError
 from sigmatool.options.common import MAX_G, Counts, InputFormat, OutputFormat, Trainer, check_count
 
-RESERVED = ("p", "k", "n", "weight", "id", "G", "segment")
+RESERVED = ("p", "k", "n", "prompts", "weight", "id", "G", "segment")
 # The trainers whose rollout dumps --from reads (sigmatool.load.trainers has a reader for each).
 TRAINERS = tuple(t.value for t in Trainer)
 COUNT_DIRECTIONS = tuple(c.value for c in Counts)
