@@ -32,9 +32,7 @@ from sigmatool.options import (
 )
 
 if TYPE_CHECKING:
-    from sigmatool.budget import BudgetResult
-    from sigmatool.figures import Plot
-    from sigmatool.load import Histogram, Rows
+    pass
 
 ExtremeOpt = Annotated[
     float, typer.Option("--extreme", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5.")
@@ -90,11 +88,5 @@ def budget_command(
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
         result = budget.analyse(hist.frame, inputs.by, options, val, beyond)
-        run.save_plot(plot, lambda: _figure(result, hist))
+        run.save_plot(plot, result, run.source_of(hist))
         write_frame(result.summary, out, budget.view(result))
-
-
-def _figure(result: BudgetResult, hist: Histogram | Rows) -> Plot:
-    from sigmatool.figures.commands import budget_plot
-
-    return budget_plot(result, run.source_of(hist))

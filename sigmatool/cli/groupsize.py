@@ -37,8 +37,6 @@ from sigmatool.options.analyses import groupsize_options
 
 if TYPE_CHECKING:
     from sigmatool.estimators import Valuation
-    from sigmatool.figures import Plot
-    from sigmatool.groupsize import GroupSizeCurve
     from sigmatool.load import Histogram, Rows
     from sigmatool.options import GroupSizeOptions
 
@@ -129,7 +127,7 @@ def groupsize_command(
         result = groupsize.analyse(hist.frame, inputs.by, target, val, bins=cut, figure=plot.path is not None)
         grid = result.curve
         if grid is not None:
-            run.save_plot(plot, lambda: _figure(grid, hist))
+            run.save_plot(plot, grid, run.source_of(hist))
         write_frame(result.summary, out, groupsize.view(result))
 
 
@@ -142,10 +140,4 @@ def _plot_sizes(
     from sigmatool import groupsize
 
     drawn = groupsize.plotted(hist.frame, by, target, val)
-    run.save_plot(plot, lambda: _figure(drawn, hist))
-
-
-def _figure(curve: GroupSizeCurve, hist: Histogram | Rows) -> Plot:
-    from sigmatool.figures.commands import groupsize_plot
-
-    return groupsize_plot(curve, run.source_of(hist))
+    run.save_plot(plot, drawn, run.source_of(hist))

@@ -23,9 +23,7 @@ from sigmatool.options import (
 from sigmatool.options.plan import check_plan_output
 
 if TYPE_CHECKING:
-    from sigmatool.figures import Plot
-    from sigmatool.load import Histogram
-    from sigmatool.plan.core import PlanFrames
+    pass
 
 
 DistributionOpt = Annotated[
@@ -85,7 +83,7 @@ def plan_command(
         plans = groups.plan_histogram(hist.frame, inputs.by, request, val)
         if plot.path is not None:
             frames = plan_frames(plans.plans[0])
-            run.save_plot(plot, lambda: _figure(hist, frames))
+            run.save_plot(plot, frames, run.source_of(hist))
         if per_prompt:
             run.note(rows.split_notes(plans, inputs.id_col))
             sink_frame(rows.dataset_rows(hist, plans), out)
@@ -93,9 +91,3 @@ def plan_command(
             write_frame(plans.distribution, out, report.distribution_view(plans))
         else:
             write_frame(plans.summary, out, report.view(plans))
-
-
-def _figure(hist: Histogram, frames: PlanFrames) -> Plot:
-    from sigmatool.figures.commands import plan_plot
-
-    return plan_plot(frames, run.source_of(hist))

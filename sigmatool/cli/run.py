@@ -7,7 +7,7 @@ import errno
 import gc
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -15,7 +15,6 @@ from sigmatool.errors import Interrupted
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs
 
 if TYPE_CHECKING:
-    from sigmatool.figures import Plot
     from sigmatool.load import Dataset, Histogram, Rows
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
@@ -85,10 +84,13 @@ def values_of(inputs: InputOptions, stream: bool) -> Iterator[Histogram | Rows]:
         yield values
 
 
-def save_plot(plot: PlotOptions, draw: Callable[[], Plot]) -> None:
-    """Draw the figure and write it when --plot names a file (only then is matplotlib imported)."""
+def save_plot(plot: PlotOptions, drawn: object, source: str) -> None:
+    """Draw the figure of a command's result and write it when --plot names a file (only then is matplotlib
+    imported)."""
     if plot.path is not None:
-        draw().save(plot.path)
+        from sigmatool.figures.commands import draw
+
+        draw(drawn, source).save(plot.path)
 
 
 def source_of(hist: Histogram | Rows) -> str:

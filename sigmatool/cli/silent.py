@@ -31,9 +31,7 @@ from sigmatool.options import (
 )
 
 if TYPE_CHECKING:
-    from sigmatool.figures import Plot
-    from sigmatool.load import Histogram, Rows
-    from sigmatool.silent import SilentCurve
+    pass
 
 ByBins = Annotated[
     int | None,
@@ -101,7 +99,7 @@ def silent_command(
         if options.per_prompt:
             if plot.path is not None:
                 grid = silent.curve(hist.frame, options, inputs.by, val.prior)
-                run.save_plot(plot, lambda: _figure(grid, hist))
+                run.save_plot(plot, grid, run.source_of(hist))
             sink_frame(
                 silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
             )
@@ -112,11 +110,5 @@ def silent_command(
         )
         drawn = result.curve
         if drawn is not None:
-            run.save_plot(plot, lambda: _figure(drawn, hist))
+            run.save_plot(plot, drawn, run.source_of(hist))
         write_frame(result.summary, out, silent.view(result))
-
-
-def _figure(curve: SilentCurve, hist: Histogram | Rows) -> Plot:
-    from sigmatool.figures.commands import silent_plot
-
-    return silent_plot(curve, run.source_of(hist))

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
     import polars as pl
 
-    from sigmatool.figures import Plot
     from sigmatool.render import View
 
 BETA_MIX = "beta-mix"
@@ -148,7 +147,9 @@ def simulate_command(
         with run.histogram_of(start_input) as hist:
             frames, view = _simulate(hist.frame, options, planned)
             source = run.source_of(hist)
-    run.save_plot(plot, lambda: _figure(*frames, source))
+    from sigmatool.simulate import SimulationRun
+
+    run.save_plot(plot, SimulationRun(*frames), source)
     from sigmatool.render import write_frame
 
     write_frame(frames[0] if trace else frames[1], out, view)
@@ -236,9 +237,3 @@ def _simulate_plan(
         if planned.replan_every:
             what += f", 'plan_replanned' that plan re-made every {planned.replan_every} steps"
     return frames, simulation.view(frames[1], what, options)
-
-
-def _figure(trace: pl.DataFrame, summary: pl.DataFrame, source: str) -> Plot:
-    from sigmatool.figures.commands import simulate_plot
-
-    return simulate_plot(trace, summary, source)

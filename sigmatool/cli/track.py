@@ -22,7 +22,6 @@ from sigmatool.options import (
 if TYPE_CHECKING:
     import polars as pl
 
-    from sigmatool.figures import Plot
     from sigmatool.load.trainers import TrainerLog
     from sigmatool.track import TrackResult
 
@@ -167,7 +166,7 @@ def track_command(
         run.note(notes)
     result = track.track_groups(groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap)
     _check_matched(result, options)
-    run.save_plot(plot, lambda: _figure(result, dumps))
+    run.save_plot(plot, result, ", ".join(dumps))
     if options.export is not None:
         write_frame(
             _exported(groups, options), OutputOptions("auto", options.export), option="--export-pass-rates"
@@ -204,9 +203,3 @@ def _exported(groups: pl.DataFrame, options: TrackOptions) -> pl.DataFrame:
         window = f"steps {options.steps[0]}..{options.steps[1]}" if options.steps else "the run"
         raise DataError(f"--export-pass-rates: no usable rollout in {window}")
     return exported
-
-
-def _figure(result: TrackResult, dumps: list[str]) -> Plot:
-    from sigmatool.figures.commands import track_plot
-
-    return track_plot(result, ", ".join(dumps))

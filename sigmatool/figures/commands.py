@@ -1,4 +1,5 @@
-"""The figure each command draws for ``--plot FILE``, from the command's own frames and options.
+"""The figure each command draws for ``--plot FILE``, from the command's own result: :func:`draw` picks the
+figure by the result's type, so a command hands over what its analysis computed and nothing more.
 
 ``silent`` draws its result's curve (the silent share over :func:`sigmatool.silent.grid_for`'s G, the asked
 G marked), ``budget`` its summary as computed, ``groupsize`` its curve (the exact G against p over the
@@ -8,6 +9,8 @@ produce them.
 """
 
 from __future__ import annotations
+
+from functools import singledispatch
 
 import polars as pl
 
@@ -22,6 +25,7 @@ from sigmatool.figures.track import track_figure
 from sigmatool.groupsize import GroupSizeCurve
 from sigmatool.plan.core import PlanFrames
 from sigmatool.silent import SilentCurve
+from sigmatool.simulate import SimulationRun
 from sigmatool.track import TrackResult
 
 
@@ -53,9 +57,9 @@ def groupsize_plot(curve: GroupSizeCurve, source: str) -> Plot:
     )
 
 
-def simulate_plot(trace: pl.DataFrame, summary: pl.DataFrame, source: str) -> Plot:
+def simulate_plot(run: SimulationRun, source: str) -> Plot:
     """Observed against predicted silent share per step, and the hardest quartile's p."""
-    return simulate_figure(trace, summary, source=source)
+    return simulate_figure(run.trace, run.summary, source=source)
 
 
 def track_plot(result: TrackResult, source: str) -> Plot:
@@ -77,3 +81,17 @@ def plan_plot(frames: PlanFrames, source: str) -> Plot:
         source=source,
         estimator=frames.estimator,
     )
+
+
+@singledispatch
+def draw(drawn: object, source: str) -> Plot:
+    """The figure of a command's result (``source``: the data, as the caption names it)."""
+    raise TypeError(f"no figure draws a {type(drawn).__name__}")
+
+
+draw.register(SilentCurve, silent_plot)
+draw.register(BudgetResult, budget_plot)
+draw.register(GroupSizeCurve, groupsize_plot)
+draw.register(SimulationRun, simulate_plot)
+draw.register(TrackResult, track_plot)
+draw.register(PlanFrames, plan_plot)

@@ -54,6 +54,7 @@ __all__ = [
     "QUARTILES",
     "SUMMARY_COLUMNS",
     "TRACE_COLUMNS",
+    "SimulationRun",
     "Start",
     "headline",
     "planned_sizes",
@@ -80,6 +81,14 @@ SUMMARY_COLUMNS = (
     "extreme_share_measured",
     "extreme_share_predicted",
 )
+
+
+@dataclass(frozen=True)
+class SimulationRun:
+    """A controlled run as ``--plot`` draws it: the per-step ``trace`` and the per-method ``summary``."""
+
+    trace: pl.DataFrame
+    summary: pl.DataFrame
 
 
 @dataclass(frozen=True)
