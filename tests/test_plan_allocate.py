@@ -13,7 +13,7 @@ from sigmatool.plan import curves, parse_sizes, plan, plan_options, plan_values
 from sigmatool.plan.hull import upper_hull
 from tests.plan_reference import dp_optimum, lp_optimum
 
-SOME = settings(max_examples=200, deadline=None)
+SOME = settings(max_examples=80, deadline=None)
 TOL = 1e-9
 OBJECTIVES = ["signal", "learnable", "knapsack-rl", "fidelity"]
 
@@ -155,7 +155,7 @@ def continuous(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 @pytest.mark.parametrize("objective", ["signal", "learnable", "knapsack-rl"])
 @pytest.mark.parametrize("budget", [1.5, 6.0, 13.0])
 def test_threshold_search_at_scale_meets_the_sorted_lp(objective: str, budget: float) -> None:
-    values, counts = continuous(1500, seed=3)
+    values, counts = continuous(500, seed=3)
     options = plan_options(sizes="2..6,8,12,16,24,32", objective=objective, budget=budget)
     result = plan_values(values, counts, options)
     expected = lp_optimum(values.tolist(), counts.tolist(), options, result.budget)
