@@ -54,7 +54,7 @@ demo: $(RUNTIME)
 
 pytest: $(TESTING)
 	$(BIN)/coverage erase
-	$(BIN)/coverage run -m pytest -q -p no:cacheprovider -n 2
+	$(BIN)/coverage run -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --durations=10
 	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
 
