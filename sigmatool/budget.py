@@ -48,6 +48,7 @@ from sigmatool.estimators import (
     valuation,
 )
 from sigmatool.estimators.bounds import Inside
+from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
     BOUNDS_LEVEL,
@@ -86,14 +87,14 @@ def _kernel_values(val: Valuation, rows: pl.DataFrame, G: float) -> Weights:
     """GRPO weight, Dr. GRPO weight and P_silent (0 at G = inf, where it is not reported) of each row."""
     if math.isinf(G):
         return (
-            val.values(rows, "grpo_limit"),
-            val.values(rows, "drgrpo_limit"),
+            val.values(rows, Quantity.GRPO_LIMIT),
+            val.values(rows, Quantity.DRGRPO_LIMIT),
             np.zeros(rows.height),
         )  # no silent rate at ∞
     return (
-        val.values(rows, "sigma", G),
-        val.values(rows, "sigma_squared", G),
-        val.values(rows, "silent", G),
+        val.values(rows, Quantity.SIGMA, G),
+        val.values(rows, Quantity.SIGMA_SQUARED, G),
+        val.values(rows, Quantity.SILENT, G),
     )
 
 
@@ -315,8 +316,12 @@ def _inside(row: dict[str, object], seg: Segments) -> Inside | None:
 
 # The shares only: each costs two linear programs per segment and G (silent rates per bin: `silent --by-bins`).
 BOUNDED = (
-    Bounded("grpo_share", lambda G: "grpo_limit" if math.isinf(G) else "sigma", share=True),
-    Bounded("drgrpo_share", lambda G: "drgrpo_limit" if math.isinf(G) else "sigma_squared", share=True),
+    Bounded("grpo_share", lambda G: Quantity.GRPO_LIMIT if math.isinf(G) else Quantity.SIGMA, share=True),
+    Bounded(
+        "drgrpo_share",
+        lambda G: Quantity.DRGRPO_LIMIT if math.isinf(G) else Quantity.SIGMA_SQUARED,
+        share=True,
+    ),
 )
 RATES = ("prompt_share", "grpo_share", "drgrpo_share", "grpo_over_drgrpo", "silent_rate")
 

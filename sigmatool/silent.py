@@ -45,6 +45,7 @@ from sigmatool.estimators import (
 from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.frames import series
 from sigmatool.joins import join_values
+from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import BOUNDS_LEVEL, MAX_G, BeyondOptions, PriorSpec, SilentOptions, g_label
@@ -78,8 +79,8 @@ def silent_kernels(
     parts = []
     for G in sizes:
         size = int(G)
-        right = val.values(values, "all_right", size)
-        wrong = val.values(values, "all_wrong", size)
+        right = val.values(values, Quantity.ALL_RIGHT, size)
+        wrong = val.values(values, Quantity.ALL_WRONG, size)
         silent = np.asarray(right + wrong, dtype=np.float64)
         parts.append(
             values.with_columns(
@@ -157,10 +158,13 @@ def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -
     p = batch["p"].cast(pl.Float64).to_numpy()
     learnable = _learnable(p)
     # Silent at every G: p̂ ∈ {0, 1}, or under a prior the posterior probability of p ∈ {0, 1}.
-    always = 1.0 - val.values(batch, "interior") if val.posterior else (~learnable).astype(np.float64)
+    always = 1.0 - val.values(batch, Quantity.INTERIOR) if val.posterior else (~learnable).astype(np.float64)
     columns = [w, w * always, w * learnable]
     for G in sizes:
-        right, wrong = val.values(batch, "all_right", int(G)), val.values(batch, "all_wrong", int(G))
+        right, wrong = (
+            val.values(batch, Quantity.ALL_RIGHT, int(G)),
+            val.values(batch, Quantity.ALL_WRONG, int(G)),
+        )
         columns += [w * right, w * wrong, np.where(learnable, w * (right + wrong), 0.0)]
     return columns
 
@@ -247,8 +251,8 @@ def _row_per_prompt(ds: Dataset, sizes: Sequence[float], cap: int | None) -> pl.
     rows = per_prompt_frame(ds).rename({"p": "__shown"}).rename({"__p": "p"})
     parts = []
     for G in sizes:
-        right, wrong = row_value("all_right", G), row_value("all_wrong", G)
-        silent = row_value("silent", G)
+        right, wrong = row_value(Quantity.ALL_RIGHT, G), row_value(Quantity.ALL_WRONG, G)
+        silent = row_value(Quantity.SILENT, G)
         draws = elementwise(_draws(int(G), cap), pl.Float64())
         parts.append(
             rows.with_columns(
@@ -272,10 +276,10 @@ def _learnable(p: FloatArray) -> BoolArray:
 
 # Bounded by linear programs; DAPO's columns follow from them, each being increasing in a silent rate.
 BOUNDED = (
-    Bounded("silent_rate", lambda G: "silent"),
-    Bounded("all_right_rate", lambda G: "all_right"),
-    Bounded("all_wrong_rate", lambda G: "all_wrong"),
-    Bounded("__learnable_silent", lambda G: "silent", where=_learnable),
+    Bounded("silent_rate", lambda G: Quantity.SILENT),
+    Bounded("all_right_rate", lambda G: Quantity.ALL_RIGHT),
+    Bounded("all_wrong_rate", lambda G: Quantity.ALL_WRONG),
+    Bounded("__learnable_silent", lambda G: Quantity.SILENT, where=_learnable),
 )
 RATES = (
     "silent_rate",

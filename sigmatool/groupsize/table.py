@@ -12,6 +12,7 @@ from sigmatool import kernels
 from sigmatool.estimators import Valuation, valuation
 from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.joins import join_frame, join_values
+from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import GroupSizeOptions, PriorSpec
@@ -29,7 +30,7 @@ def _posterior_fidelity(val: Valuation, rows: pl.DataFrame, G: FloatArray, o: Gr
     if o.method == "drgrpo":
         return np.asarray(np.where(ok, kernels.drgrpo_fidelity(size), np.nan), dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        ratio = val.values(rows, "sigma", size, o.std) / val.values(rows, "grpo_limit")
+        ratio = val.values(rows, Quantity.SIGMA, size, o.std) / val.values(rows, Quantity.GRPO_LIMIT)
     return np.asarray(np.where(ok, ratio, np.nan), dtype=np.float64)
 
 
@@ -52,7 +53,7 @@ def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, va
         uniform = np.full(G.shape, float(o.uniform))
         fine = _posterior_fidelity(val, distinct, uniform, o) >= o.target
         if o.max_silent is not None:
-            fine &= val.values(distinct, "silent", o.uniform) <= o.max_silent
+            fine &= val.values(distinct, Quantity.SILENT, o.uniform) <= o.max_silent
         at_uniform = reachable & fine
     columns = [
         _integers("group_size", G),
@@ -60,7 +61,7 @@ def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, va
         pl.Series("at_uniform", at_uniform),
     ]
     if detail:
-        silent = val.values(distinct, "silent", np.where(reachable, G, 1.0).astype(np.int64))
+        silent = val.values(distinct, Quantity.SILENT, np.where(reachable, G, 1.0).astype(np.int64))
         columns += [
             pl.Series("fidelity_at_group_size", _posterior_fidelity(val, distinct, G, o)).fill_nan(None),
             pl.Series("silent_at_group_size", np.where(reachable, silent, np.nan)).fill_nan(None),

@@ -47,6 +47,8 @@ class Quantity(str, Enum):
     (True, 8, None)
     >>> float(Quantity.SILENT.plugin(0.5, 2))
     0.5
+    >>> f"{Quantity.SILENT}", str(Quantity.SILENT)  # the name, wherever it is written
+    ('silent', 'silent')
     """
 
     ALL_RIGHT = "all_right"  # p^G
@@ -58,6 +60,9 @@ class Quantity(str, Enum):
     DRGRPO_LIMIT = "drgrpo_limit"  # p (1 − p): Dr. GRPO's weight at G = ∞
     INTERIOR = "interior"  # 1{0 < p < 1}
     KNAPSACK_RL = "knapsack_rl"  # (1 − p^G − (1 − p)^G) p (1 − p)²: Knapsack RL's value (arXiv:2509.25849)
+
+    def __str__(self) -> str:
+        return str(self.value)
 
     @property
     def needs_size(self) -> bool:

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
 from sigmatool.errors import UsageError
+from sigmatool.kernels import Quantity
 from sigmatool.prior.cells import cells
 from sigmatool.prior.model import Prior
 from sigmatool.prior.posterior import cell_means, check_std
@@ -84,13 +85,13 @@ def posterior_group_size(
         np.stack([n_arr.ravel(), k_arr.ravel()]).astype(np.int64), axis=1, return_inverse=True
     )
     ck, cn = keys[1], keys[0]
-    limit = cell_means(prior, ck, cn, "grpo_limit", None)
+    limit = cell_means(prior, ck, cn, Quantity.GRPO_LIMIT, None)
     rows = np.flatnonzero(limit > 0.0)
     sizes = np.full(ck.size, max_G + 1, dtype=np.int64)
     if objective == "grpo":
 
         def reaches(r: IntArray, G: IntArray) -> BoolArray:
-            return np.asarray(cell_means(prior, ck[r], cn[r], "sigma", G, std) >= target * limit[r])
+            return np.asarray(cell_means(prior, ck[r], cn[r], Quantity.SIGMA, G, std) >= target * limit[r])
 
         sizes[rows] = _smallest(reaches, rows, min_G, max_G)
     else:
@@ -99,7 +100,7 @@ def posterior_group_size(
     if max_silent is not None:
 
         def quiet(r: IntArray, G: IntArray) -> BoolArray:
-            return np.asarray(cell_means(prior, ck[r], cn[r], "silent", G) <= max_silent)
+            return np.asarray(cell_means(prior, ck[r], cn[r], Quantity.SILENT, G) <= max_silent)
 
         sizes[rows] = np.maximum(sizes[rows], _smallest(quiet, rows, min_G, max_G))
     out = np.where(sizes <= max_G, sizes.astype(np.float64), np.nan)

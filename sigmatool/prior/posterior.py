@@ -83,24 +83,28 @@ def posterior_mean(
 
 def posterior_silent(prior: Prior, k: ArrayLike, n: ArrayLike, G: int) -> tuple[FloatArray, FloatArray]:
     """``(E[p^G | k, n], E[(1 − p)^G | k, n])``: all-right and all-wrong probabilities; their sum is silent."""
-    return posterior_mean(prior, k, n, "all_right", G), posterior_mean(prior, k, n, "all_wrong", G)
+    return posterior_mean(prior, k, n, Quantity.ALL_RIGHT, G), posterior_mean(
+        prior, k, n, Quantity.ALL_WRONG, G
+    )
 
 
 def posterior_expected_sigma(
     prior: Prior, k: ArrayLike, n: ArrayLike, G: int, std: str = "population"
 ) -> FloatArray:
     """``E[E[σ](p, G) | k, n]``: the posterior-expected GRPO weight at group size G."""
-    return posterior_mean(prior, k, n, "sigma", G, std)
+    return posterior_mean(prior, k, n, Quantity.SIGMA, G, std)
 
 
 def posterior_expected_sigma_squared(prior: Prior, k: ArrayLike, n: ArrayLike, G: int) -> FloatArray:
     """``E[p (1 − p) | k, n] (1 − 1/G)``: the posterior-expected Dr. GRPO weight at group size G."""
-    return posterior_mean(prior, k, n, "sigma_squared", G)
+    return posterior_mean(prior, k, n, Quantity.SIGMA_SQUARED, G)
 
 
 def posterior_weight_limits(prior: Prior, k: ArrayLike, n: ArrayLike) -> tuple[FloatArray, FloatArray]:
     """``(E[sqrt(p (1 − p)) | k, n], E[p (1 − p) | k, n])``: GRPO's and Dr. GRPO's G = ∞ weights."""
-    return posterior_mean(prior, k, n, "grpo_limit"), posterior_mean(prior, k, n, "drgrpo_limit")
+    return posterior_mean(prior, k, n, Quantity.GRPO_LIMIT), posterior_mean(
+        prior, k, n, Quantity.DRGRPO_LIMIT
+    )
 
 
 def expected_rate(
