@@ -105,22 +105,57 @@ def _step_span(steps: list[int]) -> str:
     return f"Step {steps[0]}" if len(steps) == 1 else f"Steps {steps[0]}–{steps[-1]}"
 
 
+def _measured(result: TrackResult) -> tuple[int, float]:
+    """The run's groups and the share of them that were silent, every group counting once."""
+    steps = result.steps
+    groups = int(steps["groups"].sum())
+    silent = float((steps["silent_fraction"] * steps["groups"]).sum())
+    return groups, silent / groups if groups else math.nan
+
+
+def _nothing_compared(result: TrackResult) -> str:
+    """Why no group has an expectation, and how to get one."""
+    if result.estimator == "pass-rate table":
+        return "Nothing is compared: no prompt of the run has a rate in the table."
+    run = result.run.row(0, named=True)
+    if result.steps.height == 1:
+        why = "the run has one step, so no other step gives a prompt's pass rate"
+    elif result.estimator == "leave-one-step-out":
+        why = f"every prompt appears in one step only ({run['single_step_prompts']:,} prompts)"
+    else:
+        why = f"no prompt recurs within {result.estimator.removeprefix('window of ')}"
+    return (
+        f"Nothing is compared: {why}. To compare, give --pass-rates FILE (per-prompt pass rates, e.g. a "
+        "reference model's); --expect window compares a step with its neighbours when prompts recur."
+    )
+
+
+def _measured_sentence(result: TrackResult, span: str) -> str:
+    groups, share = _measured(result)
+    line = f"{span}: {_percent(share)} of the {groups:,} groups silent (measured)."
+    if int(result.steps["max_group_size"].max()) == 1:  # type: ignore[arg-type]
+        line += (
+            " Every group has one usable rollout (G = 1), and a group of one is silent whatever its "
+            "prompt: this share says nothing about the prompts."
+        )
+    return line
+
+
 def headline(result: TrackResult) -> str:
     """One sentence (or three) for the table view: the run's fit, the steps that part, what was left out."""
     run = result.run.row(0, named=True)
     all_steps = result.steps["step"].to_list()
     if not all_steps:
         return "The log holds no usable rollout."
-    parts = []
-    if run["compared_groups"]:
-        r2 = "n/a" if math.isnan(run["r_squared"]) else f"{run['r_squared']:.3f}"
-        parts.append(
-            f"{_step_span(all_steps)}: {_percent(run['compared_silent_fraction'])} of groups silent, "
-            f"{_percent(run['expected_silent_fraction'])} expected ({result.estimator}; R² {r2}, "
-            f"mean bias {100 * run['mean_bias']:+.1f} points)."
-        )
-    else:
-        parts.append(f"{_step_span(all_steps)}: no group has an expected silent probability.")
+    span = _step_span(all_steps)
+    if not run["compared_groups"]:
+        return f"{_measured_sentence(result, span)} {_nothing_compared(result)}"
+    r2 = "n/a" if math.isnan(run["r_squared"]) else f"{run['r_squared']:.3f}"
+    parts = [
+        f"{span}: {_percent(run['compared_silent_fraction'])} of groups silent, "
+        f"{_percent(run['expected_silent_fraction'])} expected ({result.estimator}; R² {r2}, "
+        f"mean bias {100 * run['mean_bias']:+.1f} points)."
+    ]
     flagged = result.steps.filter(pl.col("drift"))
     items = [
         f"{r['step']} ({_percent(r['compared_silent_fraction'])} vs "
@@ -132,7 +167,7 @@ def headline(result: TrackResult) -> str:
     elif flagged.height:
         more = "" if flagged.height <= 3 else f" and {flagged.height - 3} more"
         parts.append(f"{flagged.height} steps part from the expectation: steps {', '.join(items)}{more}.")
-    elif run["compared_groups"]:
+    else:
         parts.append(
             f"No step parts from the expectation (|z| < {result.z_threshold:g} or gap < {_percent(result.min_gap)})."
         )
@@ -142,7 +177,11 @@ def headline(result: TrackResult) -> str:
             if result.estimator == "leave-one-step-out"
             else "prompts without a rate in the table"
         )
-        parts.append(f"{run['uncompared_groups']} group(s) are not compared: {why}.")
+        groups, share = _measured(result)
+        parts.append(
+            f"{run['uncompared_groups']} group(s) are not compared: {why} "
+            f"({_percent(share)} of all {groups:,} groups silent)."
+        )
     return " ".join(parts)
 
 

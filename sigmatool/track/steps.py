@@ -35,6 +35,7 @@ STEP_COLUMNS = (
     "silent_z",
     "drift",
 )
+BAND_EXPECTED = ("expected_silent", "expected_silent_lo", "expected_silent_hi")
 RUN_COLUMNS = (
     "steps",
     "groups",
@@ -149,7 +150,14 @@ def run_table(
 def silent_band(steps: pl.DataFrame, groups: pl.DataFrame, z_threshold: float) -> pl.DataFrame:
     """What ``track --plot`` draws: per step with an expectation, the compared groups' measured and expected
     silent shares, and expected ± ``z_threshold`` binomial deviations (``step``, ``measured_silent``,
-    ``expected_silent``, ``expected_silent_lo``, ``expected_silent_hi``)."""
+    ``expected_silent``, ``expected_silent_lo``, ``expected_silent_hi``). A run where no group has an
+    expectation gives every step's measured share, the expected columns null."""
+    if not int(steps["compared_groups"].sum()):
+        return steps.select(
+            "step",
+            pl.col("silent_fraction").alias("measured_silent"),
+            *(pl.lit(None, dtype=pl.Float64).alias(c) for c in BAND_EXPECTED),
+        ).sort("step")
     e = pl.col(EXPECTED)
     spread = (
         groups.filter(e.is_not_null() & (pl.col("G") >= 1))
