@@ -16,7 +16,7 @@ import math
 import numpy as np
 import polars as pl
 
-from sigmatool.track.expected import BASIS, EXPECTED
+from sigmatool.track.expected import BASIS, EXPECTED, VARIANCE
 
 STEP_COLUMNS = (
     "step",
@@ -56,6 +56,13 @@ def _silent() -> pl.Expr:
     return (pl.col("k") == 0) | (pl.col("k") == pl.col("G"))
 
 
+def _variance(groups: pl.DataFrame) -> pl.Expr:
+    """Each group's share of the z-score's variance: its own ``variance`` column when the estimator gave
+    one (a window of steps), else the binomial ``P(1 − P)`` that treats the expected P as exact."""
+    e = pl.col(EXPECTED)
+    return pl.col(VARIANCE) if VARIANCE in groups.columns else e * (1 - e)
+
+
 def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.DataFrame:
     """The per-step table from groups (G ≥ 1) carrying ``expected`` (null where there is none)."""
     compared = pl.col(EXPECTED).is_not_null()
@@ -76,7 +83,7 @@ def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.D
             compared.sum().cast(pl.Int64).alias("compared_groups"),
             silent.filter(compared).sum().alias("__observed"),
             expected.filter(compared).sum().alias("__expected"),
-            (expected * (1 - expected)).filter(compared).sum().alias("__variance"),
+            _variance(groups).filter(compared).sum().alias("__variance"),
         )
         .sort("step")
     )
@@ -162,7 +169,7 @@ def silent_band(steps: pl.DataFrame, groups: pl.DataFrame, z_threshold: float) -
     spread = (
         groups.filter(e.is_not_null() & (pl.col("G") >= 1))
         .group_by("step")
-        .agg(((e * (1 - e)).sum().sqrt() / pl.len()).alias("__sd"))
+        .agg((_variance(groups).sum().sqrt() / pl.len()).alias("__sd"))
     )
     expected = pl.col("expected_silent_fraction")
     half = z_threshold * pl.col("__sd")

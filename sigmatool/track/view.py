@@ -31,7 +31,9 @@ EXPECTED_SAYS = {
 
 
 def _footer(result: TrackResult) -> list[str]:
-    says = EXPECTED_SAYS.get(result.estimator, EXPECTED_SAYS["leave-one-step-out"])
+    says = EXPECTED_SAYS.get(result.estimator) or EXPECTED_SAYS["leave-one-step-out"].replace(
+        "in the other steps", "in the window's other steps"
+    )
     return [
         "silent: share of the step's groups with σ = 0 (all right or all wrong), what TRL logs as "
         f"frac_reward_zero_std; expected: {says} ({result.estimator}); "
