@@ -102,7 +102,7 @@ def report_command(
     target.check_plan(plan_budget, everything)
     check_prior(prior, has_counts=everything.has_counts, estimator=estimator.value)
     run.check(everything, OutputOptions(), ("-o", target.path))
-    from sigmatool.report import ReportOptions, build_report, plan_frames_of, track_frame_of
+    from sigmatool.report import ReportOptions, build_report, plan_frames_of, tracked_run
 
     names = labels(everything.paths)
     each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
@@ -110,12 +110,12 @@ def report_command(
     tracked = everything.trainer is not None
     if tracked and len(each) > 1:
         run.note(["the report tracks one run: give one DATA for its track section"])
-    options = ReportOptions(
-        title=title,
-        estimator=estimator.value,
-        prior=prior,
-        track=track_frame_of(everything) if tracked and len(each) == 1 else None,
-    )
+    options = ReportOptions(title=title, estimator=estimator.value, prior=prior)
+    if tracked and len(each) == 1:
+        from sigmatool.track import headline
+
+        result = tracked_run(everything)
+        options = replace(options, track=result.band, track_headline=headline(result))
     if plan_budget is not None:
         options = replace(options, plan=plan_frames_of(items[0], plan_budget, options))
     report = build_report(items, options=options)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -10,7 +11,7 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.params import log_options, output_options, plot_options, renamed, uses
-from sigmatool.errors import DataError
+from sigmatool.errors import DataError, UsageError
 from sigmatool.options import (
     LogOptions,
     OutputOptions,
@@ -26,6 +27,13 @@ if TYPE_CHECKING:
     from sigmatool.track import TrackResult
 
 RATES = "Expected"
+DEFAULT_WINDOW = 2
+
+
+class Expect(str, Enum):
+    leave_one_step_out = "leave-one-step-out"
+    window = "window"
+
 
 DumpsArg = Annotated[
     list[str],
@@ -60,6 +68,28 @@ RatesColOpt = Annotated[
         "--pass-rates-col",
         metavar="COL",
         help="Pass-rate column of --pass-rates, any form (default: k and n, else p, else detected).",
+        rich_help_panel=RATES,
+    ),
+]
+ExpectOpt = Annotated[
+    Expect,
+    typer.Option(
+        "--expect",
+        help="Without --pass-rates, expect each step from each prompt's rollouts in all the other steps "
+        "(leave-one-step-out: a stationary run) or in the --window steps before and after it (window: a "
+        "learning run).",
+        rich_help_panel=RATES,
+    ),
+]
+WindowOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--window",
+        min=1,
+        max=1_000_000,
+        metavar="K",
+        help="With --expect window: the steps before and after each step whose rollouts give its expectation.",
+        show_default=str(DEFAULT_WINDOW),
         rich_help_panel=RATES,
     ),
 ]
@@ -108,6 +138,8 @@ OldSteps = Annotated[
 
 def track_options(
     pass_rates: PassRatesOpt = None,
+    expect: ExpectOpt = Expect.leave_one_step_out,
+    window: WindowOpt = None,
     rates_key: RatesKeyOpt = None,
     rates_col: RatesColOpt = None,
     z_threshold: ZOpt = 4.0,
@@ -118,8 +150,26 @@ def track_options(
     old_steps: OldSteps = None,
 ) -> TrackOptions:
     """Where the expectation comes from, the drift rule, the view, the export."""
-    window = parse_steps(steps) if steps is not None else None
-    return TrackOptions(z_threshold, min_gap, summary, export, window, pass_rates, rates_key, rates_col)
+    exported = parse_steps(steps) if steps is not None else None
+    return TrackOptions(
+        z_threshold,
+        min_gap,
+        summary,
+        export,
+        exported,
+        pass_rates,
+        rates_key,
+        rates_col,
+        _window(expect, window),
+    )
+
+
+def _window(expect: Expect, window: int | None) -> int | None:
+    if expect is Expect.window:
+        return DEFAULT_WINDOW if window is None else window
+    if window is not None:
+        raise UsageError("--window K sets the window of --expect window; give that too")
+    return None
 
 
 @app.command("track")
@@ -164,7 +214,9 @@ def track_command(
     if options.pass_rates is not None:
         rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
         run.note(notes)
-    result = track.track_groups(groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap)
+    result = track.track_groups(
+        groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap, window=options.window
+    )
     _check_matched(result, options)
     run.save_plot(plot, result, ", ".join(dumps))
     if options.export is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
 from sigmatool.figures.plot import Plot
@@ -39,9 +40,12 @@ def track_figure(
       step's prompts and G.
     - optional ``expected_silent_lo``, ``expected_silent_hi`` (float): a band around the expectation
       (for instance a 95 % interval of the measured share), shaded.
+
+    Null expected values are not drawn: a run with no expectation at all shows its measured share alone.
     """
     require(frame, [*by, *COLUMNS], "track")
-    band = all(c in frame.columns for c in BAND)
+    compared = frame["expected_silent"].is_not_null().any()
+    band = compared and all(c in frame.columns for c in BAND)
     with house_style():
         fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT)
         ax = fig.subplots()
@@ -49,15 +53,10 @@ def track_figure(
         for g, (label, part) in enumerate(groups(frame.sort([*by, "step"], maintain_order=True), by)):
             colour = group_colour(g) if by else BLACK
             suffix = f" · {label}" if label else ""
+            if compared:
+                known = part.filter(pl.col("expected_silent").is_not_null())
+                _expected(ax, plot, known, colour, suffix, band=band, grouped=bool(by))
             steps = part["step"].cast(pl.Float64).to_list()
-            if band:
-                lo, hi = part["expected_silent_lo"].to_list(), part["expected_silent_hi"].to_list()
-                ax.fill_between(
-                    steps, lo, hi, color=colour if by else LIGHT, alpha=0.25 if by else 1.0, linewidth=0
-                )
-            expected = part["expected_silent"].to_list()
-            (line,) = ax.plot(steps, expected, color=colour, linestyle="--", label=f"expected{suffix}")
-            plot.line(line, f"expected{suffix}", "step", "expected_silent", steps, expected, percent=True)
             measured = part["measured_silent"].to_list()
             (dots,) = ax.plot(
                 steps,
@@ -75,13 +74,34 @@ def track_figure(
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("silent groups (%)")
         ax.legend(loc="upper right")
-        plot.caption = (
-            "Silent groups per training step: measured (dots) against expected from the prompts' pass rates, "
-            "mean p^G + (1 − p)^G (dashed)"
-            + ("; shaded: the expected band" if band else "")
-            + "."
-            + (f" Data: {source}." if source else "")
-        )
+        plot.caption = _caption(compared, band, source)
         if caption:
             add_caption(fig, plot.caption)
     return plot
+
+
+def _expected(
+    ax: Axes, plot: Plot, part: pl.DataFrame, colour: str, suffix: str, *, band: bool, grouped: bool
+) -> None:
+    """The expected line of one group's steps that have an expectation, and its band."""
+    steps = part["step"].cast(pl.Float64).to_list()
+    if band:
+        lo, hi = part["expected_silent_lo"].to_list(), part["expected_silent_hi"].to_list()
+        ax.fill_between(
+            steps, lo, hi, color=colour if grouped else LIGHT, alpha=0.25 if grouped else 1.0, linewidth=0
+        )
+    expected = part["expected_silent"].to_list()
+    (line,) = ax.plot(steps, expected, color=colour, linestyle="--", label=f"expected{suffix}")
+    plot.line(line, f"expected{suffix}", "step", "expected_silent", steps, expected, percent=True)
+
+
+def _caption(compared: bool, band: bool, source: str) -> str:
+    what = (
+        "Silent groups per training step: measured (dots) against expected from the prompts' pass rates, "
+        "mean p^G + (1 − p)^G (dashed)"
+        if compared
+        else "Silent groups per training step, measured (no group has an expected silent probability)"
+    )
+    return (
+        what + ("; shaded: the expected band" if band else "") + "." + (f" Data: {source}." if source else "")
+    )

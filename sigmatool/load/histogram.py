@@ -14,6 +14,7 @@ import polars as pl
 from sigmatool.errors import DataError
 from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.grouping import key_notes
 from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_N, RAW_P, RAW_W, UNGRADED
 from sigmatool.load.sources import data_error
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
@@ -99,6 +100,10 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         except (pl.exceptions.PolarsError, OSError) as again:
             raise data_error(ds.sources, again) from again
     frame, notes = _check(grouped, ds, reload)
+    if ds.is_log:
+        trainer = ds.log.trainer if ds.log is not None else None
+        key = "" if trainer else repr(ds.options.prompt_col)
+        notes += key_notes(frame, ds.by, trainer=trainer, key=key)
     return Histogram(frame, ds, (*ds.notes, *notes))
 
 

@@ -261,8 +261,13 @@ class TrackOptions:
     pass_rates: str | None = None
     rates_key: str | None = None
     rates_col: str | None = None
+    window: int | None = None  # --expect window --window K; None: leave-one-step-out (or --pass-rates)
 
     def __post_init__(self) -> None:
+        if self.window is not None and self.pass_rates is not None:
+            raise UsageError("--expect window and --pass-rates are two sources of the expectation: give one")
+        if self.window is not None and self.window < 1:
+            raise UsageError(f"--window: give a whole number of steps ≥ 1, not {self.window}")
         if not (math.isfinite(self.z_threshold) and self.z_threshold > 0):
             raise UsageError(f"--z: give a positive number, not {self.z_threshold:g}")
         check_fraction("--min-gap", self.min_gap, low_open=False, high_open=False)

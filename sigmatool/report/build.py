@@ -30,6 +30,7 @@ from sigmatool.report.html import render_html
 from sigmatool.report.markdown import write_markdown
 from sigmatool.report.model import ReportInput, ReportOptions, combine
 from sigmatool.report.page import Headline, Page, inputs_table, sections, settings
+from sigmatool.track import TrackResult
 
 
 @dataclass(eq=False)
@@ -56,7 +57,9 @@ class Report:
             settings=tuple(settings(o, tuple(self.silent), self.by)),
             notes=tuple((i.label, note) for i in self.inputs for note in i.notes),
             headlines=self.headlines,
-            sections=tuple(sections(self.silent, self.budget, self.groupsize, self.by, o.track, o.plan)),
+            sections=tuple(
+                sections(self.silent, self.budget, self.groupsize, self.by, o.track, o.plan, o.track_headline)
+            ),
             plots=self.plots,
         )
 
@@ -198,15 +201,21 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
     )
 
 
-def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
-    """The per-step track of the run in a trainer's dumps (``inputs.trainer``), as ``sigmatool track`` makes
-    it, for the report's track section; the log's notes are left out (reading the input noted them)."""
+def tracked_run(inputs: InputOptions) -> TrackResult:
+    """The track of the run in a trainer's dumps (``inputs.trainer``), as ``sigmatool track`` makes it, for
+    the report's track section; the log's notes are left out (reading the input noted them)."""
     from sigmatool import load, track
-    from sigmatool.figures.commands import track_frame
     from sigmatool.track.groups import dump_groups
 
     groups, _ = dump_groups(load.trainer_log(inputs))
-    return track_frame(track.track_groups(groups, None))
+    return track.track_groups(groups, None)
+
+
+def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
+    """The figure's frame of :func:`tracked_run`, for the report's track section."""
+    from sigmatool.figures.commands import track_frame
+
+    return track_frame(tracked_run(inputs))
 
 
 def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:

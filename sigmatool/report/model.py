@@ -56,6 +56,7 @@ class ReportOptions:
     budget_sizes: tuple[float, ...] = BUDGET_SIZES
     groupsize: GroupSizeOptions = field(default_factory=GroupSizeOptions)
     track: pl.DataFrame | None = None
+    track_headline: str = ""  # what the run's track shows, as ``sigmatool track`` says it
     plan: PlanFrames | None = None
 
     def __post_init__(self) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import polars as pl
 
@@ -212,6 +212,7 @@ def sections(
     by: Sequence[str],
     track: pl.DataFrame | None = None,
     plan: PlanFrames | None = None,
+    track_headline: str = "",
 ) -> list[Section]:
     """The report's sections after the input and headline ones, in order; track and plan when given."""
     out = [
@@ -221,7 +222,10 @@ def sections(
         _section("groupsize", (("Group size needed, all prompts and by bin of p", table(groupsize)),)),
     ]
     if track is not None:
-        out.append(_section("track", (("Per step", table(track, shorten=True)),)))
+        tracked = _section("track", (("Per step", table(track, shorten=True)),))
+        if track_headline:
+            tracked = replace(tracked, intro=f"{tracked.intro} {track_headline}")
+        out.append(tracked)
     if plan is not None:
         tables = (
             ("Plan against uniform G", table(plan.comparison)),

@@ -16,6 +16,7 @@ import polars as pl
 
 from sigmatool.errors import UsageError
 from sigmatool.track.expected import EXPECTED, from_table, leave_one_step_out, silent_expectation
+from sigmatool.track.expected import window as expected_window
 from sigmatool.track.groups import LOG_COLUMNS, export_pass_rates, group_table, pass_rates_of
 from sigmatool.track.steps import (
     RUN_COLUMNS,
@@ -57,16 +58,18 @@ def track(
     *,
     z_threshold: float = Z_THRESHOLD,
     min_gap: float = MIN_GAP,
+    window: int | None = None,
 ) -> TrackResult:
     """Per-step measured and expected silent fractions of a training log.
 
     The expectation comes from ``rates`` (columns ``prompt`` and ``p``, or ``k`` and ``n``; with a ``step``
-    column, one rate per step and prompt) when given, else from each prompt's rollouts in the other steps
+    column, one rate per step and prompt) when given; else from each prompt's rollouts in the ``window``
+    steps before and after each step when ``window`` is given; else from its rollouts in all the other steps
     (leave-one-step-out). A step is flagged as drift when ``|silent_z| ≥ z_threshold`` and the measured and
     expected fractions differ by at least ``min_gap``.
     """
     _check_rule(z_threshold, min_gap)
-    return track_groups(group_table(log), rates, z_threshold=z_threshold, min_gap=min_gap)
+    return track_groups(group_table(log), rates, z_threshold=z_threshold, min_gap=min_gap, window=window)
 
 
 def _check_rule(z_threshold: float, min_gap: float) -> None:
@@ -82,10 +85,16 @@ def track_groups(
     *,
     z_threshold: float = Z_THRESHOLD,
     min_gap: float = MIN_GAP,
+    window: int | None = None,
 ) -> TrackResult:
     """:func:`track` from the group table of :func:`group_table`."""
     _check_rule(z_threshold, min_gap)
-    if rates is None:
+    if rates is not None and window is not None:
+        raise UsageError("the expectation comes from a pass-rate table or from a window of steps, not both")
+    if window is not None:
+        groups = expected_window(all_groups, window)
+        estimator, single = f"window of {window} step{'s' if window > 1 else ''}", None
+    elif rates is None:
         groups = leave_one_step_out(all_groups)
         estimator, single = "leave-one-step-out", _single_step_prompts(all_groups)
     else:
@@ -105,22 +114,81 @@ def _step_span(steps: list[int]) -> str:
     return f"Step {steps[0]}" if len(steps) == 1 else f"Steps {steps[0]}–{steps[-1]}"
 
 
+def _measured(result: TrackResult) -> tuple[int, float]:
+    """The run's groups and the share of them that were silent, every group counting once."""
+    steps = result.steps
+    groups = int(steps["groups"].sum())
+    silent = float((steps["silent_fraction"] * steps["groups"]).sum())
+    return groups, silent / groups if groups else math.nan
+
+
+def _nothing_compared(result: TrackResult) -> str:
+    """Why no group has an expectation, and how to get one."""
+    if result.estimator == "pass-rate table":
+        return "Nothing is compared: no prompt of the run has a rate in the table."
+    run = result.run.row(0, named=True)
+    if result.steps.height == 1:
+        why = "the run has one step, so no other step gives a prompt's pass rate"
+    elif result.estimator == "leave-one-step-out":
+        why = f"every prompt appears in one step only ({run['single_step_prompts']:,} prompts)"
+    else:
+        why = f"no prompt recurs within {result.estimator.removeprefix('window of ')} of itself"
+    return (
+        f"Nothing is compared: {why}. To compare, give --pass-rates FILE (per-prompt pass rates, e.g. a "
+        "reference model's); --expect window compares a step with its neighbours when prompts recur."
+    )
+
+
+def _measured_sentence(result: TrackResult, span: str) -> str:
+    groups, share = _measured(result)
+    line = f"{span}: {_percent(share)} of the {groups:,} groups silent (measured)."
+    if int(result.steps["max_group_size"].max()) == 1:  # type: ignore[arg-type]
+        line += (
+            " Every group has one usable rollout (G = 1), and a group of one is silent whatever its "
+            "prompt: this share says nothing about the prompts."
+        )
+    return line
+
+
+def _directions(flagged: pl.DataFrame) -> str:
+    """What the flagged steps' signs say: below is a filter's mark, above a collapse's."""
+    below = flagged.filter(pl.col("silent_z") < 0)["step"].to_list()
+    above = flagged.filter(pl.col("silent_z") > 0)["step"].to_list()
+    said = []
+    if below:
+        said.append(
+            f"fewer silent groups than expected ({_steps_named(below)}) is what a filter of σ = 0 groups "
+            "leaves (DAPO's dynamic sampling)"
+        )
+    if above:
+        said.append(
+            f"more than expected ({_steps_named(above)}) is a collapse: answers agree more than the pass "
+            "rates say (or the data or reward changed)"
+        )
+    text = "; ".join(said)
+    return text[0].upper() + text[1:] + "."
+
+
+def _steps_named(steps: list[int]) -> str:
+    shown = ", ".join(str(s) for s in steps[:5]) + (f" and {len(steps) - 5} more" if len(steps) > 5 else "")
+    return f"step {shown}" if len(steps) == 1 else f"steps {shown}"
+
+
 def headline(result: TrackResult) -> str:
     """One sentence (or three) for the table view: the run's fit, the steps that part, what was left out."""
     run = result.run.row(0, named=True)
     all_steps = result.steps["step"].to_list()
     if not all_steps:
         return "The log holds no usable rollout."
-    parts = []
-    if run["compared_groups"]:
-        r2 = "n/a" if math.isnan(run["r_squared"]) else f"{run['r_squared']:.3f}"
-        parts.append(
-            f"{_step_span(all_steps)}: {_percent(run['compared_silent_fraction'])} of groups silent, "
-            f"{_percent(run['expected_silent_fraction'])} expected ({result.estimator}; R² {r2}, "
-            f"mean bias {100 * run['mean_bias']:+.1f} points)."
-        )
-    else:
-        parts.append(f"{_step_span(all_steps)}: no group has an expected silent probability.")
+    span = _step_span(all_steps)
+    if not run["compared_groups"]:
+        return f"{_measured_sentence(result, span)} {_nothing_compared(result)}"
+    r2 = "n/a" if math.isnan(run["r_squared"]) else f"{run['r_squared']:.3f}"
+    parts = [
+        f"{span}: {_percent(run['compared_silent_fraction'])} of groups silent, "
+        f"{_percent(run['expected_silent_fraction'])} expected ({result.estimator}; R² {r2}, "
+        f"mean bias {100 * run['mean_bias']:+.1f} points)."
+    ]
     flagged = result.steps.filter(pl.col("drift"))
     items = [
         f"{r['step']} ({_percent(r['compared_silent_fraction'])} vs "
@@ -132,17 +200,22 @@ def headline(result: TrackResult) -> str:
     elif flagged.height:
         more = "" if flagged.height <= 3 else f" and {flagged.height - 3} more"
         parts.append(f"{flagged.height} steps part from the expectation: steps {', '.join(items)}{more}.")
-    elif run["compared_groups"]:
+    if flagged.height:
+        parts.append(_directions(flagged))
+    else:
         parts.append(
             f"No step parts from the expectation (|z| < {result.z_threshold:g} or gap < {_percent(result.min_gap)})."
         )
     if run["uncompared_groups"]:
-        why = (
-            f"{run['single_step_prompts']} prompt(s) seen in one step only"
-            if result.estimator == "leave-one-step-out"
-            else "prompts without a rate in the table"
+        why = {
+            "leave-one-step-out": f"{run['single_step_prompts']} prompt(s) seen in one step only",
+            "pass-rate table": "prompts without a rate in the table",
+        }.get(result.estimator, f"their prompts are not seen within the {result.estimator}")
+        groups, share = _measured(result)
+        parts.append(
+            f"{run['uncompared_groups']} group(s) are not compared: {why} "
+            f"({_percent(share)} of all {groups:,} groups silent)."
         )
-        parts.append(f"{run['uncompared_groups']} group(s) are not compared: {why}.")
     return " ".join(parts)
 
 
@@ -154,6 +227,7 @@ __all__ = [
     "STEP_COLUMNS",
     "Z_THRESHOLD",
     "TrackResult",
+    "expected_window",
     "export_pass_rates",
     "fit_statistics",
     "from_table",

@@ -4,7 +4,9 @@ Each group of size G of a prompt with pass rate p is silent (all right or all wr
 ``P = p^G + (1 − p)^G`` (docs/theory.md §2). Two sources for p:
 
 - a table of per-prompt pass rates (``p``, or counts ``k`` of ``n``), optionally per step;
-- leave-one-step-out: the prompt's right answers k' of n' usable rollouts in the OTHER steps of the run.
+- leave-one-step-out: the prompt's right answers k' of n' usable rollouts in the OTHER steps of the run;
+- a window of K steps: the same counts from the K steps before and the K steps after it only (steps counted
+  by their order in the run, so steps missing from the log are skipped), never the step itself.
 
 With counts, P is estimated without bias by the hypergeometric form ``[C(k, G) + C(n − k, G)] / C(n, G)`` when
 G ≤ n, and by the plug-in ``p̂^G + (1 − p̂)^G`` (p̂ = k/n) when G > n, where no unbiased estimate exists.
@@ -17,9 +19,10 @@ import polars as pl
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
-from sigmatool.errors import DataError
+from sigmatool.errors import DataError, UsageError
 
 EXPECTED = "expected"
+VARIANCE = "variance"  # a group's own variance term of the z-score, where the estimator gives one
 BASIS = "basis"  # "unbiased", "plug-in" or "rate"; null where there is no expectation
 
 
@@ -82,6 +85,48 @@ def leave_one_step_out(groups: pl.DataFrame) -> pl.DataFrame:
         .drop("__k_step", "__n_step", "__k_all", "__n_all")
     )
     return _expectation_column(joined, "k_other", "n_other")
+
+
+def window(groups: pl.DataFrame, K: int) -> pl.DataFrame:
+    """Groups (G ≥ 1) with ``expected`` from each prompt's counts in the ``K`` steps before and after the
+    group's step (by position among the run's steps; the step itself left out), and ``basis``.
+
+    Adds ``k_other``, ``n_other`` and ``variance``, the group's term of the z-score's variance: ``(S − P̂)²``
+    with S the group's silent indicator, unbiased for ``P(1 − P) + Var(P̂)`` since the step is left out of P̂.
+    A prompt not seen in the window gets no expectation. At the run's ends
+    the window is one-sided. Each of the 2K offsets is one shifted copy of the per-step counts, so the cost is
+    linear in the run's (prompt, step) pairs.
+    """
+    if K < 1:
+        raise UsageError(f"--window: give a whole number of steps ≥ 1, not {K}")
+    usable = groups.filter(pl.col("G") >= 1)
+    order = usable.select(pl.col("step").unique().sort()).with_row_index("__pos")
+    per_step = (
+        usable.group_by("prompt", "step")
+        .agg(pl.col("k").sum().alias("__k"), pl.col("G").sum().alias("__n"))
+        .join(order, on="step")
+    )
+    shifted = pl.concat(
+        [
+            per_step.select("prompt", (pl.col("__pos").cast(pl.Int64) + d).alias("__pos"), "__k", "__n")
+            for d in range(-K, K + 1)
+            if d != 0
+        ]
+    )
+    near = shifted.group_by("prompt", "__pos").agg(
+        pl.col("__k").sum().alias("k_other"), pl.col("__n").sum().alias("n_other")
+    )
+    joined = (
+        usable.join(order.with_columns(pl.col("__pos").cast(pl.Int64)), on="step")
+        .join(near, on=["prompt", "__pos"], how="left")
+        .with_columns(pl.col("k_other").fill_null(0), pl.col("n_other").fill_null(0))
+        .drop("__pos")
+    )
+    out = _expectation_column(joined, "k_other", "n_other")
+    # A few steps' counts make a noisy P̂ (exactly 0 or 1 when n' = G), which P̂(1 − P̂) would take as exact.
+    # (S − P̂)² is unbiased for Var(S − P̂) = P(1 − P) + Var(P̂), S and P̂ being independent.
+    silent = ((pl.col("k") == 0) | (pl.col("k") == pl.col("G"))).cast(pl.Float64)
+    return out.with_columns(((silent - pl.col(EXPECTED)) ** 2).alias(VARIANCE))
 
 
 def _check_rates(rates: pl.DataFrame, key_dtype: pl.DataType) -> tuple[pl.DataFrame, list[str]]:

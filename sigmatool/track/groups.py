@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
+from sigmatool.load.grouping import key_notes
 
 if TYPE_CHECKING:
     from sigmatool.load.trainers import TrainerLog
@@ -138,4 +139,6 @@ def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
     skipped = (
         [f"{trainer_log.trainer}: skipped {missing:,} rollout(s) with a missing reward"] if missing else []
     )
-    return groups, [*trainer_log.notes, *skipped]
+    per_prompt = pass_rates_of(groups).group_by("n").agg(pl.len().alias("prompts"))
+    keys = key_notes(per_prompt, trainer=trainer_log.trainer)
+    return groups, [*trainer_log.notes, *skipped, *keys]

@@ -16,7 +16,7 @@ import math
 import numpy as np
 import polars as pl
 
-from sigmatool.track.expected import BASIS, EXPECTED
+from sigmatool.track.expected import BASIS, EXPECTED, VARIANCE
 
 STEP_COLUMNS = (
     "step",
@@ -35,6 +35,7 @@ STEP_COLUMNS = (
     "silent_z",
     "drift",
 )
+BAND_EXPECTED = ("expected_silent", "expected_silent_lo", "expected_silent_hi")
 RUN_COLUMNS = (
     "steps",
     "groups",
@@ -53,6 +54,13 @@ RUN_COLUMNS = (
 
 def _silent() -> pl.Expr:
     return (pl.col("k") == 0) | (pl.col("k") == pl.col("G"))
+
+
+def _variance(groups: pl.DataFrame) -> pl.Expr:
+    """Each group's share of the z-score's variance: its own ``variance`` column when the estimator gave
+    one (a window of steps), else the binomial ``P(1 − P)`` that treats the expected P as exact."""
+    e = pl.col(EXPECTED)
+    return pl.col(VARIANCE) if VARIANCE in groups.columns else e * (1 - e)
 
 
 def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.DataFrame:
@@ -75,7 +83,7 @@ def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.D
             compared.sum().cast(pl.Int64).alias("compared_groups"),
             silent.filter(compared).sum().alias("__observed"),
             expected.filter(compared).sum().alias("__expected"),
-            (expected * (1 - expected)).filter(compared).sum().alias("__variance"),
+            _variance(groups).filter(compared).sum().alias("__variance"),
         )
         .sort("step")
     )
@@ -149,12 +157,19 @@ def run_table(
 def silent_band(steps: pl.DataFrame, groups: pl.DataFrame, z_threshold: float) -> pl.DataFrame:
     """What ``track --plot`` draws: per step with an expectation, the compared groups' measured and expected
     silent shares, and expected ± ``z_threshold`` binomial deviations (``step``, ``measured_silent``,
-    ``expected_silent``, ``expected_silent_lo``, ``expected_silent_hi``)."""
+    ``expected_silent``, ``expected_silent_lo``, ``expected_silent_hi``). A run where no group has an
+    expectation gives every step's measured share, the expected columns null."""
+    if not int(steps["compared_groups"].sum()):
+        return steps.select(
+            "step",
+            pl.col("silent_fraction").alias("measured_silent"),
+            *(pl.lit(None, dtype=pl.Float64).alias(c) for c in BAND_EXPECTED),
+        ).sort("step")
     e = pl.col(EXPECTED)
     spread = (
         groups.filter(e.is_not_null() & (pl.col("G") >= 1))
         .group_by("step")
-        .agg(((e * (1 - e)).sum().sqrt() / pl.len()).alias("__sd"))
+        .agg((_variance(groups).sum().sqrt() / pl.len()).alias("__sd"))
     )
     expected = pl.col("expected_silent_fraction")
     half = z_threshold * pl.col("__sd")

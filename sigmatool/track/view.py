@@ -22,10 +22,21 @@ def summary_frame(result: TrackResult) -> pl.DataFrame:
     )
 
 
+EXPECTED_SAYS = {
+    "pass-rate table": "mean over the same groups of p^G + (1 − p)^G from the table's rates (from its counts: "
+    "the unbiased [C(k, G) + C(n − k, G)] / C(n, G))",
+    "leave-one-step-out": "mean over the same groups of [C(k′, G) + C(n′ − k′, G)] / C(n′, G), k′ of n′ the "
+    "prompt's right answers in the other steps (unbiased for p^G + (1 − p)^G; the plug-in where G > n′)",
+}
+
+
 def _footer(result: TrackResult) -> list[str]:
+    says = EXPECTED_SAYS.get(result.estimator) or EXPECTED_SAYS["leave-one-step-out"].replace(
+        "in the other steps", "in the window's other steps"
+    )
     return [
         "silent: share of the step's groups with σ = 0 (all right or all wrong), what TRL logs as "
-        f"frac_reward_zero_std; expected: mean p^G + (1 − p)^G over the same groups ({result.estimator}); "
+        f"frac_reward_zero_std; expected: {says} ({result.estimator}); "
         f"z: (silent − expected) in binomial standard deviations; drift: |z| ≥ {result.z_threshold:g} and a "
         f"gap of at least {100 * result.min_gap:g} points"
     ]

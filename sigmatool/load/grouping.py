@@ -1,0 +1,90 @@
+"""Is a rollout log grouped by prompt the way it was sampled? Notes on keys that cannot be right.
+
+A rollout log is pooled into k right of n per prompt key. Three findings say the key does not tell the
+prompts apart, or that there is too little per prompt to tell anything, and each gets one line:
+
+- one key for the whole log (not checked per ``by`` group, where one prompt is normal): the prompts collapsed to one text (a vision-language run dumps the decoded
+  prompt text without its image, so every prompt of a step reads the same);
+- one key with far more rollouts than the rest (≥ 8 × the median, and ≥ 64): several prompts share it;
+- prompts with one usable rollout (n = 1): their p̂ is 0 or 1, so they read as silent at every G.
+
+The input is the per-key counts as a histogram: an ``n`` column and a ``prompts`` column (how many keys have
+that n), per ``by`` group when there are any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+POOLED_FACTOR = 8
+POOLED_MIN = 64
+# The field each trainer's reader keys prompts by, as the notes name it.
+PROMPT_FIELDS = {
+    "verl": "'input' (the decoded prompt text; a vision-language run's images are not in it)",
+    "trl": "'prompt' (the decoded prompt text; a vision-language run's images are not in it)",
+    "nemo-rl": "the message texts of 'content'",
+    "areal": "'prompt'",
+    "skyrl": "'input_prompt'",
+    "roll": "'id'",
+}
+
+
+def _weighted_median(n: pl.Series, weight: pl.Series) -> float:
+    order = n.arg_sort()
+    values, weights = n.gather(order).to_list(), weight.gather(order).cast(pl.Float64).to_list()
+    half, seen = sum(weights) / 2, 0.0
+    for value, w in zip(values, weights, strict=True):
+        seen += w
+        if seen >= half:
+            return float(value)
+    return float(values[-1])
+
+
+def _way_out(trainer: str | None) -> str:
+    if trainer is None:
+        return "give --prompt-col a column that tells the prompts apart"
+    return (
+        f"read the {trainer} files with --rollouts --prompt-col COL (and --reward-col) naming a field that "
+        "tells the prompts apart"
+    )
+
+
+def key_notes(
+    counts: pl.DataFrame, by: Sequence[str] = (), *, trainer: str | None = None, key: str = ""
+) -> list[str]:
+    """One line per finding (module docstring) on per-key counts ``n`` and ``prompts``; ``key`` names the
+    prompt key as people know it (default: the trainer's field, else "the prompt key")."""
+    if counts.height == 0:
+        return []
+    who = f"{trainer}: " if trainer else ""
+    field = key or PROMPT_FIELDS.get(trainer or "", "") or "the prompt key"
+    prompts = float(counts["prompts"].sum())
+    rollouts = int((counts["n"] * counts["prompts"]).sum())
+    notes = []
+    # Per --by group one key is normal (a run with one prompt per step); over the whole log it is not.
+    if not by and prompts == 1 and rollouts > 1:
+        notes.append(
+            f"{who}every rollout has the same prompt key {field} ({rollouts:,} rollouts read as one prompt): "
+            f"if they came from several prompts, the key does not tell them apart; {_way_out(trainer)}"
+        )
+    else:
+        top, median = int(counts["n"].max()), _weighted_median(counts["n"], counts["prompts"])  # type: ignore[arg-type]
+        if top >= POOLED_MIN and top >= POOLED_FACTOR * median:
+            notes.append(
+                f"{who}a prompt key of {field} holds {top:,} rollouts against a median of {median:g}: prompts "
+                f"that share one key are pooled into one; {_way_out(trainer)}"
+            )
+    single = float(counts.filter(pl.col("n") == 1)["prompts"].sum())
+    if single and single == prompts:
+        notes.append(
+            f"{who}every prompt has one usable rollout (n = 1): each p̂ is 0 or 1, so every prompt reads as "
+            "silent at every G; sample several rollouts per prompt to measure its pass rate"
+        )
+    elif single:
+        notes.append(
+            f"{who}{single:,.0f} of {prompts:,.0f} prompts have one usable rollout (n = 1): their p̂ is 0 or 1, "
+            "silent at every G"
+        )
+    return notes
