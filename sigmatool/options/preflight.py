@@ -182,15 +182,27 @@ def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, Scalar]:
     return out
 
 
-INTERPOLATION = re.compile(r"\$\{")
+INTERPOLATION = re.compile(r"\$\{([^}]*)\}")
+OVERRIDE = re.compile(r"^\+{0,2}[A-Za-z_][\w.]*=")
+
+
+def resolved(values: Mapping[str, Scalar], key: str) -> Scalar:
+    """``values[key]``, following an interpolation ``${other.key}`` to another key of the same config."""
+    value, seen = values.get(key), {key}
+    while isinstance(value, str) and (ref := INTERPOLATION.fullmatch(value.strip())) and ref[1] in values:
+        if ref[1] in seen:
+            break
+        seen.add(ref[1])
+        value = values[ref[1]]
+    return value
 
 
 def _setting(key: str, value: Scalar, source: str) -> int | bool | None:
-    """A config value as the loop reads it; an interpolation or a non-number is refused by name."""
+    """A config value as the loop reads it; an unresolved interpolation or a non-number is refused by name."""
     if value is None:
         return None
     if isinstance(value, str) and INTERPOLATION.search(value):
-        raise UsageError(f"{source}: {key} is {value!r}, an interpolation; give it as {key}=VALUE")
+        raise UsageError(f"{source}: {key} is {value!r}, an interpolation not resolved here; give {key}=VALUE")
     if key.endswith("enable"):
         if isinstance(value, bool):
             return value
@@ -208,7 +220,7 @@ def from_config(
     read: list[str] = []
     keys = VERL_KEYS if any(k in values for k in VERL_KEYS) else TRL_KEYS
     for key, field in keys.items():
-        if key in values and (value := _setting(key, values[key], source)) is not None:
+        if key in values and (value := _setting(key, resolved(values, key), source)) is not None:
             found[field] = value
             read.append(f"{key}={value}")
     rollouts = found.pop("rollouts_per_batch", None)
