@@ -42,7 +42,7 @@ def enumerate_step(p: list[Fraction], w: list[int], n: int, B: int, T: int, M: i
     """Exact expectations of one step, by enumerating every prompt draw and every reward vector of every slot."""
     W = sum(w)
     slot: dict[bool, Fraction] = {True: Fraction(0), False: Fraction(0)}
-    for pi, wi in zip(p, w):
+    for pi, wi in zip(p, w, strict=True):
         for rewards in itertools.product((0, 1), repeat=n):
             chance = Fraction(wi, W)
             for r in rewards:

@@ -85,7 +85,7 @@ def test_a_step_matches_the_enumerated_loop(n: int, B: int, T: int, M: int, figu
 def test_a_batch_kept_count_is_binomial_in_the_mean_keep_rate() -> None:
     q = keep_chance(np.array([float(x) for x in TINY_P]), 2)
     rate = float(np.dot(q, TINY_W) / sum(TINY_W))
-    exact, s = _tiny(2, 2, 2, 1)  # one batch of two: a crash is fewer than two kept
+    exact, _ = _tiny(2, 2, 2, 1)  # one batch of two: a crash is fewer than two kept
     assert float(exact["crash"]) == pytest.approx(1 - rate**2, rel=1e-12)
 
 
