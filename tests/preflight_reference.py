@@ -48,7 +48,9 @@ def enumerate_step(p: list[Fraction], w: list[int], n: int, B: int, T: int, M: i
             for r in rewards:
                 chance *= pi if r else 1 - pi
             slot[bool(np.std(rewards) > 0 or len(rewards) == 1)] += chance
-    out = dict.fromkeys(("batches", "crash", "generated", "silent", "surplus", "lost", "trained"), Fraction(0))
+    out = dict.fromkeys(
+        ("batches", "crash", "generated", "silent", "surplus", "lost", "trained"), Fraction(0)
+    )
     for outcome in itertools.product((True, False), repeat=B * M):
         chance = Fraction(1)
         for kept in outcome:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Callable
 from fractions import Fraction
@@ -14,7 +15,7 @@ import pytest
 from sigmatool import preflight
 from sigmatool.estimators import Valuation
 from sigmatool.options.preflight import LoopSettings, from_config, overrides, read_config, read_yaml, resolved
-from tests.conftest import ROOT
+from tests.conftest import ROOT, invoke
 from tests.preflight_reference import (
     agg_loss,
     crash_over_batches,
@@ -242,7 +243,9 @@ def _sampled_lost(hist: pl.DataFrame, B: int, n: int, lengths: tuple[int, int], 
 
 @pytest.mark.parametrize("lengths", [(5, 5), (5, 10)])
 @pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-mean", "seq-mean-token-sum"])
-def test_the_lost_update_is_the_sampled_batches(hard: pl.DataFrame, lengths: tuple[int, int], mode: str) -> None:
+def test_the_lost_update_is_the_sampled_batches(
+    hard: pl.DataFrame, lengths: tuple[int, int], mode: str
+) -> None:
     keep = preflight.keep_probabilities(hard, 4, PLUGIN)
     ratio = lengths[1] / lengths[0] if mode == "token-mean" else 1.0
     exact = preflight.lost_shares(keep.rate, 16, ratio)["lost_" + mode.replace("-", "_")]
@@ -302,7 +305,10 @@ def test_the_yaml_reader_reads_what_pyyaml_reads() -> None:
     yaml = pytest.importorskip("yaml")
     flat = read_yaml(VERL_DAPO)
     parsed = yaml.safe_load(VERL_DAPO)
-    assert parsed["algorithm"]["filter_groups"]["max_num_gen_batches"] == flat["algorithm.filter_groups.max_num_gen_batches"]
+    assert (
+        parsed["algorithm"]["filter_groups"]["max_num_gen_batches"]
+        == flat["algorithm.filter_groups.max_num_gen_batches"]
+    )
 
 
 def test_a_verl_config_follows_its_interpolation(verl_config: str) -> None:
@@ -341,3 +347,66 @@ def test_a_trl_config_gives_its_prompts_per_batch(tmp_path: Path) -> None:
     path.write_text('{"num_generations": 8, "per_device_train_batch_size": 64, "max_steps": 500}')
     settings, _ = from_config(read_config(str(path)), LoopSettings(), str(path))
     assert LoopSettings(8, 8, 8, 10, False, 500, None) == settings
+
+
+# ------------------------------------------------------------------------------------------ the CLI
+
+BIGMATH = str(ROOT / "sample_data" / "bigmath_solve_rates.parquet")
+CONTRACT = (
+    "train_batch_size",
+    "gen_batch_size",
+    "n",
+    "max_gen_batches",
+    "keep_rate",
+    "expected_gen_batches",
+    "p_crash_step",
+    "p_crash_run",
+    "rollouts_generated",
+    "rollouts_trained",
+    "min_safe_gen_batch_size",
+    "min_safe_max_gen_batches",
+)
+
+
+def _csv(*args: str) -> pl.DataFrame:
+    result = invoke("preflight", BIGMATH, "--samples", "64", *args, "--format", "csv")
+    assert 0 == result.exit_code, result.stderr
+    return pl.read_csv(io.StringIO(result.stdout))
+
+
+def test_the_csv_has_the_contract_columns() -> None:
+    assert [] == [c for c in CONTRACT if c not in _csv().columns]
+
+
+def test_the_csv_is_the_analysis(full: pl.DataFrame) -> None:
+    row = _csv("--gen-batch-size", "760", "--max-gen-batches", "1").row(0, named=True)
+    assert _step(full, 16, 760, 512, 1).p_crash == pytest.approx(row["p_crash_step"], rel=1e-12)
+
+
+def test_the_command_line_reads_a_verl_config_and_its_overrides(verl_config: str) -> None:
+    row = _csv(
+        "--config", verl_config, "actor_rollout_ref.rollout.n=16", "algorithm.filter_groups.enable=True"
+    )
+    assert (1024, 1024, 16, 0, 30) == (
+        row["train_batch_size"][0],
+        row["gen_batch_size"][0],
+        row["n"][0],
+        row["max_gen_batches"][0],
+        row["epochs"][0],
+    )
+
+
+def test_a_flag_wins_over_the_config(verl_config: str) -> None:
+    row = _csv("--config", verl_config, "actor_rollout_ref.rollout.n=8", "--n", "4")
+    assert 4 == row["n"][0]
+
+
+def test_the_plot_is_written(tmp_path: Path) -> None:
+    result = invoke("preflight", BIGMATH, "--format", "csv", "--plot", str(tmp_path / "crash.png"))
+    assert 0 == result.exit_code, result.stderr
+    assert (tmp_path / "crash.png").stat().st_size > 0
+
+
+def test_by_is_refused() -> None:
+    result = invoke("preflight", BIGMATH, "--by", "prompt_index")
+    assert 2 == result.exit_code

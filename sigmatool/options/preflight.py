@@ -202,7 +202,9 @@ def _setting(key: str, value: Scalar, source: str) -> int | bool | None:
     if value is None:
         return None
     if isinstance(value, str) and INTERPOLATION.search(value):
-        raise UsageError(f"{source}: {key} is {value!r}, an interpolation not resolved here; give {key}=VALUE")
+        raise UsageError(
+            f"{source}: {key} is {value!r}, an interpolation not resolved here; give {key}=VALUE"
+        )
     if key.endswith("enable"):
         if isinstance(value, bool):
             return value
