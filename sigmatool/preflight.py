@@ -418,7 +418,8 @@ def headline(result: PreflightResult) -> str:
     thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
     return (
         f"With gen_batch_size {st.gen:,} and {cap}, this run crashes with probability "
-        f"{row['p_crash_run']:.3g} within {_run_words(st)}; {safe_words}, and {thrown:.0%} of generated "
+        f"{row['p_crash_run']:.3g} within {_run_words(st)} ({row['p_crash_step']:.3g} per step); {safe_words}, "
+        f"and {thrown:.0%} of generated "
         "rollouts will be thrown away."
     )
 
