@@ -174,7 +174,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "options", "kernels", "columns", "cleanup", "memory"),  # the vocabulary every layer shares
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     ("estimators", "prior"),  # a prompt's value under an estimator
-    ("silent", "budget", "groupsize", "simulate", "plan", "track", "sql", "__init__"),
+    ("silent", "budget", "groupsize", "simulate", "plan", "track", "sql", "preflight", "__init__"),
     ("figures",),
     ("report",),
     ("cli",),

@@ -387,6 +387,7 @@ PlanBudgetOpt = Annotated[
         show_default=False,
     ),
 ]
+Steps = Annotated[int, typer.Option("--steps", help="Training steps.")]
 PerPrompt = Annotated[
     bool, typer.Option("--per-prompt", help="One row per input prompt instead of a summary (streamed).")
 ]

@@ -13,6 +13,7 @@ from sigmatool.cli.params import (
     DapoCap,
     GroupSizes,
     Seed,
+    Steps,
     output_options,
     plot_options,
     read_options,
@@ -38,7 +39,7 @@ Frames = tuple["pl.DataFrame", "pl.DataFrame"]
 def run_options(
     prompts: Annotated[int, typer.Option("--prompts", help="Number of simulated prompts M.")] = 6000,
     group_sizes: GroupSizes = None,
-    steps: Annotated[int, typer.Option("--steps", help="Training steps.")] = 150,
+    steps: Steps = 150,
     lr: Annotated[float, typer.Option("--lr", help="Learning rate on θ = logit(p), > 0.")] = 0.5,
     seed: Seed = None,
     methods: Annotated[

@@ -19,11 +19,13 @@ from sigmatool.figures.budget import budget_figure
 from sigmatool.figures.groupsize import groupsize_figure
 from sigmatool.figures.plan import plan_figure
 from sigmatool.figures.plot import Plot
+from sigmatool.figures.preflight import preflight_figure
 from sigmatool.figures.silent import silent_figure
 from sigmatool.figures.simulate import simulate_figure
 from sigmatool.figures.track import track_figure
 from sigmatool.groupsize import GroupSizeCurve
 from sigmatool.plan.core import PlanFrames
+from sigmatool.preflight import PreflightResult
 from sigmatool.silent import SilentCurve
 from sigmatool.simulate import SimulationRun
 from sigmatool.track import TrackResult
@@ -83,6 +85,13 @@ def plan_plot(frames: PlanFrames, source: str) -> Plot:
     )
 
 
+def preflight_plot(result: PreflightResult, source: str) -> Plot:
+    """P(crash over the run) against the oversampling multiplier, and the wasted share of generation."""
+    if result.curve is None:
+        raise TypeError("preflight's result holds no curve: analyse it with figure=True")
+    return preflight_figure(result.curve, result.settings, source=source, estimator=result.estimator)
+
+
 @singledispatch
 def draw(drawn: object, source: str) -> Plot:
     """The figure of a command's result (``source``: the data, as the caption names it)."""
@@ -95,3 +104,4 @@ draw.register(GroupSizeCurve, groupsize_plot)
 draw.register(SimulationRun, simulate_plot)
 draw.register(TrackResult, track_plot)
 draw.register(PlanFrames, plan_plot)
+draw.register(PreflightResult, preflight_plot)

@@ -1,0 +1,190 @@
+"""``sigmatool preflight``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.beyond import prior_option
+from sigmatool.cli.params import EstimatorOpt, Steps, input_options, output_options, plot_options, uses
+from sigmatool.errors import UsageError
+from sigmatool.options import Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec, check_prior
+from sigmatool.options.preflight import (
+    DEFAULT_RISK,
+    DEFAULT_SILENT_OVER,
+    OVERRIDE,
+    LoopSettings,
+    from_config,
+    overrides,
+    read_config,
+)
+
+LOOP = "The trainer's loop (flags win over --config and key=value overrides)"
+
+
+def _loop(flag: str, help: str) -> object:
+    return typer.Option(flag, help=help, rich_help_panel=LOOP, show_default=False)
+
+
+TrainBatch = Annotated[
+    int | None,
+    _loop("--train-batch-size", "Kept prompts per step (verl data.train_batch_size; default 512)."),
+]
+GenBatch = Annotated[
+    int | None,
+    _loop(
+        "--gen-batch-size",
+        "Prompts per generation batch (verl data.gen_batch_size; default: the train batch).",
+    ),
+]
+Rollouts = Annotated[
+    int | None, _loop("--n", "Rollouts per prompt (verl actor_rollout_ref.rollout.n; default 16).")
+]
+MaxGen = Annotated[
+    int | None,
+    _loop(
+        "--max-gen-batches",
+        "Generation batches a step may draw before it raises; 0: endless "
+        "(verl algorithm.filter_groups.max_num_gen_batches; default 10).",
+    ),
+]
+FilterOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--filter/--no-filter",
+        help="Drop groups whose rewards all agree and draw more (DAPO's dynamic sampling; default), or train "
+        "on every group (the plain loop).",
+        rich_help_panel=LOOP,
+        show_default=False,
+    ),
+]
+Epochs = Annotated[
+    int | None,
+    _loop(
+        "--epochs", "The run's length in epochs of the data, in place of --steps (verl trainer.total_epochs)."
+    ),
+]
+Risk = Annotated[
+    float,
+    typer.Option(
+        "--risk", metavar="ε", help="The acceptable chance of a crash over the whole run, in (0, 1)."
+    ),
+]
+SilentOver = Annotated[
+    float,
+    typer.Option(
+        "--silent-over",
+        metavar="X",
+        help="Without the filter: the chance that more than this share of a batch is silent.",
+    ),
+]
+ConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config",
+        metavar="FILE",
+        help="A verl YAML config (the DAPO trainer's), or a TRL GRPOConfig as YAML or JSON: the loop's settings "
+        "are read from it; key=value arguments after DATA override them as on verl's command line.",
+        rich_help_panel=LOOP,
+    ),
+]
+
+
+def _settings(
+    inputs: InputOptions, config: str | None, flags: Mapping[str, object]
+) -> tuple[LoopSettings, InputOptions, list[str]]:
+    """The loop's settings (defaults ← config ← key=value ← flags) and DATA without the key=value arguments."""
+    given = [a for a in inputs.paths if OVERRIDE.match(a) and not Path(a).exists()]
+    values = {**(read_config(config) if config else {}), **overrides(given)}
+    settings, read = from_config(values, LoopSettings(), config or "key=value")
+    settings = replace(settings, **flags).checked()  # type: ignore[arg-type]
+    rest = tuple(a for a in inputs.paths if a not in given)
+    return settings, replace(inputs, paths=rest), read
+
+
+def loop_options(
+    train_batch_size: TrainBatch = None,
+    gen_batch_size: GenBatch = None,
+    n: Rollouts = None,
+    max_gen_batches: MaxGen = None,
+    filter: FilterOpt = None,
+    steps: Steps = 150,
+    epochs: Epochs = None,
+    risk: Risk = DEFAULT_RISK,
+    silent_over: SilentOver = DEFAULT_SILENT_OVER,
+) -> dict[str, object]:
+    """The loop's flags that the command line gave (a default is not an answer: --config may hold one)."""
+    ctx = click.get_current_context()
+    given: dict[str, object] = {
+        "train_batch_size": train_batch_size,
+        "gen_batch_size": gen_batch_size,
+        "n": n,
+        "max_gen_batches": max_gen_batches,
+        "filter": filter,
+        "steps": steps,
+        "epochs": epochs,
+        "risk": risk,
+        "silent_over": silent_over,
+    }
+    default = click.core.ParameterSource.DEFAULT
+    explicit = {
+        k: v for k, v in given.items() if v is not None and ctx.get_parameter_source(k) is not default
+    }
+    if "epochs" not in explicit and "steps" in explicit:
+        explicit["epochs"] = None  # --steps alone counts the run in steps, whatever the config says
+    return {"risk": risk, "silent_over": silent_over, **explicit}
+
+
+@app.command("preflight")
+@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, loop=loop_options)
+def preflight_command(
+    config: ConfigOpt = None,
+    estimator: EstimatorOpt = Estimator.plugin,
+    loop: dict[str, object] = {},  # noqa: B006 - replaced by the loop's flags
+    inputs: InputOptions = InputOptions(),
+    out: OutputOptions = OutputOptions(),
+    prior: PriorSpec = PriorSpec(),
+    plot: PlotOptions = PlotOptions(),
+) -> None:
+    """What verl's DAPO batch loop will do with this dataset: crashes, batches per step, rollouts thrown away.
+
+    Each generation batch draws --gen-batch-size prompts with --n rollouts each; groups whose rewards all
+    agree are dropped; batches are drawn until --train-batch-size prompts are kept, the surplus is cut, and a
+    step still short after --max-gen-batches batches raises 'Generated too many'. A prompt's group is kept
+    with chance 1 − p^n − (1 − p)^n, so a batch's kept count is Binomial(B, mean keep rate), exactly, and
+    every figure follows (docs/preflight.md). The smallest gen batch size and the smallest cap that keep the
+    run's crash chance ≤ --risk come with it. --no-filter: the silent share of each batch, and the update it
+    costs. --config reads the trainer's own settings; --prior and --estimator as in the other commands.
+
+    Example:
+
+        sigmatool preflight sample_data/bigmath_solve_rates.parquet --samples 64
+
+        sigmatool preflight sample_data/bigmath_solve_rates.parquet --no-filter
+    """
+    settings, inputs, read = _settings(inputs, config, loop)
+    if read:
+        run.note([f"read from {config or 'the command line'}: {', '.join(read)}"])
+    if inputs.by:
+        raise UsageError("preflight describes one loop over the whole dataset: --by does not apply")
+    check_prior(prior, has_counts=inputs.has_counts)
+    run.check(inputs, out, plot.output)
+    from sigmatool import estimators, preflight
+    from sigmatool.render import write_frame
+
+    with run.histogram_of(inputs) as hist:
+        sizes = (float(settings.n),) if settings.n > 1 else ()
+        val = estimators.valuation(hist.frame, (), sizes=sizes, estimator=estimator.value, prior=prior)
+        run.note(val.notes())
+        result = preflight.analyse(hist.frame, settings, val, figure=plot.path is not None)
+        if plot.path is not None and result.curve is None:
+            raise UsageError("--plot draws the filtered loop's crash chance: drop --no-filter")
+        run.save_plot(plot, result, run.source_of(hist))
+        write_frame(result.summary, out, preflight.view(result))

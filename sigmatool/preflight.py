@@ -1,0 +1,438 @@
+"""Preflight: what a trainer's DAPO batch loop will do with a dataset, before the GPUs start.
+
+The loop mirrored is verl's ``RayDAPOTrainer.fit`` (``recipe/dapo/dapo_ray_trainer.py``): each generation
+batch holds ``gen_batch_size`` prompts from the dataloader, ``n`` rollouts each; a prompt's group is kept when
+the std of its rewards is > 0 (or it has one rollout); kept groups are concatenated until the step holds
+``train_batch_size`` prompts, the surplus is cut (``batch[:traj_bsz]``), and a step still short after
+``max_num_gen_batches`` batches raises ``ValueError(… Generated too many …)`` (never, when that is ≤ 0).
+
+**Model.** Rewards are 0/1 and a prompt with pass rate p keeps its group with probability
+``q = 1 − P_silent(p, n) = 1 − p^n − (1 − p)^n`` (``q = 1`` at n = 1), evaluated once per distinct value by
+the chosen estimator (plug-in, unbiased, or posterior mean under ``--prior``). Each slot of a batch draws
+a prompt with probability ``w_i / W`` (sampling with replacement) and then its group, independently, so
+each slot is kept with probability ``q̄ = Σ w_i q_i / W`` and the kept count of a batch of B prompts is
+exactly ``Binomial(B, q̄)``; batches are independent, so after k batches the kept count is
+``Binomial(kB, q̄)``. Hence, with T = ``train_batch_size`` and M = ``max_num_gen_batches``:
+
+- ``P(step done within k batches) = P(Binomial(kB, q̄) ≥ T)``; ``P(crash) = P(Binomial(MB, q̄) < T)``;
+- expected batches drawn (a crashing step counts its M) ``Σ_{k=0}^{M−1} P(Binomial(kB, q̄) < T)``;
+- by Wald's identity (the batches drawn are a stopping time) generated, kept and silent rollouts are
+  ``n B E[batches]`` times 1, q̄ and 1 − q̄; trained ``n T (1 − P(crash))``; a crashing step's kept groups
+  are lost, the rest of the kept ones are the surplus cut.
+
+A run of S steps crashes with ``1 − (1 − P(crash))^S``. A run of E epochs is ``E ⌊N / B⌋`` generation batches
+(the dataloader drops the last partial batch; verl carries a short step across the epoch's end) and its
+chance of no crash is a renewal sum over the steps that fit in them (:func:`run_crash`).
+
+**Without replacement.** The dataloader shuffles: within an epoch a batch is a sample of B distinct prompts.
+The kept count keeps its mean B q̄; its variance ``B q̄ (1 − q̄)`` shrinks by ``B σ_q² (B − 1)/(N − 1)``
+(σ_q² the prompts' variance of q): the finite-population correction, reported as
+``variance_ratio_without_replacement``. All other figures assume sampling with replacement; with B ≪ N the
+ratio is within a fraction of a percent of 1, and a smaller variance makes a crash less likely, so the
+figures err on the safe side.
+
+**Plain loop** (no filter): every group of the batch trains, silent ones with zero advantage; the silent
+count of a batch is ``Binomial(B, 1 − q̄)``. Silent rows stay in every loss aggregation's denominator
+(verl's ``agg_loss`` in ``verl/trainer/ppo/core_algos.py``): the informative rows' share of the update
+is lost in proportion to the silent tokens (``token-mean``) or the silent sequences (``seq-mean-token-mean``,
+``seq-mean-token-sum``). With responses of equal length the three are equal, ``E = 1 − q̄``;
+:func:`lost_shares` takes a length ratio for token-mean.
+
+Columns (:data:`COLUMNS`), one row per setting: ``train_batch_size``, ``gen_batch_size``, ``n``,
+``max_gen_batches``, ``filter``, ``steps``, ``epochs``, ``prompts``, ``keep_rate`` (q̄),
+``expected_gen_batches``, ``p_crash_step``, ``p_crash_run``, ``steps_per_epoch``, ``rollouts_generated``,
+``rollouts_kept``, ``rollouts_silent``, ``rollouts_surplus``, ``rollouts_lost_in_crash``,
+``rollouts_trained`` (all expected, per step), ``share_trained``, ``min_safe_gen_batch_size``,
+``min_safe_gen_batch_size_rollouts``, ``min_safe_max_gen_batches``, ``min_safe_max_gen_batches_rollouts``,
+``variance_ratio_without_replacement``; then ``p_batches_1`` … ``p_batches_M`` (the chance a step ends after
+exactly k batches); with no filter, :data:`PLAIN_COLUMNS` instead of the filter's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+import polars as pl
+from numpy.typing import NDArray
+from scipy import stats
+
+from sigmatool.estimators import Valuation
+from sigmatool.kernels import Quantity
+from sigmatool.options.preflight import LoopSettings
+from sigmatool.render import View
+
+FloatArray = NDArray[np.float64]
+ENDLESS_TAIL = 1e-15  # an endless loop's batch distribution is summed until this much chance is left
+SEARCH_LIMIT = 1 << 40
+COLUMNS = (
+    "train_batch_size",
+    "gen_batch_size",
+    "n",
+    "max_gen_batches",
+    "filter",
+    "steps",
+    "epochs",
+    "prompts",
+    "keep_rate",
+    "expected_gen_batches",
+    "p_crash_step",
+    "p_crash_run",
+    "steps_per_epoch",
+    "rollouts_generated",
+    "rollouts_kept",
+    "rollouts_silent",
+    "rollouts_surplus",
+    "rollouts_lost_in_crash",
+    "rollouts_trained",
+    "share_trained",
+    "min_safe_gen_batch_size",
+    "min_safe_gen_batch_size_rollouts",
+    "min_safe_max_gen_batches",
+    "min_safe_max_gen_batches_rollouts",
+    "variance_ratio_without_replacement",
+)
+PLAIN_COLUMNS = (
+    "silent_share_mean",
+    "silent_over",
+    "p_silent_over",
+    "lost_token_mean",
+    "lost_seq_mean_token_mean",
+    "lost_seq_mean_token_sum",
+)
+
+
+@dataclass(frozen=True)
+class Keep:
+    """The dataset's keep probabilities: ``q`` per distinct value, ``w`` the prompts that share it."""
+
+    q: FloatArray
+    w: FloatArray
+
+    @property
+    def rate(self) -> float:
+        """q̄: the chance that a sampled prompt's group is kept."""
+        return math.fsum(self.w * self.q) / math.fsum(self.w)
+
+    @property
+    def prompts(self) -> float:
+        return math.fsum(self.w)
+
+    def variance_ratio(self, B: int) -> float:
+        """Var(kept count) without replacement ÷ with replacement, for a batch of B of the N prompts."""
+        N, rate = self.prompts, self.rate
+        if rate <= 0 or rate >= 1 or N <= 1:
+            return 1.0
+        spread = math.fsum(self.w * (self.q - rate) ** 2) / N
+        return 1.0 - spread * (min(B, N) - 1) / ((N - 1) * rate * (1 - rate))
+
+
+def keep_probabilities(hist: pl.DataFrame, n: int, val: Valuation) -> Keep:
+    """Each distinct value's chance that a group of n rollouts is kept: 1 − P_silent(p, n), 1 at n = 1."""
+    w = hist["prompts"].cast(pl.Float64).to_numpy()
+    if n == 1:  # verl keeps a prompt with a single rollout whatever its std
+        return Keep(np.ones_like(w), w)
+    q = 1.0 - val.values(hist, Quantity.SILENT, n)
+    return Keep(np.clip(q, 0.0, 1.0), w)
+
+
+def short_after(rate: float, B: int, T: int, k: NDArray[np.int64]) -> FloatArray:
+    """P(fewer than T kept prompts after k batches of B) = P(Binomial(kB, q̄) < T), per k (1 at k = 0).
+
+    >>> [round(float(x), 4) for x in short_after(0.5, 2, 2, np.array([0, 1, 2]))]
+    [1.0, 0.75, 0.3125]
+    """
+    return np.asarray(stats.binom.cdf(T - 1, k * B, rate), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the filtered loop: P(exactly k batches) for k = 1…, P(crash) and the expected rollouts."""
+
+    rate: float
+    batches: FloatArray  # P(the step ends after exactly k batches), k = 1, 2, …
+    p_crash: float
+    expected_batches: float
+    generated: float
+    kept: float
+    silent: float
+    trained: float
+    lost_in_crash: float
+
+    @property
+    def surplus(self) -> float:
+        return max(self.kept - self.trained - self.lost_in_crash, 0.0)
+
+
+def _endless_batches(rate: float, B: int, T: int) -> int:
+    """Batches after which an endless loop's step is almost surely done (the tail below ENDLESS_TAIL)."""
+    k = max(math.ceil(T / (B * rate)), 1)
+    while short_after(rate, B, T, np.array([k]))[0] > ENDLESS_TAIL:
+        k *= 2
+    return k
+
+
+def step(rate: float, B: int, T: int, n: int, M: int) -> Step:
+    """The filtered loop's step at keep rate q̄, B prompts per batch, T kept prompts needed, n rollouts each,
+    at most M batches (0: endless)."""
+    if M <= 0 and rate <= 0:
+        inf = math.inf
+        return Step(rate, np.zeros(0), 0.0, inf, inf, 0.0, inf, 0.0, 0.0)
+    last = M if M > 0 else _endless_batches(rate, B, T)
+    short = short_after(rate, B, T, np.arange(last + 1, dtype=np.int64))
+    batches = short[:-1] - short[1:]
+    p_crash = float(short[-1]) if M > 0 else 0.0
+    expected = math.fsum(short[:-1].tolist())
+    lost = 0.0
+    if M > 0 and T > 1:
+        s = np.arange(T, dtype=np.float64)
+        lost = n * math.fsum((s * stats.binom.pmf(s, M * B, rate)).tolist())
+    drawn = n * B * expected
+    return Step(
+        rate, batches, p_crash, expected, drawn, drawn * rate, drawn * (1 - rate), n * T * (1 - p_crash), lost
+    )
+
+
+def run_crash(s: Step, steps: int | None = None, total_batches: int | None = None) -> float:
+    """P(the run crashes): over ``steps`` steps, or over ``total_batches`` generation batches (epochs).
+
+    Over batches, u(t) = P(no crash within the first t batches) is a renewal sum over the first step's
+    length k with P(K = k) = f_k: ``u(t) = Σ_{k ≤ min(t, M)} f_k u(t − k) + [t < M] P(K > t)``, u(0) = 1;
+    a step still short when the batches run out ends the run without a crash.
+    """
+    if s.p_crash <= 0:
+        return 0.0
+    if total_batches is None:
+        if s.p_crash >= 1:
+            return 1.0 if steps else 0.0
+        return -math.expm1((steps or 0) * math.log1p(-s.p_crash))
+    f = s.batches
+    M = f.size
+    tail = 1.0 - np.cumsum(f)  # P(K > t) for t = 1…M
+    u = np.ones(total_batches + 1)
+    for t in range(1, total_batches + 1):
+        m = min(t, M)
+        u[t] = float(np.dot(f[:m], u[t - m : t][::-1])) + (float(tail[t - 1]) if t < M else 0.0)
+    return float(min(max(1.0 - u[total_batches], 0.0), 1.0))
+
+
+def batches_of_run(settings: LoopSettings, prompts: float, B: int) -> int | None:
+    """Generation batches an epochs run draws (⌊N / B⌋ per epoch), or None for a run counted in steps."""
+    if settings.epochs is None:
+        return None
+    return settings.epochs * int(prompts // B)
+
+
+def crash_of(keep: Keep, settings: LoopSettings, B: int, M: int) -> tuple[Step, float]:
+    """The step and the run's crash chance at gen batch size B and cap M, the rest as ``settings``."""
+    s = step(keep.rate, B, settings.train_batch_size, settings.n, M)
+    return s, run_crash(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+
+
+def _smallest(safe: Callable[[int], bool], low: int, high: int) -> int | None:
+    """The smallest x in [low, high] with safe(x), doubling from low; safe is monotone (False then True)."""
+    hi = low
+    while not safe(hi):
+        if hi >= high:
+            return None
+        hi = min(hi * 2, high)
+    lo = max(low, hi // 2)
+    if lo == hi or safe(lo):
+        return lo
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if safe(mid) else (mid, hi)
+    return hi
+
+
+def min_safe_gen_batch_size(keep: Keep, settings: LoopSettings) -> int | None:
+    """The smallest gen batch size (at the given cap) whose run crashes with chance ≤ ``settings.risk``."""
+    if settings.max_gen_batches <= 0 or keep.rate <= 0:
+        return 1 if keep.rate > 0 else None
+    high = int(keep.prompts) if settings.epochs is not None else SEARCH_LIMIT
+    return _smallest(
+        lambda B: crash_of(keep, settings, B, settings.max_gen_batches)[1] <= settings.risk, 1, max(high, 1)
+    )
+
+
+def min_safe_max_gen_batches(keep: Keep, settings: LoopSettings) -> int | None:
+    """The smallest cap (at the given gen batch size) whose run crashes with chance ≤ ``settings.risk``."""
+    if keep.rate <= 0:
+        return None
+    B = settings.gen
+    runs = batches_of_run(settings, keep.prompts, B)
+    high = runs + 1 if runs is not None else SEARCH_LIMIT
+    return _smallest(lambda M: crash_of(keep, settings, B, M)[1] <= settings.risk, 1, high)
+
+
+def lost_shares(rate: float, B: int, length_ratio: float = 1.0) -> dict[str, float]:
+    """Expected share of the update lost to silent groups in a batch of B under each loss aggregation.
+
+    The silent count Z is Binomial(B, 1 − q̄); seq-mean modes lose Z / B, token-mean Z r / (Z r + B − Z)
+    with r the silent responses' mean length over the others' (1: equal lengths).
+
+    >>> {k: round(v, 4) for k, v in lost_shares(0.75, 4).items()}
+    {'lost_token_mean': 0.25, 'lost_seq_mean_token_mean': 0.25, 'lost_seq_mean_token_sum': 0.25}
+    """
+    z = np.arange(B + 1, dtype=np.float64)
+    pmf = stats.binom.pmf(z, B, 1.0 - rate)
+    tokens = z * length_ratio / np.maximum(z * length_ratio + (B - z), 1e-300)
+    seq = math.fsum((pmf * z / B).tolist())
+    return {
+        "lost_token_mean": math.fsum((pmf * tokens).tolist()),
+        "lost_seq_mean_token_mean": seq,
+        "lost_seq_mean_token_sum": seq,
+    }
+
+
+def silent_over(rate: float, B: int, over: float) -> float:
+    """P(more than a share ``over`` of a batch of B groups is silent)."""
+    return float(stats.binom.sf(math.floor(over * B), B, 1.0 - rate))
+
+
+@dataclass(frozen=True)
+class PreflightResult:
+    """What ``preflight`` shows: the summary row, the step it describes, and the curve ``--plot`` draws."""
+
+    summary: pl.DataFrame
+    settings: LoopSettings
+    step: Step
+    estimator: str
+    curve: pl.DataFrame | None = None
+
+
+def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
+    B, M = settings.gen, settings.max_gen_batches
+    s, p_run = crash_of(keep, settings, B, M)
+    safe_B = min_safe_gen_batch_size(keep, settings)
+    safe_M = min_safe_max_gen_batches(keep, settings)
+    per_epoch = int(keep.prompts // B) / s.expected_batches if s.expected_batches > 0 else math.nan
+    row: dict[str, object] = {
+        "expected_gen_batches": s.expected_batches,
+        "p_crash_step": s.p_crash,
+        "p_crash_run": p_run,
+        "steps_per_epoch": per_epoch,
+        "rollouts_generated": s.generated,
+        "rollouts_kept": s.kept,
+        "rollouts_silent": s.silent,
+        "rollouts_surplus": s.surplus,
+        "rollouts_lost_in_crash": s.lost_in_crash,
+        "rollouts_trained": s.trained,
+        "share_trained": s.trained / s.generated if s.generated > 0 else math.nan,
+        "min_safe_gen_batch_size": safe_B,
+        "min_safe_gen_batch_size_rollouts": None
+        if safe_B is None
+        else crash_of(keep, settings, safe_B, M)[0].generated,
+        "min_safe_max_gen_batches": safe_M,
+        "min_safe_max_gen_batches_rollouts": None
+        if safe_M is None
+        else crash_of(keep, settings, B, safe_M)[0].generated,
+        "variance_ratio_without_replacement": keep.variance_ratio(B),
+    }
+    row.update({f"p_batches_{k}": float(v) for k, v in enumerate(s.batches[:M], start=1)} if M > 0 else {})
+    return row, s
+
+
+def _plain_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
+    B = settings.gen
+    s = step(1.0, B, B, settings.n, 1)  # every prompt trains: one batch, nothing cut
+    row: dict[str, object] = {
+        "expected_gen_batches": 1.0,
+        "p_crash_step": 0.0,
+        "p_crash_run": 0.0,
+        "rollouts_generated": s.generated,
+        "rollouts_trained": s.trained,
+        "silent_share_mean": 1.0 - keep.rate,
+        "silent_over": settings.silent_over,
+        "p_silent_over": silent_over(keep.rate, B, settings.silent_over),
+        **lost_shares(keep.rate, B),
+    }
+    return row, replace(s, rate=keep.rate, silent=s.generated * (1 - keep.rate))
+
+
+def summarize(keep: Keep, settings: LoopSettings) -> tuple[pl.DataFrame, Step]:
+    """The one-row summary of ``settings`` on these keep probabilities, and the step it describes."""
+    head: dict[str, object] = {
+        "train_batch_size": settings.train_batch_size,
+        "gen_batch_size": settings.gen,
+        "n": settings.n,
+        "max_gen_batches": settings.max_gen_batches,
+        "filter": settings.filter,
+        "steps": settings.steps if settings.epochs is None else None,
+        "epochs": settings.epochs,
+        "prompts": keep.prompts,
+        "keep_rate": keep.rate,
+    }
+    rest, s = (_filtered_row if settings.filter else _plain_row)(keep, settings)
+    return pl.DataFrame([{**head, **rest}], infer_schema_length=None), s
+
+
+def curve(keep: Keep, settings: LoopSettings) -> pl.DataFrame:
+    """P(crash over the run) and the share of generation thrown away against the multiplier B / T."""
+    T = settings.train_batch_size
+    top = max(4.0, 2.0 * settings.gen / T)
+    rows = []
+    for m in np.arange(0.25, top + 1e-9, 0.25).tolist():
+        B = max(round(m * T), 1)
+        s, p_run = crash_of(keep, settings, B, settings.max_gen_batches)
+        waste = 1.0 - s.trained / s.generated if s.generated > 0 and math.isfinite(s.generated) else math.nan
+        rows.append({"multiplier": B / T, "gen_batch_size": B, "p_crash_run": p_run, "waste_share": waste})
+    return pl.DataFrame(rows)
+
+
+def analyse(
+    hist: pl.DataFrame, settings: LoopSettings, val: Valuation, figure: bool = False
+) -> PreflightResult:
+    """The loop's figures for ``settings`` on the histogram ``hist`` (``p``, [``k``, ``n``], ``prompts``)."""
+    keep = keep_probabilities(hist, settings.n, val)
+    summary, s = summarize(keep, settings)
+    drawn = curve(keep, settings) if figure and settings.filter else None
+    return PreflightResult(summary, settings, s, val.label, drawn)
+
+
+def _run_words(settings: LoopSettings) -> str:
+    if settings.epochs is not None:
+        return f"{settings.epochs} epoch{'s' if settings.epochs != 1 else ''}"
+    return f"{settings.steps:,} steps"
+
+
+def headline(result: PreflightResult) -> str:
+    """The sentence a person acts on."""
+    row = result.summary.row(0, named=True)
+    st = result.settings
+    if not st.filter:
+        return (
+            f"Without the filter, {row['silent_share_mean']:.1%} of each batch's groups are silent on average "
+            f"(P(more than {st.silent_over:.0%} silent) = {row['p_silent_over']:.3g}); with equal response "
+            f"lengths that share of every update is lost under each loss aggregation."
+        )
+    cap = "endless batches" if st.max_gen_batches <= 0 else f"max_num_gen_batches {st.max_gen_batches}"
+    safe = row["min_safe_gen_batch_size"]
+    safe_words = (
+        f"{safe:,} is the smallest gen batch size that keeps it under {st.risk:.0%}"
+        if safe is not None
+        else f"no gen batch size keeps it under {st.risk:.0%}"
+    )
+    thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
+    return (
+        f"With gen_batch_size {st.gen:,} and {cap}, this run crashes with probability "
+        f"{row['p_crash_run']:.3g} within {_run_words(st)} ({row['p_crash_step']:.3g} per step); {safe_words}, "
+        f"and {thrown:.0%} of generated "
+        "rollouts will be thrown away."
+    )
+
+
+def view(result: PreflightResult) -> View:
+    """The table view: the headline above the summary, shares as percentages, notes on what is assumed."""
+    shares = ("keep_rate", "share_trained", "silent_share_mean", *PLAIN_COLUMNS[2:])
+    footer = [
+        f"{result.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
+        "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
+    ]
+    if not result.settings.filter:
+        footer.append("lost_*: the update's share in silent rows, responses of equal length assumed.")
+    return View(
+        headline=headline(result), footer=footer, percent=[c for c in shares if c in result.summary.columns]
+    )

@@ -1,0 +1,149 @@
+"""Independent references for ``preflight``: verl's DAPO loop run literally, by enumeration and by simulation.
+
+The loop is ``RayDAPOTrainer.fit`` of verl's ``recipe/dapo/dapo_ray_trainer.py``: draw a generation batch,
+keep the prompts whose rewards have ``np.std > 0`` (or a single rollout), add them to the step's batch, and
+either cut the step's batch to ``train_batch_size`` prompts, draw again, or raise after
+``max_num_gen_batches`` batches. Neither reference uses the binomial law of the kept count that
+:mod:`sigmatool.preflight` rests on.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import stats
+
+
+@dataclass
+class Totals:
+    """Per-step outcomes: their means, and (for a simulation) their standard errors."""
+
+    mean: dict[str, float]
+    se: dict[str, float]
+
+
+def _loop(kept_per_batch: list[int], T: int, M: int) -> tuple[int, bool, int]:
+    """verl's step on a sequence of batches' kept counts: (batches drawn, crashed, kept so far)."""
+    kept = 0
+    for drawn, k in enumerate(kept_per_batch, start=1):
+        kept += k
+        if kept >= T:
+            return drawn, False, kept
+        if M > 0 and drawn >= M:
+            return drawn, True, kept
+    raise AssertionError("the enumeration ran out of batches")
+
+
+def enumerate_step(p: list[Fraction], w: list[int], n: int, B: int, T: int, M: int) -> dict[str, Fraction]:
+    """Exact expectations of one step, by enumerating every prompt draw and every reward vector of every slot."""
+    W = sum(w)
+    slot: dict[bool, Fraction] = {True: Fraction(0), False: Fraction(0)}
+    for pi, wi in zip(p, w, strict=True):
+        for rewards in itertools.product((0, 1), repeat=n):
+            chance = Fraction(wi, W)
+            for r in rewards:
+                chance *= pi if r else 1 - pi
+            slot[bool(np.std(rewards) > 0 or len(rewards) == 1)] += chance
+    out = dict.fromkeys(
+        ("batches", "crash", "generated", "silent", "surplus", "lost", "trained"), Fraction(0)
+    )
+    for outcome in itertools.product((True, False), repeat=B * M):
+        chance = Fraction(1)
+        for kept in outcome:
+            chance *= slot[kept]
+        counts = [sum(outcome[j * B : (j + 1) * B]) for j in range(M)]
+        drawn, crashed, kept = _loop(counts, T, M)
+        out["batches"] += chance * drawn
+        out["crash"] += chance * crashed
+        out["generated"] += chance * n * B * drawn
+        out["silent"] += chance * n * (B * drawn - kept)
+        out["lost"] += chance * n * kept * crashed
+        out["surplus"] += chance * n * (kept - T) * (not crashed)
+        out["trained"] += chance * n * T * (not crashed)
+    return out
+
+
+def keep_chance(p: NDArray[np.float64], n: int) -> NDArray[np.float64]:
+    """P(np.std of n Bernoulli(p) rewards > 0) = P(0 < Binomial(n, p) < n), or 1 at n = 1."""
+    if n == 1:
+        return np.ones_like(p)
+    return 1.0 - stats.binom.pmf(0, n, p) - stats.binom.pmf(n, n, p)
+
+
+def simulate_steps(
+    p: NDArray[np.float64],
+    w: NDArray[np.float64],
+    n: int,
+    B: int,
+    T: int,
+    M: int,
+    steps: int,
+    seed: int = 0,
+) -> Totals:
+    """Monte Carlo of ``steps`` independent steps: each batch draws B prompts with replacement (a multinomial
+    over the distinct values), each drawn prompt's group is kept with its chance of a reward std > 0, and the
+    loop runs as verl writes it; a batch is drawn only for the steps still short (M > 0)."""
+    rng = np.random.default_rng(seed)
+    q = keep_chance(p, n)
+    probs = w / w.sum()
+    held = np.zeros(steps, dtype=np.int64)
+    drawn = np.zeros(steps, dtype=np.int64)
+    short = np.arange(steps)
+    while short.size and (M <= 0 or int(drawn[short[0]]) < M):
+        prompts = rng.multinomial(B, probs, size=short.size)
+        held[short] += rng.binomial(prompts, q).sum(axis=1)
+        drawn[short] += 1
+        short = short[held[short] < T]
+    crashed = held < T
+    values = {
+        "batches": drawn,
+        "crash": crashed,
+        "generated": n * B * drawn,
+        "silent": n * (B * drawn - held),
+        "lost": n * held * crashed,
+        "surplus": n * (held - T) * ~crashed,
+        "trained": n * T * ~crashed,
+    }
+    arrays = {name: np.asarray(v, dtype=np.float64) for name, v in values.items()}
+    mean = {name: float(v.mean()) for name, v in arrays.items()}
+    se = {name: float(v.std(ddof=1) / np.sqrt(v.size)) for name, v in arrays.items()}
+    return Totals(mean, se)
+
+
+def crash_over_batches(f: NDArray[np.float64], total_batches: int) -> float:
+    """P(a crash within ``total_batches`` generation batches), by a Markov chain over (batches into the step),
+    given P(a step ends after exactly k batches) = f[k − 1], k = 1…M, the rest of the chance a crash at M."""
+    M = f.size
+    survive = 1.0 - np.concatenate(([0.0], np.cumsum(f)))  # P(K > j), j = 0…M
+    into = np.zeros(M)  # chance of being j batches into a step that is still short, no crash so far
+    into[0] = 1.0
+    crashed = 0.0
+    for _ in range(total_batches):
+        nxt = np.zeros(M)
+        for j in range(M):
+            if into[j] == 0:
+                continue
+            ends = f[j] / survive[j] if survive[j] > 0 else 0.0  # the step ends with this batch
+            short = 1.0 - ends
+            nxt[0] += into[j] * ends
+            if j + 1 < M:
+                nxt[j + 1] += into[j] * short
+            else:
+                crashed += into[j] * short
+        into = nxt
+    return crashed
+
+
+def agg_loss(loss_mat: NDArray[np.float64], mask: NDArray[np.float64], mode: str) -> float:
+    """verl's ``agg_loss`` (``verl/trainer/ppo/core_algos.py``) on a (rows × tokens) loss and mask."""
+    if mode == "token-mean":
+        return float((loss_mat * mask).sum() / mask.sum())
+    if mode == "seq-mean-token-sum":
+        return float((loss_mat * mask).sum(axis=1).mean())
+    if mode == "seq-mean-token-mean":
+        return float(((loss_mat * mask).sum(axis=1) / mask.sum(axis=1)).mean())
+    raise ValueError(mode)
