@@ -60,7 +60,3 @@ def test_the_plan_commands_help_example_runs(tmp_path: Path, monkeypatch: pytest
     args[args.index("-o") + 1] = str(tmp_path / "plan.csv")
     assert 0 == invoke(*args).exit_code
     assert pl.read_csv(TOY).height == pl.read_csv(tmp_path / "plan.csv")["group_size"].count()
-
-
-def test_the_readme_stays_under_15_kb() -> None:
-    assert 15_000 > len((ROOT / "README.md").read_bytes())

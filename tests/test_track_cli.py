@@ -282,7 +282,3 @@ def test_the_help_example_runs() -> None:
     )
     assert 0 == result.exit_code
     assert [1, 2, 3, 4] == csv_of(result)["step"].to_list()
-
-
-def test_the_readme_stays_under_15_kb() -> None:
-    assert 15_000 > len((ROOT / "README.md").read_bytes())
