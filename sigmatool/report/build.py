@@ -159,7 +159,9 @@ def _plots(
         ),
     }
     if options.track is not None:
-        plots["track"] = track_figure(options.track, caption=False)
+        from sigmatool.track import Z_THRESHOLD  # track_frame_of's band
+
+        plots["track"] = track_figure(options.track, caption=False, z=Z_THRESHOLD)
     if options.plan is not None:
         plan = options.plan
         plots["plan"] = plan_figure(
