@@ -30,6 +30,7 @@ from sigmatool.report.html import render_html
 from sigmatool.report.markdown import write_markdown
 from sigmatool.report.model import ReportInput, ReportOptions, combine
 from sigmatool.report.page import Headline, Page, inputs_table, sections, settings
+from sigmatool.report.provenance import provenance
 
 
 @dataclass(eq=False)
@@ -58,6 +59,7 @@ class Report:
             headlines=self.headlines,
             sections=tuple(sections(self.silent, self.budget, self.groupsize, self.by, o.track, o.plan)),
             plots=self.plots,
+            provenance=provenance([f for i in self.inputs for f in i.files], o.command),
         )
 
     def html(self) -> str:
@@ -70,7 +72,7 @@ class Report:
         write_atomic(target, self.html().encode("utf-8"), option="-o")
         return target
 
-    def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "svg") -> Path:
+    def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "png") -> Path:
         """Write the report as Markdown, its figures (``svg`` or ``png``) in a folder beside it."""
         return write_markdown(self.page(), Path(path), figure_format)
 
