@@ -30,19 +30,23 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "plan": ("plan", SAMPLE, "--budget", "8"),
 }
 REPORT = "example-report.html"
+# The report's provenance gives the time it was made: the committed example keeps this one.
+SOURCE_DATE_EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
 
 
 def command_lines(folder: Path) -> list[list[str]]:
-    """The command lines that write every example into ``folder`` (an absolute path)."""
+    """The command lines that write every example into ``folder`` (an absolute path), run from the root:
+    the report's file is named relative to it, as its provenance shows the command line."""
     lines = [[*COMMANDS[name], "--plot", str(folder / "figures" / f"{name}.png")] for name in FIGURES]
-    return [*lines, ["report", SAMPLE, "-o", str(folder / REPORT)]]
+    return [*lines, ["report", SAMPLE, "-o", os.path.relpath(folder / REPORT, ROOT)]]
 
 
 def make(folder: Path) -> list[Path]:
     """Run every command into ``folder``; returns the files written."""
     folder = folder.resolve()
     (folder / "figures").mkdir(parents=True, exist_ok=True)
-    here = Path.cwd()
+    here, epoch = Path.cwd(), os.environ.get("SOURCE_DATE_EPOCH")
+    os.environ["SOURCE_DATE_EPOCH"] = SOURCE_DATE_EPOCH
     os.chdir(ROOT)
     try:
         for line in command_lines(folder):
@@ -52,6 +56,10 @@ def make(folder: Path) -> list[Path]:
                 raise SystemExit(f"sigmatool {' '.join(line)}: exit {code}")
     finally:
         os.chdir(here)
+        if epoch is None:
+            del os.environ["SOURCE_DATE_EPOCH"]
+        else:
+            os.environ["SOURCE_DATE_EPOCH"] = epoch
     return [folder / "figures" / f"{name}.png" for name in FIGURES] + [folder / REPORT]
 
 

@@ -18,6 +18,8 @@ from tests.conftest import BIGMATH, ROOT, TOY, csv_of, invoke
 from tests.make_figures import FIGURES, REPORT, make
 
 SVG_BLOCK = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
+# The provenance's command line names the folder the report was written to.
+COMMAND = re.compile(r"<dt>command</dt><dd><code>.*?</code></dd>")
 SERIES = re.compile(r'data-series="([^"]*)"[^>]*?data-x="([^"]*)" data-y="([^"]*)"')
 HELP_EXAMPLE = re.compile(r"^ {4}(sigmatool [a-z]+ .*)$", re.MULTILINE)
 
@@ -87,7 +89,7 @@ def test_markdown_writes_its_figures_beside_it(tmp_path: Path) -> None:
     result = invoke("report", TOY, "-o", tmp_path / "r.md")
     figures = sorted(p.name for p in (tmp_path / "r_figures").iterdir())
     assert 0 == result.exit_code
-    assert ["budget.svg", "difficulty.svg", "groupsize.svg", "silent.svg"] == figures
+    assert ["budget.png", "difficulty.png", "groupsize.png", "silent.png"] == figures
 
 
 def test_the_report_file_follows_the_umask(tmp_path: Path) -> None:
@@ -166,7 +168,7 @@ def test_committed_figures_show_what_make_figures_makes(regenerated: Path, name:
 def test_committed_report_says_what_make_figures_makes(regenerated: Path) -> None:
     committed = (ROOT / "docs" / REPORT).read_text()
     fresh = (regenerated / REPORT).read_text()
-    assert SVG_BLOCK.sub("", fresh) == SVG_BLOCK.sub("", committed)
+    assert COMMAND.sub("", SVG_BLOCK.sub("", fresh)) == COMMAND.sub("", SVG_BLOCK.sub("", committed))
 
 
 def test_committed_report_plots_what_make_figures_makes(regenerated: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import click
 import typer
 
+from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.run import error, is_broken_pipe, say, signals_trapped
 from sigmatool.errors import ExitCode, Interrupted, SigmaError
@@ -73,6 +74,7 @@ def _group(args: Sequence[str]) -> click.Command:
 
 
 def _run(args: list[str]) -> int:
+    run.ARGUMENTS.set(tuple(args))
     command = _group(args)
     with command.make_context("sigmatool", args) as ctx:
         command.invoke(ctx)

@@ -279,9 +279,18 @@ def plot_options(
             rich_help_panel=OUTPUT,
         ),
     ] = None,
+    caption: Annotated[
+        bool,
+        typer.Option(
+            "--caption/--no-caption",
+            help="Draw the caption (what is shown, the options, the data) under the --plot figure; "
+            "--no-caption for a paper, which sets its own (the file's embedded data keeps it).",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = True,
 ) -> PlotOptions:
-    """Where the command's figure goes, if anywhere."""
-    return PlotOptions(plot)
+    """Where the command's figure goes, if anywhere, and whether it carries its caption."""
+    return PlotOptions(plot, caption)
 
 
 # --------------------------------------------------------------------------------------------- the glossary

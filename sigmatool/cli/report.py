@@ -84,7 +84,8 @@ def report_command(
     The page shows the difficulty histogram, silent groups at G = 2 … 256, the gradient budget at G = 8 and ∞
     and the group size for fidelity 0.9, each input (or --by group) side by side. HTML is one self-contained
     file (inline SVG figures and styles, no script, nothing fetched) that prints cleanly; Markdown links
-    its figures. The input options apply to every input. A trainer's dumps (--from) add the run's track,
+    its figures as PNG files. Both end with the provenance: the sigmatool version, this command line, each
+    input file's size and SHA-256, and the time (SOURCE_DATE_EPOCH, when set). The input options apply to every input. A trainer's dumps (--from) add the run's track,
     step by step, and --plan-budget a rollout plan. With counts, --prior adds each prompt's posterior
     means (docs/prior.md) to every table, figure and headline, beside the plug-in silent share.
 
@@ -110,7 +111,7 @@ def report_command(
     tracked = everything.trainer is not None
     if tracked and len(each) > 1:
         run.note(["the report tracks one run: give one DATA for its track section"])
-    options = ReportOptions(title=title, estimator=estimator.value, prior=prior)
+    options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
     if tracked and len(each) == 1:
         from sigmatool.track import headline
 

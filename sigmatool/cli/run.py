@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import gc
 import signal
@@ -18,6 +19,8 @@ if TYPE_CHECKING:
     from sigmatool.load import Dataset, Histogram, Rows
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
+# The arguments of the running command line (after ``sigmatool``), as main received them.
+ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arguments", default=())
 
 
 def is_broken_pipe(exc: BaseException) -> bool:
@@ -26,6 +29,13 @@ def is_broken_pipe(exc: BaseException) -> bool:
         return True
     text = str(exc)
     return "Broken pipe" in text or "os error 32" in text
+
+
+def command_line() -> str:
+    """The running command line as a shell would take it back: ``sigmatool report data.csv -o r.md``."""
+    import shlex
+
+    return shlex.join(["sigmatool", *ARGUMENTS.get()])
 
 
 def say(line: str, style: str = "") -> None:
@@ -90,7 +100,7 @@ def save_plot(plot: PlotOptions, drawn: object, source: str) -> None:
     if plot.path is not None:
         from sigmatool.figures.commands import draw
 
-        draw(drawn, source).save(plot.path)
+        draw(drawn, source, caption=plot.caption).save(plot.path)
 
 
 def source_of(hist: Histogram | Rows) -> str:

@@ -73,6 +73,14 @@ def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
     return sample_options(read)
 
 
+def _source(start: InputOptions, read_from: str) -> str:
+    """The start population as the caption names it: the bundled sample by name, not by its path."""
+    from sigmatool.load import sample_options
+    from sigmatool.load.sources import SAMPLE_LABEL
+
+    return SAMPLE_LABEL if start.paths == sample_options().paths else read_from
+
+
 InitOpt = Annotated[
     str | None,
     typer.Option(
@@ -147,7 +155,7 @@ def simulate_command(
     else:
         with run.histogram_of(start_input) as hist:
             frames, view = _simulate(hist.frame, options, planned)
-            source = run.source_of(hist)
+            source = _source(start_input, run.source_of(hist))
     from sigmatool.simulate import SimulationRun
 
     run.save_plot(plot, SimulationRun(*frames), source)

@@ -115,7 +115,22 @@ def _drawn_max(part: pl.DataFrame) -> float:
     return max(float(bins or 0.0), float(segments or 0.0)) or 1.0
 
 
-def _caption(summary: pl.DataFrame, by: Sequence[str], source: str, estimator: str = "plug-in") -> str:
+def _limits(summary: pl.DataFrame) -> str:
+    """What G = ∞ means, when it is drawn."""
+    infinite = any(g_text(g) == "∞" for g in summary["G"].unique().to_list())
+    return " (∞: the limits √(p(1−p)) and p(1−p))" if infinite else ""
+
+
+def _regions_text(summary: pl.DataFrame, extreme: float) -> str:
+    """The shaded and hatched regions with their bounds of p."""
+    medium = summary.filter(pl.col("segment") == "medium")
+    band = f" ({medium['p_lo'][0]:g} ≤ p ≤ {medium['p_hi'][0]:g})" if medium.height else ""
+    return f"Shaded: extreme prompts (p < {extreme:g} or p > {1 - extreme:g}); hatched: medium{band}"
+
+
+def _caption(
+    summary: pl.DataFrame, by: Sequence[str], source: str, estimator: str = "plug-in", extreme: float = 0.1
+) -> str:
     sizes = " and ".join(f"G = {g_text(g)}" for g in summary["G"].unique(maintain_order=True))
     weights = (
         f"Estimator: {estimator}: each prompt weighs its posterior mean given its k of n, and sits in the "
@@ -125,8 +140,8 @@ def _caption(summary: pl.DataFrame, by: Sequence[str], source: str, estimator: s
     )
     return (
         "Share of the expected update that each bin of p receives: GRPO (per-prompt weight E[σ]; DAPO's "
-        f"shares are the same) and Dr. GRPO (E[σ²]), at {sizes} (∞: the limits √(p(1−p)) and p(1−p)). "
-        "Shaded: extreme prompts; hatched: medium; their totals (%) on the right of each panel. Grey "
+        f"shares are the same) and Dr. GRPO (E[σ²]), at {sizes}{_limits(summary)}. "
+        f"{_regions_text(summary, extreme)}; their totals (%) on the right of each panel. Grey "
         f"outline: the prompts' share. {weights}"
         + (f" One row per {' · '.join(by)}." if by else "")
         + (f" Data: {source}." if source else "")
@@ -157,7 +172,7 @@ def budget_figure(
         width = DOUBLE_COLUMN if len(sizes) > 1 else SINGLE_COLUMN
         fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25)
         grid = fig.add_gridspec(len(parts), 2 * len(sizes), width_ratios=[4.0, 1.0] * len(sizes))
-        plot = Plot("budget", fig, _caption(summary, by, source, estimator))
+        plot = Plot("budget", fig, _caption(summary, by, source, estimator, extreme))
         for r, (label, part) in enumerate(parts):
             first = None
             for c, G in enumerate(sizes):

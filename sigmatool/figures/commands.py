@@ -31,22 +31,32 @@ from sigmatool.simulate import SimulationRun
 from sigmatool.track import TrackResult
 
 
-def silent_plot(curve: SilentCurve, source: str) -> Plot:
+def silent_plot(curve: SilentCurve, source: str, caption: bool = True) -> Plot:
     """Silent share against G on a grid around the asked G, with the chosen estimator (and prior), per
     ``by`` group."""
     return silent_figure(
-        curve.summary, by=curve.by, estimator=curve.estimator, marked=curve.marked, source=source
+        curve.summary,
+        by=curve.by,
+        estimator=curve.estimator,
+        marked=curve.marked,
+        source=source,
+        caption=caption,
     )
 
 
-def budget_plot(result: BudgetResult, source: str) -> Plot:
+def budget_plot(result: BudgetResult, source: str, caption: bool = True) -> Plot:
     """The budget summary's shares per bin of p, one panel per G."""
     return budget_figure(
-        result.summary, by=result.by, extreme=result.extreme, source=source, estimator=result.estimator
+        result.summary,
+        by=result.by,
+        extreme=result.extreme,
+        source=source,
+        estimator=result.estimator,
+        caption=caption,
     )
 
 
-def groupsize_plot(curve: GroupSizeCurve, source: str) -> Plot:
+def groupsize_plot(curve: GroupSizeCurve, source: str, caption: bool = True) -> Plot:
     """The exact group size against p for these options, over the prompts' histogram of p."""
     return groupsize_figure(
         curve.curve,
@@ -56,17 +66,18 @@ def groupsize_plot(curve: GroupSizeCurve, source: str) -> Plot:
         source=source,
         points=curve.points,
         estimator=curve.estimator,
+        caption=caption,
     )
 
 
-def simulate_plot(run: SimulationRun, source: str) -> Plot:
+def simulate_plot(run: SimulationRun, source: str, caption: bool = True) -> Plot:
     """Observed against predicted silent share per step, and the hardest quartile's p."""
-    return simulate_figure(run.trace, run.summary, source=source)
+    return simulate_figure(run.trace, run.summary, source=source, caption=caption)
 
 
-def track_plot(result: TrackResult, source: str) -> Plot:
+def track_plot(result: TrackResult, source: str, caption: bool = True) -> Plot:
     """Measured against expected silent share per step, the expectation banded by the drift rule's z."""
-    return track_figure(result.band, source=source)
+    return track_figure(result.band, source=source, z=result.z_threshold, caption=caption)
 
 
 def track_frame(result: TrackResult) -> pl.DataFrame:
@@ -74,7 +85,7 @@ def track_frame(result: TrackResult) -> pl.DataFrame:
     return result.band
 
 
-def plan_plot(frames: PlanFrames, source: str) -> Plot:
+def plan_plot(frames: PlanFrames, source: str, caption: bool = True) -> Plot:
     """A rollout plan's group size per p, and its objective against the best uniform G at equal rollouts."""
     return plan_figure(
         frames.allocation,
@@ -82,6 +93,7 @@ def plan_plot(frames: PlanFrames, source: str) -> Plot:
         objective=frames.objective,
         source=source,
         estimator=frames.estimator,
+        caption=caption,
     )
 
 
@@ -93,8 +105,9 @@ def preflight_plot(result: PreflightResult, source: str) -> Plot:
 
 
 @singledispatch
-def draw(drawn: object, source: str) -> Plot:
-    """The figure of a command's result (``source``: the data, as the caption names it)."""
+def draw(drawn: object, source: str, caption: bool = True) -> Plot:
+    """The figure of a command's result (``source``: the data, as the caption names it; ``caption``: drawn
+    under the figure, else kept only in the file's embedded data)."""
     raise TypeError(f"no figure draws a {type(drawn).__name__}")
 
 

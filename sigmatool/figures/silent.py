@@ -26,6 +26,7 @@ from sigmatool.figures.style import (
     group_dash,
     groups,
     house_style,
+    legend_above,
     log2_axis,
     new_figure,
     percent_axis,
@@ -181,7 +182,7 @@ def silent_figure(
             axes[0].set_title("silent groups")
             axes[1].set_title("all right and all wrong")
         else:
-            axes[0].legend(loc="upper right")
+            legend_above(axes[0])
         if caption:
             add_caption(fig, plot.caption)
     return plot

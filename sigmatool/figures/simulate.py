@@ -16,6 +16,7 @@ from sigmatool.figures.style import (
     PANEL_HEIGHT,
     add_caption,
     house_style,
+    legend_above,
     new_figure,
     percent_axis,
     require,
@@ -90,11 +91,11 @@ def simulate_figure(
             percent_axis(left, axis)
         left.set_xlabel("predicted silent groups (%)")
         left.set_ylabel("observed silent groups (%)")
-        left.legend(loc="upper left")
+        legend_above(left)
         right.set_xlabel("training step")
         right.set_ylabel("hardest start quartile: mean p")
         right.set_ylim(0, 1)
-        right.legend(loc="lower right")
+        legend_above(right, ncols=3)
         plot.caption = (
             f"Controlled run ({steps} steps): left, each step's share of silent groups against the closed-form "
             "prediction mean p^G + (1 − p)^G at the step's p; right, the mean pass rate of the prompts that "

@@ -126,6 +126,11 @@ def add_caption(fig: Figure, text: str) -> None:
     fig.text(0.01, share - 3 / 72 / (height + extra), "\n".join(lines), va="top", ha="left", size=SMALL_SIZE)
 
 
+def legend_above(ax: Axes, ncols: int = 2, **kwargs: Any) -> None:
+    """The axes' legend in a block above them, clear of the data (constrained layout makes room)."""
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=ncols, borderaxespad=0.0, **kwargs)
+
+
 def percent_axis(ax: Axes, which: str = "y", decimals: int = 0) -> None:
     """Ticks of a [0, 1] share shown as percentages (the label says '(%)')."""
     formatter = FuncFormatter(lambda v, _pos: f"{100 * v:.{decimals}f}")

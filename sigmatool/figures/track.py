@@ -18,6 +18,7 @@ from sigmatool.figures.style import (
     group_colour,
     groups,
     house_style,
+    legend_above,
     new_figure,
     percent_axis,
     require,
@@ -28,7 +29,12 @@ BAND = ("expected_silent_lo", "expected_silent_hi")
 
 
 def track_figure(
-    frame: pl.DataFrame, *, by: Sequence[str] = (), source: str = "", caption: bool = True
+    frame: pl.DataFrame,
+    *,
+    by: Sequence[str] = (),
+    source: str = "",
+    z: float | None = None,
+    caption: bool = True,
 ) -> Plot:
     """Measured against expected silent fraction per training step.
 
@@ -39,7 +45,8 @@ def track_figure(
     - ``expected_silent`` (float in [0, 1]): the prompt-weighted mean of ``p^G + (1 − p)^G`` at the
       step's prompts and G.
     - optional ``expected_silent_lo``, ``expected_silent_hi`` (float): a band around the expectation
-      (for instance a 95 % interval of the measured share), shaded.
+      (for instance a 95 % interval of the measured share), shaded; ``z``: the band is ± z binomial
+      standard deviations of the step's groups (the caption says so).
 
     Null expected values are not drawn: a run with no expectation at all shows its measured share alone.
     """
@@ -73,8 +80,8 @@ def track_figure(
         ax.set_xlabel("training step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("silent groups (%)")
-        ax.legend(loc="upper right")
-        plot.caption = _caption(compared, band, source)
+        legend_above(ax)
+        plot.caption = _caption(compared, band, z, source)
         if caption:
             add_caption(fig, plot.caption)
     return plot
@@ -95,7 +102,7 @@ def _expected(
     plot.line(line, f"expected{suffix}", "step", "expected_silent", steps, expected, percent=True)
 
 
-def _caption(compared: bool, band: bool, source: str) -> str:
+def _caption(compared: bool, band: bool, z: float | None, source: str) -> str:
     what = (
         "Silent groups per training step: measured (dots) against expected from the prompts' pass rates, "
         "mean p^G + (1 − p)^G (dashed)"
@@ -103,5 +110,15 @@ def _caption(compared: bool, band: bool, source: str) -> str:
         else "Silent groups per training step, measured (no group has an expected silent probability)"
     )
     return (
-        what + ("; shaded: the expected band" if band else "") + "." + (f" Data: {source}." if source else "")
+        what + (f"; shaded: {_band_text(z)}" if band else "") + "." + (f" Data: {source}." if source else "")
+    )
+
+
+def _band_text(z: float | None) -> str:
+    """What the shaded band is, in the caption."""
+    if z is None:
+        return "the expected band"
+    return (
+        f"expected ± {z:g} binomial standard deviations of the step's groups (a dot outside is as far out "
+        "as the drift rule asks)"
     )

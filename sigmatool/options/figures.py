@@ -25,9 +25,11 @@ def figure_format(path: str, option: str = "--plot") -> str:
 
 @dataclass(frozen=True)
 class PlotOptions:
-    """Where to draw the command's figure (None: no figure); the extension is checked here."""
+    """Where to draw the command's figure (None: no figure), and whether its caption is drawn into it (a
+    paper sets its captions itself); the extension is checked here."""
 
     path: str | None = None
+    caption: bool = True
 
     def __post_init__(self) -> None:
         if self.path is not None:

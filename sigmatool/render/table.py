@@ -74,25 +74,53 @@ def ranges(view: View, columns: Sequence[str], show: Sequence[str]) -> View:
     return view
 
 
-def _number(value: Any, name: str, view: View) -> str:
+SIGNIFICANT = 4  # digits of a column's largest value below 10,000
+
+
+def _number(value: Any, name: str, view: View, decimals: int | None = None) -> str:
+    """A value for people: shares as percentages, one number of ``decimals`` per column, yes/no."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return str(value)
         if name in view.percent:
             return f"{100 * value:.2f}%"
-        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
-    if isinstance(value, int) and not isinstance(value, bool):
+        if abs(value) >= 1e4:
+            return f"{value:,.0f}"
+        return f"{value:.{decimals}f}" if decimals is not None else f"{value:.4g}"
+    if isinstance(value, int):
         return f"{value:,}"
     return str(value)
 
 
-def _cell(value: Any, name: str, view: View, bars: str) -> Text:
+def decimals_of(values: Sequence[Any]) -> int:
+    """One number of decimals for a column of floats: the fewest that show every value as it is, at most
+    enough for :data:`SIGNIFICANT` digits of the largest value below 10,000.
+
+    >>> decimals_of([1.19, 1.074, 0.93, 0.9056])
+    3
+    >>> decimals_of([0.0, 0.1, 0.5, 1.0])
+    1
+    """
+    finite = [abs(v) for v in values if isinstance(v, float) and math.isfinite(v) and abs(v) < 1e4]
+    if not finite:
+        return 0
+    largest = max(finite)
+    most = max(0, SIGNIFICANT - (math.floor(math.log10(largest)) + 1 if largest >= 1 else 1))
+    for d in range(most + 1):
+        if all(math.isclose(round(v, d), v, rel_tol=0, abs_tol=1e-12) for v in finite):
+            return d
+    return most
+
+
+def _cell(value: Any, name: str, view: View, bars: str, decimals: int | None = None) -> Text:
     """One cell; ``bars`` is the bar's full and empty character, or '' for no bar."""
     from rich.text import Text
 
     if value is None:
         return Text("–", style="dim")
-    text = _number(value, name, view)
+    text = _number(value, name, view, decimals)
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return Text(text, style="dim")
     if bars and name in view.bars and isinstance(value, float):
@@ -111,7 +139,11 @@ def _header(name: str, view: View, wrap: int) -> str:
     if not wrap:
         return label
     words = label.split()
-    return "\n".join(textwrap.wrap(" ".join(words), max(wrap, *(len(w) for w in words))))
+    text = " ".join(words)
+    width = max(wrap, *(len(w) for w in words))
+    while len(textwrap.wrap(text, width)) > 2:  # a header of at most two lines
+        width += 1
+    return "\n".join(textwrap.wrap(text, width))
 
 
 def _width(header: str, cells: Sequence[Text]) -> int:
@@ -148,14 +180,31 @@ def layout(df: pl.DataFrame, view: View, width: int, glyphs: str = BAR_GLYPHS) -
     rows = list(df.select(columns).iter_rows(named=True))
     keys = [c for c in columns if c in KEY_COLUMNS or c in view.keys]
     values = [c for c in columns if c not in keys]
+    places = {c: decimals_of([r[c] for r in rows]) for c in columns}
     for bars, wrap in ((True, False), (False, False), (False, True)):
-        cells = {c: [_cell(r[c], c, view, glyphs if bars else "") for r in rows] for c in columns}
+        cells = {c: [_cell(r[c], c, view, glyphs if bars else "", places[c]) for r in rows] for c in columns}
         fit = {c: _width("", cells[c]) if wrap and c not in keys else 0 for c in columns}
         headers = {c: _header(c, view, fit[c]) for c in columns}
         widths = {c: _width(headers[c], cells[c]) for c in columns}
         if sum(widths.values()) + GAP * (len(columns) - 1) <= width:
             return _Layout(headers, cells, [columns], bars)
     return _Layout(headers, cells, _blocks(keys, values, widths, width), bars)
+
+
+def constant_columns(df: pl.DataFrame, view: View) -> tuple[pl.DataFrame, list[str]]:
+    """``df`` without the shown columns whose value is the same in every row (two rows or more), and those
+    columns as ``label value`` for a line above the table."""
+    if df.height < 2:
+        return df, []
+    same, texts = [], []
+    for name in df.columns:
+        if name in view.hide or df[name].null_count() or df[name].n_unique() != 1:
+            continue
+        value = df[name][0]
+        label = " ".join(view.labels.get(name, name.replace("_", " ")).split())
+        same.append(name)
+        texts.append(f"{label} {_number(value, name, view, decimals_of([value]))}")
+    return df.drop(same), texts
 
 
 def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> None:
@@ -175,6 +224,10 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
         handle.reconfigure(errors="replace")
     if view.spark is not None:
         for line in spark_lines(view.spark, width, unicode):
+            console.print(Text(line))
+    shown, same = constant_columns(shown, view)
+    if same:
+        for line in textwrap.wrap("in every row: " + "; ".join(same), width):
             console.print(Text(line))
     plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
     numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}

@@ -30,6 +30,7 @@ from sigmatool.report.html import render_html
 from sigmatool.report.markdown import write_markdown
 from sigmatool.report.model import ReportInput, ReportOptions, combine
 from sigmatool.report.page import Headline, Page, inputs_table, sections, settings
+from sigmatool.report.provenance import provenance
 from sigmatool.track import TrackResult
 
 
@@ -61,6 +62,7 @@ class Report:
                 sections(self.silent, self.budget, self.groupsize, self.by, o.track, o.plan, o.track_headline)
             ),
             plots=self.plots,
+            provenance=provenance([f for i in self.inputs for f in i.files], o.command),
         )
 
     def html(self) -> str:
@@ -73,7 +75,7 @@ class Report:
         write_atomic(target, self.html().encode("utf-8"), option="-o")
         return target
 
-    def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "svg") -> Path:
+    def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "png") -> Path:
         """Write the report as Markdown, its figures (``svg`` or ``png``) in a folder beside it."""
         return write_markdown(self.page(), Path(path), figure_format)
 
@@ -162,7 +164,9 @@ def _plots(
         ),
     }
     if options.track is not None:
-        plots["track"] = track_figure(options.track, caption=False)
+        from sigmatool.track import Z_THRESHOLD  # track_frame_of's band
+
+        plots["track"] = track_figure(options.track, caption=False, z=Z_THRESHOLD)
     if options.plan is not None:
         plan = options.plan
         plots["plan"] = plan_figure(

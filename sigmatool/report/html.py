@@ -11,7 +11,7 @@ import html
 import re
 
 from sigmatool.figures import Plot
-from sigmatool.report.page import Page, Section, Table
+from sigmatool.report.page import Page, Section, Table, provenance_table
 
 _PROLOGUE = re.compile(r"\A.*?(?=<svg\b)", re.DOTALL)
 _ID = re.compile(r'\bid="([^"]+)"')
@@ -170,10 +170,27 @@ def _section(page: Page, section: Section) -> str:
     return "".join(parts)
 
 
+def _provenance_section(page: Page) -> str:
+    """The version, command line, time and input files (with sizes and checksums) that made the page."""
+    made = page.provenance
+    if made is None:
+        return ""
+    rows = "".join(
+        f"<dt>{esc(k)}</dt><dd>{f'<code>{esc(v)}</code>' if k == 'command' else esc(v)}</dd>"
+        for k, v in made.rows()
+    )
+    return (
+        '<section id="provenance"><h2>Provenance</h2>'
+        f'<dl class="settings">{rows}</dl>' + table_html("Input files", provenance_table(made)) + "</section>"
+    )
+
+
 def render_html(page: Page) -> str:
     """The whole page."""
     body = page.sections
     links = [("input", "Input"), ("summary", "In short"), *((s.key, s.title) for s in body)]
+    if page.provenance is not None:
+        links.append(("provenance", "Provenance"))
     nav = "".join(f'<a href="#{key}">{esc(title)}</a>' for key, title in links)
     title = esc(page.title)
     return "\n".join(
@@ -195,6 +212,7 @@ def render_html(page: Page) -> str:
             _input_section(page),
             _headline_section(page),
             *(_section(page, s) for s in body),
+            _provenance_section(page),
             "</main>",
             f"<footer><p>{esc(page.footer)}</p></footer>",
             "</body>",

@@ -13,6 +13,7 @@ from sigmatool.errors import UsageError
 from sigmatool.load import Histogram, dataset, histogram
 from sigmatool.options import GroupSizeOptions, InputOptions, PriorSpec
 from sigmatool.plan.core import PlanFrames
+from sigmatool.report.provenance import InputFile, checked
 
 INPUT_COLUMN = "input"
 SILENT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -30,6 +31,7 @@ class ReportInput:
     by: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    files: tuple[InputFile, ...] = ()  # each file read, with its size and checksum
 
     @property
     def rows(self) -> int:
@@ -58,6 +60,7 @@ class ReportOptions:
     track: pl.DataFrame | None = None
     track_headline: str = ""  # what the run's track shows, as ``sigmatool track`` says it
     plan: PlanFrames | None = None
+    command: str | None = None  # the command line that asked for the report, for its provenance
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
@@ -98,6 +101,7 @@ def described(read: Histogram, label: str | None = None) -> ReportInput:
         by=tuple(ds.by),
         columns=_columns_used(ds.options),
         notes=tuple(read.notes),
+        files=tuple(checked(source.label, source.path) for source in ds.sources),
     )
 
 

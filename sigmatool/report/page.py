@@ -18,6 +18,7 @@ from sigmatool.figures import Plot
 from sigmatool.figures.style import ESTIMATOR_LABELS, g_text
 from sigmatool.plan.core import PlanFrames
 from sigmatool.report.model import ReportInput, ReportOptions
+from sigmatool.report.provenance import Provenance
 
 SILENT = (
     "G",
@@ -175,6 +176,7 @@ class Page:
     headlines: tuple[Headline, ...]
     sections: tuple[Section, ...]
     plots: Mapping[str, Plot]
+    provenance: Provenance | None = None
     lede: str = LEDE
     footer: str = f"Made with sigmatool {__version__}. Formulas: {REFERENCE}."
 
@@ -199,6 +201,16 @@ def settings(options: ReportOptions, estimators: Sequence[str], by: Sequence[str
         ),
         ("compared by", ", ".join(by) or "–"),
     ]
+
+
+def provenance_table(provenance: Provenance) -> Table:
+    """The input files read, with their sizes in bytes and SHA-256 checksums."""
+    rows = [
+        (f.name, "–" if f.size is None else f"{f.size:,}", f.sha256 or "– (remote)")
+        for f in provenance.inputs
+    ]
+    names = ("file", "bytes", "sha256")
+    return Table(names, names, tuple(rows), (False, True, False))
 
 
 def _section(key: str, tables: tuple[tuple[str, Table], ...]) -> Section:
