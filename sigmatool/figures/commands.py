@@ -97,11 +97,13 @@ def plan_plot(frames: PlanFrames, source: str, caption: bool = True) -> Plot:
     )
 
 
-def preflight_plot(result: PreflightResult, source: str) -> Plot:
+def preflight_plot(result: PreflightResult, source: str, caption: bool = True) -> Plot:
     """P(crash over the run) against the oversampling multiplier, and the wasted share of generation."""
     if result.curve is None:
         raise TypeError("preflight's result holds no curve: analyse it with figure=True")
-    return preflight_figure(result.curve, result.settings, source=source, estimator=result.estimator)
+    return preflight_figure(
+        result.curve, result.settings, source=source, estimator=result.estimator, caption=caption
+    )
 
 
 @singledispatch

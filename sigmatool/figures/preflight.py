@@ -34,7 +34,11 @@ def _caption(settings: LoopSettings, source: str, estimator: str) -> str:
 
 
 def preflight_figure(
-    curve: pl.DataFrame, settings: LoopSettings, source: str = "", estimator: str = "plug-in"
+    curve: pl.DataFrame,
+    settings: LoopSettings,
+    source: str = "",
+    estimator: str = "plug-in",
+    caption: bool = True,
 ) -> Plot:
     """P(crash over the run) and the wasted share of generation, each against the multiplier B / T.
 
@@ -63,5 +67,6 @@ def preflight_figure(
         for ax in (left, right):
             ax.axvline(asked, color=GREY, linestyle=":", linewidth=1.0)
             ax.set_xlabel("gen_batch_size ÷ train_batch_size")
-        add_caption(fig, plot.caption)
+        if caption:
+            add_caption(fig, plot.caption)
     return plot
