@@ -38,6 +38,8 @@ from sigmatool.estimators import (
     beyond_intervals,
     bin_of,
     bound_columns,
+    contradiction,
+    outside,
     range_notes,
     row_groups,
     valuation,
@@ -353,12 +355,25 @@ def _range_text(row: dict[str, object], column: str, ends: tuple[str, str], what
     return f"{what} {100 * lo:.1f}–{100 * hi:.1f}%"
 
 
-def headline(summary: pl.DataFrame, posterior: bool = False, level: float | None = None) -> str:
-    """One plain sentence for the table view, from an overall (no --by, no bins) summary."""
+def _contradicted(row: dict[str, object], who: str) -> str:
+    """``: the … contradicts the data`` when the row's silent rate lies outside its identified bounds."""
+    return f": {contradiction(who)}" if outside(row, "silent_rate") else ""
+
+
+def headline(
+    summary: pl.DataFrame, posterior: bool = False, level: float | None = None, bias: str = "", who: str = ""
+) -> str:
+    """One plain sentence for the table view, from an overall (no --by, no bins) summary; ``bias`` says
+    which estimator answers beyond the samples (:meth:`Valuation.bias_note`); ``who`` names it
+    (:attr:`Valuation.label`) where a rate lies outside the bounds the data allow.
+
+    Under a prior the share of prompts silent at every G (p exactly 0 or 1) is the prior's, not the data's:
+    no number of samples tells p = 0 from a small p, so it is given as not identified.
+    """
     parts = []
     for r in summary.iter_rows(named=True):
         ranges = [
-            _range_text(r, "silent_rate", ("lo", "hi"), "the data allow"),
+            _range_text(r, "silent_rate", ("lo", "hi"), "the data allow") + _contradicted(r, who),
             _range_text(r, "silent_rate", ("ci_lo", "ci_hi"), f"{100 * (level or 0):g}% CI"),
         ]
         extra = "; ".join(text for text in ranges if text)
@@ -368,8 +383,13 @@ def headline(summary: pl.DataFrame, posterior: bool = False, level: float | None
         lead = f"{parts[0].replace(' at ', ' of groups are silent at ', 1)}"
     else:
         lead = "Silent groups: " + ", ".join(parts)
-    why = "p = 0 or 1 under the prior" if posterior else "never or always solved"
-    return f"{lead}; {100 * always:.1f}% of prompts are silent at every G ({why})."
+    tail = f" {bias}" if bias else ""
+    if posterior:
+        return (
+            f"{lead}; the share of prompts silent at every G is not identified by the data (the prior puts "
+            f"{100 * always:.1f}% at p = 0 or 1).{tail}"
+        )
+    return f"{lead}; {100 * always:.1f}% of prompts are silent at every G (never or always solved).{tail}"
 
 
 def grid(sizes: Sequence[float], most: float = MAX_G) -> tuple[float, ...]:
@@ -470,7 +490,13 @@ def analyse(
     if spark and counted is not None:  # streamed rows would have to be read a second time
         line = (drawn if drawn is not None and not by else curve(hist, options, (), val.prior)).sparkline()
     return SilentResult(
-        summary, overall, tuple(by), headline(whole, val.posterior, beyond.ci), tuple(notes), line, drawn
+        summary,
+        overall,
+        tuple(by),
+        headline(whole, val.posterior, beyond.ci, val.bias_note(), val.label),
+        tuple(notes),
+        line,
+        drawn,
     )
 
 

@@ -354,7 +354,6 @@ def test_impossible_option_combinations_are_usage_errors(options: dict, expected
         (["--col", "nope"], ExitCode.DATA, "missing column(s) 'nope'"),
         (["--G", "0"], ExitCode.USAGE, "--G"),
         (["--G", "abc"], ExitCode.USAGE, "--G"),
-        (["--estimator", "unbiased"], ExitCode.USAGE, "needs counts"),
         (
             ["--estimator", "unbiased", "--k-col", "k", "--n-col", "n", "--G", "32"],
             ExitCode.USAGE,

@@ -131,7 +131,8 @@ def test_rows_without_a_pass_rate_get_no_size(tmp_path: Path) -> None:
 
 def test_per_prompt_expected_sigma_is_the_kernel_at_the_rows_size(tmp_path: Path) -> None:
     user_dataset().write_parquet(tmp_path / "prompts.parquet")
-    invoke("plan", tmp_path / "prompts.parquet", "--per-prompt", "-o", tmp_path / "plan.parquet")
+    out = tmp_path / "plan.parquet"
+    invoke("plan", tmp_path / "prompts.parquet", "--per-prompt", "--prior", "none", "-o", out)
     kept = pl.read_parquet(tmp_path / "plan.parquet").filter(pl.col("keep"))
     expected = kernels.expected_sigma(kept["solve_rate"].to_numpy(), kept["group_size"].to_numpy())
     np.testing.assert_allclose(expected, kept["expected_sigma"].to_numpy(), rtol=1e-12)

@@ -18,13 +18,13 @@ def prior_option(
         str,
         typer.Option(
             "--prior",
-            metavar="none|beta|npmle|A,B",
+            metavar="auto|none|beta|npmle|A,B",
             help="Give every prompt its posterior mean under a prior on p fitted to each --by group's counts: "
-            "beta (one Beta), npmle (nonparametric, recommended), A,B (a fixed Beta(A, B)); none: p̂ itself. "
-            "Needs counts.",
+            "beta (one Beta), npmle (nonparametric, recommended), A,B (a fixed Beta(A, B)); none: p̂ itself; "
+            "auto: npmle where a G exceeds the samples n of counts (the plug-in is biased there), else none.",
             rich_help_panel=BEYOND,
         ),
-    ] = "none",
+    ] = "auto",
 ) -> PriorSpec:
     """``--prior``: how p̂ = 0 and 1 and other few-sample rates are read (docs/prior.md)."""
     return parse_prior(prior)

@@ -78,13 +78,15 @@ def budget_command(
         estimator.value,
         Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium)),
     )
-    beyond.check(has_counts=inputs.has_counts, estimator=options.estimator)
+    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
+    beyond.check(has_counts=True, estimator=options.estimator)
     run.check(inputs, out, plot.output)
     from sigmatool import budget, estimators
     from sigmatool.render import write_frame
 
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
     with run.values_of(inputs, stream) as hist:
+        beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
         result = budget.analyse(hist.frame, inputs.by, options, val, beyond)

@@ -112,7 +112,7 @@ def groupsize_command(
         law=law,
     )
     cut = summary_bins(bins, per_prompt)
-    check_prior(prior, has_counts=inputs.has_counts, law=law)
+    check_prior(prior, has_counts=True, law=law)  # counts are checked once read (a 1/n grid is counts)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators, groupsize
     from sigmatool.render import sink_frame, write_frame

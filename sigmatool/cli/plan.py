@@ -70,7 +70,8 @@ def plan_command(
         weighted=bool(inputs.weight_col),
         plot=plot.path is not None,
     )
-    check_prior(prior, has_counts=inputs.has_counts, estimator=estimator.value)
+    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
+    check_prior(prior, has_counts=True, estimator=estimator.value)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators
     from sigmatool.plan import groups, report, rows

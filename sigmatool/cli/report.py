@@ -101,7 +101,8 @@ def report_command(
     target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by)
     target.check_plan(plan_budget, everything)
-    check_prior(prior, has_counts=everything.has_counts, estimator=estimator.value)
+    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
+    check_prior(prior, has_counts=True, estimator=estimator.value)
     run.check(everything, OutputOptions(), ("-o", target.path))
     from sigmatool.report import ReportOptions, build_report, plan_frames_of, tracked_run
 

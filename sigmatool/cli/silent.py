@@ -87,13 +87,15 @@ def silent_command(
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
-    beyond.check(has_counts=inputs.has_counts, estimator=options.estimator, per_prompt=options.per_prompt)
+    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
+    beyond.check(has_counts=True, estimator=options.estimator, per_prompt=options.per_prompt)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators, silent
     from sigmatool.render import resolve_format, sink_frame, write_frame
 
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
     with run.values_of(inputs, stream) as hist:
+        beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
         val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
         if options.per_prompt:

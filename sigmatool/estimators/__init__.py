@@ -12,7 +12,7 @@ from __future__ import annotations
 from sigmatool.estimators.bootstrap import beyond_intervals, interval_columns
 from sigmatool.estimators.bounds import Bounded, Cut, bin_of, bound_columns, row_groups
 from sigmatool.estimators.checks import check_estimator, value_keys
-from sigmatool.estimators.report import identification, range_notes
+from sigmatool.estimators.report import contradiction, contradictions, identification, outside, range_notes
 from sigmatool.estimators.value import Valuation, describe, valuation
 
 __all__ = [
@@ -23,9 +23,12 @@ __all__ = [
     "bin_of",
     "bound_columns",
     "check_estimator",
+    "contradiction",
+    "contradictions",
     "describe",
     "identification",
     "interval_columns",
+    "outside",
     "range_notes",
     "row_groups",
     "valuation",

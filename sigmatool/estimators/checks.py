@@ -38,5 +38,5 @@ def check_estimator(hist: pl.DataFrame, sizes: Sequence[float], estimator: str) 
         raise UsageError(
             f"--G {','.join(too_big)}: larger than the n = {n_min} logged samples of some prompts ({short:,}); "
             "no unbiased estimate exists for a group bigger than the samples it is drawn from. "
-            "Use smaller G or --estimator plugin"
+            "use --prior npmle, which predicts beyond the samples (docs/prior.md), or a G no larger than n"
         )

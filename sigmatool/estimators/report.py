@@ -26,6 +26,34 @@ def identification(hist: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
     ]
 
 
+def outside(row: dict[str, object], rate: str) -> bool:
+    """Whether a summary row's ``rate`` lies outside its bounds (``{rate}_lo``, ``{rate}_hi``), beyond the
+    last digits of the linear programs' solutions."""
+    value, lo, hi = row.get(rate), row.get(f"{rate}_lo"), row.get(f"{rate}_hi")
+    if not all(isinstance(x, float) for x in (value, lo, hi)):
+        return False
+    slack = 1e-7
+    return bool(value < lo - slack or value > hi + slack)  # type: ignore[operator]
+
+
+def contradiction(who: str, cure: bool = False) -> str:
+    """What an estimate outside the identified bounds means, naming the estimator (``prior beta``); with
+    ``cure``, what to use instead."""
+    instead = " (--prior npmle fits any shape)" if cure and not who.startswith("prior npmle") else ""
+    return f"the {who or 'estimate'} contradicts the data{instead}"
+
+
+def contradictions(summary: pl.DataFrame, rate: str, who: str) -> list[str]:
+    """One line naming the G at which ``rate`` lies outside the bounds the data allow, if any."""
+    if f"{rate}_lo" not in summary.columns:
+        return []
+    sizes = [g_label(float(r["G"])) for r in summary.iter_rows(named=True) if outside(r, rate)]
+    if not sizes:
+        return []
+    unique = ", ".join(dict.fromkeys(sizes))
+    return [f"{rate} at G = {unique} lies outside what the data allow: {contradiction(who, cure=True)}"]
+
+
 def range_notes(
     hist: pl.DataFrame, summary: pl.DataFrame, beyond: BeyondOptions, val: Valuation | None
 ) -> list[str]:
@@ -37,6 +65,7 @@ def range_notes(
             f"data's within sampling error ({100 * BOUNDS_LEVEL:g}% χ² region)"
         )
         lines += identification(hist, summary)
+        lines += contradictions(summary, "silent_rate", val.label if val is not None else "")
     if beyond.ci is not None:
         refit = "; the prior is refitted in each" if val is not None and val.posterior else ""
         lines.append(

@@ -8,6 +8,7 @@ place for its per-prompt values, once per distinct value of the histogram.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ from numpy.typing import NDArray
 from sigmatool.estimators.checks import check_estimator
 from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct
-from sigmatool.options import PriorSpec, check_prior, parse_prior
+from sigmatool.options import PriorSpec, check_prior, parse_prior, resolve_prior
 from sigmatool.segments import group_index
 
 if TYPE_CHECKING:
@@ -66,6 +67,7 @@ class Valuation:
     cells: pl.DataFrame = field(default_factory=pl.DataFrame)
     priors: tuple[Prior, ...] = ()
     labels: pl.DataFrame = field(default_factory=pl.DataFrame)
+    short: int | None = None  # the fewest logged samples n, when some G asked is larger (see bias_note)
     _responsibilities: dict[int, FloatArray] = field(default_factory=dict, repr=False)
 
     @property
@@ -146,7 +148,9 @@ class Valuation:
             # As fit_prior fits it (same start, same stopping rule), without re-describing the fit.
             mass, _, _ = mixing_weights(L, w[keep] / w.sum(), EMOptions())
             priors.append(grid_prior(grid, mass))
-        return Valuation(self.estimator, self.prior, self.by, self.cells, tuple(priors), self.labels)
+        return Valuation(
+            self.estimator, self.prior, self.by, self.cells, tuple(priors), self.labels, short=self.short
+        )
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
@@ -159,6 +163,22 @@ class Valuation:
             k, n = (a[local[rows]] for a in self._group_cells(g))
             out[rows] = posterior_group_size(self.priors[g], k, n, target, **rules)  # type: ignore[arg-type]
         return out
+
+    def bias_note(self) -> str:
+        """For a headline: which estimator answers at G > n and why, or that the plug-in is biased there."""
+        if self.short is None:
+            return ""
+        if self.posterior and self.prior.default:
+            return (
+                f"Under the NPMLE prior, the default where G > n = {self.short} samples: the plug-in p̂ is "
+                "biased there (--prior none gives it)."
+            )
+        if self.posterior:
+            return ""
+        return (
+            f"The plug-in p̂ is biased at G > n = {self.short} samples (it reads a never-solved prompt as "
+            "impossible): use --prior npmle."
+        )
 
     def notes(self) -> list[str]:
         """One line per --by group on the fitted prior: its shape, its fit, and what it does to p̂ ∈ {0, 1}."""
@@ -209,9 +229,11 @@ def valuation(
         return Valuation(estimator)
     hist = frame
     spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
+    n_min = int(hist["n"].min()) if "n" in hist.columns and hist.height else None  # type: ignore[arg-type]
+    spec = resolve_prior(spec, n_min, sizes, estimator)
     if not spec.active:
         check_estimator(hist, sizes, estimator)
-        return Valuation(estimator)
+        return Valuation(estimator, short=_short(n_min, sizes))
     check_prior(spec, has_counts="n" in hist.columns, estimator=estimator)
     from sigmatool.prior import fit_prior
 
@@ -229,4 +251,10 @@ def valuation(
         fit_prior(k[group == g], n[group == g], weights[group == g], kind=spec.fit_kind)
         for g in range(max(labels.height, 1))
     )
-    return Valuation("posterior", spec, tuple(by), cells, priors, labels)
+    return Valuation("posterior", spec, tuple(by), cells, priors, labels, short=_short(n_min, sizes))
+
+
+def _short(n_min: int | None, sizes: Sequence[float]) -> int | None:
+    """The fewest logged samples n when some finite G asked exceeds it (the plug-in is biased there), else
+    None. G = inf asks for the large-group weights themselves, which no n identifies (docs/prior.md)."""
+    return n_min if n_min is not None and any(n_min < G < math.inf for G in sizes) else None

@@ -11,9 +11,10 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from sigmatool.errors import DataError
+from sigmatool.errors import DataError, UsageError
 from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
-from sigmatool.load.dataset import Dataset, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.grid import EVIDENCE, rate_grid
 from sigmatool.load.grouping import key_notes
 from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_N, RAW_P, RAW_W, UNGRADED
 from sigmatool.load.sources import data_error
@@ -100,11 +101,61 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         except (pl.exceptions.PolarsError, OSError) as again:
             raise data_error(ds.sources, again) from again
     frame, notes = _check(grouped, ds, reload)
+    counted = read_grid(frame, ds)
+    if counted is not ds:
+        # The same distinct rates, now with their counts: made again in memory, not read again. What was
+        # skipped was counted on the rates, as the user wrote them.
+        ds = counted
+        grouped = grouped.with_columns(counts_from_rate(ds.options, rate_value(ds)))
+        frame = _check(grouped, ds, reload)[0]
     if ds.is_log:
         trainer = ds.log.trainer if ds.log is not None else None
         key = "" if trainer else repr(ds.options.prompt_col)
         notes += key_notes(frame, ds.by, trainer=trainer, key=key)
     return Histogram(frame, ds, (*ds.notes, *notes))
+
+
+def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
+    """A rate column on a 1/n grid read as counts of n (with a note), or ``ds`` as it is.
+
+    A ``--samples N`` that the grid contradicts (N a multiple of the grid's n, so that only some k occur) is
+    a usage error naming the grid; see :mod:`sigmatool.load.grid`.
+    """
+    opts = ds.options
+    if ds.form != "rate" or "p" not in frame.columns:
+        return ds
+    p = frame["p"].cast(pl.Float64).to_numpy()
+    n = rate_grid(p, single=ds.rate_is_float32 and not opts.percent)
+    if n is None:
+        return ds
+    column = repr(opts.col)
+    interior = float(frame.filter((pl.col("p") > 0) & (pl.col("p") < 1))["prompts"].sum())
+    if opts.samples is None and interior < EVIDENCE:
+        note = (
+            f"the pass rates in {column} are all multiples of 1/{n}, but {interior:,.0f} prompt(s) with "
+            f"0 < p̂ < 1 are too few to tell how many samples stand behind them: --samples N reads them as "
+            "counts of N"
+        )
+        return replace(ds, notes=(*ds.notes, note))
+    if opts.samples is not None:
+        if opts.samples != n and interior >= EVIDENCE:
+            raise UsageError(
+                f"--samples {opts.samples}: the pass rates in {column} are all multiples of 1/{n}, so each "
+                f"is k of n = {n} samples (with {opts.samples} samples other k would occur); give "
+                f"--samples {n}, or leave --samples out"
+            )
+        return ds
+    grid_opts = replace(opts, samples=n)
+    note = (
+        f"the pass rates in {column} are all multiples of 1/{n}: read as k right of n = {n} samples "
+        f"(--samples {n} confirms it)"
+    )
+    return replace(
+        ds,
+        options=grid_opts,
+        frame=ds.frame.with_columns(counts_from_rate(grid_opts, rate_value(ds))),
+        notes=(*ds.notes, note),
+    )
 
 
 def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:

@@ -29,6 +29,7 @@ from sigmatool.options.beyond import (
     PriorSpec,
     check_prior,
     parse_prior,
+    resolve_prior,
 )
 from sigmatool.options.common import (
     DEFAULT_BINS,
@@ -121,6 +122,7 @@ __all__ = [
     "parse_sizes",
     "parse_steps",
     "plan_options",
+    "resolve_prior",
     "summary_bins",
     "written_in_place",
 ]

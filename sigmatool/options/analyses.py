@@ -115,7 +115,7 @@ class BudgetOptions:
         if self.estimator == "unbiased" and math.inf in self.sizes:
             raise UsageError(
                 "--G inf: the large-group limit has no unbiased estimate from n logged samples; "
-                "use --estimator plugin, or a G no larger than n (G = n gives the limit's plug-in value)"
+                "use --prior npmle, which predicts beyond the samples (docs/prior.md), or a G no larger than n"
             )
 
 

@@ -6,25 +6,35 @@ Nothing here imports polars or numpy: a bad value is refused before any data is 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import DEFAULT_SEED, check_count, check_fraction, check_seed
 
-PRIOR_KINDS = ("none", "beta", "npmle")
+PRIOR_KINDS = ("auto", "none", "beta", "npmle")
 DEFAULT_REPLICATES = 1000
 # The χ² level of the tolerance region behind --bounds (docs/prior.md).
 BOUNDS_LEVEL = 0.95
-NEEDS_COUNTS = "give --k-col/--n-col, --samples N (the samples behind each rate), or --rollouts"
+NEEDS_COUNTS = (
+    "give --k-col/--n-col, --samples N (the samples behind each rate), or --rollouts (a rate column whose "
+    "values are all multiples of 1/n, n ≤ 128, is read as counts of n by itself)"
+)
 
 
 @dataclass(frozen=True)
 class PriorSpec:
-    """``none`` (the plug-in or unbiased estimators), ``beta`` or ``npmle`` (fitted), or ``fixed`` Beta(a, b)."""
+    """``none`` (the plug-in or unbiased estimators), ``beta`` or ``npmle`` (fitted), or ``fixed`` Beta(a, b).
+
+    ``auto`` (the command line's default) becomes ``npmle`` where some G asked exceeds the fewest logged
+    samples n and the plug-in would be biased, and ``none`` elsewhere (:func:`resolve_prior`); ``default``
+    marks a prior chosen so, for the notes and headlines that say why.
+    """
 
     kind: str = "none"
     a: float = math.nan
     b: float = math.nan
+    default: bool = False
 
     def __post_init__(self) -> None:
         if self.kind not in (*PRIOR_KINDS, "fixed"):
@@ -37,7 +47,7 @@ class PriorSpec:
     @property
     def active(self) -> bool:
         """Whether per-prompt quantities become posterior means."""
-        return self.kind != "none"
+        return self.kind not in ("none", "auto")
 
     @property
     def label(self) -> str:
@@ -48,6 +58,24 @@ class PriorSpec:
     def fit_kind(self) -> str | tuple[float, float]:
         """The ``kind`` argument of :func:`sigmatool.prior.fit_prior`."""
         return (self.a, self.b) if self.kind == "fixed" else self.kind
+
+
+def resolve_prior(spec: PriorSpec, n_min: int | None, sizes: Sequence[float], estimator: str) -> PriorSpec:
+    """``auto`` made concrete: the NPMLE prior when the data have counts (``n_min``, the fewest samples of a
+    prompt), the plug-in estimator is asked for and some finite G exceeds n_min; no prior otherwise. G = inf
+    (the large-group weights) keeps the plug-in unless a prior is asked for: no n identifies them, so the
+    rule would put every dataset under a prior there.
+
+    >>> resolve_prior(PriorSpec("auto"), 8, [8, 16], "plugin").kind
+    'npmle'
+    >>> resolve_prior(PriorSpec("auto"), 8, [8], "plugin").kind
+    'none'
+    """
+    if spec.kind != "auto":
+        return spec
+    if n_min is not None and estimator == "plugin" and any(n_min < G < math.inf for G in sizes):
+        return PriorSpec("npmle", default=True)
+    return PriorSpec()
 
 
 def _positive(x: float) -> bool:
