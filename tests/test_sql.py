@@ -267,21 +267,41 @@ def rollout_log() -> pl.DataFrame:
 
 
 CASES = [
-    pytest.param(["silent", "--G", "4,8,16"], {}, id="silent"),
-    pytest.param(["silent", "--estimator", "unbiased", "--G", "2,3"], {}, id="silent-unbiased"),
-    pytest.param(["budget"], {}, id="budget"),
-    pytest.param(["budget", "--G", "2,4,8,inf", "--bins", "4"], {}, id="budget-sizes"),
-    pytest.param(["groupsize", "--fidelity", "0.95"], {}, id="groupsize"),
-    pytest.param(["silent", "--G", "8"], {"by": ["data source"], "step_col": "step"}, id="silent-by-step"),
-    pytest.param(["budget"], {"by": ["data source"]}, id="budget-by"),
-    pytest.param(["groupsize"], {"step_col": "step"}, id="groupsize-step"),
-    pytest.param(["silent", "--G", "4,8"], {"reward_col": "score", "threshold": 0.3}, id="silent-threshold"),
+    pytest.param(["silent", "--prior", "none", "--G", "4,8,16"], {}, id="silent"),
     pytest.param(
-        ["budget"], {"reward_col": "score", "threshold": 0.7, "step_col": "step"}, id="budget-threshold"
+        ["silent", "--prior", "none", "--estimator", "unbiased", "--G", "2,3"], {}, id="silent-unbiased"
     ),
-    pytest.param(["groupsize"], {"reward_col": "passed", "reward_type": "boolean"}, id="groupsize-boolean"),
-    pytest.param(["plan", "--budget", "6"], {}, id="plan"),
-    pytest.param(["plan"], {"by": ["data source"], "reward_col": "score", "threshold": 0.5}, id="plan-by"),
+    pytest.param(["budget", "--prior", "none"], {}, id="budget"),
+    pytest.param(["budget", "--prior", "none", "--G", "2,4,8,inf", "--bins", "4"], {}, id="budget-sizes"),
+    pytest.param(["groupsize", "--prior", "none", "--fidelity", "0.95"], {}, id="groupsize"),
+    pytest.param(
+        ["silent", "--prior", "none", "--G", "8"],
+        {"by": ["data source"], "step_col": "step"},
+        id="silent-by-step",
+    ),
+    pytest.param(["budget", "--prior", "none"], {"by": ["data source"]}, id="budget-by"),
+    pytest.param(["groupsize", "--prior", "none"], {"step_col": "step"}, id="groupsize-step"),
+    pytest.param(
+        ["silent", "--prior", "none", "--G", "4,8"],
+        {"reward_col": "score", "threshold": 0.3},
+        id="silent-threshold",
+    ),
+    pytest.param(
+        ["budget", "--prior", "none"],
+        {"reward_col": "score", "threshold": 0.7, "step_col": "step"},
+        id="budget-threshold",
+    ),
+    pytest.param(
+        ["groupsize", "--prior", "none"],
+        {"reward_col": "passed", "reward_type": "boolean"},
+        id="groupsize-boolean",
+    ),
+    pytest.param(["plan", "--prior", "none", "--budget", "6"], {}, id="plan"),
+    pytest.param(
+        ["plan", "--prior", "none"],
+        {"by": ["data source"], "reward_col": "score", "threshold": 0.5},
+        id="plan-by",
+    ),
 ]
 
 

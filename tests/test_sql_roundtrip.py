@@ -31,23 +31,39 @@ MIN_N, MAX_N = 4, 16
 
 # Every command, as the arguments after the input. The --by cases use the SQL that keeps `source`.
 CASES = [
-    pytest.param(["silent", "--G", "4,8,16"], id="silent-plugin"),
-    pytest.param(["silent", "--estimator", "unbiased", "--G", "2,3"], id="silent-unbiased"),
-    pytest.param(["silent", "--G", "8", "--dapo-cap", "4"], id="silent-dapo-cap"),
-    pytest.param(["silent", "--G", "4,8", "--by-bins", "5"], id="silent-bins"),
-    pytest.param(["silent", "--G", "8", "--by", "source"], id="silent-by"),
-    pytest.param(["budget"], id="budget"),
-    pytest.param(["budget", "--G", "2,4,8,inf", "--bins", "4"], id="budget-sizes"),
-    pytest.param(["budget", "--estimator", "unbiased", "--G", "2,3"], id="budget-unbiased"),
-    pytest.param(["budget", "--by", "source"], id="budget-by"),
-    pytest.param(["groupsize"], id="groupsize"),
-    pytest.param(["groupsize", "--fidelity", "0.95"], id="groupsize-fidelity"),
+    pytest.param(["silent", "--prior", "none", "--G", "4,8,16"], id="silent-plugin"),
     pytest.param(
-        ["groupsize", "--fidelity", "0.9", "--max-silent", "0.2", "--uniform", "16", "--std", "bessel"],
+        ["silent", "--prior", "none", "--estimator", "unbiased", "--G", "2,3"], id="silent-unbiased"
+    ),
+    pytest.param(["silent", "--prior", "none", "--G", "8", "--dapo-cap", "4"], id="silent-dapo-cap"),
+    pytest.param(["silent", "--prior", "none", "--G", "4,8", "--by-bins", "5"], id="silent-bins"),
+    pytest.param(["silent", "--prior", "none", "--G", "8", "--by", "source"], id="silent-by"),
+    pytest.param(["budget", "--prior", "none"], id="budget"),
+    pytest.param(["budget", "--prior", "none", "--G", "2,4,8,inf", "--bins", "4"], id="budget-sizes"),
+    pytest.param(
+        ["budget", "--prior", "none", "--estimator", "unbiased", "--G", "2,3"], id="budget-unbiased"
+    ),
+    pytest.param(["budget", "--prior", "none", "--by", "source"], id="budget-by"),
+    pytest.param(["groupsize", "--prior", "none"], id="groupsize"),
+    pytest.param(["groupsize", "--prior", "none", "--fidelity", "0.95"], id="groupsize-fidelity"),
+    pytest.param(
+        [
+            "groupsize",
+            "--prior",
+            "none",
+            "--fidelity",
+            "0.9",
+            "--max-silent",
+            "0.2",
+            "--uniform",
+            "16",
+            "--std",
+            "bessel",
+        ],
         id="groupsize-silent-cap",
     ),
-    pytest.param(["groupsize", "--method", "drgrpo"], id="groupsize-drgrpo"),
-    pytest.param(["groupsize", "--by", "source"], id="groupsize-by"),
+    pytest.param(["groupsize", "--prior", "none", "--method", "drgrpo"], id="groupsize-drgrpo"),
+    pytest.param(["groupsize", "--prior", "none", "--by", "source"], id="groupsize-by"),
 ]
 
 
