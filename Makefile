@@ -7,12 +7,13 @@ TESTING := $(VENV)/.testing
 ENGINES := $(VENV)/.engines
 JAVA_PACKAGE := openjdk-17-jre-headless
 
-.PHONY: help install demo test test-engines java lint typecheck pytest docs test-floors bench bench-quick clean figures \
+.PHONY: help install demo test test-slow test-engines java lint typecheck pytest docs test-floors bench bench-quick clean figures \
 	test-browser
 
 help:
 	@echo "make demo         set up (runtime dependencies only) and run sigmatool silent on the bundled Big-Math sample"
 	@echo "make test         set up (with test dependencies) and run the tests with coverage, ruff and mypy"
+	@echo "make test-slow    the slow suites: loop simulations, fuzzing, signals and pipes, SQL round trips, sharing sweeps"
 	@echo "make test-engines the SQL route on Spark and DuckDB, object stores on an S3 server (needs Java)"
 	@echo "make docs         rewrite the output shown under every example in README.md and docs/ from real runs"
 	@echo "make test-floors  run a smoke subset of the tests on the oldest declared dependencies"
@@ -54,7 +55,7 @@ demo: $(RUNTIME)
 
 pytest: $(TESTING)
 	$(BIN)/coverage erase
-	$(BIN)/coverage run -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --durations=10
+	$(BIN)/coverage run -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --durations=10 -m "not browser and not slow"
 	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
 
@@ -66,6 +67,9 @@ typecheck: $(TESTING)
 	$(BIN)/mypy
 
 test: pytest lint typecheck
+
+test-slow: $(TESTING)
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope -m slow
 
 test-engines: $(ENGINES) java
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/engines

@@ -13,6 +13,9 @@ from matplotlib.lines import Line2D
 from sigmatool.figures.plot import Plot, png_data
 from tests.conftest import ROOT, invoke, run_cli
 
+# Every command's figure, table and report scanned for paths and overlaps: `make test-slow` runs them.
+pytestmark = pytest.mark.slow
+
 # Each command with --plot, on inputs under ``sd/`` (the sample folder, reached by a relative link).
 PLOTTED = {
     "silent": ("silent", "sd/bigmath_solve_rates.parquet", "--G", "4,8,16,32"),

@@ -20,6 +20,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import invoke
 
+# Random files by the hundred: `make test-slow` runs them.
+pytestmark = pytest.mark.slow
+
 G = 8
 # Characters that may appear in names and text: letters of several scripts, digits, spaces, punctuation.
 ALPHABET = st.characters(

@@ -14,6 +14,9 @@ import pytest
 
 from tests.conftest import BIGMATH, TOY
 
+# Real processes in real pipes: `make test-slow` runs them.
+pytestmark = pytest.mark.slow
+
 CASES = {
     "csv": ("silent", TOY, "--format", "csv"),
     "tsv": ("silent", TOY, "--format", "tsv"),

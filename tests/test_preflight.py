@@ -24,6 +24,9 @@ from tests.preflight_reference import (
     simulate_steps,
 )
 
+# Simulations of the batch loop (10^5 steps per setting): `make test-slow` runs them.
+pytestmark = pytest.mark.slow
+
 PLUGIN = Valuation("plugin")
 SIGMAS = 4.0
 

@@ -19,6 +19,9 @@ import pytest
 
 from tests.conftest import BIGMATH, TOY, one_error_line, run_cli
 
+# Real processes sent real signals, pipes and devices, one by one: `make test-slow` runs them.
+pytestmark = pytest.mark.slow
+
 RATES = "pass_rate\n0.5\n0.25\n0.75\n"
 
 

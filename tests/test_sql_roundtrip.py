@@ -18,6 +18,9 @@ from polars.testing import assert_frame_equal
 from sigmatool.sql import histogram_query
 from tests.conftest import invoke
 
+# Every command through DuckDB and back: `make test-slow` runs them.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 
 HISTOGRAM_SQL = histogram_query("rollouts", "prompt_id", "reward")
