@@ -66,6 +66,18 @@ OldFormat = Annotated[
 ]
 
 
+PreflightConfigOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--preflight-config",
+        metavar="FILE",
+        help="Add what the batch loop of this verl or TRL config will do with the input, as `sigmatool "
+        "preflight DATA --config FILE` finds it; one DATA, no --by.",
+        show_default=False,
+    ),
+]
+
+
 @app.command("report")
 @uses(read=read_options, by=group_options, prior=prior_option)
 def report_command(
@@ -74,6 +86,7 @@ def report_command(
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "sigmatool report",
     estimator: EstimatorOpt = Estimator.plugin,
     plan_budget: PlanBudgetOpt = None,
+    preflight_config: PreflightConfigOpt = None,
     by: tuple[str, ...] = (),
     read: InputOptions = InputOptions(),
     prior: PriorSpec = PriorSpec(),
@@ -86,7 +99,7 @@ def report_command(
     file (inline SVG figures and styles, no script, nothing fetched) that prints cleanly; Markdown links
     its figures as PNG files. Both end with the provenance: the sigmatool version, this command line, each
     input file's size and SHA-256, and the time (SOURCE_DATE_EPOCH, when set). The input options apply to every input. A trainer's dumps (--from) add the run's track,
-    step by step, and --plan-budget a rollout plan. With counts, --prior adds each prompt's posterior
+    step by step, --plan-budget a rollout plan and --preflight-config the trainer's batch loop. With counts, --prior adds each prompt's posterior
     means (docs/prior.md) to every table, figure and headline, beside the plug-in silent share.
 
     Several DATA are compared side by side (sigmatool report old.parquet new.parquet -o both.html); quote a
@@ -100,7 +113,7 @@ def report_command(
     """
     target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by)
-    target.check_plan(plan_budget, everything)
+    target.check_plan(plan_budget, everything, preflight_config)
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     check_prior(prior, has_counts=True, estimator=estimator.value)
     run.check(everything, OutputOptions(), ("-o", target.path))
@@ -120,6 +133,10 @@ def report_command(
         options = replace(options, track=result.band, track_headline=headline(result))
     if plan_budget is not None:
         options = replace(options, plan=plan_frames_of(items[0], plan_budget, options))
+    if preflight_config is not None:
+        from sigmatool.report.build import preflight_of
+
+        options = replace(options, preflight=preflight_of(items[0], preflight_config, options))
     report = build_report(items, options=options)
     if target.format == "md":
         report.write_markdown(target.path)

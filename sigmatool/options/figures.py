@@ -64,10 +64,17 @@ class ReportFile:
                 )
             object.__setattr__(self, "fmt", REPORT_FORMATS[suffix])
 
-    def check_plan(self, plan_budget: float | None, inputs: InputOptions) -> None:
-        """--plan-budget plans one input: one DATA and no --by."""
-        if plan_budget is not None and (inputs.by or len(inputs.paths) > 1):
+    def check_plan(
+        self, plan_budget: float | None, inputs: InputOptions, preflight: str | None = None
+    ) -> None:
+        """--plan-budget and --preflight-config describe one input: one DATA and no --by."""
+        one = inputs.by or len(inputs.paths) > 1
+        if plan_budget is not None and one:
             raise UsageError("--plan-budget plans one input: give one DATA and no --by")
+        if preflight is not None and one:
+            raise UsageError(
+                "--preflight-config describes the loop over one input: give one DATA and no --by"
+            )
 
     @property
     def format(self) -> str:

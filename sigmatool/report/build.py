@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from sigmatool import budget, estimators, groupsize, silent
+from sigmatool import budget, estimators, groupsize, preflight, silent
 from sigmatool.errors import UsageError
 from sigmatool.estimators import Valuation, check_estimator
 from sigmatool.figures import (
@@ -24,8 +24,10 @@ from sigmatool.figures import (
     track_figure,
     write_atomic,
 )
+from sigmatool.figures.preflight import preflight_figure
 from sigmatool.options import InputOptions
 from sigmatool.plan.core import PlanFrames
+from sigmatool.preflight import PreflightResult
 from sigmatool.report.html import render_html
 from sigmatool.report.markdown import write_markdown
 from sigmatool.report.model import ReportInput, ReportOptions, combine
@@ -59,7 +61,16 @@ class Report:
             notes=tuple((i.label, note) for i in self.inputs for note in i.notes),
             headlines=self.headlines,
             sections=tuple(
-                sections(self.silent, self.budget, self.groupsize, self.by, o.track, o.plan, o.track_headline)
+                sections(
+                    self.silent,
+                    self.budget,
+                    self.groupsize,
+                    self.by,
+                    o.track,
+                    o.plan,
+                    o.track_headline,
+                    _loop(o.preflight),
+                )
             ),
             plots=self.plots,
             provenance=provenance([f for i in self.inputs for f in i.files], o.command),
@@ -176,7 +187,31 @@ def _plots(
             caption=False,
             estimator=plan.estimator,
         )
+    loop = options.preflight
+    if loop is not None and loop.curve is not None:
+        plots["preflight"] = preflight_figure(
+            loop.curve, loop.settings, estimator=loop.estimator, caption=False
+        )
     return plots
+
+
+def _loop(result: PreflightResult | None) -> tuple[str, pl.DataFrame] | None:
+    """The batch-loop section's headline and table."""
+    if result is None:
+        return None
+    return preflight.headline(result), result.summary
+
+
+def preflight_of(item: ReportInput, config: str, options: ReportOptions) -> PreflightResult:
+    """What ``sigmatool preflight DATA --config FILE`` finds, for the report's batch-loop section (under the
+    report's prior and estimator)."""
+    from sigmatool.options.preflight import LoopSettings, from_config, read_config
+
+    settings, _ = from_config(read_config(config), LoopSettings(), config)
+    settings = settings.checked()
+    sizes = (float(settings.n),) if settings.n > 1 else ()
+    val = estimators.valuation(item.hist, (), sizes, options.estimator, options.prior)
+    return preflight.analyse(item.hist, settings, val, figure=True)
 
 
 def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None = None) -> Report:

@@ -13,6 +13,7 @@ from sigmatool.errors import UsageError
 from sigmatool.load import Histogram, dataset, histogram
 from sigmatool.options import GroupSizeOptions, InputOptions, PriorSpec
 from sigmatool.plan.core import PlanFrames
+from sigmatool.preflight import PreflightResult
 from sigmatool.report.provenance import InputFile, checked
 
 INPUT_COLUMN = "input"
@@ -60,6 +61,7 @@ class ReportOptions:
     track: pl.DataFrame | None = None
     track_headline: str = ""  # what the run's track shows, as ``sigmatool track`` says it
     plan: PlanFrames | None = None
+    preflight: PreflightResult | None = None  # what the batch loop of --preflight-config does
     command: str | None = None  # the command line that asked for the report, for its provenance
 
     def __post_init__(self) -> None:

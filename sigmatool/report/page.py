@@ -134,6 +134,8 @@ INTROS = {
     "prompts' pass rates predict.",
     "plan": "A per-prompt rollout plan: the group size it gives each pass rate, and what it reaches against "
     "the uniform G that costs as many rollouts.",
+    "preflight": "What the trainer's batch loop (verl's DAPO filter of silent groups) will do with this "
+    "dataset: how often a step runs out of generation batches, and how many rollouts are thrown away.",
 }
 TITLES = {
     "difficulty": "Difficulty",
@@ -142,6 +144,7 @@ TITLES = {
     "groupsize": "Group size",
     "track": "Tracking a run",
     "plan": "Rollout plan",
+    "preflight": "Batch loop",
 }
 
 
@@ -225,6 +228,7 @@ def sections(
     track: pl.DataFrame | None = None,
     plan: PlanFrames | None = None,
     track_headline: str = "",
+    preflight: tuple[str, pl.DataFrame] | None = None,
 ) -> list[Section]:
     """The report's sections after the input and headline ones, in order; track and plan when given."""
     out = [
@@ -244,4 +248,8 @@ def sections(
             ("Allocation", table(plan.allocation, shorten=True)),
         )
         out.append(_section("plan", tables))
+    if preflight is not None:
+        headline, summary = preflight
+        loop = _section("preflight", (("The loop's settings and what they give", table(summary)),))
+        out.append(replace(loop, intro=f"{loop.intro} {headline}"))
     return out

@@ -1,0 +1,67 @@
+"""The report's batch-loop section: what ``sigmatool preflight --config`` finds, on the same page."""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BIGMATH, TOY, csv_of, invoke
+
+CONFIG = """\
+data:
+  train_batch_size: 512
+  gen_batch_size: 768
+actor_rollout_ref:
+  rollout:
+    n: 16
+algorithm:
+  filter_groups:
+    enable: True
+    max_num_gen_batches: 2
+trainer:
+  total_training_steps: 300
+"""
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("loop") / "dapo.yaml"
+    path.write_text(CONFIG)
+    return path
+
+
+@pytest.fixture(scope="module")
+def page(config: Path, tmp_path_factory: pytest.TempPathFactory) -> str:
+    out = tmp_path_factory.mktemp("report") / "r.html"
+    result = invoke("report", BIGMATH, "--preflight-config", config, "-o", out)
+    assert 0 == result.exit_code, result.stderr
+    return html.unescape(out.read_text())
+
+
+def test_the_report_has_the_batch_loop_section(page: str) -> None:
+    assert '<section id="preflight"><h2>Batch loop</h2>' in page
+
+
+def test_the_section_draws_the_loop(page: str) -> None:
+    assert 'id="figure-preflight"' in page
+
+
+def test_the_section_says_what_preflight_says(config: Path, page: str) -> None:
+    table = invoke("preflight", BIGMATH, "--config", config, "-f", "table").stdout.splitlines()
+    headline = " ".join(line for line in table[: next(i for i, x in enumerate(table) if "┃" in x)])
+    section = page[page.index('<section id="preflight">') :]
+    assert " ".join(headline.split()) in " ".join(re.sub(r"<[^>]+>", " ", section).split())
+
+
+def test_the_section_tables_preflight_s_row(config: Path, page: str) -> None:
+    row = csv_of(invoke("preflight", BIGMATH, "--config", config, "-f", "csv"))
+    section = re.sub(r"<[^>]+>", " ", page[page.index('<section id="preflight">') :])
+    assert f"{row['min_safe_gen_batch_size'][0]:,}" in section
+
+
+def test_the_loop_describes_one_input(config: Path, tmp_path: Path) -> None:
+    result = invoke("report", BIGMATH, TOY, "--preflight-config", config, "-o", tmp_path / "r.html")
+    assert 2 == result.exit_code
