@@ -24,7 +24,14 @@ from sigmatool.errors import DataError, UsageError
 from sigmatool.load import dataset as _dataset
 from sigmatool.load import histogram as _histogram
 from sigmatool.load import rows as _rows
-from sigmatool.load.columns import pick_rate_column, project, reward_flags, rollout_frame, source_schema
+from sigmatool.load.columns import (
+    counts_columns,
+    pick_rate_column,
+    project,
+    reward_flags,
+    rollout_frame,
+    source_schema,
+)
 from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
 from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.loaded import Values, counted
@@ -82,7 +89,15 @@ def _value_column(
     notes: list[str] = []
     if options.col is None:
         schema = source_schema(first)[0]
-        col = pick_rate_column(schema, first.label, detected_extras(first, schema))
+        extras = detected_extras(first, schema)
+        if options.samples is None and options.counts is None and counts_columns(schema, extras):
+            counted = replace(options, k_col="k", n_col="n")
+            return (
+                counted,
+                ValueForm(),
+                ["no pass-rate column: reading counts k of n from columns 'k' and 'n'"],
+            )
+        col = pick_rate_column(schema, first.label, extras)
         notes = [] if first.label == SAMPLE_LABEL else [f"using pass-rate column {col!r}"]
         options = replace(options, col=col)
     schema, listed_only = source_schema(first)

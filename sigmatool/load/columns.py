@@ -37,6 +37,19 @@ RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
 RATE_SUFFIXES = ("solve_rate", "pass_rate")
 
 
+def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:
+    """Whether the input holds counts in columns named ``k`` and ``n`` (as sigmatool's own exports write
+    them, e.g. ``track --export-pass-rates``) and no pass-rate column by name."""
+    names = list(schema.names())
+    rates = [
+        c
+        for c in names
+        if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES) or c in extra
+    ]
+    counts = all(c in names and schema[c].is_numeric() for c in ("k", "n"))
+    return counts and not rates
+
+
 def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -> str:
     """The pass-rate column, by name (or one of ``extra``): exactly one candidate, else an error listing them."""
     names = list(schema.names())
