@@ -70,6 +70,18 @@ SUMMARY_COLUMNS = (
 Run = tuple[pl.DataFrame, pl.DataFrame]
 
 
+def _shared(prompts: int, steps: int, lr: float, seed: int, method: str, dapo_cap: int) -> dict[str, Any]:
+    """The settings the uniform run and the planned run share."""
+    return {
+        "prompts": prompts,
+        "steps": steps,
+        "lr": lr,
+        "seed": seed,
+        "methods": method,
+        "dapo_cap": dapo_cap,
+    }
+
+
 def simulate_plan(
     start: Start,
     *,
@@ -100,14 +112,7 @@ def simulate_plan(
             first.append(sizes_now)
         return sizes_now
 
-    common: dict[str, Any] = {
-        "prompts": prompts,
-        "steps": steps,
-        "lr": lr,
-        "seed": seed,
-        "methods": method,
-        "dapo_cap": dapo_cap,
-    }
+    common = _shared(prompts, steps, lr, seed, method, dapo_cap)
     runs = {"uniform": simulate(start, group_size=uniform, notes=notes, on_step=on_step, **common)}
     runs["plan"] = simulate(start, group_size=plan_for, on_step=on_step, **common)
     if replan_every is not None:
@@ -137,14 +142,7 @@ def simulate_planned(
     if sizes is None:
         raise DataError("the plan has no group_size column")
     uniform = even_sizes(int(sizes.sum()), prompts)
-    common: dict[str, Any] = {
-        "prompts": prompts,
-        "steps": steps,
-        "lr": lr,
-        "seed": seed,
-        "methods": method,
-        "dapo_cap": dapo_cap,
-    }
+    common = _shared(prompts, steps, lr, seed, method, dapo_cap)
     runs = {"uniform": simulate(start, group_size=uniform, notes=notes, on_step=on_step, **common)}
     runs["plan"] = simulate(start, group_size=FROM_START, on_step=on_step, **common)
     trained_by = {"uniform": prompts, "plan": int((sizes > 0).sum())}
