@@ -25,7 +25,7 @@ from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
 
 if TYPE_CHECKING:
-    from sigmatool.report import ReportInput
+    from sigmatool.report import ReportInput, ReportOptions
 
 
 def labels(paths: tuple[str, ...]) -> list[str | None]:
@@ -117,7 +117,7 @@ def report_command(
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     check_prior(prior, has_counts=True, estimator=estimator.value)
     run.check(everything, OutputOptions(), ("-o", target.path))
-    from sigmatool.report import ReportOptions, build_report, plan_frames_of, tracked_run
+    from sigmatool.report import ReportOptions, build_report, tracked_run
 
     names = labels(everything.paths)
     each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
@@ -131,17 +131,26 @@ def report_command(
 
         result = tracked_run(everything)
         options = replace(options, track=result.band, track_headline=headline(result))
-    if plan_budget is not None:
-        options = replace(options, plan=plan_frames_of(items[0], plan_budget, options))
-    if preflight_config is not None:
-        from sigmatool.report.build import preflight_of
-
-        options = replace(options, preflight=preflight_of(items[0], preflight_config, options))
+    options = _sections(options, items[0], plan_budget, preflight_config)
     report = build_report(items, options=options)
     if target.format == "md":
         report.write_markdown(target.path)
     else:
         report.write_html(target.path)
+
+
+def _sections(
+    options: ReportOptions, item: ReportInput, plan_budget: float | None, preflight_config: str | None
+) -> ReportOptions:
+    """The options with the rollout plan and the batch loop asked for (one input)."""
+    from sigmatool.report import plan_frames_of
+    from sigmatool.report.build import preflight_of
+
+    if plan_budget is not None:
+        options = replace(options, plan=plan_frames_of(item, plan_budget, options))
+    if preflight_config is not None:
+        options = replace(options, preflight=preflight_of(item, preflight_config, options))
+    return options
 
 
 def _input(options: InputOptions, label: str | None) -> ReportInput:
