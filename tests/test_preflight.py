@@ -306,6 +306,7 @@ def verl_config(tmp_path: Path) -> str:
 
 def test_the_yaml_reader_reads_what_pyyaml_reads() -> None:
     import yaml
+
     flat = read_yaml(VERL_DAPO)
     parsed = yaml.safe_load(VERL_DAPO)
     assert (
