@@ -180,8 +180,9 @@ def preflight_command(
     from sigmatool.render import write_frame
 
     with run.histogram_of(inputs) as hist:
-        sizes = (float(settings.n),) if settings.n > 1 else ()
-        val = estimators.valuation(hist.frame, (), sizes=sizes, estimator=estimator.value, prior=prior)
+        val = estimators.valuation(
+            hist.frame, (), sizes=settings.group_sizes, estimator=estimator.value, prior=prior
+        )
         run.note(val.notes())
         result = preflight.analyse(hist.frame, settings, val, figure=plot.path is not None)
         if plot.path is not None and result.curve is None:

@@ -70,6 +70,11 @@ class LoopSettings:
         """Prompts per generation batch."""
         return self.gen_batch_size if self.gen_batch_size is not None else self.train_batch_size
 
+    @property
+    def group_sizes(self) -> tuple[float, ...]:
+        """The group size the estimator is asked about: n (none for a single rollout, always kept)."""
+        return (float(self.n),) if self.n > 1 else ()
+
     def checked(self) -> LoopSettings:
         """These settings, or a usage error naming every bad one."""
         bad = [

@@ -209,8 +209,7 @@ def preflight_of(item: ReportInput, config: str, options: ReportOptions) -> Pref
 
     settings, _ = from_config(read_config(config), LoopSettings(), config)
     settings = settings.checked()
-    sizes = (float(settings.n),) if settings.n > 1 else ()
-    val = estimators.valuation(item.hist, (), sizes, options.estimator, options.prior)
+    val = estimators.valuation(item.hist, (), settings.group_sizes, options.estimator, options.prior)
     return preflight.analyse(item.hist, settings, val, figure=True)
 
 
