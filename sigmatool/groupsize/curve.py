@@ -44,11 +44,6 @@ def interior_span(hist: pl.DataFrame) -> tuple[float, float] | None:
     return float(inside.min()), float(inside.max())  # type: ignore[arg-type]
 
 
-def histogram_frame(hist: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.DataFrame:
-    """A histogram (``by``, ``p``, ``prompts``) as is; streamed rows counted (:func:`sigmatool.load.counted`)."""
-    return counted(hist, by)
-
-
 @dataclass(frozen=True)
 class GroupSizeCurve:
     """The exact G against p on a grid over the data's span (``curve``: ``p``, ``group_size``, …), the
@@ -75,9 +70,9 @@ def curve(
 ) -> GroupSizeCurve:
     """The exact group size against p for these options, over the prompts' histogram of p; with
     ``posterior`` (rows with ``k``, ``n``, ``p`` and their posterior ``group_size``), its points."""
-    counted = histogram_frame(hist, by)
+    histogram = counted(hist, by)
     points = None
     if posterior is not None:
         points = posterior.select("k", "n", "p", "group_size").unique(["k", "n"]).sort("p", "n", "k")
-    drawn = groupsize_curve(options, span=interior_span(counted))
-    return GroupSizeCurve(drawn, counted, options, tuple(by), points, estimator)
+    drawn = groupsize_curve(options, span=interior_span(histogram))
+    return GroupSizeCurve(drawn, histogram, options, tuple(by), points, estimator)

@@ -22,11 +22,6 @@ def distinct(values: Values) -> pl.DataFrame | None:
     return values if isinstance(values, pl.DataFrame) else None
 
 
-def streamed(values: Values) -> pl.LazyFrame | None:
-    """The streamed rows, or None when the values are a histogram."""
-    return values if isinstance(values, pl.LazyFrame) else None
-
-
 def counted(values: Values, by: Sequence[str]) -> pl.DataFrame:
     """A histogram (``by``, ``p``, ``prompts``): the histogram itself, or the streamed rows counted per value
     (a second read of them)."""
