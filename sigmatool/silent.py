@@ -437,11 +437,14 @@ def curve(
     hist: pl.DataFrame | pl.LazyFrame,
     options: SilentOptions,
     by: Sequence[str] = (),
-    prior: PriorSpec | None = None,
+    prior: PriorSpec | Valuation | None = None,
 ) -> SilentCurve:
-    """The silent summary (per ``by`` group) at every G of :func:`grid_for`, with the options' estimator."""
+    """The silent summary (per ``by`` group) at every G of :func:`grid_for`, with the options' estimator;
+    ``prior`` a spec to fit, or the analysis' valuation for the same ``by`` (its fit is reused)."""
     summary = summarize(hist, by, grid_for(hist, options), estimator=options.estimator, prior=prior)
-    estimator = f"prior {prior.label}" if prior is not None and prior.active else options.estimator
+    spec = prior.prior if isinstance(prior, Valuation) else prior
+    posterior = prior.posterior if isinstance(prior, Valuation) else spec is not None and spec.active
+    estimator = f"prior {spec.label}" if posterior and spec is not None else options.estimator
     return SilentCurve(summary, tuple(by), estimator, tuple(options.sizes))
 
 
@@ -478,7 +481,7 @@ def analyse(
 ) -> SilentResult:
     """Everything ``silent`` shows: :func:`summaries` with :func:`with_ranges`, the headline over all prompts,
     the notes, and with ``spark`` and ``figure`` the curves of the table's sparkline and of ``--plot``."""
-    drawn = curve(hist, options, by, val.prior) if figure else None
+    drawn = curve(hist, options, by, val) if figure else None
     summary, overall = summaries(hist, by, options, val)
     summary = with_ranges(hist, summary, by, options, val, beyond)
     whole = overall if by or options.bins is not None else summary  # with no --by and no bins, its ranges

@@ -100,7 +100,7 @@ def silent_command(
         run.note(val.notes())
         if options.per_prompt:
             if plot.path is not None:
-                grid = silent.curve(hist.frame, options, inputs.by, val.prior)
+                grid = silent.curve(hist.frame, options, inputs.by, val)
                 run.save_plot(plot, grid, run.source_of(hist))
             sink_frame(
                 silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
