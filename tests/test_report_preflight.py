@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -65,3 +67,39 @@ def test_the_section_tables_preflight_s_row(config: Path, page: str) -> None:
 def test_the_loop_describes_one_input(config: Path, tmp_path: Path) -> None:
     result = invoke("report", BIGMATH, TOY, "--preflight-config", config, "-o", tmp_path / "r.html")
     assert 2 == result.exit_code
+
+
+def _run(*args: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sigmatool", *map(str, args)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (None, "No such file"),
+        ("data: [\n", "none of the batch loop's keys"),
+        ("model:\n  name: qwen\n", "none of the batch loop's keys"),
+    ],
+    ids=["missing", "not-a-config", "other-keys"],
+)
+@pytest.mark.parametrize("command", ["report", "preflight"])
+def test_a_config_without_the_loop_is_one_line_and_exit_1(
+    command: str, text: str | None, message: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "loop.yaml"
+    if text is not None:
+        path.write_text(text)
+    args = (
+        ["--preflight-config", path, "-o", tmp_path / "r.html"] if command == "report" else ["--config", path]
+    )
+    done = _run(command, TOY, *args)
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("note:")]
+    assert 1 == done.returncode, done.stderr
+    assert 1 == len(errors), done.stderr
+    assert message in errors[0]

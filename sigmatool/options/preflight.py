@@ -162,19 +162,28 @@ def overrides(items: Sequence[str]) -> dict[str, Scalar]:
     return out
 
 
-def read_config(path: str) -> dict[str, Scalar]:
-    """A trainer config file (YAML, or JSON for a TRL GRPOConfig) flattened to dotted keys."""
+def read_config(path: str, option: str = "--config") -> dict[str, Scalar]:
+    """A trainer config file (YAML, or JSON for a TRL GRPOConfig) flattened to dotted keys; ``option``
+    names the flag that gave it in the messages."""
     try:
         text = Path(path).read_text()
     except OSError as exc:
-        raise DataError(f"--config {path}: {exc.strerror or exc}") from exc
+        raise DataError(f"{option} {path}: {exc.strerror or exc}") from exc
     if path.endswith(".json"):
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DataError(f"--config {path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
-        return _flatten(data) if isinstance(data, dict) else {}
-    return read_yaml(text)
+            raise DataError(f"{option} {path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+        values = _flatten(data) if isinstance(data, dict) else {}
+    else:
+        values = read_yaml(text)
+    if not any(key in values for key in (*VERL_KEYS, *TRL_KEYS)):
+        # Without one, the loop's defaults would stand in for the trainer's settings, unsaid.
+        raise DataError(
+            f"{option} {path}: none of the batch loop's keys is there (verl: {', '.join(VERL_KEYS)}; TRL: "
+            f"{', '.join(TRL_KEYS)})"
+        )
+    return values
 
 
 def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, Scalar]:

@@ -207,7 +207,7 @@ def preflight_of(item: ReportInput, config: str, options: ReportOptions) -> Pref
     report's prior and estimator)."""
     from sigmatool.options.preflight import LoopSettings, from_config, read_config
 
-    settings, _ = from_config(read_config(config), LoopSettings(), config)
+    settings, _ = from_config(read_config(config, "--preflight-config"), LoopSettings(), config)
     settings = settings.checked()
     val = estimators.valuation(item.hist, (), settings.group_sizes, options.estimator, options.prior)
     return preflight.analyse(item.hist, settings, val, figure=True)
