@@ -19,7 +19,7 @@ Values = pl.DataFrame | pl.LazyFrame
 
 def distinct(values: Values) -> pl.DataFrame | None:
     """The histogram of distinct values, or None when the rows stream."""
-    return values if isinstance(values, pl.DataFrame) else None
+    return None if isinstance(values, pl.LazyFrame) else values
 
 
 def counted(values: Values, by: Sequence[str]) -> pl.DataFrame:
