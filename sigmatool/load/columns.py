@@ -193,9 +193,23 @@ def _scan(
     if not text_cols:
         return source.scan()
     as_text: dict[str, pl.DataType] = dict.fromkeys(text_cols, pl.String())
-    if every and source.fmt in ("json", "jsonl"):
-        return source.scan({**dict(schema.items()), **as_text})
+    if source.fmt in ("json", "jsonl"):
+        # A JSON scan given a schema reads only the columns it names: name every column that is used, as
+        # read before, and the text columns as text (a CSV scan overrides the named types and reads all).
+        kept = schema.names() if every else [c for c in needed if c in schema]
+        return source.scan({**{c: schema[c] for c in kept}, **as_text})
     return source.scan(as_text)
+
+
+def free_name(name: str, taken: Sequence[str]) -> str:
+    """``name``, or ``name`` with more underscores in front, that is none of ``taken`` (a user's columns).
+
+    >>> free_name("__row", ["__row", "___row"])
+    '____row'
+    """
+    while name in taken:
+        name = "_" + name
+    return name
 
 
 def _folder_columns(
@@ -239,13 +253,17 @@ def project(
                 f"{source.label}: column name(s) {', '.join(map(repr, clash))} are reserved; rename them"
             )
     lf = _scan(source, schema, listed_only, needed, text_cols, originals).with_columns(folders)
-    lf = lf.with_row_index(ROW, offset=1)
+    # The row number goes under a name no column of the user's has; the user's columns are read by their
+    # own names and renamed in one select, so a column called like an internal one (__row, __id) is just
+    # a column.
+    index = free_name(ROW, schema.names())
+    lf = lf.with_row_index(index, offset=1)
     exprs: list[pl.Expr] = [] if originals else [pl.col(b) for b in opts.by]
-    exprs.append(pl.col(ROW))
+    exprs.append(pl.col(index).alias(ROW))
     if opts.rollouts:
         exprs += [pl.col(opts.prompt_col or "").alias(RAW_ID), pl.col(opts.reward_col or "").alias(REWARD)]
     else:
-        exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(ROW).alias(RAW_ID))
+        exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(index).alias(RAW_ID))
         if opts.k_col:
             exprs += [pl.col(opts.k_col).alias(RAW_K), pl.col(opts.n_col or "").alias(RAW_N)]
         elif form.counted:
@@ -253,7 +271,7 @@ def project(
         else:
             exprs.append(column_expr(schema, opts.col or "", source.label).alias(RAW_P))
         exprs.append(pl.col(opts.weight_col).alias(RAW_W) if opts.weight_col else pl.lit(1.0).alias(RAW_W))
-    out = lf.select(pl.all().exclude(ROW), *exprs) if originals else lf.select(exprs)
+    out = lf.select(pl.all().exclude(index), *exprs) if originals else lf.select(exprs)
     # An empty or blank text cell in a value column is a missing value, as an empty CSV field is.
     blank = [c for c, dtype in out.collect_schema().items() if c in INTERNAL and dtype == pl.String]
     return out.with_columns(

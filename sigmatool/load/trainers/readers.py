@@ -146,7 +146,9 @@ def trl(file: DumpFile, index: int, opts: Options) -> Part:
     _require(file.path, "trl", schema, ["prompt"], layout)
     default = opts.reward_col or choose_trl_reward([file.path], [schema])
     field = _reward_field(file.path, "trl", schema, default, opts)
-    lf = pl.scan_parquet(file.path, glob=False).with_row_index(ROW, offset=1)
+    # Only the needed columns, so that a logged extra column of any name (even ``__row``) does no harm.
+    needed = list(dict.fromkeys(["prompt", field, *(["step"] if "step" in schema else [])]))
+    lf = pl.scan_parquet(file.path, glob=False).select(needed).with_row_index(ROW, offset=1)
     step = _step(file, schema, "step")
     prompt = _hash(pl.col("prompt"))
     frame = lf.select(
