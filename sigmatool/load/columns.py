@@ -30,6 +30,7 @@ from sigmatool.load.names import (
     USABLE,
 )
 from sigmatool.load.sources import Source, csv_header, read_error
+from sigmatool.load.trainers.detect import dump_hint
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 
@@ -63,6 +64,9 @@ def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -
     numeric = [c for c, dtype in schema.items() if dtype.is_numeric()]
     listing = ", ".join(numeric) if numeric else "none"
     if not candidates:
+        hint = dump_hint(names)
+        if hint:
+            raise DataError(f"{label}: no pass-rate column: {hint}")
         raise DataError(
             f"{label}: no pass-rate column found (looked for {', '.join(RATE_NAMES)} or a name ending in "
             f"solve_rate/pass_rate); pick one with --col, or give --k-col/--n-col. Numeric columns: {listing}"
@@ -149,8 +153,10 @@ def check_columns(
     names = header if header is not None else list(schema.names())
     missing = [c for c in needed if c not in schema]
     if missing:
+        hint = dump_hint(list(schema.names()))
         raise DataError(
             f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; the columns are: {', '.join(names)}"
+            + (f"; {hint}" if hint else "")
         )
     doubled = sorted({n for n in names if names.count(n) > 1})
     used = [d for d in doubled if d in needed]
