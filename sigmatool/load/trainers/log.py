@@ -74,11 +74,12 @@ def scan_trainer(
     parts = [read_part(trainer, file, i, options) for i, file in enumerate(dump_files)]
     rules = list(notes)
     for part in parts:
-        for note in [part.rule.says, *part.notes]:
+        for note in [part.rule.says, part.rows, *part.notes]:
             if note and note not in notes:
                 notes.append(note)
-        if part.rule.says and part.rule.says not in rules:
-            rules.append(part.rule.says)
+        for rule in (part.rule.says, part.rows):
+            if rule and rule not in rules:
+                rules.append(rule)
     frames = [part.frame.select(COLUMNS) for part in parts]
     try:
         frame = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
