@@ -9,6 +9,7 @@ groups themselves (exact fractions), not from what sigmatool reads.
 from __future__ import annotations
 
 import io
+import json
 import random
 from collections import defaultdict
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from tests.trainer_fixtures import (
     write_nemo_rl,
     write_roll,
     write_skyrl,
+    write_verl,
 )
 
 G = 8
@@ -218,3 +220,14 @@ def test_areal_text_names_a_reward_that_is_not_binary(tmp_path: Path) -> None:
     path.write_text(path.read_text().replace("reward is 1.0.", "reward is 0.5.", 1))
     with pytest.raises(DataError, match=r"field 'reward'.*at row 1"):
         rollout_counts(scan_trainer("areal", [str(path)]))
+
+
+def test_a_group_that_mixes_prompts_is_named_by_file_and_row(tmp_path: Path) -> None:
+    """A uid shared by two prompts (a reward function's bug): the message names a place to open."""
+    (path,) = write_verl(tmp_path, [Group(1, "a?", (True, False)), Group(1, "b?", (False, True))], uid=True)
+    lines = path.read_text().splitlines()
+    uid = json.loads(lines[0])["uid"]
+    path.write_text("\n".join(json.dumps(json.loads(line) | {"uid": uid}) for line in lines) + "\n")
+    result = invoke("track", path, "--from", "verl", "--format", "csv")
+    assert 1 == result.exit_code
+    assert f"at {path} row " in result.stderr
