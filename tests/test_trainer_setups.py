@@ -231,3 +231,39 @@ def test_a_group_that_mixes_prompts_is_named_by_file_and_row(tmp_path: Path) -> 
     result = invoke("track", path, "--from", "verl", "--format", "csv")
     assert 1 == result.exit_code
     assert f"at {path} row " in result.stderr
+
+
+# ------------------------------------------------------------------------------------------------ std
+
+RUN = "sample_data/example_run"
+
+
+@pytest.mark.parametrize("command", ["groupsize", "plan"])
+def test_from_uses_the_trainers_std(command: str) -> None:
+    default = invoke(command, RUN, "--from", "verl", "--format", "csv")
+    assert (
+        invoke(command, RUN, "--from", "verl", "--std", "bessel", "--format", "csv").stdout == default.stdout
+    )
+    assert "--from verl: σ is Bessel's std" in default.stderr
+
+
+def test_std_given_wins_over_the_trainers() -> None:
+    given = invoke("groupsize", RUN, "--from", "verl", "--std", "population", "--format", "csv")
+    assert "σ is Bessel's std" not in given.stderr
+    assert invoke("groupsize", RUN, "--from", "verl", "--format", "csv").stdout != given.stdout
+
+
+def test_drgrpo_divides_by_no_std_whatever_the_trainer() -> None:
+    result = invoke("groupsize", RUN, "--from", "verl", "--method", "drgrpo", "--format", "csv")
+    assert 0 == result.exit_code
+    assert "σ is" not in result.stderr
+
+
+def test_nemo_rl_leave_one_out_std_keeps_population(setups: dict[str, Setup]) -> None:
+    _, path, _ = setups["nemo-rl dynamic sampling"]
+    default = invoke("groupsize", path, "--from", "nemo-rl", "--format", "csv")
+    assert (
+        invoke("groupsize", path, "--from", "nemo-rl", "--std", "population", "--format", "csv").stdout
+        == default.stdout
+    )
+    assert "leave-one-out" in default.stderr
