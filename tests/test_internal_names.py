@@ -123,3 +123,36 @@ def test_odd_column_names_read_as_plain_ones(
     columns, odd = log
     plain = list(columns)
     assert _run(columns, fmt, tmp_path, "plain", plain) == _run(columns, fmt, tmp_path, "odd", odd)
+
+
+@st.composite
+def rate_tables(draw: st.DrawFn) -> tuple[dict[str, list[object]], list[str]]:
+    """A table of pass rates and ids under plain names, and the odd names to give them."""
+    rows = draw(st.integers(1, 10))
+    rates = draw(st.lists(st.sampled_from([0.0, 0.25, 0.5, 1.0, None, 1.5]), min_size=rows, max_size=rows))
+    ids = draw(st.lists(st.integers(0, 5), min_size=rows, max_size=rows))
+    names = draw(st.lists(st.sampled_from(ODD_NAMES), min_size=3, max_size=3, unique=True))
+    columns: dict[str, list[object]] = {"rate": rates, "qid": ids, "extra": [1] * rows}
+    return columns, names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(table=rate_tables())
+def test_odd_names_of_rate_and_id_columns_read_as_plain_ones(
+    tmp_path: Path, fmt: str, table: tuple[dict[str, list[object]], list[str]]
+) -> None:
+    columns, odd = table
+
+    def run(names: list[str], stem: str) -> tuple[int, str]:
+        frame = pl.DataFrame(columns, schema_overrides={"rate": pl.Float64}, strict=False)
+        path = _write(frame.rename(dict(zip(frame.columns, names, strict=True))), fmt, tmp_path, stem)
+        result = invoke(
+            "silent", path, "--col", names[0], "--id-col", names[1], "--G", "2,4", "--format", "csv",
+            "--skip-invalid",
+        )  # fmt: skip
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        return result.exit_code, result.stdout
+
+    assert run(list(columns), "plain") == run(odd, "odd")
