@@ -314,7 +314,8 @@ def _skyrl_trajectories(lf: pl.LazyFrame, reward: pl.Expr) -> pl.LazyFrame:
     With step_wise_trajectories, evaluate_step_wise dumps every turn as a row, a trajectory's turns in a run
     (dump_per_dataset_eval_results keeps the generator's order), each turn's input_prompt the whole
     conversation so far; the score that counts is the last turn's (rewards sit on the final step). Without
-    it, no row continues the one before, and every row is its own trajectory.
+    it, no row continues the one before, and every row is its own trajectory: a decoded prompt ends in the
+    chat template's turn for the answer, so one prompt's text is never the start of the next one's.
     """
     return (
         lf.select(
