@@ -17,6 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from sigmatool.options.analyses import TRAINER_STD
 from tests.conftest import csv_of, invoke
 from tests.trainer_fixtures import WRITERS, Group, rollouts_csv, write_areal, write_trl, write_verl
 
@@ -69,7 +70,9 @@ def test_from_gives_the_output_of_the_explicit_rollout_table(
 ) -> None:
     folder = dumps(trainer, tmp_path / "dump", TABLE, **kw)
     table = rollouts_csv(TABLE, tmp_path / "explicit.csv", trainer)
-    explicit = invoke(*command, table, *EXPLICIT, "--format", "csv")
+    # With --from, groupsize divides by the trainer's σ: the explicit table is asked for the same one.
+    std = ("--std", TRAINER_STD[trainer] or "population") if command[0] == "groupsize" else ()
+    explicit = invoke(*command, table, *EXPLICIT, *std, "--format", "csv")
     via_from = invoke(*command, folder, "--from", trainer, "--format", "csv")
     assert explicit.exit_code == 0, explicit.stderr
     assert explicit.stdout == via_from.stdout

@@ -273,7 +273,8 @@ def test_areal_folder_search_skips_eval_rollouts(tmp_path: Path) -> None:
 def test_a_folder_without_dumps_names_the_pattern(tmp_path: Path) -> None:
     with pytest.raises(
         DataError,
-        match=r"no roll dump file in it or below it \(looked for rollout_dump_data\.step_\{N\}\.jsonl\)",
+        match=r"no roll dump file in it or below it \(looked for rollout_dump_data\.step_\{N\}\.jsonl, or "
+        r"rollout_data\.jsonl\)",
     ):
         find_dump_files("roll", [str(tmp_path)])
 
@@ -354,8 +355,8 @@ def test_counts_stream_one_row_per_key(tmp_path: Path) -> None:
     assert Counter(g.step for g in TABLE) == Counter(out["step"].to_list())
 
 
-def test_prompt_key_of_roll_is_its_id() -> None:
-    assert prompt_key("roll", TABLE[0]).startswith("q-")
+def test_prompt_key_of_roll_is_its_domain_and_id() -> None:
+    assert prompt_key("roll", TABLE[0]).startswith("math_rule\x1fq-")
 
 
 def test_a_parquet_file_given_as_verl_names_the_trainer(tmp_path: Path) -> None:

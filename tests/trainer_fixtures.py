@@ -21,6 +21,7 @@ from pathlib import Path
 import polars as pl
 
 Reward = bool | None
+ROLL_DOMAIN = "math_rule"
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Group:
     prompt: str
     rewards: tuple[Reward, ...]
     system: str | None = None  # NeMo-RL: a system message before the prompt
+    domain: str | None = None  # ROLL: the dataset's domain in a multi-domain run (default math_rule)
 
 
 def by_step(groups: Iterable[Group]) -> dict[int, list[Group]]:
@@ -48,7 +50,7 @@ def roll_id(prompt: str) -> str:
 def prompt_key(trainer: str, group: Group) -> str:
     """The text each reader hashes as the prompt key of ``group``."""
     if trainer == "roll":
-        return roll_id(group.prompt)
+        return f"{group.domain or ROLL_DOMAIN}\x1f{roll_id(group.prompt)}"
     if trainer == "nemo-rl" and group.system is not None:
         return group.system + "\x1f" + group.prompt
     return group.prompt
@@ -190,28 +192,53 @@ def _nemo_val_row(g: Group, r: bool, i: int, rng: random.Random) -> dict[str, ob
     return {"content": [messages], "rewards": [1.0 if r else 0.0], "idx": i}
 
 
-def write_nemo_rl(folder: Path, groups: Sequence[Group], *, val: bool = False, seed: int = 0) -> list[Path]:
+def nonzero_std(group: Group) -> bool:
+    """The group has both right and wrong rewards: what NeMo-RL's dynamic sampling (and DAPO's filter) keeps."""
+    return len({r for r in group.rewards if r is not None}) > 1
+
+
+def _dynamic(rows: list[dict[str, object]], total: list[float]) -> list[dict[str, object]]:
+    """grpo_train with use_dynamic_sampling: log_data["filtered_rewards"] = the kept rows' own rewards, then
+    log_data["rewards"] = repeated_batch["total_reward"], the whole generation batch's (sliced by position)."""
+    out = []
+    for i, row in enumerate(rows):
+        own = row["rewards"]
+        first = {"content": row["content"], "rewards": [total[i]], "filtered_rewards": own}
+        out.append(first | {k: v for k, v in row.items() if k not in first})
+    return out
+
+
+def write_nemo_rl(
+    folder: Path, groups: Sequence[Group], *, val: bool = False, dynamic: bool = False, seed: int = 0
+) -> list[Path]:
     """NeMo-RL ``train_data_step{N}.jsonl`` / ``val_data_step{N}.jsonl`` (NVIDIA-NeMo/RL
     nemo_rl/algorithms/grpo.py grpo_train and validate; nemo_rl/utils/logger.py
     Logger.log_batched_dict_as_jsonl): one row per rollout, every value a one-item list, then "idx".
     Training rows: content (message texts), rewards, input_lengths, token_ids, token_loss_mask,
     sample_loss_mask, advantages, generation_logprobs, prev_logprobs. Validation rows: content as
     {role, content} messages, rewards. A group's rows are contiguous (repeat_interleave). The rewards are
-    tensors, so a missing reward cannot be written: such rollouts are left out.
+    tensors, so a missing reward cannot be written: such rollouts are left out. ``dynamic``:
+    use_dynamic_sampling (grpo.py dynamic_sampling, one generation batch per step): only the groups with a
+    nonzero reward std are dumped, each row with 'rewards' from the unfiltered batch by position and its own
+    reward in 'filtered_rewards'.
     """
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for step, step_groups in by_step(groups).items():
-        lines = []
+        rows: list[dict[str, object]] = []
+        total = [float(r) for g in step_groups for r in g.rewards if r is not None]
         for g in step_groups:
+            if dynamic and not nonzero_std(g):
+                continue
             for r in g.rewards:
                 if r is None:
                     continue
-                row = (_nemo_val_row if val else _nemo_train_row)(g, r, len(lines), rng)
-                lines.append(json.dumps(row) + "\n")
+                rows.append((_nemo_val_row if val else _nemo_train_row)(g, r, len(rows), rng))
+        if dynamic:
+            rows = _dynamic(rows, total)
         path = folder / f"{'val' if val else 'train'}_data_step{step}.jsonl"
-        path.write_text("".join(lines))
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
         paths.append(path)
     return paths
 
@@ -219,15 +246,18 @@ def write_nemo_rl(folder: Path, groups: Sequence[Group], *, val: bool = False, s
 # ------------------------------------------------------------------------------------------------ AReaL
 
 
-def write_areal(log_path: Path, groups: Sequence[Group], *, seed: int = 0) -> list[Path]:
+def write_areal(log_path: Path, groups: Sequence[Group], *, workers: int = 1, seed: int = 0) -> list[Path]:
     """AReaL ``rollout/{tail_version}/{task_id}.jsonl`` (inclusionAI/AReaL areal/infra/workflow_executor.py,
     WorkflowExecutor._dump_trajectory): one file per task (one group), appended, one json.dumps record per
     sample: task_id, sample_idx, seqlen, prompt_len, head_version, tail_version, reward (float), prompt,
     completion. The step is the policy version. Rewards are tensors: missing ones are left out.
+    ``workers``: SPMD mode, data-parallel workers each with its own executor, whose TaskIdGenerator counts
+    from 0: groups go to the workers in turn and share task ids, so their records land in the same file.
     """
     rng = random.Random(seed)
-    paths = []
-    for task_id, g in enumerate(groups):
+    paths: list[Path] = []
+    for number, g in enumerate(groups):
+        task_id = number // workers
         folder = log_path / "rollout" / str(g.step)
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{task_id}.jsonl"
@@ -248,19 +278,71 @@ def write_areal(log_path: Path, groups: Sequence[Group], *, seed: int = 0) -> li
                     "completion": _answer(rng, r),
                 }
                 handle.write(json.dumps(record) + "\n")
-        paths.append(path)
+        paths += [] if path in paths else [path]
+    return paths
+
+
+COLOURED = "\x1b[33m\x1b[2m{}\x1b[0m"  # colorama Fore.YELLOW + Style.DIM, text, Style.RESET_ALL
+
+
+def write_areal_text(dump_dir: Path, groups: Sequence[Group], *, seed: int = 0) -> list[Path]:
+    """AReaL before v0.5.2, ``{dump_dir}/{version}/{qid}.txt`` (inclusionAI/AReaL v0.5.1
+    areal/workflow/rlvr.py, RLVRWorkflow.arun_episode; dump_dir is ``{log_path}/generated`` in the
+    examples): each episode appends, per sample, "idx: {i+1} / {n}, seqlen: {seqlen}, reward is {reward}."
+    then the coloured prompt and completion; qid is the dataset's query_id/id/qid. Rewards are the reward
+    function's floats; a missing one cannot be written and is left out. A completion may hold new lines.
+    """
+    rng = random.Random(seed)
+    paths: list[Path] = []
+    for g in groups:
+        folder = dump_dir / str(g.step)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{hashlib.sha1(g.prompt.encode()).hexdigest()[:12]}.txt"
+        kept = [r for r in g.rewards if r is not None]
+        with path.open("a") as handle:
+            for i, r in enumerate(kept):
+                info = "\n".join(
+                    [
+                        f"idx: {i + 1} / {len(kept)}, seqlen: {rng.randint(20, 90)}, reward is {float(r)}.",
+                        f"prompt is \n{COLOURED.format(g.prompt)}",
+                        f"sequence is: \n{COLOURED.format(_answer(rng, r) + chr(10) + 'so: ' + str(i))}",
+                    ]
+                )
+                handle.write(info + "\n")
+        paths += [] if path in paths else [path]
     return paths
 
 
 # ------------------------------------------------------------------------------------------------ SkyRL
 
 
-def write_skyrl(export_path: Path, groups: Sequence[Group], *, seed: int = 0) -> list[Path]:
+def _skyrl_rows(g: Group, r: bool, rng: random.Random, step_wise: bool) -> list[tuple[str, object]]:
+    """(input_prompt, score) per dumped row of one trajectory. Step-wise (skyrl_gym_generator.agent_loop with
+    step_wise_trajectories): one row per turn, each turn's prompt the conversation so far, its score a list
+    of token rewards with the turn's reward on its last token: 0 before the final turn, the reward on it."""
+    if not step_wise:
+        return [(g.prompt, 1.0 if r else 0.0)]
+    turns = rng.randint(1, 4)
+    rows: list[tuple[str, object]] = []
+    conversation = g.prompt
+    for turn in range(turns):
+        final = turn == turns - 1
+        tokens = [0.0] * rng.randint(2, 5)
+        tokens[-1] = (1.0 if r else 0.0) if final else 0.0
+        rows.append((conversation, tokens))
+        conversation += f"<assistant>{_answer(rng, None)}</assistant><user>observation {turn}</user>"
+    return rows
+
+
+def write_skyrl(
+    export_path: Path, groups: Sequence[Group], *, step_wise: bool = False, seed: int = 0
+) -> list[Path]:
     """SkyRL ``dumped_evals/global_step_{N}_evals/{data_source}.jsonl`` (NovaSky-AI/SkyRL
     skyrl/train/utils/trainer_utils.py, dump_per_dataset_eval_results): per data source, rows input_prompt,
     output_response, score (float), stop_reason, env_class, env_extras, data_source; plus
     aggregated_results.jsonl (one line of metrics). Data sources alternate between two; "/" becomes "_" in
     the file name (sanitize_data_source). Missing rewards cannot be written and are left out.
+    ``step_wise``: evaluate_step_wise with step_wise_trajectories=true dumps every turn (see _skyrl_rows).
     """
     rng = random.Random(seed)
     paths = []
@@ -273,16 +355,17 @@ def write_skyrl(export_path: Path, groups: Sequence[Group], *, seed: int = 0) ->
             for r in g.rewards:
                 if r is None:
                     continue
-                entry = {
-                    "input_prompt": g.prompt,
-                    "output_response": _answer(rng, r),
-                    "score": 1.0 if r else 0.0,
-                    "stop_reason": "stop",
-                    "env_class": "gsm8k",
-                    "env_extras": {"data_source": source, "reward_spec": {"ground_truth": "42"}},
-                    "data_source": source,
-                }
-                per_source[source].append(json.dumps(entry, ensure_ascii=False) + "\n")
+                for prompt, score in _skyrl_rows(g, r, rng, step_wise):
+                    entry = {
+                        "input_prompt": prompt,
+                        "output_response": _answer(rng, r),
+                        "score": score,
+                        "stop_reason": "stop",
+                        "env_class": "gsm8k",
+                        "env_extras": {"data_source": source, "reward_spec": {"ground_truth": "42"}},
+                        "data_source": source,
+                    }
+                    per_source[source].append(json.dumps(entry, ensure_ascii=False) + "\n")
         for source, lines in per_source.items():
             path = folder / f"{source.replace('/', '_')}.jsonl"
             path.write_text("".join(lines))
@@ -294,35 +377,57 @@ def write_skyrl(export_path: Path, groups: Sequence[Group], *, seed: int = 0) ->
 # ------------------------------------------------------------------------------------------------ ROLL
 
 
-def write_roll(folder: Path, groups: Sequence[Group], *, with_id: bool = True, seed: int = 0) -> list[Path]:
+def write_roll(
+    folder: Path,
+    groups: Sequence[Group],
+    *,
+    with_id: bool = True,
+    numbered: bool = False,
+    single: bool = False,
+    seed: int = 0,
+) -> list[Path]:
     """ROLL ``rollout_dump_data.step_{N}.jsonl`` (alibaba/ROLL roll/pipeline/rlvr/utils.py,
     dump_rollout_to_specific_path and write_to_json_process): one line, a JSON object of column arrays:
     the batch's dataset columns kept by COLUMMNS_CONFIG (id, prompt, messages, ground_truth, tag,
     difficulty, domain, ...) in their order, then responses, scores (float), sampling_params (a JSON string
-    per row), global_step. Scores are tensors: missing ones are left out.
+    per row), global_step. Scores are tensors: missing ones are left out. ``numbered``: each domain's
+    dataset numbers its prompts from 0 (ids collide across domains, as in ROLL's own example mixes);
+    ``single``: ROLL before late 2025 (cec5234a^): every step appended as one line to rollout_data.jsonl,
+    with every non-tensor column of the batch (none left out by COLUMMNS_CONFIG).
     """
     rng = random.Random(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    paths = []
+    paths: list[Path] = []
+    numbers: dict[tuple[str, str], int] = {}
     for step, step_groups in by_step(groups).items():
         cols: dict[str, list[object]] = defaultdict(list)
         for g in step_groups:
+            domain = g.domain or ROLL_DOMAIN
+            number = numbers.setdefault((domain, g.prompt), sum(d == domain for d, _ in numbers))
             for r in g.rewards:
                 if r is None:
                     continue
                 if with_id:
-                    cols["id"].append(roll_id(g.prompt))
+                    cols["id"].append(str(number) if numbered else roll_id(g.prompt))
                 cols["messages"].append(json.dumps([{"role": "user", "content": g.prompt}]))
                 cols["ground_truth"].append("42")
                 cols["tag"].append("math_rule")
                 cols["difficulty"].append(str(rng.randint(1, 5)))
-                cols["domain"].append("math_rule")
+                cols["domain"].append(domain)
+                if single:
+                    cols["prompt_id"].append(rng.randint(0, 9))  # a column COLUMMNS_CONFIG would drop
                 cols["responses"].append(_answer(rng, r))
                 cols["scores"].append(1.0 if r else 0.0)
                 cols["sampling_params"].append(json.dumps({"temperature": 1.0}))
                 cols["global_step"].append(step)
         if not cols:
             continue  # ROLL dumps generated batches, never an empty one
+        if single:
+            path = folder / "rollout_data.jsonl"
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(dict(cols), ensure_ascii=False) + "\n")
+            paths += [] if path in paths else [path]
+            continue
         path = folder / f"rollout_dump_data.step_{step}.jsonl"
         path.write_text(json.dumps(dict(cols), ensure_ascii=False) + "\n")
         paths.append(path)

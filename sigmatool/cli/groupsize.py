@@ -29,11 +29,10 @@ from sigmatool.options import (
     OutputOptions,
     PlotOptions,
     PriorSpec,
-    Std,
     check_prior,
     summary_bins,
 )
-from sigmatool.options.analyses import groupsize_options
+from sigmatool.options.analyses import groupsize_options, trainer_std
 
 if TYPE_CHECKING:
     from sigmatool.estimators import Valuation
@@ -75,7 +74,7 @@ def groupsize_command(
     max_silent: MaxSilentOpt = None,
     min_size: MinG = None,
     max_size: MaxG = None,
-    std: StdConvention = Std.population,
+    std: StdConvention = None,
     law: LawOpt = False,
     uniform: UniformOpt = 8,
     bins: Bins = None,
@@ -101,16 +100,11 @@ def groupsize_command(
 
         sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
+    convention, std_note = trainer_std(std.value if std else None, inputs.trainer, method.value)
     target = groupsize_options(
-        fidelity=fidelity,
-        method=method.value,
-        std=std.value,
-        min_G=min_size,
-        max_G=max_size,
-        max_silent=max_silent,
-        uniform=uniform,
-        law=law,
-    )
+        fidelity=fidelity, method=method.value, std=convention, min_G=min_size, max_G=max_size,
+        max_silent=max_silent, uniform=uniform, law=law,
+    )  # fmt: skip
     cut = summary_bins(bins, per_prompt)
     check_prior(prior, has_counts=True, law=law)  # counts are checked once read (a 1/n grid is counts)
     run.check(inputs, out, plot.output)
@@ -119,7 +113,7 @@ def groupsize_command(
 
     with run.values_of(inputs, stream=not prior.active) as hist:
         val = estimators.valuation(hist.frame, inputs.by, prior=prior)
-        run.note(val.notes())
+        run.note([*val.notes(), *([std_note] if std_note else [])])
         if per_prompt:
             _plot_sizes(plot, hist, inputs.by, target, val)
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)

@@ -339,11 +339,13 @@ Fidelity = Annotated[
     ),
 ]
 StdConvention = Annotated[
-    Std,
+    Std | None,
     typer.Option(
         "--std",
         help="The std that --method grpo divides by: population, the group's own; or bessel, torch's (TRL, "
-        "verl, OpenRLHF), which realises √((G−1)/G) of the update, so more G is needed.",
+        "verl, OpenRLHF), which realises √((G−1)/G) of the update, so more G is needed. Default: "
+        "population; with --from, the trainer's own (docs/trainers.md).",
+        show_default=False,
     ),
 ]
 MinG = Annotated[

@@ -10,7 +10,7 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import EstimatorOpt, PerPrompt, input_options, output_options, plot_options, uses
-from sigmatool.cli.plan_params import plan_request
+from sigmatool.cli.plan_params import for_trainer, plan_request
 from sigmatool.options import (
     Estimator,
     InputOptions,
@@ -62,6 +62,7 @@ def plan_command(
 
         sigmatool plan sample_data/toy_pass_rates.csv --per-prompt -o plan.csv
     """
+    request, std_notes = for_trainer(request, inputs.trainer)
     check_plan_output(
         request,
         inputs.by,
@@ -80,7 +81,7 @@ def plan_command(
 
     with run.histogram_of(inputs) as hist:
         val = estimators.valuation(hist.frame, inputs.by, request.sizes, estimator.value, prior)
-        run.note(val.notes())
+        run.note([*val.notes(), *std_notes])
         plans = groups.plan_histogram(hist.frame, inputs.by, request, val)
         if plot.path is not None:
             frames = plan_frames(plans.plans[0])

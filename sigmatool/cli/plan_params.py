@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 import typer
 
 from sigmatool.cli.params import Fidelity, MaxG, MinG, PlanBudgetOpt, StdConvention, UpdateRule, uses
-from sigmatool.options import Method, Std
+from sigmatool.options import Method
+from sigmatool.options.analyses import trainer_std
 from sigmatool.options.plan import (
     DEFAULT_SIZES,
     PlanBudget,
@@ -81,14 +83,15 @@ def plan_request(
     objective: ObjectiveName = None,
     method: UpdateRule = Method.grpo,
     fidelity: Fidelity = None,
-    std: StdConvention = Std.population,
+    std: StdConvention = None,
 ) -> PlanOptions:
-    """The whole plan request, checked at once (every problem named in one message)."""
-    return plan_options(
+    """The whole plan request, checked at once (every problem named in one message); without --std,
+    ``std_given`` is false, so that --from can choose the trainer's (:func:`for_trainer`)."""
+    request = plan_options(
         sizes=limits.sizes,
         objective=objective or "signal",
         method=method.value,
-        std=std.value,
+        std=std.value if std else "population",
         target=fidelity,
         keep_all=limits.keep_all,
         budget=limits.budget,
@@ -96,6 +99,15 @@ def plan_request(
         min_G=limits.min_size,
         max_G=limits.max_size,
     )
+    return request if std else replace(request, std_given=False)
+
+
+def for_trainer(request: PlanOptions, trainer: str | None) -> tuple[PlanOptions, list[str]]:
+    """The request with the trainer's std convention when --std was not given, and a note saying so."""
+    if request.std_given:
+        return request, []
+    std, note = trainer_std(None, trainer, request.method)
+    return replace(request, std=std, std_given=True), [note] if note else []
 
 
 def simulate_plan_options(

@@ -23,6 +23,7 @@ from sigmatool.cli.params import (
 )
 from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
+from sigmatool.options.analyses import groupsize_options, trainer_std
 
 if TYPE_CHECKING:
     from sigmatool.report import ReportInput, ReportOptions
@@ -126,6 +127,7 @@ def report_command(
     if tracked and len(each) > 1:
         run.note(["the report tracks one run: give one DATA for its track section"])
     options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
+    options = _trainer_std(options, everything.trainer)
     if tracked and len(each) == 1:
         from sigmatool.track import headline
 
@@ -137,6 +139,15 @@ def report_command(
         report.write_markdown(target.path)
     else:
         report.write_html(target.path)
+
+
+def _trainer_std(options: ReportOptions, trainer: str | None) -> ReportOptions:
+    """With --from, the group-size section divides by the trainer's std, and a note says so."""
+    std, note = trainer_std(None, trainer)
+    if note is None:
+        return options
+    run.note([note])
+    return replace(options, groupsize=groupsize_options(std=std))
 
 
 def _sections(

@@ -184,6 +184,7 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
     always = float(sized.filter(pl.col("p").is_in([0.0, 1.0]) & ~pl.col("reachable"))["prompts"].sum())
     beyond = float(row["unreachable"]) - always
     lead = f"To reach {100 * options.target:g}% fidelity"
+    lead += " (σ: Bessel's std)" if options.std == "bessel" and options.method == "grpo" else ""
     if options.max_silent is not None:
         lead += f" with at most {100 * options.max_silent:g}% silent groups"
     why = ["always or never solved"] if always > 0 else []

@@ -47,6 +47,7 @@ from sigmatool.load.sources import (
     parquet_rows,
     sample_options,
 )
+from sigmatool.load.trainers.detect import dump_hint
 from sigmatool.load.validate import usable_expr
 from sigmatool.load.value import ValueForm, detected_extras, value_form
 from sigmatool.options import InputOptions
@@ -83,7 +84,12 @@ def _value_column(
     options: InputOptions, sources: Sequence[Source]
 ) -> tuple[InputOptions, ValueForm, list[str]]:
     """The options with the pass-rate column resolved (detected by name when not given), and its form."""
-    if options.rollouts or options.k_col:
+    if options.rollouts:
+        # A trainer's dump read as a plain log loses the trainer's reward rule and groups: say which it is.
+        hint = dump_hint(source_schema(sources[0])[0].names())
+        note = f"{sources[0].label}: {hint}, which grades and groups the rollouts as the trainer did"
+        return options, ValueForm(), [note] if hint else []
+    if options.k_col:
         return options, ValueForm(), []
     first = sources[0]
     notes: list[str] = []

@@ -30,6 +30,7 @@ from sigmatool.load.names import (
     USABLE,
 )
 from sigmatool.load.sources import Source, csv_header, read_error
+from sigmatool.load.trainers.detect import dump_hint
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 
@@ -63,6 +64,9 @@ def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -
     numeric = [c for c, dtype in schema.items() if dtype.is_numeric()]
     listing = ", ".join(numeric) if numeric else "none"
     if not candidates:
+        hint = dump_hint(names)
+        if hint:
+            raise DataError(f"{label}: no pass-rate column: {hint}")
         raise DataError(
             f"{label}: no pass-rate column found (looked for {', '.join(RATE_NAMES)} or a name ending in "
             f"solve_rate/pass_rate); pick one with --col, or give --k-col/--n-col. Numeric columns: {listing}"
@@ -149,8 +153,10 @@ def check_columns(
     names = header if header is not None else list(schema.names())
     missing = [c for c in needed if c not in schema]
     if missing:
+        hint = dump_hint(list(schema.names()))
         raise DataError(
             f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; the columns are: {', '.join(names)}"
+            + (f"; {hint}" if hint else "")
         )
     doubled = sorted({n for n in names if names.count(n) > 1})
     used = [d for d in doubled if d in needed]
@@ -193,9 +199,23 @@ def _scan(
     if not text_cols:
         return source.scan()
     as_text: dict[str, pl.DataType] = dict.fromkeys(text_cols, pl.String())
-    if every and source.fmt in ("json", "jsonl"):
-        return source.scan({**dict(schema.items()), **as_text})
+    if source.fmt in ("json", "jsonl"):
+        # A JSON scan given a schema reads only the columns it names: name every column that is used, as
+        # read before, and the text columns as text (a CSV scan overrides the named types and reads all).
+        kept = schema.names() if every else [c for c in needed if c in schema]
+        return source.scan({**{c: schema[c] for c in kept}, **as_text})
     return source.scan(as_text)
+
+
+def free_name(name: str, taken: Sequence[str]) -> str:
+    """``name``, or ``name`` with more underscores in front, that is none of ``taken`` (a user's columns).
+
+    >>> free_name("__row", ["__row", "___row"])
+    '____row'
+    """
+    while name in taken:
+        name = "_" + name
+    return name
 
 
 def _folder_columns(
@@ -239,13 +259,17 @@ def project(
                 f"{source.label}: column name(s) {', '.join(map(repr, clash))} are reserved; rename them"
             )
     lf = _scan(source, schema, listed_only, needed, text_cols, originals).with_columns(folders)
-    lf = lf.with_row_index(ROW, offset=1)
+    # The row number goes under a name no column of the user's has; the user's columns are read by their
+    # own names and renamed in one select, so a column called like an internal one (__row, __id) is just
+    # a column.
+    index = free_name(ROW, schema.names())
+    lf = lf.with_row_index(index, offset=1)
     exprs: list[pl.Expr] = [] if originals else [pl.col(b) for b in opts.by]
-    exprs.append(pl.col(ROW))
+    exprs.append(pl.col(index).alias(ROW))
     if opts.rollouts:
         exprs += [pl.col(opts.prompt_col or "").alias(RAW_ID), pl.col(opts.reward_col or "").alias(REWARD)]
     else:
-        exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(ROW).alias(RAW_ID))
+        exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(index).alias(RAW_ID))
         if opts.k_col:
             exprs += [pl.col(opts.k_col).alias(RAW_K), pl.col(opts.n_col or "").alias(RAW_N)]
         elif form.counted:
@@ -253,7 +277,7 @@ def project(
         else:
             exprs.append(column_expr(schema, opts.col or "", source.label).alias(RAW_P))
         exprs.append(pl.col(opts.weight_col).alias(RAW_W) if opts.weight_col else pl.lit(1.0).alias(RAW_W))
-    out = lf.select(pl.all().exclude(ROW), *exprs) if originals else lf.select(exprs)
+    out = lf.select(pl.all().exclude(index), *exprs) if originals else lf.select(exprs)
     # An empty or blank text cell in a value column is a missing value, as an empty CSV field is.
     blank = [c for c, dtype in out.collect_schema().items() if c in INTERNAL and dtype == pl.String]
     return out.with_columns(

@@ -27,7 +27,7 @@ PROMPT_FIELDS = {
     "nemo-rl": "the message texts of 'content'",
     "areal": "'prompt'",
     "skyrl": "'input_prompt'",
-    "roll": "'id'",
+    "roll": "'domain' and 'id'",
 }
 
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from sigmatool.errors import UsageError
 from sigmatool.options.common import MAX_G, Counts, InputFormat, OutputFormat, Trainer, check_count
 
-RESERVED = ("p", "k", "n", "prompts", "weight", "id", "G", "segment")
+RESERVED = ("p", "k", "n", "prompts", "rows", "weight", "id", "G", "segment")
+# The --by columns sit beside sigmatool's own helper columns, whose names all begin so.
+HELPER_PREFIX = "__"
 # The trainers whose rollout dumps --from reads (sigmatool.load.trainers has a reader for each).
 TRAINERS = tuple(t.value for t in Trainer)
 COUNT_DIRECTIONS = tuple(c.value for c in Counts)
@@ -80,9 +82,12 @@ class InputOptions:
             check_count("--samples", self.samples, 1, MAX_G)
         self._check_forms()
         self._check_trainer()
-        clash = [b for b in self.by if b in RESERVED]
+        clash = [b for b in self.by if b in RESERVED or b.startswith(HELPER_PREFIX)]
         if clash:
-            raise UsageError(f"--by column name(s) {', '.join(clash)} clash with output columns; rename them")
+            raise UsageError(
+                f"--by column name(s) {', '.join(clash)} clash with output columns (or "
+                f"with sigmatool's helper columns, named {HELPER_PREFIX}…); rename them"
+            )
         if len(set(self.by)) != len(self.by):
             raise UsageError("--by: each column may be given once")
 

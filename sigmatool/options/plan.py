@@ -94,6 +94,7 @@ class PlanOptions:
     keep_all: bool = False
     budget: float | None = DEFAULT_BUDGET  # mean rollouts per prompt
     total: int | None = None  # or a total number of rollouts
+    std_given: bool = True  # false: --std was left to its default, which --from may set to the trainer's
 
     def total_rollouts(self, prompts: int) -> int:
         """The rollout budget for this many prompts: ``total``, else ⌊budget × prompts⌋ computed exactly."""
@@ -107,6 +108,7 @@ class PlanOptions:
         given = f"{self.budget:g} per prompt" if self.total is None else f"{self.total:,} rollouts"
         what = f"fidelity φ* = {self.target:g}" if self.objective == "fidelity" else self.objective
         rule = "Dr. GRPO" if self.method == "drgrpo" else "GRPO"
+        rule += ", Bessel's std" if self.std == "bessel" else ""
         return f"budget {given}, sizes {','.join(map(str, self.sizes))}, {what} ({rule})"
 
 

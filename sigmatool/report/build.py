@@ -258,10 +258,13 @@ def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
 
 def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:
     """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's plan section,
-    under the report's prior if it has one."""
+    under the report's prior if it has one, dividing by the report's σ."""
     from sigmatool.options.plan import plan_options
     from sigmatool.plan.core import plan_frames, plan_values
     from sigmatool.plan.groups import plan_input
 
-    val = _valuation(item.hist, (), options or ReportOptions())
-    return plan_frames(plan_values(*plan_input(item.hist, (), val), plan_options(budget=budget)))
+    chosen = options or ReportOptions()
+    val = _valuation(item.hist, (), chosen)
+    # The same σ as the group-size section (with --from, the trainer's).
+    request = plan_options(budget=budget, std=chosen.groupsize.std)
+    return plan_frames(plan_values(*plan_input(item.hist, (), val), request))

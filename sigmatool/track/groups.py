@@ -8,7 +8,7 @@ those that are right.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import polars as pl
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 LOG_COLUMNS = ("step", "group", "prompt", "right", "usable")
 # Optional: ``bad`` (Boolean) marks a present reward that cannot be graded, as the trainer readers give it.
 OPTIONAL_COLUMNS = ("bad",)
+# Optional, together: where a rollout was read (``file``, an index into the files named to group_table, and
+# its ``row``), so that a message names a place the user can open rather than a group's hash.
+WHERE_COLUMNS = ("file", "row")
 MAX_NAMED = 5
 
 
@@ -49,21 +52,27 @@ def checked(log: pl.LazyFrame) -> pl.LazyFrame:
     schema = log.collect_schema()
     _check_schema(schema)
     bad = pl.col("bad").fill_null(False) if "bad" in schema else pl.lit(False)
-    return log.select(pl.col("step").cast(pl.Int64), "group", "prompt", "right", "usable", bad.alias("bad"))
+    where = [c for c in WHERE_COLUMNS if c in schema] if all(c in schema for c in WHERE_COLUMNS) else []
+    return log.select(
+        pl.col("step").cast(pl.Int64), "group", "prompt", "right", "usable", bad.alias("bad"), *where
+    )
 
 
-def group_table(log: pl.LazyFrame) -> pl.DataFrame:
+def group_table(log: pl.LazyFrame, files: Sequence[str] = ()) -> pl.DataFrame:
     """One row per (step, group): ``step``, ``group``, ``prompt``, ``G`` (usable rollouts), ``k`` (right ones),
     ``bad`` and ``missing`` (rollouts whose reward could not be graded or was missing; Int64).
 
     Groups without a usable rollout are kept with G = 0 so that they can be counted. Raises DataError for a
     null key, a usable rollout without a grade, or a group that mixes prompts. Whether a bad reward is an
-    error is the caller's choice (the trainer readers name its file and rows).
+    error is the caller's choice (the trainer readers name its file and rows). With ``files`` and the log's
+    ``file`` and ``row`` columns, a message names a group by one of its rollouts' file and row.
     """
     lf = checked(log)
+    where = [pl.col(c).first() for c in WHERE_COLUMNS] if files and "file" in lf.collect_schema() else []
     groups = (
         lf.group_by("step", "group")
         .agg(
+            *where,
             pl.col("prompt").first(),
             pl.col("prompt").n_unique().alias("__prompts"),
             pl.col("usable").fill_null(False).sum().cast(pl.Int64).alias("G"),
@@ -79,11 +88,21 @@ def group_table(log: pl.LazyFrame) -> pl.DataFrame:
         .sort("step", "group", nulls_last=True)
         .collect()
     )
-    _check_groups(groups)
+    _check_groups(groups, files)
     return groups.select("step", "group", "prompt", "G", "k", "bad", "missing")
 
 
-def _check_groups(groups: pl.DataFrame) -> None:
+def _named(groups: pl.DataFrame, files: Sequence[str]) -> str:
+    """The first groups, each by a place a user can open (file and row) when known, else by its key."""
+    first = groups.head(MAX_NAMED)
+    if files and "file" in first.columns:
+        return ", ".join(
+            f"step {s} at {files[f]} row {r}" for s, f, r in first.select("step", "file", "row").rows()
+        )
+    return ", ".join(f"step {s} group {g!r}" for s, g in first.select("step", "group").rows())
+
+
+def _check_groups(groups: pl.DataFrame, files: Sequence[str] = ()) -> None:
     if groups["__null_key"].any():
         raise DataError("training log: some rollouts have a null step, group or prompt")
     for column, message in (
@@ -93,10 +112,7 @@ def _check_groups(groups: pl.DataFrame) -> None:
         limit = 0 if column == "__ungraded" else 1
         bad = groups.filter(pl.col(column) > limit)
         if bad.height:
-            named = ", ".join(
-                f"step {s} group {g!r}" for s, g in bad.select("step", "group").head(MAX_NAMED).rows()
-            )
-            raise DataError(f"training log: {bad.height} {message} ({named})")
+            raise DataError(f"training log: {bad.height} {message} ({_named(bad, files)})")
 
 
 def export_pass_rates(log: pl.LazyFrame, steps: tuple[int, int] | None = None) -> pl.DataFrame:
@@ -129,7 +145,7 @@ def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
     from sigmatool.load.trainers import describe_bad_rows
 
     try:
-        groups = group_table(trainer_log.frame)
+        groups = group_table(trainer_log.frame, [f.path for f in trainer_log.files])
     except pl.exceptions.PolarsError as exc:
         lines = str(exc).strip().splitlines() or [type(exc).__name__]
         raise DataError(f"cannot read the {trainer_log.trainer} dump: {lines[0]}") from exc

@@ -43,10 +43,11 @@ LAYOUTS: dict[str, Layout] = {
         skip=re.compile(r"(?:^|/)val_data_step\d+\.jsonl$"),
     ),
     # AReaL writes {log_path}/rollout/{tail_version}/{task_id}.jsonl (WorkflowExecutor._dump_trajectory);
-    # evaluation rollouts go to eval-rollout/ and are left out of a folder search.
+    # evaluation rollouts go to eval-rollout/ and are left out of a folder search. Before v0.5.2 its
+    # workflows wrote {dump_dir}/{version}/{qid}.txt (RLVRWorkflow.arun_episode), qid any dataset id.
     "areal": Layout(
-        re.compile(r"(?:^|/)(?P<step>\d+)/\d+\.jsonl$"),
-        "rollout/{version}/{task_id}.jsonl",
+        re.compile(r"(?:^|/)(?P<step>\d+)/(?:\d+\.jsonl|[^/]+\.txt)$"),
+        "rollout/{version}/{task_id}.jsonl, or generated/{version}/{qid}.txt before v0.5.2",
         recursive=True,
         skip=re.compile(r"(?:^|/)eval-rollout/"),
     ),
@@ -58,10 +59,11 @@ LAYOUTS: dict[str, Layout] = {
         recursive=True,
         skip=re.compile(r"(?:^|/)aggregated_results\.jsonl$"),
     ),
-    # ROLL writes {rollout_dump_dir}/rollout_dump_data.step_{N}.jsonl (write_to_json_process).
+    # ROLL writes {rollout_dump_dir}/rollout_dump_data.step_{N}.jsonl (write_to_json_process); before
+    # late 2025 it appended every step to one {rollout_dump_dir}/rollout_data.jsonl.
     "roll": Layout(
-        re.compile(r"(?:^|/)rollout_dump_data\.step_(?P<step>\d+)\.jsonl$"),
-        "rollout_dump_data.step_{N}.jsonl",
+        re.compile(r"(?:^|/)(?:rollout_dump_data\.step_(?P<step>\d+)|rollout_data)\.jsonl$"),
+        "rollout_dump_data.step_{N}.jsonl, or rollout_data.jsonl",
         recursive=True,
     ),
 }

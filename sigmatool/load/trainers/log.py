@@ -23,7 +23,8 @@ class TrainerLog:
 
     ``frame`` has one row per rollout: ``step`` (Int64, null if unknown), ``group`` (UInt64, one sampled
     group), ``prompt`` (UInt64 hash), ``reward`` (Float64, null if missing), ``right``, ``usable`` (reward
-    present and gradeable) and ``bad`` (reward present but not gradeable), all Boolean.
+    present and gradeable) and ``bad`` (reward present but not gradeable), all Boolean; then where it was
+    read: ``file`` (UInt32, its place in ``files``) and ``row`` (its row, or ROLL's item, from 1).
     """
 
     trainer: str
@@ -74,12 +75,17 @@ def scan_trainer(
     parts = [read_part(trainer, file, i, options) for i, file in enumerate(dump_files)]
     rules = list(notes)
     for part in parts:
-        for note in [part.rule.says, *part.notes]:
+        for note in [part.rule.says, part.rows, *part.notes]:
             if note and note not in notes:
                 notes.append(note)
-        if part.rule.says and part.rule.says not in rules:
-            rules.append(part.rule.says)
-    frames = [part.frame.select(COLUMNS) for part in parts]
+        for rule in (part.rule.says, part.rows):
+            if rule and rule not in rules:
+                rules.append(rule)
+    # Where each rollout was read (the file's place in ``files``, its row), so that messages name it.
+    frames = [
+        part.frame.select(*COLUMNS, pl.lit(i, dtype=pl.UInt32).alias("file"), pl.col(ROW).alias("row"))
+        for i, part in enumerate(parts)
+    ]
     try:
         frame = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
         frame.collect_schema()

@@ -14,12 +14,16 @@ import polars as pl
 
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load.sources import first_line
+from sigmatool.load.trainers.areal_text import LAYOUT, read_generated
 from sigmatool.load.trainers.files import DumpFile
 from sigmatool.load.trainers.rewards import REWARD, RewardRule, describe
 
 ROW = "__row"
 INFER_ROWS = 200
 TRL_NOT_REWARDS = ("step", "advantage")
+FILTERED_WHY = (
+    " (use_dynamic_sampling: the row's own reward; 'rewards' holds the unfiltered batch's, by position)"
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +39,7 @@ class Part:
     frame: pl.LazyFrame
     rule: RewardRule
     notes: list[str]
+    rows: str = ""  # how the rows were read where a trainer's setting changes it, said with the reward rule
 
 
 def json_schema(path: str, trainer: str) -> pl.Schema:
@@ -146,7 +151,9 @@ def trl(file: DumpFile, index: int, opts: Options) -> Part:
     _require(file.path, "trl", schema, ["prompt"], layout)
     default = opts.reward_col or choose_trl_reward([file.path], [schema])
     field = _reward_field(file.path, "trl", schema, default, opts)
-    lf = pl.scan_parquet(file.path, glob=False).with_row_index(ROW, offset=1)
+    # Only the needed columns, so that a logged extra column of any name (even ``__row``) does no harm.
+    needed = list(dict.fromkeys(["prompt", field, *(["step"] if "step" in schema else [])]))
+    lf = pl.scan_parquet(file.path, glob=False).select(needed).with_row_index(ROW, offset=1)
     step = _step(file, schema, "step")
     prompt = _hash(pl.col("prompt"))
     frame = lf.select(
@@ -196,7 +203,11 @@ def nemo_rl(file: DumpFile, index: int, opts: Options) -> Part:
     schema = json_schema(file.path, "nemo-rl")
     layout = "Logger.log_batched_dict_as_jsonl from grpo_train: content, rewards, ..., idx"
     _require(file.path, "nemo-rl", schema, ["content"], layout)
-    field = _reward_field(file.path, "nemo-rl", schema, "rewards", opts)
+    # With use_dynamic_sampling, grpo_train dumps the kept rows with 'rewards' set to the whole generation
+    # batch's total_reward (by position, not the row's own) and the row's own in 'filtered_rewards'.
+    default = "filtered_rewards" if "filtered_rewards" in schema else "rewards"
+    field = _reward_field(file.path, "nemo-rl", schema, default, opts)
+    why = "" if opts.reward_col or field != "filtered_rewards" else FILTERED_WHY
     reward, dtype = _unwrap(pl.col(field), schema[field], "first")
     texts = _message_texts(pl.col("content"), schema["content"])
     # The prompt is every message but the last (the answer); groups are the runs of one prompt in a file.
@@ -209,11 +220,37 @@ def nemo_rl(file: DumpFile, index: int, opts: Options) -> Part:
         ROW, pl.lit(file.step, dtype=pl.Int64).alias("step"), group.alias("group"), "prompt", REWARD
     )
     note = "nemo-rl: prompt = every message but the last; a group = a run of rows with one prompt"
-    return Part(frame, _rule("nemo-rl", field, dtype, opts), [note])
+    return Part(frame, _rule("nemo-rl", field, dtype, opts, why), [note])
+
+
+def areal_text(file: DumpFile, index: int, opts: Options) -> Part:
+    """AReaL before v0.5.2, ``generated/{version}/{qid}.txt``: one text record per sample, one block per episode."""
+    if opts.reward_col not in (None, "reward"):
+        raise UsageError(
+            f"{file.path}: an {LAYOUT} file has one reward, 'reward'; --reward-col does not apply"
+        )
+    step = pl.lit(file.step, dtype=pl.Int64)
+    prompt = _hash(pl.col("prompt"))
+    frame = (
+        read_generated(file.path)
+        .lazy()
+        .with_row_index(ROW, offset=1)
+        .select(
+            ROW,
+            step.alias("step"),
+            _key(step, pl.lit(index, dtype=pl.Int64), pl.col("block")).alias("group"),
+            prompt.alias("prompt"),
+            pl.col("reward").alias(REWARD),
+        )
+    )
+    note = "areal: generated/{version}/{qid}.txt (before v0.5.2): step = the version folder; a group = one episode"
+    return Part(frame, _rule("areal", "reward", pl.String(), opts), [note])
 
 
 def areal(file: DumpFile, index: int, opts: Options) -> Part:
     """AReaL ``rollout/{version}/{task_id}.jsonl``: task_id, sample_idx, ..., tail_version, reward, prompt, completion."""
+    if file.path.endswith(".txt"):
+        return areal_text(file, index, opts)
     schema = json_schema(file.path, "areal")
     layout = (
         "WorkflowExecutor._dump_trajectory: task_id, sample_idx, tail_version, reward, prompt, completion"
@@ -226,11 +263,13 @@ def areal(file: DumpFile, index: int, opts: Options) -> Part:
     frame = _scan_json(file.path, schema, fields).select(
         ROW,
         step.alias("step"),
-        _key(step, pl.col("task_id")).alias("group"),
+        _key(step, pl.col("task_id"), prompt).alias("group"),
         prompt.alias("prompt"),
         pl.col(field).alias(REWARD),
     )
-    note = "areal: step = policy version (tail_version); a group = one task_id"
+    # Several data-parallel workers (SPMD) each number their tasks from 0 and append to the same
+    # {version}/{task_id}.jsonl; a task is one prompt's episode, so the prompt tells their groups apart.
+    note = "areal: step = policy version (tail_version); a group = one (version, task_id, prompt)"
     return Part(frame, _rule("areal", field, schema[field], opts), [note])
 
 
@@ -242,18 +281,55 @@ def skyrl(file: DumpFile, index: int, opts: Options) -> Part:
     field = _reward_field(file.path, "skyrl", schema, "score", opts)
     # Token-level rewards are a list per rollout; SkyRL's own metrics sum them.
     reward, dtype = _unwrap(pl.col(field), schema[field], "sum")
+    trajectories = _skyrl_trajectories(_scan_json(file.path, schema, ["input_prompt", field]), reward)
     prompt = _hash(pl.col("input_prompt"))
     step = pl.lit(file.step, dtype=pl.Int64)
-    frame = _scan_json(file.path, schema, ["input_prompt", field]).select(
+    frame = trajectories.select(
         ROW,
         step.alias("step"),
         _key(pl.lit(index), prompt).alias("group"),
         prompt.alias("prompt"),
-        reward.alias(REWARD),
+        REWARD,
     )
-    return Part(
-        frame, _rule("skyrl", field, dtype, opts), ["skyrl: rollouts grouped by (file, input_prompt)"]
+    notes = ["skyrl: rollouts grouped by (file, input_prompt)"]
+    rows = STEP_WISE_NOTE if _skyrl_step_wise(file.path) else ""
+    return Part(frame, _rule("skyrl", field, dtype, opts), notes, rows)
+
+
+STEP_WISE_NOTE = (
+    "skyrl: rows are the turns of step-wise trajectories (step_wise_trajectories=true): each trajectory "
+    "counts once, keyed by its first turn's input_prompt, with its last turn's score"
+)
+
+
+def _later_turn() -> pl.Expr:
+    """A row that continues the row before it: its input_prompt is that row's, extended (the next turn)."""
+    text, before = pl.col("input_prompt"), pl.col("input_prompt").shift(1)
+    return (text.str.starts_with(before) & (text.str.len_bytes() > before.str.len_bytes())).fill_null(False)
+
+
+def _skyrl_trajectories(lf: pl.LazyFrame, reward: pl.Expr) -> pl.LazyFrame:
+    """One row per trajectory: its first turn's input_prompt, its last turn's reward and row number.
+
+    With step_wise_trajectories, evaluate_step_wise dumps every turn as a row, a trajectory's turns in a run
+    (dump_per_dataset_eval_results keeps the generator's order), each turn's input_prompt the whole
+    conversation so far; the score that counts is the last turn's (rewards sit on the final step). Without
+    it, no row continues the one before, and every row is its own trajectory: a decoded prompt ends in the
+    chat template's turn for the answer, so one prompt's text is never the start of the next one's.
+    """
+    return (
+        lf.select(
+            ROW, "input_prompt", reward.alias(REWARD), _later_turn().not_().cum_sum().alias("__trajectory")
+        )
+        .group_by("__trajectory", maintain_order=True)
+        .agg(pl.col(ROW).last(), pl.col("input_prompt").first(), pl.col(REWARD).last())
     )
+
+
+def _skyrl_step_wise(path: str) -> bool:
+    """Whether the first rows of a SkyRL dump hold later turns of a trajectory (reads those rows only)."""
+    head = pl.scan_ndjson(path, schema={"input_prompt": pl.String}).head(INFER_ROWS)
+    return bool(head.select(_later_turn().any()).collect().item())
 
 
 def roll(file: DumpFile, index: int, opts: Options) -> Part:
@@ -264,12 +340,16 @@ def roll(file: DumpFile, index: int, opts: Options) -> Part:
     _require(file.path, "roll", schema, [key or "id"], layout)
     assert key is not None
     field = _reward_field(file.path, "roll", schema, "scores", opts)
-    fields = [key, field, *(["global_step"] if "global_step" in schema else [])]
+    # Each dataset of a multi-domain run numbers its own ids: an id is a prompt within its domain.
+    domain = ["domain"] if key == "id" and "domain" in schema else []
+    fields = [key, *domain, field, *(["global_step"] if "global_step" in schema else [])]
     lf = _scan_json(file.path, schema, fields).drop(ROW)
     lf = lf.explode(fields)
     _, dtype = _unwrap(pl.col(field), schema[field], "first")
     step = _step(file, schema, "global_step")
-    prompt = _hash(pl.col(key))
+    shown = f"the 'domain' and {key!r} fields" if domain else f"the {key!r} field"
+    grouped = f"domain, {key}" if domain else key
+    prompt = _hash(roll_prompt(bool(domain), key))
     frame = lf.with_row_index(ROW, offset=1).select(
         ROW,
         step.alias("step"),
@@ -280,7 +360,17 @@ def roll(file: DumpFile, index: int, opts: Options) -> Part:
     return Part(
         frame,
         _rule("roll", field, dtype, opts),
-        [f"roll: prompts keyed by the {key!r} field; grouped by (step, {key})"],
+        [f"roll: prompts keyed by {shown}; grouped by (step, {grouped})"],
+    )
+
+
+def roll_prompt(domain: bool, key: str = "id") -> pl.Expr:
+    """A ROLL prompt's key text: its dataset id, after its domain and a unit separator when the batch has one."""
+    if not domain:
+        return pl.col(key)
+    return pl.concat_str(
+        [pl.col("domain").cast(pl.String).fill_null(""), pl.col(key).cast(pl.String).fill_null("")],
+        separator="\x1f",
     )
 
 
