@@ -6,19 +6,23 @@ import contextlib
 import contextvars
 import errno
 import gc
+import itertools
+import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from sigmatool.errors import Interrupted
-from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs
+from sigmatool.errors import Interrupted, UsageError
+from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs, check_terminal
 
 if TYPE_CHECKING:
     from sigmatool.load import Dataset, Histogram, Rows
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
+# The options that take a comma list of whole numbers.
+LIST_OPTIONS = ("--G", "-G", "--group-size", "--sizes")
 # The arguments of the running command line (after ``sigmatool``), as main received them.
 ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arguments", default=())
 
@@ -62,6 +66,25 @@ def error(message: str) -> None:
     say(f"error: {message}", "bold red")
 
 
+def spaced_list(paths: Sequence[str]) -> None:
+    """Refuse ``--G 4 8``, which leaves 8 to be read as a file, pointing to the comma list ``--G 4,8``."""
+    args = ARGUMENTS.get()
+    for i, flag in enumerate(args[:-2]):
+        if flag not in LIST_OPTIONS:
+            continue
+        extra = list(itertools.takewhile(_stray_number(paths), args[i + 2 :]))
+        if extra:
+            given = ",".join([args[i + 1], *extra])
+            raise UsageError(
+                f"{extra[0]}: no such file; several values of {flag} are one comma list: {flag} {given}"
+            )
+
+
+def _stray_number(paths: Sequence[str]) -> Callable[[str], bool]:
+    """Whether an argument is a whole number (or inf) taken as DATA that names no file."""
+    return lambda arg: (arg.isdigit() or arg == "inf") and arg in paths and not os.path.exists(arg)
+
+
 def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, str | None]) -> None:
     """Before anything is read: DATA where they are required; no output may name an input file, or another.
 
@@ -69,8 +92,10 @@ def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, st
     an interrupted system call, so a read from a pipe that never ends could not be interrupted.
     """
     if inputs is not None:
+        spaced_list(inputs.paths)
         inputs.check_data()
     check_outputs(inputs, [("-o", out.output), *extra])
+    check_terminal(out.fmt, out.output)
     import polars  # noqa: F401
 
     if not gc.isenabled():
