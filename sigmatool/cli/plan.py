@@ -35,12 +35,12 @@ DistributionOpt = Annotated[
 @app.command("plan")
 @uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options)
 def plan_command(
+    request: PlanOptions = PlanOptions(),
     per_prompt: PerPrompt = False,
     estimator: EstimatorOpt = Estimator.plugin,
     distribution: DistributionOpt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
-    request: PlanOptions = PlanOptions(),
     prior: PriorSpec = PriorSpec(),
     plot: PlotOptions = PlotOptions(),
 ) -> None:

@@ -52,7 +52,7 @@ ReportData = Annotated[
     list[str] | None,
     typer.Argument(
         help="Inputs to compare side by side: each DATA (a file, a glob read as one input, or '-') is one "
-        "input. Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
+        "input. With none: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
         show_default=False,
     ),
 ]

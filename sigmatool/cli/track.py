@@ -67,7 +67,8 @@ RatesColOpt = Annotated[
     typer.Option(
         "--pass-rates-col",
         metavar="COL",
-        help="Pass-rate column of --pass-rates, any form (default: k and n, else p, else detected).",
+        help="Pass-rate column of --pass-rates, any form.",
+        show_default="k and n, else p, else detected",
         rich_help_panel=RATES,
     ),
 ]
