@@ -9,7 +9,7 @@ import typer
 import typer.core
 
 from sigmatool import __version__
-from sigmatool.cli.helptext import Command
+from sigmatool.cli.helptext import Command, Group
 
 
 class App(typer.Typer):
@@ -23,6 +23,7 @@ class App(typer.Typer):
 
 app = App(
     name="sigmatool",
+    cls=Group,
     help=(
         "What a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates.\n\n"
         "For 0/1 rewards the per-prompt GRPO update is exactly the group's reward std σ times a direction "

@@ -162,10 +162,12 @@ def write_text(formatter: click.HelpFormatter, text: str, indent: int = 0) -> No
         formatter.write(f"{margin}{line}\n")
 
 
-def write_rows(formatter: click.HelpFormatter, rows: list[tuple[str, str]]) -> None:
-    """Terms and their help in two columns; a term wider than TERM_WIDTH has its help on the next line."""
+def write_rows(
+    formatter: click.HelpFormatter, rows: list[tuple[str, str]], term_width: int = TERM_WIDTH
+) -> None:
+    """Terms and their help in two columns; a term wider than ``term_width`` has its help on the next line."""
     margin = " " * formatter.current_indent
-    column = TERM_WIDTH + 2
+    column = term_width + 2
     for term, text in rows:
         lines = wrap(text, formatter.width - len(margin) - column) or [""]
         if len(term) > column - 2:
@@ -199,3 +201,23 @@ def write_help(
         write_text(
             formatter, f"Every option: sigmatool {ctx.info_name} --help-all; the input forms: docs/input.md"
         )
+
+
+class Group(typer.core.TyperGroup):
+    """The app's own help in the commands' layout: description, commands, options."""
+
+    def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        self.format_usage(ctx, formatter)
+        with formatter.indentation():
+            for paragraph in description(self.help or "", full=True)[0]:
+                formatter.write_paragraph()
+                write_text(formatter, paragraph)
+        commands = [
+            (name, description(self.commands[name].help or "", False)[0][0]) for name in self.commands
+        ]
+        with formatter.section("Commands"):
+            write_rows(formatter, commands, max(map(len, self.commands)))
+        with formatter.section(OPTIONS):
+            write_rows(formatter, [(term_of(p, ctx), text_of(p, True)) for p in self.get_params(ctx)])
+        formatter.write_paragraph()
+        write_text(formatter, "A command's options: sigmatool COMMAND --help (every one: --help-all)")
