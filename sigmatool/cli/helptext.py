@@ -212,9 +212,8 @@ class Group(typer.core.TyperGroup):
             for paragraph in description(self.help or "", full=True)[0]:
                 formatter.write_paragraph()
                 write_text(formatter, paragraph)
-        commands = [
-            (name, description(self.commands[name].help or "", False)[0][0]) for name in self.commands
-        ]
+        names = self.list_commands(ctx)
+        commands = [(name, description(self.commands[name].help or "", False)[0][0]) for name in names]
         with formatter.section("Commands"):
             write_rows(formatter, commands, max(map(len, self.commands)))
         with formatter.section(OPTIONS):
