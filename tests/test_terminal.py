@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from sigmatool.errors import ExitCode
-from tests.conftest import TOY, one_error_line
+from sigmatool.progress import shown, steps, working
+from tests.conftest import TOY, one_error_line, run_cli
 
 
 def _read_all(fd: int) -> bytes:
@@ -82,3 +83,63 @@ def test_parquet_in_a_pipe_is_written(tmp_path: Path) -> None:
 def test_parquet_to_a_file_from_a_terminal_is_written(tmp_path: Path) -> None:
     code, _, _ = _with_stdout_on_a_terminal("silent", TOY, "-f", "parquet", "-o", tmp_path / "out.parquet")
     assert int(ExitCode.OK) == code
+
+
+# --------------------------------------------------------------------------------------------- progress
+
+# A small bootstrap under a fitted prior: the kind of work that shows its progress.
+BOOTSTRAP = ("silent", TOY, "--samples", "16", "--prior", "npmle", "--ci", "0.95", "--replicates", "3")
+
+
+def _with_stderr_on_a_terminal(*args: object) -> tuple[int, str, str]:
+    """Run sigmatool with stderr on a pty: its exit code, its stdout and what reached the terminal."""
+    leader, follower = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "sigmatool", *map(str, args)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=follower,
+    ) as process:
+        os.close(follower)
+        shown = _read_all(leader)
+        stdout, _ = process.communicate(timeout=120)
+    os.close(leader)
+    return process.returncode, stdout.decode(), shown.decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def bootstrap_on_a_terminal() -> tuple[int, str, str]:
+    return _with_stderr_on_a_terminal(*BOOTSTRAP)
+
+
+@pytest.mark.slow
+def test_the_bootstrap_shows_its_progress_on_a_terminal(
+    bootstrap_on_a_terminal: tuple[int, str, str],
+) -> None:
+    assert "--ci: bootstrap replicates" in bootstrap_on_a_terminal[2]
+
+
+@pytest.mark.slow
+def test_the_progress_leaves_stdout_to_the_data(bootstrap_on_a_terminal: tuple[int, str, str]) -> None:
+    assert bootstrap_on_a_terminal[1].startswith("G,prompts,")
+
+
+@pytest.mark.slow
+def test_the_bootstrap_shows_no_progress_in_a_pipe() -> None:
+    done = run_cli(*BOOTSTRAP)
+    assert [] == [line for line in done.stderr.splitlines() if not line.startswith("note: ")]
+
+
+def test_steps_give_every_item_in_order() -> None:
+    assert [0, 1, 2] == list(steps(range(3), "counting", 3))
+
+
+def test_steps_print_nothing_when_stderr_is_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    list(steps(range(3), "counting", 3))
+    assert "" == capsys.readouterr().err
+
+
+def test_progress_inside_progress_shows_only_the_outer_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    with working("outer"):
+        assert not shown()

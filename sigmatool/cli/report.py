@@ -23,6 +23,7 @@ from sigmatool.cli.params import (
 )
 from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
+from sigmatool.progress import working
 
 if TYPE_CHECKING:
     from sigmatool.report import ReportInput, ReportOptions
@@ -131,12 +132,13 @@ def report_command(
 
         result = tracked_run(everything)
         options = replace(options, track=result.band, track_headline=headline(result))
-    options = _sections(options, items[0], plan_budget, preflight_config)
-    report = build_report(items, options=options)
-    if target.format == "md":
-        report.write_markdown(target.path)
-    else:
-        report.write_html(target.path)
+    with working("building the report"):
+        options = _sections(options, items[0], plan_budget, preflight_config)
+        report = build_report(items, options=options)
+        if target.format == "md":
+            report.write_markdown(target.path)
+        else:
+            report.write_html(target.path)
 
 
 def _sections(

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from sigmatool import progress
 from sigmatool.errors import Interrupted, UsageError
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs, check_terminal
 
@@ -148,21 +149,10 @@ def _histogram(ds: Dataset) -> Histogram:
     """The histogram, with a bar of the rows read on a terminal."""
     from sigmatool import load
 
-    if not sys.stderr.isatty():
+    if not progress.shown():
         return load.histogram(ds)
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    columns = (
-        SpinnerColumn(),
-        TextColumn("reading"),
-        BarColumn(),
-        TextColumn("{task.completed:,} rows"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("reading", total=load.parquet_rows(ds.sources))
-        return load.histogram(ds, on_rows=lambda rows: progress.advance(task, rows))
+    with progress.bar("reading", load.parquet_rows(ds.sources), unit="rows") as advance:
+        return load.histogram(ds, on_rows=advance)
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:
