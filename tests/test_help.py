@@ -36,6 +36,7 @@ def test_a_mistyped_option_points_to_its_commands_help() -> None:
         (["silent", TOY, "-G", "4", "8", "16"], "-G 4,8,16"),
         (["budget", "--group-size", "8", "inf"], "--group-size 8,inf"),
         (["plan", "--budget", "8", "--sizes", "4", "8"], "--sizes 4,8"),
+        (["silent", "--G=4", "8"], "--G 4,8"),
     ],
 )
 def test_space_separated_sizes_point_to_the_comma_list(args: list[str], hint: str) -> None:

@@ -69,7 +69,8 @@ def error(message: str) -> None:
 
 def spaced_list(paths: Sequence[str]) -> None:
     """Refuse ``--G 4 8``, which leaves 8 to be read as a file, pointing to the comma list ``--G 4,8``."""
-    args = ARGUMENTS.get()
+    # --G=4 is read as --G 4.
+    args = [part for arg in ARGUMENTS.get() for part in _split_list_option(arg)]
     for i, flag in enumerate(args[:-2]):
         if flag not in LIST_OPTIONS:
             continue
@@ -79,6 +80,11 @@ def spaced_list(paths: Sequence[str]) -> None:
             raise UsageError(
                 f"{extra[0]}: no such file; several values of {flag} are one comma list: {flag} {given}"
             )
+
+
+def _split_list_option(arg: str) -> list[str]:
+    flag, equals, value = arg.partition("=")
+    return [flag, value] if equals and flag in LIST_OPTIONS else [arg]
 
 
 def _stray_number(paths: Sequence[str]) -> Callable[[str], bool]:
