@@ -56,6 +56,7 @@ def beyond_options(
         int | None,
         typer.Option(
             "--replicates",
+            metavar="N",
             help="Bootstrap replicates of --ci (2–1,000,000).",
             show_default=str(DEFAULT_REPLICATES),
             rich_help_panel=BEYOND,

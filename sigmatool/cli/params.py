@@ -365,7 +365,7 @@ StdConvention = Annotated[
     Std,
     typer.Option(
         "--std",
-        help="The std that --method grpo divides by. population: the group's own; bessel: torch's (TRL, "
+        help="The std --method grpo divides by. population: the group's own; bessel: torch's (TRL, "
         "verl, OpenRLHF), which realises √((G−1)/G) of the update, so more G is needed.",
     ),
 ]
@@ -384,7 +384,7 @@ MaxG = Annotated[
     typer.Option(
         "--max-G",
         metavar="G",
-        help="No prompt gets a group larger than this, ≤ 2^31. groupsize calls a prompt that needs more "
+        help="No prompt gets a group larger than this. At most 2^31; groupsize calls a prompt that needs more "
         "unreachable; plan leaves out the larger --sizes. 4096 is far above any trainer's G.",
         show_default=str(DEFAULT_MAX_G),
     ),

@@ -60,7 +60,12 @@ def budget_options(
     ] = None,
     total: Annotated[
         int | None,
-        typer.Option("--total-rollouts", help="Or the budget as rollouts in all, ≥ 1.", rich_help_panel=PLAN),
+        typer.Option(
+            "--total-rollouts",
+            metavar="N",
+            help="Or the budget as rollouts in all, ≥ 1.",
+            rich_help_panel=PLAN,
+        ),
     ] = None,
     sizes: Sizes = None,
     min_size: MinG = None,
@@ -69,7 +74,7 @@ def budget_options(
         bool,
         typer.Option(
             "--keep-all",
-            help="Leave no prompt out: each gets at least the smallest size (the budget must cover that).",
+            help="Leave no prompt out. Each gets at least the smallest size (the budget must cover that).",
             rich_help_panel=PLAN,
         ),
     ] = False,

@@ -38,16 +38,16 @@ def _loop(flag: str, help: str, default: object) -> object:
 VERL = LoopSettings()
 TrainBatch = Annotated[
     int | None,
-    _loop("--train-batch-size", "Kept prompts per step (verl data.train_batch_size).", VERL.train_batch_size),
+    _loop("--train-batch-size", "Kept prompts per step. verl: data.train_batch_size.", VERL.train_batch_size),
 ]
 GenBatch = Annotated[
     int | None,
     _loop(
-        "--gen-batch-size", "Prompts per generation batch (verl data.gen_batch_size).", "the train batch size"
+        "--gen-batch-size", "Prompts per generation batch. verl: data.gen_batch_size.", "the train batch size"
     ),
 ]
 Rollouts = Annotated[
-    int | None, _loop("--n", "Rollouts per prompt (verl actor_rollout_ref.rollout.n).", VERL.n)
+    int | None, _loop("--n", "Rollouts per prompt. verl: actor_rollout_ref.rollout.n.", VERL.n)
 ]
 MaxGen = Annotated[
     int | None,

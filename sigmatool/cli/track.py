@@ -98,6 +98,7 @@ ZOpt = Annotated[
     float,
     typer.Option(
         "--z",
+        metavar="Z",
         help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap.",
         rich_help_panel=RATES,
     ),
