@@ -1,8 +1,8 @@
 """The help of a command: ``--help`` reads at a glance, ``--help-all`` is the whole manual.
 
 ``--help`` gives the description's first paragraph and its examples, the options the command is about, and
-the few shared options most runs need (the ``SHARED`` panel: DATA, --col, --samples, --format, -o,
---plot), each with the first clause of its help. ``--help-all`` gives the whole description and every
+the few shared options most runs need (the ``SHARED`` panel: DATA, --col, --samples, --from, --format,
+-o, --plot, and any other the examples use), each with the first clause of its help. ``--help-all`` gives the whole description and every
 option with its whole help, the rest of the input and output options (``MORE``) included. Both show a
 choice as ``[a|b|c]`` and a default as ``[default: X]``, in click's plain two-column layout, which keeps
 the help column wide at 80 columns (typer's boxed table leaves it a third of the width).
@@ -156,8 +156,8 @@ def wrap(text: str, width: int) -> list[str]:
     )
 
 
-def write_text(formatter: click.HelpFormatter, text: str, indent: int = 0) -> None:
-    margin = " " * (formatter.current_indent + indent)
+def write_text(formatter: click.HelpFormatter, text: str) -> None:
+    margin = " " * formatter.current_indent
     for line in wrap(text, formatter.width - len(margin)):
         formatter.write(f"{margin}{line}\n")
 
