@@ -61,6 +61,7 @@ from sigmatool.options import (
     Segments,
     g_label,
 )
+from sigmatool.progress import working
 from sigmatool.render import View, ranges
 from sigmatool.segments import bin_edges, bin_index
 from sigmatool.sums import Cells, Summaries, labels_of
@@ -348,7 +349,8 @@ def with_ranges(
             Cut(int(g), float(r["G"]), _inside(r, options.segments))
             for g, r in zip(groups, summary.iter_rows(named=True), strict=True)
         ]
-        parts.append(bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)[0])
+        with working("--bounds: the range the counts allow"):
+            parts.append(bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)[0])
     if beyond.ci is not None:
 
         def again(h: pl.DataFrame, v: Valuation) -> pl.DataFrame:

@@ -51,6 +51,7 @@ from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import BOUNDS_LEVEL, MAX_G, BeyondOptions, PriorSpec, SilentOptions, g_label
+from sigmatool.progress import working
 from sigmatool.render import View, ranges
 from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
@@ -302,7 +303,8 @@ def _bounds(hist: pl.DataFrame, summary: pl.DataFrame, by: Sequence[str], cap: i
         Cut(int(g), float(r["G"]), bin_of(r["p_lo"], r["p_hi"]) if bins else None)
         for g, r in zip(groups, summary.iter_rows(named=True), strict=True)
     ]
-    frame, known = bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)
+    with working("--bounds: the range the counts allow"):
+        frame, known = bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)
     columns = {
         f"{c}_{end}": frame[f"{c}_{end}"]
         for c in ("silent_rate", "all_right_rate", "all_wrong_rate")

@@ -385,8 +385,8 @@ def test_table_view_draws_a_bar_for_both_methods_and_names_dapo() -> None:
     assert any("DAPO" in line and "equal GRPO" in line for line in lines)
 
 
-def test_help_explains_the_three_operations_on_sigma() -> None:
-    text = " ".join(invoke("budget", "--help").stdout.split())
+def test_the_whole_help_explains_the_three_operations_on_sigma() -> None:
+    text = " ".join(invoke("budget", "--help-all").stdout.split())
     phrases = ("divides the advantages by σ", "E[σ²]", "DAPO's shares equal GRPO's")
     assert all(phrase in text for phrase in phrases)
 

@@ -74,6 +74,36 @@ def test_the_glossary_sees_the_shared_flags() -> None:
     assert {"--G", "--bins", "--fidelity", "--method", "--std", "--seed", "--prior"} <= shared
 
 
+def _visible_options() -> list[tuple[str, click.Option]]:
+    _register(COMMANDS)
+    return [
+        (name, option)
+        for name, command in _commands(typer.main.get_command(app))
+        for option in command.params
+        if isinstance(option, click.Option) and not option.hidden
+    ]
+
+
+def test_only_free_text_is_shown_as_text() -> None:
+    # A choice shows its choices ([a|b|c]); a column, a file or a list says so (COL, FILE, SIZES).
+    context = click.Context(click.Command("sigmatool"))
+    text = {option.opts[0] for _, option in _visible_options() if option.make_metavar(context) == "TEXT"}
+    assert {"--title"} == text
+
+
+def test_a_choice_shows_its_choices_in_brackets() -> None:
+    context = click.Context(click.Command("sigmatool"))
+    choices = [o for _, o in _visible_options() if isinstance(o.type, click.Choice)]
+    shown = {o.opts[0]: o.make_metavar(context) for o in choices}
+    assert {o.opts[0]: f"[{'|'.join(map(str, o.type.choices))}]" for o in choices} == shown
+
+
+def test_a_default_is_given_in_its_brackets_not_in_the_help_text() -> None:
+    # One way to show a default: [default: X] (show_default); the help's words never say it again.
+    said = {option.opts[0] for _, option in _visible_options() if "default" in (option.help or "").lower()}
+    assert set() == said
+
+
 # (command, the old spelling with a value, the flag that replaces it)
 RENAMED = [
     ("groupsize", ["--objective", "drgrpo"], "--method"),

@@ -171,7 +171,7 @@ def test_no_import_cycle() -> None:
 
 # Bottom first. A module's layer is that of its top-level name under sigmatool (sigmatool.load.rows: load).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "options", "kernels", "columns", "cleanup", "memory"),  # the vocabulary every layer shares
+    ("errors", "options", "kernels", "columns", "cleanup", "memory", "progress"),  # what every layer shares
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     ("estimators", "prior"),  # a prompt's value under an estimator
     ("silent", "budget", "groupsize", "simulate", "plan", "track", "sql", "preflight", "__init__"),

@@ -54,6 +54,12 @@ def test_the_version_imports_no_heavy_library(module: str) -> None:
     assert module not in _loaded_by("from sigmatool.cli import main; main(['--version'])")
 
 
+@pytest.mark.parametrize("module", ["polars", "numpy"])
+@pytest.mark.parametrize("flag", ["--help", "--help-all"])
+def test_a_commands_help_imports_no_heavy_library(flag: str, module: str) -> None:
+    assert module not in _loaded_by(f"from sigmatool.cli import main; main(['plan', '{flag}'])")
+
+
 def _version_run() -> subprocess.CompletedProcess[str]:
     script = (
         "import sys; sys.argv = ['sigmatool', '--version']\n"

@@ -40,13 +40,22 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _message(exc: click.ClickException) -> str:
+    """click's message, with the close names of a mistyped command given once (typer and click both add
+    them)."""
+    if not isinstance(exc, click.UsageError) or not hasattr(exc, "command_name"):
+        return exc.format_message()
+    close = " or ".join(repr(name) for name in getattr(exc, "possibilities", None) or ())
+    return f"No such command {exc.command_name!r}." + (f" Did you mean {close}?" if close else "")
+
+
 def _usage_error(exc: click.ClickException, args: Sequence[str]) -> int:
     if isinstance(exc, click.exceptions.NoArgsIsHelpError):
         typer.echo(exc.format_message(), err=True)
         return int(ExitCode.USAGE)
-    command = args[0] if args and not args[0].startswith("-") else ""
+    command = args[0] if args and args[0] in COMMANDS else ""
     hint = f" (see 'sigmatool {command} --help')" if command else " (see 'sigmatool --help')"
-    error(f"{exc.format_message()}{hint}")
+    error(f"{_message(exc)}{hint}")
     return int(exc.exit_code)
 
 

@@ -2,14 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
+import typer.core
 
 from sigmatool import __version__
+from sigmatool.cli.helptext import Command, Group
 
-app = typer.Typer(
+
+class App(typer.Typer):
+    """A typer app whose commands print sigmatool's help (:mod:`sigmatool.cli.helptext`)."""
+
+    def command(
+        self, name: str | None = None, *, cls: type[typer.core.TyperCommand] | None = None, **kwargs: Any
+    ) -> Callable[[Any], Any]:
+        return super().command(name, cls=cls or Command, **kwargs)
+
+
+app = App(
     name="sigmatool",
+    cls=Group,
     help=(
         "What a prompt set will do to GRPO, Dr. GRPO and DAPO training, from its pass rates.\n\n"
         "For 0/1 rewards the per-prompt GRPO update is exactly the group's reward std σ times a direction "

@@ -18,9 +18,9 @@ def prior_option(
         str,
         typer.Option(
             "--prior",
-            metavar="auto|none|beta|npmle|A,B",
-            help="Give every prompt its posterior mean under a prior on p fitted to each --by group's counts: "
-            "beta (one Beta), npmle (nonparametric, recommended), A,B (a fixed Beta(A, B)); none: p̂ itself; "
+            metavar="[auto|none|beta|npmle|A,B]",
+            help="Read each prompt by its posterior mean under a prior on p fitted to each --by group's counts. "
+            "beta: one Beta; npmle: nonparametric, recommended; A,B: a fixed Beta(A, B); none: p̂ itself; "
             "auto: npmle where a G exceeds the samples n of counts (the plug-in is biased there), else none.",
             rich_help_panel=BEYOND,
         ),
@@ -37,8 +37,8 @@ def beyond_options(
         bool,
         typer.Option(
             "--bounds",
-            help="Add the lowest and highest value of each rate over every pass-rate distribution that "
-            "reproduces the counts' histogram (95% χ² region). Needs counts.",
+            help="Add the lowest and highest value of each rate that the counts allow. They range over every "
+            "pass-rate distribution that reproduces the counts' histogram (95% χ² region).",
             rich_help_panel=BEYOND,
         ),
     ] = False,
@@ -47,7 +47,7 @@ def beyond_options(
         typer.Option(
             "--ci",
             metavar="LEVEL",
-            help="Add bootstrap intervals at this level in (0, 1), e.g. 0.95: prompts redrawn with "
+            help="Add bootstrap intervals at this level in (0, 1), e.g. 0.95; prompts redrawn with "
             "replacement, the prior refitted each time.",
             rich_help_panel=BEYOND,
         ),
@@ -56,6 +56,7 @@ def beyond_options(
         int | None,
         typer.Option(
             "--replicates",
+            metavar="N",
             help="Bootstrap replicates of --ci (2–1,000,000).",
             show_default=str(DEFAULT_REPLICATES),
             rich_help_panel=BEYOND,

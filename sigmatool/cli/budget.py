@@ -35,9 +35,12 @@ if TYPE_CHECKING:
     pass
 
 ExtremeOpt = Annotated[
-    float, typer.Option("--extreme", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5.")
+    float,
+    typer.Option("--extreme", metavar="X", help="Extreme prompts: p < x or p > 1 − x, with 0 < x < 0.5."),
 ]
-MediumOpt = Annotated[str, typer.Option("--medium", help="Medium prompts: lo ≤ p ≤ hi, given as lo,hi.")]
+MediumOpt = Annotated[
+    str, typer.Option("--medium", metavar="LO,HI", help="Medium prompts: lo ≤ p ≤ hi, given as lo,hi.")
+]
 
 
 @app.command("budget")

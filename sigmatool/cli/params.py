@@ -17,6 +17,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from sigmatool.cli.helptext import SHARED
 from sigmatool.errors import UsageError
 from sigmatool.options import (
     DEFAULT_SEED,
@@ -32,8 +33,9 @@ from sigmatool.options import (
     Std,
     Trainer,
 )
-from sigmatool.options.common import DEFAULT_G
+from sigmatool.options.common import DEFAULT_BINS, DEFAULT_FIDELITY, DEFAULT_G, DEFAULT_MAX_G, DEFAULT_MIN_G
 
+# The shared options that only --help-all lists (the most used ones are in the SHARED panel).
 INPUT = "Input"
 OUTPUT = "Output"
 F = TypeVar("F", bound=Callable[..., Any])
@@ -72,9 +74,9 @@ def uses(**builders: Callable[..., Any]) -> Callable[[F], F]:
 # --------------------------------------------------------------------------------------------- reading
 
 
-def _input(*names: str, help: str, **extra: Any) -> Any:
-    """A typer option in the Input panel of the help."""
-    return typer.Option(*names, help=help, rich_help_panel=INPUT, **extra)
+def _input(*names: str, help: str, panel: str = INPUT, **extra: Any) -> Any:
+    """A typer option in the Input panel of the help (or in ``panel``)."""
+    return typer.Option(*names, help=help, rich_help_panel=panel, **extra)
 
 
 InputFormatOpt = Annotated[
@@ -84,26 +86,36 @@ InputFormatOpt = Annotated[
 SeparatorOpt = Annotated[
     str | None,
     _input(
-        "--separator", metavar="CHAR", help="Field separator of CSV input (default: detected: , ; tab |)."
+        "--separator",
+        metavar="CHAR",
+        help="Field separator of CSV input.",
+        show_default="detected among , ; tab |",
     ),
 ]
 ColOpt = Annotated[
     str | None,
     _input(
         "--col",
+        panel=SHARED,
+        metavar="COL",
         help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' text, "
-        "lists of true/false grades, or whole-number counts (with --samples, --counts). Default: detected: "
+        "lists of true/false grades, or whole-number counts (with --samples, --counts). When not given: "
         "pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate, correctness_math_verify, a 'k/n' "
         "difficulty.",
     ),
 ]
 PercentOpt = Annotated[bool, _input("--percent", help="The pass-rate column is in percent (45 or 45%).")]
-KColOpt = Annotated[str | None, _input("--k-col", help="Column of right answers k (with --n-col).")]
-NColOpt = Annotated[str | None, _input("--n-col", help="Column of samples n behind each k.")]
+KColOpt = Annotated[
+    str | None, _input("--k-col", metavar="COL", help="Column of right answers k (with --n-col).")
+]
+NColOpt = Annotated[str | None, _input("--n-col", metavar="COL", help="Column of samples n behind each k.")]
 SamplesOpt = Annotated[
     int | None,
     _input(
-        "--samples", help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts."
+        "--samples",
+        panel=SHARED,
+        metavar="N",
+        help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.",
     ),
 ]
 CountsOpt = Annotated[
@@ -118,15 +130,17 @@ NanMissingOpt = Annotated[
     bool,
     _input(
         "--nan-missing",
-        help="NaN in the pass-rate column means not measured: skip and count those rows (default: an error).",
+        help="NaN in the pass-rate column means not measured: skip and count those rows (without it, an "
+        "error).",
     ),
 ]
 TrainerOpt = Annotated[
     Trainer | None,
     _input(
         "--from",
-        help="DATA are this trainer's rollout dumps (files, globs or folders), read as a rollout log: k, n per "
-        "prompt pooled over the run, prompts keyed by a hash of their text.",
+        panel=SHARED,
+        help="DATA are this trainer's rollout dumps (files, globs or folders). They are read as a rollout log: "
+        "k, n per prompt pooled over the run, prompts keyed by a hash of their text.",
     ),
 ]
 RolloutsOpt = Annotated[
@@ -136,11 +150,14 @@ RolloutsOpt = Annotated[
         help="Input is raw rollouts, one row per sampled answer; aggregated to (k, n) per prompt.",
     ),
 ]
-PromptColOpt = Annotated[str | None, _input("--prompt-col", help="Prompt id column of a rollout log.")]
+PromptColOpt = Annotated[
+    str | None, _input("--prompt-col", metavar="COL", help="Prompt id column of a rollout log.")
+]
 RewardColOpt = Annotated[
     str | None,
     _input(
         "--reward-col",
+        metavar="COL",
         help="Reward column of a rollout log: 0/1, boolean, or numbers graded by --threshold; with --from it "
         "overrides the trainer's own field (±1 counts as 0/1 there).",
     ),
@@ -152,7 +169,9 @@ ThresholdOpt = Annotated[
 WeightColOpt = Annotated[
     str | None,
     _input(
-        "--weight-col", help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result)."
+        "--weight-col",
+        metavar="COL",
+        help="Each row stands for this many prompts (a histogram, or a SQL GROUP BY result).",
     ),
 ]
 SkipInvalidOpt = Annotated[
@@ -161,22 +180,25 @@ SkipInvalidOpt = Annotated[
 DataArg = Annotated[
     list[str] | None,
     typer.Argument(
-        help="Files or globs (.parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json), '-' for stdin. "
-        "Default: stdin when it is a pipe or a file, else the bundled Big-Math sample. With --from: the "
+        help="Files or globs, '-' for stdin. Read: .parquet, .csv, .tsv, .csv.gz, .jsonl, .ndjson, .json; "
+        "with no DATA, stdin when it is a pipe or a file, else the bundled Big-Math sample. With --from: the "
         "trainer's dump files, globs or folders.",
         show_default=False,
+        rich_help_panel=SHARED,
     ),
 ]
 ByOpt = Annotated[
     list[str] | None,
     _input(
         "--by",
+        metavar="COL",
         help="Also break every summary down by this column (repeatable); sql keeps it in the histogram, for "
         "the --by of the command that reads it.",
     ),
 ]
 IdColOpt = Annotated[
-    str | None, _input("--id-col", help="Prompt id for per-prompt output (default: row number).")
+    str | None,
+    _input("--id-col", metavar="COL", help="Prompt id for per-prompt output.", show_default="the row number"),
 ]
 
 
@@ -246,7 +268,7 @@ OutputFile = Annotated[
         metavar="FILE",
         help="Write to this file (atomically; never one of the inputs); the format follows its extension. "
         "report: FILE.html or FILE.md, required; sql: the query's text.",
-        rich_help_panel=OUTPUT,
+        rich_help_panel=SHARED,
         show_default=False,
     ),
 ]
@@ -258,8 +280,8 @@ def output_options(
         typer.Option(
             "--format",
             "-f",
-            help="auto: a table on a terminal, CSV in a pipe (or from -o's extension).",
-            rich_help_panel=OUTPUT,
+            help="auto: a table on a terminal, CSV in a pipe, or by -o's extension.",
+            rich_help_panel=SHARED,
         ),
     ] = OutputFormat.auto,
     output: OutputFile = None,
@@ -274,9 +296,9 @@ def plot_options(
         typer.Option(
             "--plot",
             metavar="FILE",
-            help="Also draw the result as a figure in FILE: .png, .svg or .pdf, by the extension (atomically; "
-            "never one of the inputs or the -o file).",
-            rich_help_panel=OUTPUT,
+            help="Also draw the result in FILE (.png, .svg or .pdf); written atomically, never over an input "
+            "or the -o file.",
+            rich_help_panel=SHARED,
         ),
     ] = None,
     caption: Annotated[
@@ -304,6 +326,7 @@ GroupSizes = Annotated[
         "--G",
         "-G",
         "--group-size",
+        metavar="SIZES",
         help="Group size G, a whole number: repeatable or a comma list, e.g. --G 4,8,16; budget also takes inf "
         "(the large-group limit); simulate trains at one G, 2–100,000.",
         show_default=str(DEFAULT_G),
@@ -314,9 +337,9 @@ Bins = Annotated[
     typer.Option(
         "--bins",
         metavar="N",
-        help="Equal-width bins of p, 0–1,000: the summary gets a row per bin beside its overall rows (0: the "
-        "overall rows only; budget needs at least 1). Default 10, deciles of difficulty.",
-        show_default=False,
+        help="Add a row per equal-width bin of p, 0–1,000, beside the summary's overall rows. 0: the overall "
+        "rows only (budget needs at least 1); 10: deciles of difficulty.",
+        show_default=str(DEFAULT_BINS),
     ),
 ]
 UpdateRule = Annotated[
@@ -332,20 +355,19 @@ Fidelity = Annotated[
     typer.Option(
         "--fidelity",
         metavar="φ*",
-        help="Target fidelity in (0, 1): the share of its large-group update a group should give each prompt "
-        "(groupsize; plan with --objective fidelity). Default 0.9: at most a tenth of the update lost to the "
-        "group's noise, which G = 8 gives prompts near p = ½ (φ = 0.93).",
-        show_default=False,
+        help="Target fidelity in (0, 1): the share of its large-group update a group should give each "
+        "prompt. Used by groupsize and by plan --objective fidelity; 0.9 loses at most a tenth of the update "
+        "to the group's noise, which G = 8 gives prompts near p = ½ (φ = 0.93).",
+        show_default=str(DEFAULT_FIDELITY),
     ),
 ]
 StdConvention = Annotated[
     Std | None,
     typer.Option(
         "--std",
-        help="The std that --method grpo divides by: population, the group's own; or bessel, torch's (TRL, "
-        "verl, OpenRLHF), which realises √((G−1)/G) of the update, so more G is needed. Default: "
-        "population; with --from, the trainer's own (docs/trainers.md).",
-        show_default=False,
+        help="The std --method grpo divides by. population: the group's own; bessel: torch's (TRL, "
+        "verl, OpenRLHF), which realises √((G−1)/G) of the update, so more G is needed.",
+        show_default="population; with --from, the trainer's (docs/trainers.md)",
     ),
 ]
 MinG = Annotated[
@@ -353,9 +375,9 @@ MinG = Annotated[
     typer.Option(
         "--min-G",
         metavar="G",
-        help="No prompt gets a group smaller than this (groupsize's search starts here; plan leaves out the "
-        "smaller --sizes). Default 2: a group of one has σ = 0.",
-        show_default=False,
+        help="No prompt gets a group smaller than this. groupsize's search starts here; plan leaves out the "
+        "smaller --sizes. A group of one has σ = 0.",
+        show_default=str(DEFAULT_MIN_G),
     ),
 ]
 MaxG = Annotated[
@@ -363,16 +385,16 @@ MaxG = Annotated[
     typer.Option(
         "--max-G",
         metavar="G",
-        help="No prompt gets a group larger than this (≤ 2^31): groupsize calls a prompt that needs more "
-        "unreachable; plan leaves out the larger --sizes. Default 4096, far above any trainer's G.",
-        show_default=False,
+        help="No prompt gets a group larger than this. At most 2^31; groupsize calls a prompt that needs more "
+        "unreachable; plan leaves out the larger --sizes. 4096 is far above any trainer's G.",
+        show_default=str(DEFAULT_MAX_G),
     ),
 ]
 Seed = Annotated[
     int | None,
     typer.Option(
         "--seed",
-        help="Seed of the random draws (simulate's run; the bootstrap of --ci): the same seed gives "
+        help="Seed of the random draws of simulate's run and of the --ci bootstrap; the same seed gives "
         "byte-identical output.",
         show_default=str(DEFAULT_SEED),
     ),
@@ -406,7 +428,7 @@ EstimatorOpt = Annotated[
     Estimator,
     typer.Option(
         "--estimator",
-        help="plugin: use p̂ as p. unbiased: draw the group from the logged samples (needs counts).",
+        help="plugin uses p̂ as p, unbiased draws the group from the logged samples (needs counts).",
     ),
 ]
 

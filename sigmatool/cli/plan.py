@@ -21,6 +21,7 @@ from sigmatool.options import (
     check_prior,
 )
 from sigmatool.options.plan import check_plan_output
+from sigmatool.progress import working
 
 if TYPE_CHECKING:
     pass
@@ -35,12 +36,12 @@ DistributionOpt = Annotated[
 @app.command("plan")
 @uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options)
 def plan_command(
+    request: PlanOptions = PlanOptions(),
     per_prompt: PerPrompt = False,
     estimator: EstimatorOpt = Estimator.plugin,
     distribution: DistributionOpt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
-    request: PlanOptions = PlanOptions(),
     prior: PriorSpec = PriorSpec(),
     plot: PlotOptions = PlotOptions(),
 ) -> None:
@@ -82,7 +83,8 @@ def plan_command(
     with run.histogram_of(inputs) as hist:
         val = estimators.valuation(hist.frame, inputs.by, request.sizes, estimator.value, prior)
         run.note([*val.notes(), *std_notes])
-        plans = groups.plan_histogram(hist.frame, inputs.by, request, val)
+        with working("planning"):
+            plans = groups.plan_histogram(hist.frame, inputs.by, request, val)
         if plot.path is not None:
             frames = plan_frames(plans.plans[0])
             run.save_plot(plot, frames, run.source_of(hist))

@@ -11,6 +11,7 @@ from sigmatool.cli.params import Fidelity, MaxG, MinG, PlanBudgetOpt, StdConvent
 from sigmatool.options import Method
 from sigmatool.options.analyses import trainer_std
 from sigmatool.options.plan import (
+    DEFAULT_BUDGET,
     DEFAULT_SIZES,
     PlanBudget,
     PlanOptions,
@@ -27,8 +28,8 @@ Sizes = Annotated[
     typer.Option(
         "--sizes",
         metavar="SIZES",
-        show_default="4,8,16,32",
-        help="Allowed group sizes, each 2–100,000: a list 4,8,16,32, a range 2..64, or a range with a step "
+        show_default=DEFAULT_SPEC,
+        help="Allowed group sizes, each 2–100,000. A list 4,8,16,32, a range 2..64, or a range with a step "
         "8..64:8 (micro-batch multiples).",
         rich_help_panel=PLAN,
     ),
@@ -37,8 +38,10 @@ ObjectiveName = Annotated[
     str | None,
     typer.Option(
         "--objective",
+        metavar="[signal|fidelity|learnable|knapsack-rl]",
         show_default="signal",
-        help="signal: Σ E[σ] (E[σ²] with --method drgrpo). fidelity: prompts reaching φ* (--fidelity). "
+        help="What the plan maximises. signal: Σ E[σ] (E[σ²] with --method drgrpo). fidelity: prompts "
+        "reaching φ* (--fidelity). "
         "learnable: expected non-silent groups. knapsack-rl: (1 − p^G − (1 − p)^G)·p(1 − p)² "
         "(arXiv:2509.25849).",
         rich_help_panel=PLAN,
@@ -52,14 +55,19 @@ def budget_options(
         typer.Option(
             "--budget",
             metavar="B",
-            help="Mean rollouts per prompt, > 0: the budget is ⌊B × prompts⌋ (p̂ ∈ {0, 1} counted). Default 8.",
-            show_default=False,
+            help="Mean rollouts per prompt, > 0: the budget is ⌊B × prompts⌋ (p̂ ∈ {0, 1} counted).",
+            show_default=f"{DEFAULT_BUDGET:g}",
             rich_help_panel=PLAN,
         ),
     ] = None,
     total: Annotated[
         int | None,
-        typer.Option("--total-rollouts", help="Or the budget as rollouts in all, ≥ 1.", rich_help_panel=PLAN),
+        typer.Option(
+            "--total-rollouts",
+            metavar="N",
+            help="Or the budget as rollouts in all, ≥ 1.",
+            rich_help_panel=PLAN,
+        ),
     ] = None,
     sizes: Sizes = None,
     min_size: MinG = None,
@@ -68,7 +76,7 @@ def budget_options(
         bool,
         typer.Option(
             "--keep-all",
-            help="Leave no prompt out: each gets at least the smallest size (the budget must cover that).",
+            help="Leave no prompt out. Each gets at least the smallest size (the budget must cover that).",
             rich_help_panel=PLAN,
         ),
     ] = False,

@@ -29,46 +29,52 @@ from sigmatool.options.preflight import (
 LOOP = "The trainer's loop (flags win over --config and key=value overrides)"
 
 
-def _loop(flag: str, help: str) -> object:
-    return typer.Option(flag, help=help, rich_help_panel=LOOP, show_default=False)
+def _loop(flag: str, help: str, default: object) -> object:
+    """A setting of the loop: None until given, so that --config and key=value may set it; ``default`` is
+    verl's, shown in the help."""
+    return typer.Option(flag, metavar="N", help=help, rich_help_panel=LOOP, show_default=str(default))
 
 
+VERL = LoopSettings()
 TrainBatch = Annotated[
     int | None,
-    _loop("--train-batch-size", "Kept prompts per step (verl data.train_batch_size; default 512)."),
+    _loop("--train-batch-size", "Kept prompts per step. verl: data.train_batch_size.", VERL.train_batch_size),
 ]
 GenBatch = Annotated[
     int | None,
     _loop(
-        "--gen-batch-size",
-        "Prompts per generation batch (verl data.gen_batch_size; default: the train batch).",
+        "--gen-batch-size", "Prompts per generation batch. verl: data.gen_batch_size.", "the train batch size"
     ),
 ]
 Rollouts = Annotated[
-    int | None, _loop("--n", "Rollouts per prompt (verl actor_rollout_ref.rollout.n; default 16).")
+    int | None, _loop("--n", "Rollouts per prompt. verl: actor_rollout_ref.rollout.n.", VERL.n)
 ]
 MaxGen = Annotated[
     int | None,
     _loop(
         "--max-gen-batches",
         "Generation batches a step may draw before it raises; 0: endless "
-        "(verl algorithm.filter_groups.max_num_gen_batches; default 10).",
+        "(verl algorithm.filter_groups.max_num_gen_batches).",
+        VERL.max_gen_batches,
     ),
 ]
 FilterOpt = Annotated[
     bool | None,
     typer.Option(
         "--filter/--no-filter",
-        help="Drop groups whose rewards all agree and draw more (DAPO's dynamic sampling; default), or train "
-        "on every group (the plain loop).",
+        help="Drop groups whose rewards all agree and draw more (DAPO's dynamic sampling); --no-filter "
+        "trains on every group (the plain loop).",
         rich_help_panel=LOOP,
-        show_default=False,
+        show_default="--filter",
     ),
 ]
 Epochs = Annotated[
     int | None,
-    _loop(
-        "--epochs", "The run's length in epochs of the data, in place of --steps (verl trainer.total_epochs)."
+    typer.Option(
+        "--epochs",
+        help="The run's length in epochs of the data, in place of --steps (verl trainer.total_epochs).",
+        rich_help_panel=LOOP,
+        show_default=False,
     ),
 ]
 Risk = Annotated[
@@ -90,8 +96,8 @@ ConfigOpt = Annotated[
     typer.Option(
         "--config",
         metavar="FILE",
-        help="A verl YAML config (the DAPO trainer's), or a TRL GRPOConfig as YAML or JSON: the loop's settings "
-        "are read from it; key=value arguments after DATA override them as on verl's command line.",
+        help="The loop's settings from a verl YAML config (the DAPO trainer's) or a TRL GRPOConfig (YAML or "
+        "JSON). key=value arguments after DATA override them as on verl's command line.",
         rich_help_panel=LOOP,
     ),
 ]

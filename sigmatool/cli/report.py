@@ -24,6 +24,7 @@ from sigmatool.cli.params import (
 from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
 from sigmatool.options.analyses import groupsize_options, trainer_std
+from sigmatool.progress import working
 
 if TYPE_CHECKING:
     from sigmatool.report import ReportInput, ReportOptions
@@ -53,7 +54,7 @@ ReportData = Annotated[
     list[str] | None,
     typer.Argument(
         help="Inputs to compare side by side: each DATA (a file, a glob read as one input, or '-') is one "
-        "input. Default: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
+        "input. With none: stdin when it is a pipe or a file, else the bundled Big-Math sample.",
         show_default=False,
     ),
 ]
@@ -133,12 +134,13 @@ def report_command(
 
         result = tracked_run(everything)
         options = replace(options, track=result.band, track_headline=headline(result))
-    options = _sections(options, items[0], plan_budget, preflight_config)
-    report = build_report(items, options=options)
-    if target.format == "md":
-        report.write_markdown(target.path)
-    else:
-        report.write_html(target.path)
+    with working("building the report"):
+        options = _sections(options, items[0], plan_budget, preflight_config)
+        report = build_report(items, options=options)
+        if target.format == "md":
+            report.write_markdown(target.path)
+        else:
+            report.write_html(target.path)
 
 
 def _trainer_std(options: ReportOptions, trainer: str | None) -> ReportOptions:

@@ -6,19 +6,24 @@ import contextlib
 import contextvars
 import errno
 import gc
+import itertools
+import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TYPE_CHECKING
 
-from sigmatool.errors import Interrupted
-from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs
+from sigmatool import progress
+from sigmatool.errors import Interrupted, UsageError
+from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs, check_terminal
 
 if TYPE_CHECKING:
     from sigmatool.load import Dataset, Histogram, Rows
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
+# The options that take a comma list of whole numbers.
+LIST_OPTIONS = ("--G", "-G", "--group-size", "--sizes")
 # The arguments of the running command line (after ``sigmatool``), as main received them.
 ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arguments", default=())
 
@@ -62,6 +67,31 @@ def error(message: str) -> None:
     say(f"error: {message}", "bold red")
 
 
+def spaced_list(paths: Sequence[str]) -> None:
+    """Refuse ``--G 4 8``, which leaves 8 to be read as a file, pointing to the comma list ``--G 4,8``."""
+    # --G=4 is read as --G 4.
+    args = [part for arg in ARGUMENTS.get() for part in _split_list_option(arg)]
+    for i, flag in enumerate(args[:-2]):
+        if flag not in LIST_OPTIONS:
+            continue
+        extra = list(itertools.takewhile(_stray_number(paths), args[i + 2 :]))
+        if extra:
+            given = ",".join([args[i + 1], *extra])
+            raise UsageError(
+                f"{extra[0]}: no such file; several values of {flag} are one comma list: {flag} {given}"
+            )
+
+
+def _split_list_option(arg: str) -> list[str]:
+    flag, equals, value = arg.partition("=")
+    return [flag, value] if equals and flag in LIST_OPTIONS else [arg]
+
+
+def _stray_number(paths: Sequence[str]) -> Callable[[str], bool]:
+    """Whether an argument is a whole number (or inf) taken as DATA that names no file."""
+    return lambda arg: (arg.isdigit() or arg == "inf") and arg in paths and not os.path.exists(arg)
+
+
 def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, str | None]) -> None:
     """Before anything is read: DATA where they are required; no output may name an input file, or another.
 
@@ -69,8 +99,10 @@ def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, st
     an interrupted system call, so a read from a pipe that never ends could not be interrupted.
     """
     if inputs is not None:
+        spaced_list(inputs.paths)
         inputs.check_data()
     check_outputs(inputs, [("-o", out.output), *extra])
+    check_terminal(out.fmt, out.output)
     import polars  # noqa: F401
 
     if not gc.isenabled():
@@ -123,21 +155,10 @@ def _histogram(ds: Dataset) -> Histogram:
     """The histogram, with a bar of the rows read on a terminal."""
     from sigmatool import load
 
-    if not sys.stderr.isatty():
+    if not progress.shown():
         return load.histogram(ds)
-    from rich.console import Console
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    columns = (
-        SpinnerColumn(),
-        TextColumn("reading"),
-        BarColumn(),
-        TextColumn("{task.completed:,} rows"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("reading", total=load.parquet_rows(ds.sources))
-        return load.histogram(ds, on_rows=lambda rows: progress.advance(task, rows))
+    with progress.bar("reading", load.parquet_rows(ds.sources), unit="rows") as advance:
+        return load.histogram(ds, on_rows=advance)
 
 
 def _raise(signum: int, frame: FrameType | None) -> None:

@@ -38,8 +38,8 @@ ByBins = Annotated[
     typer.Option(
         "--by-bins",
         metavar="N",
-        help="Break the summary down into N equal-width bins of p, 1–1,000, in place of its overall rows (as "
-        "--by does by a column).",
+        help="Break the summary down into N equal-width bins of p, 1–1,000; in place of its overall rows, as "
+        "--by does by a column.",
     ),
 ]
 OldBins = Annotated[

@@ -46,6 +46,7 @@ def run_options(
         str | None,
         typer.Option(
             "--methods",
+            metavar="[grpo|drgrpo|dapo],…",
             help="Comma list of update rules: grpo, drgrpo, dapo (with a plan: one of them).",
             show_default="grpo,drgrpo,dapo; with a plan grpo",
         ),
@@ -87,8 +88,8 @@ InitOpt = Annotated[
         "--init",
         metavar="DATA",
         help="Start population: the interior p̂ of this data (any input; the input options apply), or "
-        "beta-mix for the paper's fallback mixture. Default: the bundled Big-Math sample (stdin only as -).",
-        show_default=False,
+        "beta-mix for the paper's fallback mixture; stdin only as -.",
+        show_default="the bundled Big-Math sample",
     ),
 ]
 TraceOpt = Annotated[

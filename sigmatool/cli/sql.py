@@ -11,7 +11,7 @@ from sigmatool.cli.app import app
 from sigmatool.cli.params import ByOpt, OutputFile, PromptColOpt, RewardColOpt, ThresholdOpt
 from sigmatool.options import Dialect, HistogramCommand, OutputOptions, RewardType, SqlOptions
 
-LOG = "Input"
+LOG = "The rollout log"
 RESULT = "Result"
 
 DialectOpt = Annotated[Dialect, typer.Option("--dialect", help="The engine's SQL dialect.")]
@@ -19,6 +19,7 @@ TableOpt = Annotated[
     str | None,
     typer.Option(
         "--table",
+        metavar="NAME",
         help="The rollout log's table or view as the engine names it (rollouts, lake.rl.rollouts).",
         rich_help_panel=LOG,
     ),
@@ -31,6 +32,7 @@ StepColOpt = Annotated[
     str | None,
     typer.Option(
         "--step-col",
+        metavar="COL",
         help="One histogram per value of this column, e.g. the training step.",
         rich_help_panel=LOG,
     ),

@@ -67,7 +67,8 @@ RatesColOpt = Annotated[
     typer.Option(
         "--pass-rates-col",
         metavar="COL",
-        help="Pass-rate column of --pass-rates, any form (default: k and n, else p, else detected).",
+        help="Pass-rate column of --pass-rates, any form.",
+        show_default="k and n, else p, else detected",
         rich_help_panel=RATES,
     ),
 ]
@@ -97,6 +98,7 @@ ZOpt = Annotated[
     float,
     typer.Option(
         "--z",
+        metavar="Z",
         help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap.",
         rich_help_panel=RATES,
     ),

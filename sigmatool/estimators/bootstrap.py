@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from sigmatool.estimators.value import Valuation
 from sigmatool.options import BeyondOptions
+from sigmatool.progress import steps
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]
@@ -48,7 +49,7 @@ def interval_columns(
     draw = replicate_weights(hist, by, seed)
     dtype = hist.schema["prompts"]
     values = []
-    for _ in range(replicates):
+    for _ in steps(range(replicates), "--ci: bootstrap replicates", replicates):
         weights = next(draw)
         again = hist.with_columns(pl.Series("prompts", weights).cast(dtype))
         values.append(summary(again, val.refit(weights)).select(columns).cast(pl.Float64).to_numpy())

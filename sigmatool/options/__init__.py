@@ -61,6 +61,7 @@ from sigmatool.options.inputs import (
     OutputOptions,
     check_folder,
     check_outputs,
+    check_terminal,
     written_in_place,
 )
 from sigmatool.options.plan import PlanOptions, parse_sizes, plan_options
@@ -113,6 +114,7 @@ __all__ = [
     "check_fraction",
     "check_outputs",
     "check_prior",
+    "check_terminal",
     "figure_format",
     "g_label",
     "parse_group_sizes",

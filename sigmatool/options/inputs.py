@@ -6,6 +6,7 @@ import glob
 import math
 import os
 import stat
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,8 @@ HELPER_PREFIX = "__"
 # The trainers whose rollout dumps --from reads (sigmatool.load.trainers has a reader for each).
 TRAINERS = tuple(t.value for t in Trainer)
 COUNT_DIRECTIONS = tuple(c.value for c in Counts)
+# Output formats that are bytes, not text: never written to a terminal.
+BINARY_FORMATS = (OutputFormat.parquet.value,)
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,13 @@ def written_in_place(mode: int) -> bool:
     """A pipe or a character device (``/dev/null``, a shell's ``>(…)``): it cannot be replaced by a renamed
     file, so output goes straight into it."""
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
+def check_terminal(fmt: str, output: str | None) -> None:
+    """Refuse a binary format bound for stdout when stdout is a terminal (a pipe or a file takes it)."""
+    to_stdout = output in (None, "-")
+    if fmt in BINARY_FORMATS and to_stdout and sys.stdout is not None and sys.stdout.isatty():
+        raise UsageError(f"--format {fmt} is binary and stdout is a terminal: write it with -o FILE.{fmt}")
 
 
 def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str | None]]) -> None:
