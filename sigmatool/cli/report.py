@@ -121,7 +121,8 @@ def report_command(
 
     names = labels(everything.paths)
     each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
-    items = [_input(one, name) for one, name in zip(each, names or [None], strict=True)]
+    items = [item for one, name in zip(each, names or [None], strict=True) for item in _inputs(one, name, len(each) > 1)]
+    _check_columns(everything.cols, items)
     tracked = everything.trainer is not None
     if tracked and len(each) > 1:
         run.note(["the report tracks one run: give one DATA for its track section"])
@@ -137,6 +138,15 @@ def report_command(
         report.write_markdown(target.path)
     else:
         report.write_html(target.path)
+
+
+def _check_columns(specs: tuple[str, ...], items: list[ReportInput]) -> None:
+    """Every --col (name or glob) must be a column of some input."""
+    from sigmatool.load.several import unmatched
+
+    missing = unmatched(specs, [c for item in items for c in item.columns])
+    if missing:
+        raise UsageError(f"--col {', '.join(missing)}: no input has such a column")
 
 
 def _sections(
@@ -158,3 +168,20 @@ def _input(options: InputOptions, label: str | None) -> ReportInput:
 
     with run.histogram_of(options) as hist:
         return described(hist, label)
+
+
+def _inputs(options: InputOptions, label: str | None, several: bool) -> list[ReportInput]:
+    """The input as the report shows it: with several --col, one item per column it has, labelled by the
+    column (and the input's name, when there are several inputs)."""
+    if not options.cols:
+        return [_input(options, label)]
+    from sigmatool import load
+    from sigmatool.report import described
+
+    items = []
+    with load.column_datasets(options) as parts:
+        for part in parts:
+            column = part.options.col or ""
+            named = f"{label or '<stdin>'}: {column}" if several else column
+            items.append(described(run.histogram_noted(part), named))
+    return items

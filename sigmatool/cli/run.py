@@ -119,6 +119,13 @@ def histogram_of(inputs: InputOptions) -> Iterator[Histogram]:
         yield hist
 
 
+def histogram_noted(ds: Dataset) -> Histogram:
+    """The histogram of a loaded input, with rows read shown on a terminal and its notes on stderr."""
+    hist = _histogram(ds)
+    note(hist.notes)
+    return hist
+
+
 def _histogram(ds: Dataset) -> Histogram:
     """The histogram, with a bar of the rows read on a terminal."""
     from sigmatool import load

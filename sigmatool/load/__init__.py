@@ -61,6 +61,7 @@ __all__ = [
     "Values",
     "aggregate",
     "bundled_sample",
+    "column_datasets",
     "counted",
     "dataset",
     "histogram",
@@ -237,6 +238,16 @@ def dataset(options: InputOptions) -> Iterator[Dataset]:
         return
     with opened(options) as (sources, notes):
         yield load(options, sources, notes)
+
+
+@contextlib.contextmanager
+def column_datasets(options: InputOptions) -> Iterator[list[Dataset]]:
+    """One dataset per pass-rate column of ``options.cols`` that the input has, each as with that one --col
+    (the report compares each column of each input); valid inside the ``with`` block."""
+    with opened(options) as (sources, notes):
+        first = sources[0]
+        names = several.present(options.cols, source_schema(first)[0].names(), first.label)
+        yield [load(replace(options, col=name, cols=()), sources, notes) for name in names]
 
 
 def read_histogram(options: InputOptions, on_rows: Progress | None = None) -> Histogram:

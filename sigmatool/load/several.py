@@ -41,6 +41,34 @@ def resolve(specs: Sequence[str], names: Sequence[str], label: str) -> tuple[str
     return tuple(dict.fromkeys(found))
 
 
+def _named(spec: str, names: Sequence[str]) -> list[str]:
+    """The columns a --col names among ``names``: itself, a dotted path into one of them, or a glob's
+    matches (none when it names none)."""
+    if spec in names or (not glob.has_magic(spec) and spec.split(".")[0] in names):
+        return [spec]
+    return [name for name in names if glob.has_magic(spec) and fnmatch.fnmatchcase(name, spec)]
+
+
+def present(specs: Sequence[str], names: Sequence[str], label: str) -> tuple[str, ...]:
+    """The columns among ``names`` that ``specs`` name (the report: each --col applies to the inputs that
+    have it); an input with none of them is an error.
+
+    >>> present(["llama8b_solve_rate", "pass_*"], ["id", "pass_rate"], "b.csv")
+    ('pass_rate',)
+    """
+    found = tuple(dict.fromkeys(c for spec in specs for c in _named(spec, names)))
+    if not found:
+        raise DataError(
+            f"{label} has none of the --col columns ({', '.join(specs)}); its columns are: {', '.join(names)}"
+        )
+    return found
+
+
+def unmatched(specs: Sequence[str], found: Sequence[str]) -> list[str]:
+    """The --col names and globs that name none of the columns ``found`` in any input."""
+    return [spec for spec in specs if not _named(spec, found)]
+
+
 def keyed(frame: Frame, column: str) -> Frame:
     """``frame`` with the ``column`` key (the pass-rate column's name) as its first column."""
     return frame.select(pl.lit(column, dtype=pl.String).alias(COLUMN), pl.all())
