@@ -121,7 +121,11 @@ def report_command(
 
     names = labels(everything.paths)
     each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
-    items = [item for one, name in zip(each, names or [None], strict=True) for item in _inputs(one, name, len(each) > 1)]
+    items = [
+        item
+        for one, name in zip(each, names or [None], strict=True)
+        for item in _inputs(one, name, len(each) > 1)
+    ]
     _check_columns(everything.cols, items)
     tracked = everything.trainer is not None
     if tracked and len(each) > 1:
