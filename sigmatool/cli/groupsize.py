@@ -124,9 +124,7 @@ def groupsize_command(
             _plot_sizes(plot, hist, inputs.groups, target, val)
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return
-        result = groupsize.analyse(
-            hist.frame, inputs.groups, target, val, bins=cut, figure=plot.path is not None
-        )
+        result = groupsize.analyse(hist.frame, inputs.groups, target, val, bins=cut, figure=bool(plot.path))
         grid = result.curve
         if grid is not None:
             run.save_plot(plot, grid, run.source_of(hist))

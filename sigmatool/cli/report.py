@@ -21,7 +21,7 @@ from sigmatool.cli.params import (
     renamed,
     uses,
 )
-from sigmatool.errors import UsageError
+from sigmatool.errors import DataError, UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
 
 if TYPE_CHECKING:
@@ -119,19 +119,12 @@ def report_command(
     run.check(everything, OutputOptions(), ("-o", target.path))
     from sigmatool.report import ReportOptions, build_report, tracked_run
 
-    names = labels(everything.paths)
-    each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
-    items = [
-        item
-        for one, name in zip(each, names or [None], strict=True)
-        for item in _inputs(one, name, len(each) > 1)
-    ]
-    _check_columns(everything.cols, items)
-    tracked = everything.trainer is not None
-    if tracked and len(each) > 1:
+    items = _items(everything)
+    tracked, one = everything.trainer is not None, len(everything.paths) <= 1
+    if tracked and not one:
         run.note(["the report tracks one run: give one DATA for its track section"])
     options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
-    if tracked and len(each) == 1:
+    if tracked and one:
         from sigmatool.track import headline
 
         result = tracked_run(everything)
@@ -144,13 +137,22 @@ def report_command(
         report.write_html(target.path)
 
 
-def _check_columns(specs: tuple[str, ...], items: list[ReportInput]) -> None:
-    """Every --col (name or glob) must be a column of some input."""
+def _items(everything: InputOptions) -> list[ReportInput]:
+    """Each DATA as the report's inputs (one per --col it has, with several); every --col (name or glob)
+    must be a column of some input."""
     from sigmatool.load.several import unmatched
 
-    missing = unmatched(specs, [c for item in items for c in item.columns])
+    names = labels(everything.paths)
+    each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
+    items = [
+        item
+        for one, name in zip(each, names or [None], strict=True)
+        for item in _inputs(one, name, len(each) > 1)
+    ]
+    missing = unmatched(everything.cols, [c for item in items for c in item.columns])
     if missing:
-        raise UsageError(f"--col {', '.join(missing)}: no input has such a column")
+        raise DataError(f"--col {', '.join(missing)}: no input has such a column")
+    return items
 
 
 def _sections(
