@@ -175,7 +175,7 @@ def test_counts_and_bare_rates_are_refused_in_one_line(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------------------------- report
 
 
-@pytest.mark.parametrize("suffix", ["html", "md"])
+@pytest.mark.parametrize("suffix", ["html", pytest.param("md", marks=pytest.mark.slow)])
 def test_the_report_compares_columns_of_files_with_other_names(folder: Path, suffix: str) -> None:
     page = folder / f"report.{suffix}"
     result = invoke(
