@@ -143,7 +143,8 @@ def _histogram(ds: Dataset) -> Histogram:
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("reading", total=load.parquet_rows(ds.sources))
+        rows = load.parquet_rows(ds.sources)  # read once per pass-rate column when there are several
+        task = progress.add_task("reading", total=None if rows is None else rows * max(len(ds.parts), 1))
         return load.histogram(ds, on_rows=lambda rows: progress.advance(task, rows))
 
 
