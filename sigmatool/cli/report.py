@@ -103,7 +103,8 @@ def report_command(
     means (docs/prior.md) to every table, figure and headline, beside the plug-in silent share.
 
     Several DATA are compared side by side (sigmatool report old.parquet new.parquet -o both.html); quote a
-    glob ('runs/*.parquet') to read its files as one input.
+    glob ('runs/*.parquet') to read its files as one input. Several --col (or a glob of names) apply each to
+    the inputs that have that column, each column of each input compared as an input of its own.
 
     Examples:
 
