@@ -46,6 +46,7 @@ def _declare(*columns: Column) -> dict[str, Column]:
 
 COLUMNS = _declare(
     # Identify a row.
+    Column("column", "column"),  # the pass-rate column, with several --col
     Column("G", "G", "G"),
     Column("segment", "segment"),
     Column("p_lo", "p lo", PASS_RATE),

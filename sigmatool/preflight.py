@@ -51,7 +51,7 @@ exactly k batches); with no filter, :data:`PLAIN_COLUMNS` instead of the filter'
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -61,6 +61,7 @@ from scipy import stats
 
 from sigmatool.estimators import Valuation
 from sigmatool.kernels import Quantity
+from sigmatool.options import COLUMN
 from sigmatool.options.preflight import LoopSettings
 from sigmatool.render import View
 
@@ -436,3 +437,18 @@ def view(result: PreflightResult) -> View:
     return View(
         headline=headline(result), footer=footer, percent=[c for c in shares if c in result.summary.columns]
     )
+
+
+def stacked(results: Mapping[str, PreflightResult]) -> pl.DataFrame:
+    """The summaries of one loop on each of several pass-rate columns, one row per column, keyed by it."""
+    return pl.concat(
+        [r.summary.select(pl.lit(c, dtype=pl.String).alias(COLUMN), pl.all()) for c, r in results.items()],
+        how="vertical_relaxed",
+    )
+
+
+def columns_view(results: Mapping[str, PreflightResult]) -> View:
+    """The table view of :func:`stacked`: each column's headline, named, then the summaries side by side."""
+    first = view(next(iter(results.values())))
+    lines = [f"{column}: {headline(result)}" for column, result in results.items()]
+    return replace(first, headline="\n".join(lines), keys=(COLUMN,))

@@ -90,8 +90,8 @@ def budget_command(
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
     with run.values_of(inputs, stream) as hist:
         beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
-        val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
+        val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
-        result = budget.analyse(hist.frame, inputs.by, options, val, beyond)
+        result = budget.analyse(hist.frame, inputs.groups, options, val, beyond)
         run.save_plot(plot, result, run.source_of(hist))
         write_frame(result.summary, out, budget.view(result))

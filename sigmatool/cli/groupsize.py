@@ -112,13 +112,13 @@ def groupsize_command(
     from sigmatool.render import sink_frame, write_frame
 
     with run.values_of(inputs, stream=not prior.active) as hist:
-        val = estimators.valuation(hist.frame, inputs.by, prior=prior)
+        val = estimators.valuation(hist.frame, inputs.groups, prior=prior)
         run.note([*val.notes(), *([std_note] if std_note else [])])
         if per_prompt:
-            _plot_sizes(plot, hist, inputs.by, target, val)
+            _plot_sizes(plot, hist, inputs.groups, target, val)
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return
-        result = groupsize.analyse(hist.frame, inputs.by, target, val, bins=cut, figure=plot.path is not None)
+        result = groupsize.analyse(hist.frame, inputs.groups, target, val, bins=cut, figure=bool(plot.path))
         grid = result.curve
         if grid is not None:
             run.save_plot(plot, grid, run.source_of(hist))

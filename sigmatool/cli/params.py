@@ -10,6 +10,7 @@ Nothing here imports polars or numpy.
 from __future__ import annotations
 
 import functools
+import glob
 import inspect
 from collections.abc import Callable
 from dataclasses import replace
@@ -93,15 +94,16 @@ SeparatorOpt = Annotated[
     ),
 ]
 ColOpt = Annotated[
-    str | None,
+    list[str] | None,
     _input(
         "--col",
         panel=SHARED,
         metavar="COL",
         help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' text, "
-        "lists of true/false grades, or whole-number counts (with --samples, --counts). When not given: "
-        "pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate, correctness_math_verify, a 'k/n' "
-        "difficulty.",
+        "lists of true/false grades, or whole-number counts (with --samples, --counts). Repeat it, or give a "
+        "glob such as 'pass_rate_*', to analyse each column apart: every output gains a 'column' key. When "
+        "not given: pass_rate, solve_rate, pass@1, accuracy, *solve_rate, *pass_rate, "
+        "correctness_math_verify, a 'k/n' difficulty.",
     ),
 ]
 PercentOpt = Annotated[bool, _input("--percent", help="The pass-rate column is in percent (45 or 45%).")]
@@ -227,10 +229,12 @@ def read_options(
     skip_invalid: SkipInvalidOpt = False,
 ) -> InputOptions:
     """How to read the values: the options every input shares (no paths, --by or --id-col yet)."""
+    one = col is not None and len(col) == 1 and not glob.has_magic(col[0])
     return InputOptions(
         input_format=input_format.value if input_format else None,
         separator=separator,
-        col=col,
+        col=col[0] if col is not None and one else None,
+        cols=tuple(col or ()) if not one else (),
         percent=percent,
         k_col=k_col,
         n_col=n_col,

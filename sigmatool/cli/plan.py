@@ -66,7 +66,7 @@ def plan_command(
     request, std_notes = for_trainer(request, inputs.trainer)
     check_plan_output(
         request,
-        inputs.by,
+        inputs.groups,
         per_prompt=per_prompt,
         distribution=distribution,
         weighted=bool(inputs.weight_col),
@@ -81,10 +81,10 @@ def plan_command(
     from sigmatool.render import sink_frame, write_frame
 
     with run.histogram_of(inputs) as hist:
-        val = estimators.valuation(hist.frame, inputs.by, request.sizes, estimator.value, prior)
+        val = estimators.valuation(hist.frame, inputs.groups, request.sizes, estimator.value, prior)
         run.note([*val.notes(), *std_notes])
         with working("planning"):
-            plans = groups.plan_histogram(hist.frame, inputs.by, request, val)
+            plans = groups.plan_histogram(hist.frame, inputs.groups, request, val)
         if plot.path is not None:
             frames = plan_frames(plans.plans[0])
             run.save_plot(plot, frames, run.source_of(hist))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import click
 import typer
@@ -25,6 +25,11 @@ from sigmatool.options.preflight import (
     overrides,
     read_config,
 )
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from sigmatool.preflight import PreflightResult
 
 LOOP = "The trainer's loop (flags win over --config and key=value overrides)"
 
@@ -180,12 +185,18 @@ def preflight_command(
         run.note([f"read from {config or 'the command line'}: {', '.join(read)}"])
     if inputs.by:
         raise UsageError("preflight describes one loop over the whole dataset: --by does not apply")
+    if inputs.cols and plot.path is not None:
+        raise UsageError("preflight --plot draws the loop on one pass-rate column: give one --col")
     check_prior(prior, has_counts=inputs.has_counts)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators, preflight
     from sigmatool.render import write_frame
 
     with run.histogram_of(inputs) as hist:
+        if inputs.cols:
+            results = _columns(hist.frame, hist.dataset.options.cols, settings, estimator.value, prior)
+            write_frame(preflight.stacked(results), out, preflight.columns_view(results))
+            return
         val = estimators.valuation(
             hist.frame, (), sizes=settings.group_sizes, estimator=estimator.value, prior=prior
         )
@@ -195,3 +206,21 @@ def preflight_command(
             raise UsageError("--plot draws the filtered loop's crash chance: drop --no-filter")
         run.save_plot(plot, result, run.source_of(hist))
         write_frame(result.summary, out, preflight.view(result))
+
+
+def _columns(
+    hist: pl.DataFrame, columns: tuple[str, ...], settings: LoopSettings, estimator: str, prior: PriorSpec
+) -> dict[str, PreflightResult]:
+    """The loop on each pass-rate column, as a run with that one --col finds it (its own prior)."""
+    import polars as pl
+
+    from sigmatool import estimators, preflight
+    from sigmatool.options import COLUMN
+
+    results = {}
+    for column in columns:
+        part = hist.filter(pl.col(COLUMN) == column).drop(COLUMN)
+        val = estimators.valuation(part, (), sizes=settings.group_sizes, estimator=estimator, prior=prior)
+        run.note([f"--col {column}: {note}" for note in val.notes()])
+        results[column] = preflight.analyse(part, settings, val)
+    return results

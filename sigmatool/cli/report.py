@@ -21,7 +21,7 @@ from sigmatool.cli.params import (
     renamed,
     uses,
 )
-from sigmatool.errors import UsageError
+from sigmatool.errors import DataError, UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
 from sigmatool.options.analyses import groupsize_options, trainer_std
 from sigmatool.progress import working
@@ -105,7 +105,8 @@ def report_command(
     means (docs/prior.md) to every table, figure and headline, beside the plug-in silent share.
 
     Several DATA are compared side by side (sigmatool report old.parquet new.parquet -o both.html); quote a
-    glob ('runs/*.parquet') to read its files as one input.
+    glob ('runs/*.parquet') to read its files as one input. Several --col (or a glob of names) apply each to
+    the inputs that have that column, each column of each input compared as an input of its own.
 
     Examples:
 
@@ -121,15 +122,13 @@ def report_command(
     run.check(everything, OutputOptions(), ("-o", target.path))
     from sigmatool.report import ReportOptions, build_report, tracked_run
 
-    names = labels(everything.paths)
-    each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
-    items = [_input(one, name) for one, name in zip(each, names or [None], strict=True)]
-    tracked = everything.trainer is not None
-    if tracked and len(each) > 1:
+    items = _items(everything)
+    tracked, one = everything.trainer is not None, len(everything.paths) <= 1
+    if tracked and not one:
         run.note(["the report tracks one run: give one DATA for its track section"])
     options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
     options = _trainer_std(options, everything.trainer)
-    if tracked and len(each) == 1:
+    if tracked and one:
         from sigmatool.track import headline
 
         result = tracked_run(everything)
@@ -152,6 +151,24 @@ def _trainer_std(options: ReportOptions, trainer: str | None) -> ReportOptions:
     return replace(options, groupsize=groupsize_options(std=std))
 
 
+def _items(everything: InputOptions) -> list[ReportInput]:
+    """Each DATA as the report's inputs (one per --col it has, with several); every --col (name or glob)
+    must be a column of some input."""
+    from sigmatool.load.several import unmatched
+
+    names = labels(everything.paths)
+    each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
+    items = [
+        item
+        for one, name in zip(each, names or [None], strict=True)
+        for item in _inputs(one, name, len(each) > 1)
+    ]
+    missing = unmatched(everything.cols, [c for item in items for c in item.columns])
+    if missing:
+        raise DataError(f"--col {', '.join(missing)}: no input has such a column")
+    return items
+
+
 def _sections(
     options: ReportOptions, item: ReportInput, plan_budget: float | None, preflight_config: str | None
 ) -> ReportOptions:
@@ -171,3 +188,20 @@ def _input(options: InputOptions, label: str | None) -> ReportInput:
 
     with run.histogram_of(options) as hist:
         return described(hist, label)
+
+
+def _inputs(options: InputOptions, label: str | None, several: bool) -> list[ReportInput]:
+    """The input as the report shows it: with several --col, one item per column it has, labelled by the
+    column (and the input's name, when there are several inputs)."""
+    if not options.cols:
+        return [_input(options, label)]
+    from sigmatool import load
+    from sigmatool.report import described
+
+    items = []
+    with load.column_datasets(options) as parts:
+        for part in parts:
+            column = part.options.col or ""
+            named = f"{label or '<stdin>'}: {column}" if several else column
+            items.append(described(run.histogram_noted(part), named))
+    return items

@@ -151,13 +151,22 @@ def histogram_of(inputs: InputOptions) -> Iterator[Histogram]:
         yield hist
 
 
+def histogram_noted(ds: Dataset) -> Histogram:
+    """The histogram of a loaded input, with rows read shown on a terminal and its notes on stderr."""
+    hist = _histogram(ds)
+    note(hist.notes)
+    return hist
+
+
 def _histogram(ds: Dataset) -> Histogram:
     """The histogram, with a bar of the rows read on a terminal."""
     from sigmatool import load
 
     if not progress.shown():
         return load.histogram(ds)
-    with progress.bar("reading", load.parquet_rows(ds.sources), unit="rows") as advance:
+    rows = load.parquet_rows(ds.sources)  # read once per pass-rate column when there are several
+    total = None if rows is None else rows * max(len(ds.parts), 1)
+    with progress.bar("reading", total, unit="rows") as advance:
         return load.histogram(ds, on_rows=advance)
 
 

@@ -96,11 +96,11 @@ def silent_command(
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
     with run.values_of(inputs, stream) as hist:
         beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
-        val = estimators.valuation(hist.frame, inputs.by, options.sizes, options.estimator, beyond.prior)
+        val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
         if options.per_prompt:
             if plot.path is not None:
-                grid = silent.curve(hist.frame, options, inputs.by, val)
+                grid = silent.curve(hist.frame, options, inputs.groups, val)
                 run.save_plot(plot, grid, run.source_of(hist))
             sink_frame(
                 silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
@@ -108,7 +108,7 @@ def silent_command(
             return
         table = resolve_format(out.fmt, out.output) == "table"
         result = silent.analyse(
-            hist.frame, inputs.by, options, val, beyond, spark=table, figure=plot.path is not None
+            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=plot.path is not None
         )
         drawn = result.curve
         if drawn is not None:

@@ -65,6 +65,8 @@ def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
                 "--init beta-mix reads no data: the input options (--col, --weight-col, …) do not apply"
             )
         return None
+    if read.cols:
+        raise UsageError("simulate draws its start population from one pass-rate column: give one --col")
     if init:
         return replace(read, paths=(init,))
     if read.trainer is not None:

@@ -81,6 +81,9 @@ def shares(part: pl.DataFrame, cells: Cells) -> FloatArray:
     return np.asarray(total / w.sum(), dtype=np.float64)
 
 
+LEGEND_ABREAST = 14  # characters of the longest group name that still fit three names side by side
+
+
 def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str], bins: int | None) -> Cells:
     """Bars of the prompts' share per cell of p; with ``by``, one outline per group."""
     cells = cells_of(hist["p"].cast(pl.Float64).to_numpy(), bins)
@@ -107,7 +110,9 @@ def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str],
     if by:
         # Room above the outlines for the legend.
         ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
-        ax.legend(loc="upper center", ncols=min(len(parts), 3))
+        # Three names abreast fit the axes only when they are short (a file's name and its column are not).
+        wide = max(len(label) for label, _ in parts) > LEGEND_ABREAST
+        ax.legend(loc="upper center", ncols=1 if wide else min(len(parts), 3))
     return cells
 
 

@@ -24,6 +24,7 @@ from sigmatool.errors import DataError, UsageError
 from sigmatool.load import dataset as _dataset
 from sigmatool.load import histogram as _histogram
 from sigmatool.load import rows as _rows
+from sigmatool.load import several
 from sigmatool.load.columns import (
     counts_columns,
     pick_rate_column,
@@ -37,7 +38,7 @@ from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.loaded import Values, counted
 from sigmatool.load.logs import trainer_dataset, trainer_log
 from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
-from sigmatool.load.rows import Rows, streams
+from sigmatool.load.rows import Rows
 from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
@@ -61,6 +62,7 @@ __all__ = [
     "Values",
     "aggregate",
     "bundled_sample",
+    "column_datasets",
     "counted",
     "dataset",
     "histogram",
@@ -123,6 +125,8 @@ def load(
     ``originals``: the frame keeps every column of the input, unchanged and in order (a column missing from
     one of several files is null there), with the internal columns after them.
     """
+    if options.cols:
+        return _several(options, sources, notes, text_cols, originals)
     opts, form, found = _value_column(options, sources)
     frames = []
     for source in sources:
@@ -151,14 +155,53 @@ def load(
     return ds
 
 
+def _several(
+    options: InputOptions,
+    sources: Sequence[Source],
+    notes: Sequence[str],
+    text_cols: Sequence[str],
+    originals: bool,
+) -> Dataset:
+    """A dataset of several pass-rate columns: one part per column, each loaded as with that one --col
+    (see :mod:`sigmatool.load.several`)."""
+    first = sources[0]
+    names = several.resolve(options.cols, source_schema(first)[0].names(), first.label)
+    parts = tuple(
+        load(replace(options, col=name, cols=()), sources, (), text_cols, originals) for name in names
+    )
+    return Dataset(
+        pl.LazyFrame(),
+        tuple(sources),
+        replace(options, cols=names),
+        tuple(notes),
+        tuple(text_cols),
+        form="columns",
+        columns=parts[0].columns,
+        parts=parts,
+    )
+
+
+def _notes(ds: Dataset, parts: Sequence[Histogram | Rows]) -> tuple[str, ...]:
+    """The input's notes, then each part's own, naming its column; each once."""
+    found = [n for part in parts for n in several.part_notes(part.dataset.options.col or "", part.notes)]
+    return tuple(dict.fromkeys([*ds.notes, *found]))
+
+
 def reload(ds: Dataset, text_cols: tuple[str, ...]) -> Dataset:
     """The same input read again, with ``text_cols`` as text."""
     return load(ds.options, ds.sources, ds.notes, text_cols)
 
 
 def histogram(ds: Dataset, on_rows: Progress | None = None) -> Histogram:
-    """The checked histogram of distinct values (see :class:`Histogram`), in one streaming pass."""
-    return _histogram.histogram(ds, reload, on_rows)
+    """The checked histogram of distinct values (see :class:`Histogram`), in one streaming pass (one per
+    pass-rate column when there are several)."""
+    if not ds.parts:
+        return _histogram.histogram(ds, reload, on_rows)
+    hists = [histogram(part, on_rows) for part in ds.parts]
+    several.check_alike(ds.options.cols, [h.dataset.has_counts for h in hists])
+    frame = several.stacked([h.frame for h in hists], ds.options.cols)
+    read = replace(ds, parts=tuple(h.dataset for h in hists))
+    return Histogram(frame, read, _notes(ds, hists))
 
 
 def with_originals(ds: Dataset) -> Dataset:
@@ -166,16 +209,30 @@ def with_originals(ds: Dataset) -> Dataset:
     internal ones; the names of the originals, in order, are ``columns``. Reads schemas only."""
     if ds.options.rollouts:
         raise UsageError("a rollout log has one row per answer, not per prompt: its rows cannot carry a plan")
+    if ds.parts:
+        return replace(ds, parts=tuple(with_originals(part) for part in ds.parts))
     return load(ds.options, ds.sources, (), ds.text_cols, originals=True)
 
 
 def rows(ds: Dataset, on_rows: Progress | None = None) -> Rows:
     """The checked usable rows, lazily, for data with many distinct pass rates (see :func:`streams`)."""
-    return _rows.rows(ds, reload, on_rows)
+    if not ds.parts:
+        return _rows.rows(ds, reload, on_rows)
+    parts = [rows(part, on_rows) for part in ds.parts]
+    return Rows(several.stacked([r.frame for r in parts], ds.options.cols), ds, _notes(ds, parts))
+
+
+def streams(ds: Dataset) -> bool:
+    """Whether to stream the rows rather than build the histogram: many distinct plain pass rates (in every
+    pass-rate column, when there are several); see :func:`sigmatool.load.rows.streams`."""
+    return all(_rows.streams(part) for part in ds.parts or (ds,))
 
 
 def per_prompt_frame(ds: Dataset) -> pl.LazyFrame:
-    """Usable rows, one per prompt: ``--by`` columns, ``id``, ``p``, kernel keys, ``weight``."""
+    """Usable rows, one per prompt: ``--by`` columns, ``id``, ``p``, kernel keys, ``weight``; with several
+    pass-rate columns, one per prompt and column, keyed by ``column`` first."""
+    if ds.parts:
+        return several.stacked([per_prompt_frame(part) for part in ds.parts], ds.options.cols)
     return _dataset.per_prompt_frame(ds, usable_expr(ds))
 
 
@@ -187,6 +244,16 @@ def dataset(options: InputOptions) -> Iterator[Dataset]:
         return
     with opened(options) as (sources, notes):
         yield load(options, sources, notes)
+
+
+@contextlib.contextmanager
+def column_datasets(options: InputOptions) -> Iterator[list[Dataset]]:
+    """One dataset per pass-rate column of ``options.cols`` that the input has, each as with that one --col
+    (the report compares each column of each input); valid inside the ``with`` block."""
+    with opened(options) as (sources, notes):
+        first = sources[0]
+        names = several.present(options.cols, source_schema(first)[0].names(), first.label)
+        yield [load(replace(options, col=name, cols=()), sources, notes) for name in names]
 
 
 def read_histogram(options: InputOptions, on_rows: Progress | None = None) -> Histogram:

@@ -46,13 +46,19 @@ class Dataset:
     form: str = "rate"
     log: TrainerLog | None = None
     columns: tuple[str, ...] = ()  # the input's own columns, when loaded with them (load.with_originals)
+    # Several pass-rate columns (--col repeated or a glob): one dataset per column, in the order of
+    # ``options.cols``; this one's ``frame`` is then empty and every reader goes through the parts.
+    parts: tuple[Dataset, ...] = ()
 
     @property
     def by(self) -> tuple[str, ...]:
-        return self.options.by
+        """The columns the rows are grouped by: ``column`` first with several pass-rate columns, then --by."""
+        return self.options.groups
 
     @property
     def has_counts(self) -> bool:
+        if self.parts:
+            return all(part.has_counts for part in self.parts)
         return self.options.has_counts or self.counted
 
     @property

@@ -52,6 +52,7 @@ from sigmatool.options.common import (
 )
 from sigmatool.options.figures import FIGURE_FORMATS, PlotOptions, ReportFile, figure_format
 from sigmatool.options.inputs import (
+    COLUMN,
     COUNT_DIRECTIONS,
     NOT_WRITABLE,
     RESERVED,
@@ -69,6 +70,7 @@ from sigmatool.options.sql import Dialect, HistogramCommand, RewardType, SqlOpti
 
 __all__ = [
     "BOUNDS_LEVEL",
+    "COLUMN",
     "COUNT_DIRECTIONS",
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",

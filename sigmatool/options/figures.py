@@ -67,13 +67,13 @@ class ReportFile:
     def check_plan(
         self, plan_budget: float | None, inputs: InputOptions, preflight: str | None = None
     ) -> None:
-        """--plan-budget and --preflight-config describe one input: one DATA and no --by."""
-        one = inputs.by or len(inputs.paths) > 1
+        """--plan-budget and --preflight-config describe one input: one DATA, one --col and no --by."""
+        one = inputs.by or len(inputs.paths) > 1 or inputs.cols
         if plan_budget is not None and one:
-            raise UsageError("--plan-budget plans one input: give one DATA and no --by")
+            raise UsageError("--plan-budget plans one input: give one DATA, one --col and no --by")
         if preflight is not None and one:
             raise UsageError(
-                "--preflight-config describes the loop over one input: give one DATA and no --by"
+                "--preflight-config describes the loop over one input: give one DATA, one --col and no --by"
             )
 
     @property

@@ -16,6 +16,8 @@ from sigmatool.options.common import MAX_G, Counts, InputFormat, OutputFormat, T
 RESERVED = ("p", "k", "n", "prompts", "rows", "weight", "id", "G", "segment")
 # The --by columns sit beside sigmatool's own helper columns, whose names all begin so.
 HELPER_PREFIX = "__"
+# With several pass-rate columns (--col repeated, or a glob), each output row names its column here.
+COLUMN = "column"
 # The trainers whose rollout dumps --from reads (sigmatool.load.trainers has a reader for each).
 TRAINERS = tuple(t.value for t in Trainer)
 COUNT_DIRECTIONS = tuple(c.value for c in Counts)
@@ -54,6 +56,7 @@ class InputOptions:
     input_format: str | None = None
     separator: str | None = None
     col: str | None = None
+    cols: tuple[str, ...] = ()  # several pass-rate columns or globs of names, each analysed apart
     k_col: str | None = None
     n_col: str | None = None
     samples: int | None = None
@@ -93,13 +96,28 @@ class InputOptions:
             )
         if len(set(self.by)) != len(self.by):
             raise UsageError("--by: each column may be given once")
+        self._check_columns()
+
+    def _check_columns(self) -> None:
+        """Several --col: each given once, not beside one --col, and not clashing with --by."""
+        if not self.cols:
+            return
+        if self.col is not None:
+            raise UsageError("give either one --col or several (cols), not both")
+        if len(set(self.cols)) != len(self.cols):
+            raise UsageError("--col: each column may be given once")
+        if COLUMN in self.by:
+            raise UsageError(
+                f"--by {COLUMN}: several --col name each row's pass-rate column in a column of that name; "
+                "rename it"
+            )
 
     def _check_forms(self) -> None:
         """The value columns must describe one form: rates, counts or rollouts."""
         if self.rollouts:
             if not self.prompt_col or not self.reward_col:
                 raise UsageError("--rollouts needs --prompt-col and --reward-col")
-            if self.col or self.k_col or self.n_col or self.samples is not None:
+            if self.col or self.cols or self.k_col or self.n_col or self.samples is not None:
                 raise UsageError("--rollouts cannot be combined with --col, --k-col, --n-col or --samples")
             if self.weight_col:
                 raise UsageError("--rollouts rows are single answers: --weight-col does not apply")
@@ -107,7 +125,7 @@ class InputOptions:
             raise UsageError("--prompt-col, --reward-col and --threshold need --rollouts or --from")
         if bool(self.k_col) != bool(self.n_col):
             raise UsageError("--k-col and --n-col go together")
-        if self.k_col and (self.col or self.samples is not None):
+        if self.k_col and (self.col or self.cols or self.samples is not None):
             raise UsageError("give either --k-col/--n-col or a rate column (--col, --samples), not both")
         if self.percent and (self.k_col or self.rollouts):
             raise UsageError(
@@ -133,7 +151,7 @@ class InputOptions:
         clashes = {
             "--rollouts": self.rollouts,
             "--prompt-col": self.prompt_col,
-            "--col": self.col,
+            "--col": self.col or self.cols,
             "--k-col": self.k_col,
             "--n-col": self.n_col,
             "--samples": self.samples is not None,
@@ -163,6 +181,11 @@ class InputOptions:
             raise UsageError(
                 f"--from {self.trainer}: give the dump files, globs or the folder that holds them"
             )
+
+    @property
+    def groups(self) -> tuple[str, ...]:
+        """The columns every summary is broken down by: ``column`` first with several --col, then --by."""
+        return (COLUMN, *self.by) if self.cols else self.by
 
     @property
     def has_counts(self) -> bool:

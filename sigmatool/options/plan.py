@@ -223,7 +223,9 @@ def check_plan_output(
 ) -> None:
     """What the plan command can write for this input: one row per prompt needs one prompt per row."""
     if plot and by:
-        raise UsageError("--plot draws one plan; with --by there is one per group: leave out one of them")
+        raise UsageError(
+            "--plot draws one plan; with --by or several --col there is one per group: leave out one of them"
+        )
     if per_prompt and distribution:
         raise UsageError("--per-prompt and --distribution: give one (rows per prompt, or sizes per strategy)")
     if per_prompt and weighted:

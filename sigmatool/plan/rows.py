@@ -16,10 +16,11 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.joins import counts_key
-from sigmatool.load import Histogram, usable_expr, with_originals
+from sigmatool.load import Dataset, Histogram, usable_expr, with_originals
 from sigmatool.load.columns import rollout_aggregates
 from sigmatool.load.dataset import k_expr, n_expr, p_expr
 from sigmatool.load.names import RAW_ID, RAW_N
+from sigmatool.options import COLUMN
 from sigmatool.plan.export import ADDED_COLUMNS, CELL_K, CELL_N, KEY, ROW, annotate
 from sigmatool.plan.groups import Plans
 
@@ -29,27 +30,39 @@ COUNTS = "__plan_counts"  # a usable row's (k, n) as one integer (the user's own
 
 def dataset_rows(hist: Histogram, plans: Plans) -> pl.LazyFrame:
     """The input's rows with ``group_size``, ``keep``, ``p_used``, ``p_silent_at_G``, ``expected_sigma``,
-    ``fidelity_at_G`` added (lazy: sink it). Split values go by ``--id-col``, then row order."""
+    ``fidelity_at_G`` added (lazy: sink it). Split values go by ``--id-col``, then row order. With several
+    pass-rate columns, every row once per column, ``column`` first."""
     ds = hist.dataset
     if ds.is_log:
         return _rollout_prompts(hist, plans)
     full = with_originals(ds)
-    clash = [c for c in ADDED_COLUMNS if c in full.columns]
+    added = (*ADDED_COLUMNS, COLUMN) if full.parts else ADDED_COLUMNS
+    clash = [c for c in added if c in full.columns]
     if clash:
         raise DataError(
             f"the input already has column(s) {', '.join(map(repr, clash))}, which the plan adds; rename them"
         )
+    if not full.parts:
+        return _planned_rows(full, hist.frame, plans)
+    parts = [_planned_rows(part, hist.frame, plans, part.options.col) for part in full.parts]
+    return pl.concat(parts)
+
+
+def _planned_rows(full: Dataset, hist: pl.DataFrame, plans: Plans, column: str | None = None) -> pl.LazyFrame:
+    """The rows of one pass-rate column with the plan's columns; keyed by ``column`` when it is given."""
     lf = full.frame.with_row_index(ROW).with_columns(usable_expr(full).alias(USABLE))
-    order = [RAW_ID, ROW] if ds.options.id_col else [ROW]
+    key = [] if column is None else [pl.lit(column, dtype=pl.String).alias(COLUMN)]
+    lf = lf.with_columns(key)
+    order = [RAW_ID, ROW] if full.options.id_col else [ROW]
     if plans.cells:
         out = _cells(lf, plans, order, k_expr(full), n_expr(full))
     elif full.has_counts:
-        out = _counted(lf, hist.frame, plans, order, k_expr(full), n_expr(full))
+        out = _counted(lf, hist, plans, order, k_expr(full), n_expr(full))
     else:
         # The histogram's p of a rate column is this same expression of the same value: the input's own.
         lf = lf.with_columns(pl.when(pl.col(USABLE)).then(p_expr(full)).alias(KEY))
         out = annotate(lf, *plans.tables(), plans.by, order)
-    return out.select(*full.columns, *ADDED_COLUMNS)
+    return out.select(*([COLUMN] if key else []), *full.columns, *ADDED_COLUMNS)
 
 
 def _counted(
