@@ -19,6 +19,8 @@ from sigmatool.load.names import (
     BAD_REWARDS,
     INTERNAL,
     NULL_REWARDS,
+    RATE_NAMES,
+    RATE_SUFFIXES,
     RAW_ID,
     RAW_K,
     RAW_N,
@@ -33,8 +35,6 @@ from sigmatool.load.sources import Source, csv_header, read_error
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 
-RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
-RATE_SUFFIXES = ("solve_rate", "pass_rate")
 
 
 def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:

@@ -79,6 +79,9 @@ def detected_extras(source: Source, schema: Schema) -> list[str]:
     """Columns of known datasets picked by name when their values have the form: OpenR1-Math's list of
     grades, Polaris's "k/n" ``difficulty`` (a difficulty of another kind, e.g. a level, is left alone)."""
     extra = []
+    shape = source.shape()
+    if shape is not None and shape.value is not None:
+        extra.append(shape.value)  # the values of a JSON object of ids (load.objects)
     if _is_list(schema.get("correctness_math_verify", pl.Null())):
         extra.append("correctness_math_verify")
     if schema.get("difficulty") == pl.String and _fractional(source, pl.col("difficulty")):
