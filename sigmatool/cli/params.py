@@ -97,6 +97,8 @@ ColOpt = Annotated[
         "difficulty.",
     ),
 ]
+# The spelling people guess for --col (several tools call it so): an alias that works, kept out of the help.
+RateColOpt = Annotated[str | None, typer.Option("--rate-col", hidden=True, help="Same as --col.")]
 PercentOpt = Annotated[bool, _input("--percent", help="The pass-rate column is in percent (45 or 45%).")]
 KColOpt = Annotated[str | None, _input("--k-col", help="Column of right answers k (with --n-col).")]
 NColOpt = Annotated[str | None, _input("--n-col", help="Column of samples n behind each k.")]
@@ -192,6 +194,7 @@ def read_options(
     input_format: InputFormatOpt = None,
     separator: SeparatorOpt = None,
     col: ColOpt = None,
+    rate_col: RateColOpt = None,
     percent: PercentOpt = False,
     k_col: KColOpt = None,
     n_col: NColOpt = None,
@@ -205,10 +208,12 @@ def read_options(
     skip_invalid: SkipInvalidOpt = False,
 ) -> InputOptions:
     """How to read the values: the options every input shares (no paths, --by or --id-col yet)."""
+    if col is not None and rate_col is not None and col != rate_col:
+        raise UsageError(f"--rate-col is another spelling of --col: give one column, not {col!r} and {rate_col!r}")
     return InputOptions(
         input_format=input_format.value if input_format else None,
         separator=separator,
-        col=col,
+        col=col if col is not None else rate_col,
         percent=percent,
         k_col=k_col,
         n_col=n_col,

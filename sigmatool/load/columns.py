@@ -8,6 +8,7 @@ themselves stay raw until :mod:`sigmatool.load.validate` checks them on their di
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Sequence
 
@@ -50,6 +51,13 @@ def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:
     return counts and not rates
 
 
+def _grade_list(dtype: pl.DataType) -> bool:
+    """A list (or array) of booleans or numbers: one grade per answer, readable with --col."""
+    if not isinstance(dtype, pl.List | pl.Array):
+        return False
+    return bool(dtype.inner == pl.Boolean or dtype.inner.is_numeric())
+
+
 def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -> str:
     """The pass-rate column, by name (or one of ``extra``): exactly one candidate, else an error listing them."""
     names = list(schema.names())
@@ -63,9 +71,12 @@ def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -
     numeric = [c for c, dtype in schema.items() if dtype.is_numeric()]
     listing = ", ".join(numeric) if numeric else "none"
     if not candidates:
+        grades = [c for c, dtype in schema.items() if _grade_list(dtype)]
+        lists = f"; lists of grades (k of n): {', '.join(grades)}" if grades else ""
         raise DataError(
             f"{label}: no pass-rate column found (looked for {', '.join(RATE_NAMES)} or a name ending in "
             f"solve_rate/pass_rate); pick one with --col, or give --k-col/--n-col. Numeric columns: {listing}"
+            + lists
         )
     raise DataError(
         f"{label}: several pass-rate columns ({', '.join(candidates)}); pick one with --col. "
@@ -138,6 +149,17 @@ def _nested(opts: InputOptions, schema: pl.Schema) -> list[str]:
     return [col] if col and col not in schema and "." in col and not opts.rollout_log else []
 
 
+def did_you_mean(missing: Sequence[str], names: Sequence[str]) -> str:
+    """`` (did you mean 'pass_rate'?)`` when a column's name is close to a missing one (difflib), else ''."""
+    lowered = {n.lower(): n for n in names}
+    close = []
+    for name in missing:
+        same = lowered.get(name.lower())
+        close += [same] if same else difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    shown = ", ".join(repr(c) for c in dict.fromkeys(close))
+    return f" (did you mean {shown}?)" if shown else ""
+
+
 def check_columns(
     schema: pl.Schema, opts: InputOptions, label: str, form: ValueForm, header: list[str] | None = None
 ) -> list[str]:
@@ -150,7 +172,8 @@ def check_columns(
     missing = [c for c in needed if c not in schema]
     if missing:
         raise DataError(
-            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; the columns are: {', '.join(names)}"
+            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}{did_you_mean(missing, names)}; "
+            f"the columns are: {', '.join(names)}"
         )
     doubled = sorted({n for n in names if names.count(n) > 1})
     used = [d for d in doubled if d in needed]
