@@ -138,10 +138,14 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
         )
         return replace(ds, notes=(*ds.notes, note))
     if opts.samples is not None:
+        # N a multiple of the grid's n: every value is also k of N, a confirmation unless so many prompts
+        # lie between 0 and 1 that N samples would have shown some k off the coarser grid (each does so
+        # with a chance of about a half or more: 30 such prompts miss it with a chance below 1e-9).
         if opts.samples != n and interior >= EVIDENCE:
             raise UsageError(
                 f"--samples {opts.samples}: the pass rates in {column} are all multiples of 1/{n}, so each "
-                f"is k of n = {n} samples (with {opts.samples} samples other k would occur); give "
+                f"is k of n = {n} samples (with {opts.samples} samples, some of the {interior:,.0f} prompts "
+                f"with 0 < p̂ < 1 would have a k that is not a multiple of {opts.samples // n}); give "
                 f"--samples {n}, or leave --samples out"
             )
         return ds
@@ -156,6 +160,22 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
         frame=ds.frame.with_columns(counts_from_rate(grid_opts, rate_value(ds))),
         notes=(*ds.notes, note),
     )
+
+
+def off_grid(rates: pl.Series, ds: Dataset) -> None:
+    """A ``--samples N`` whose 1/N grid the rates are not on, where they all lie on the grid of another n,
+    is a usage error naming that grid (the rows need no naming: N is wrong, not they)."""
+    p = rates.cast(pl.Float64, strict=False).drop_nulls().drop_nans().to_numpy()
+    opts = ds.options
+    if p.size == 0 or ((p < 0) | (p > 1)).any() or opts.samples is None:
+        return
+    n = rate_grid(p, single=ds.rate_is_float32 and not opts.percent)
+    if n is not None and opts.samples % n:
+        raise UsageError(
+            f"--samples {opts.samples}: the pass rates in {opts.col!r} are all multiples of 1/{n}, not of "
+            f"1/{opts.samples}, so they are not k of {opts.samples} samples; give --samples {n}, or leave "
+            "--samples out"
+        )
 
 
 def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
@@ -266,6 +286,8 @@ def _raise_bad(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> None:
     if ds.log is not None:
         raise DataError(describe_bad_rollouts(ds.log))
     text = text_columns(ds)
+    if ds.rate_to_counts and RAW_P in flagged.columns:
+        off_grid(flagged[RAW_P], ds)
     hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else ""
     raise DataError(describe_bad_rows(ds, lambda source: reload(_only(ds, source), text)) + hint)
 
