@@ -209,7 +209,9 @@ def read_options(
 ) -> InputOptions:
     """How to read the values: the options every input shares (no paths, --by or --id-col yet)."""
     if col is not None and rate_col is not None and col != rate_col:
-        raise UsageError(f"--rate-col is another spelling of --col: give one column, not {col!r} and {rate_col!r}")
+        raise UsageError(
+            f"--rate-col is another spelling of --col: give one column, not {col!r} and {rate_col!r}"
+        )
     return InputOptions(
         input_format=input_format.value if input_format else None,
         separator=separator,

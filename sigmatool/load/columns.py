@@ -37,7 +37,6 @@ from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_c
 from sigmatool.options import InputOptions
 
 
-
 def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:
     """Whether the input holds counts in columns named ``k`` and ``n`` (as sigmatool's own exports write
     them, e.g. ``track --export-pass-rates``) and no pass-rate column by name."""

@@ -84,7 +84,9 @@ def _lists(obj: dict[str, list[Any]], label: str) -> ObjectTable:
         )
     if all(isinstance(v, int) for v in numbers) and all(v in (0, 1) for v in numbers):
         rows = tuple({"id": key, "grades": values} for key, values in obj.items())
-        return ObjectTable(rows, f"{what} of grades: read as columns 'id' and 'grades' (k right of n)", "grades")
+        return ObjectTable(
+            rows, f"{what} of grades: read as columns 'id' and 'grades' (k right of n)", "grades"
+        )
     if numbers and not all(0 <= v <= 1 for v in numbers):
         top = max(numbers, key=lambda v: abs(v))
         raise DataError(
@@ -93,7 +95,9 @@ def _lists(obj: dict[str, list[Any]], label: str) -> ObjectTable:
             "to_entries[] | {id: $id, step: .key, value: .value}' FILE.json > rows.jsonl"
         )
     rows = tuple(
-        {"id": key, "step": step, "value": value} for key, values in obj.items() for step, value in enumerate(values)
+        {"id": key, "step": step, "value": value}
+        for key, values in obj.items()
+        for step, value in enumerate(values)
     )
     steps = max((len(values) for values in obj.values()), default=0)
     return ObjectTable(
@@ -126,10 +130,14 @@ def object_table(obj: dict[str, Any], label: str) -> ObjectTable:
     if kinds == {"object"} and not named:
         key = "id" if not any("id" in v for v in obj.values()) else "key"
         rows = tuple({key: name, **record} for name, record in obj.items())
-        return ObjectTable(rows, f"{label}: one JSON object mapping {len(obj):,} ids to records: column {key!r}")
+        return ObjectTable(
+            rows, f"{label}: one JSON object mapping {len(obj):,} ids to records: column {key!r}"
+        )
     if not named and kinds - {"null"} in ({"number"}, {"text"}, {"number", "bool"}):
         rows = tuple({"id": key, "value": value} for key, value in obj.items())
-        note = f"{label}: one JSON object mapping {len(obj):,} ids to values: read as columns 'id' and 'value'"
+        note = (
+            f"{label}: one JSON object mapping {len(obj):,} ids to values: read as columns 'id' and 'value'"
+        )
         return ObjectTable(rows, note, "value")
     return ObjectTable((obj,), "")
 
