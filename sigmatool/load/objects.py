@@ -83,9 +83,9 @@ def _lists(obj: dict[str, list[Any]], label: str) -> ObjectTable:
             f"grades; make one row per prompt with a pass rate, e.g. {JQ_ROWS}"
         )
     if all(isinstance(v, int) for v in numbers) and all(v in (0, 1) for v in numbers):
-        rows = tuple({"id": key, "grades": values} for key, values in obj.items())
+        grades = tuple({"id": key, "grades": values} for key, values in obj.items())
         return ObjectTable(
-            rows, f"{what} of grades: read as columns 'id' and 'grades' (k right of n)", "grades"
+            grades, f"{what} of grades: read as columns 'id' and 'grades' (k right of n)", "grades"
         )
     if numbers and not all(0 <= v <= 1 for v in numbers):
         top = max(numbers, key=lambda v: abs(v))
@@ -94,7 +94,7 @@ def _lists(obj: dict[str, list[Any]], label: str) -> ObjectTable:
             "value per step, one row per id and step: jq -c 'to_entries[] | .key as $id | .value | "
             "to_entries[] | {id: $id, step: .key, value: .value}' FILE.json > rows.jsonl"
         )
-    rows = tuple(
+    rows: tuple[dict[str, Any], ...] = tuple(
         {"id": key, "step": step, "value": value}
         for key, values in obj.items()
         for step, value in enumerate(values)
@@ -166,7 +166,7 @@ def _cached(path: str, size: int, mtime: int, label: str) -> ObjectTable | None:
         if not head.startswith(b"{"):
             return None
         handle.seek(0)
-        obj = _one_object(handle)  # type: ignore[arg-type]
+        obj = _one_object(handle)
     return None if obj is None else object_table(obj, label)
 
 
@@ -181,5 +181,5 @@ def object_in_text(text: bytes, label: str) -> ObjectTable | None:
     """:func:`object_in` for a JSON text already read (a remote file)."""
     if not text.lstrip().startswith(b"{"):
         return None
-    obj = _one_object(io.BufferedReader(io.BytesIO(text)))  # type: ignore[arg-type]
+    obj = _one_object(io.BufferedReader(io.BytesIO(text)))
     return None if obj is None else object_table(obj, label)
