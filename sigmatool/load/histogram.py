@@ -162,15 +162,20 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
     )
 
 
-def off_grid(rates: pl.Series, ds: Dataset) -> None:
-    """A ``--samples N`` whose 1/N grid the rates are not on, where they all lie on the grid of another n,
-    is a usage error naming that grid (the rows need no naming: N is wrong, not they)."""
-    p = rates.cast(pl.Float64, strict=False).drop_nulls().drop_nans().to_numpy()
+def off_grid(flagged: pl.DataFrame, ds: Dataset) -> None:
+    """A ``--samples N`` whose 1/N grid the rates are not on, where they all lie on the grid of another n
+    and enough prompts lie between 0 and 1 to tell (:data:`~sigmatool.load.grid.EVIDENCE`), is a usage
+    error naming that grid: N is wrong, not the rows. With fewer, the rows off the 1/N grid are named."""
+    rates = (
+        flagged.select(rate_value(ds).alias("p"), pl.col("__wsum")).drop_nulls().filter(~pl.col("p").is_nan())
+    )
+    p = rates["p"].to_numpy()
     opts = ds.options
     if p.size == 0 or ((p < 0) | (p > 1)).any() or opts.samples is None:
         return
+    interior = float(rates.filter((pl.col("p") > 0) & (pl.col("p") < 1))["__wsum"].sum())
     n = rate_grid(p, single=ds.rate_is_float32 and not opts.percent)
-    if n is not None and opts.samples % n:
+    if n is not None and opts.samples % n and interior >= EVIDENCE:
         raise UsageError(
             f"--samples {opts.samples}: the pass rates in {opts.col!r} are all multiples of 1/{n}, not of "
             f"1/{opts.samples}, so they are not k of {opts.samples} samples; give --samples {n}, or leave "
@@ -287,7 +292,7 @@ def _raise_bad(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> None:
         raise DataError(describe_bad_rollouts(ds.log))
     text = text_columns(ds)
     if ds.rate_to_counts and RAW_P in flagged.columns:
-        off_grid(flagged[RAW_P], ds)
+        off_grid(flagged, ds)
     hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else ""
     raise DataError(describe_bad_rows(ds, lambda source: reload(_only(ds, source), text)) + hint)
 
