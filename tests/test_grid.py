@@ -187,3 +187,23 @@ def test_rates_on_no_grid_need_counts_for_what_needs_counts(tmp_path: Path, opti
     )
     assert 2 == done.returncode
     assert "counts" in done.stderr.splitlines()[-1]
+
+
+def test_samples_at_a_multiple_of_the_grid_on_few_prompts_confirms_it(tmp_path: Path) -> None:
+    # 16 samples whose few k happen to be even: every rate is also a multiple of 1/8, and too few prompts
+    # lie between 0 and 1 to tell 8 samples from 16, so --samples 16 is taken at its word.
+    ks = [0, 2, 4, 6, 8, 10, 12, 16]
+    rates, counts = tmp_path / "rates.csv", tmp_path / "counts.csv"
+    rates.write_text("pass_rate\n" + "".join(f"{k / 16}\n" for k in ks))
+    counts.write_text("k,n\n" + "".join(f"{k},16\n" for k in ks))
+    given = invoke("silent", rates, "--samples", "16", "--G", "32", "--format", "csv")
+    assert (
+        invoke("silent", counts, "--k-col", "k", "--n-col", "n", "--G", "32", "--format", "csv").stdout
+        == given.stdout
+    )
+
+
+def test_samples_off_the_grid_is_a_usage_error_naming_it(eight: Path) -> None:
+    result = invoke("silent", eight, "--weight-col", "count", "--samples", "10")
+    assert 2 == result.exit_code
+    assert "all multiples of 1/8, not of 1/10" in result.stderr

@@ -83,7 +83,11 @@ def _lists(obj: dict[str, list[Any]], label: str) -> ObjectTable:
             f"grades; make one row per prompt with a pass rate, e.g. {JQ_ROWS}"
         )
     if all(isinstance(v, int) for v in numbers) and all(v in (0, 1) for v in numbers):
-        grades = tuple({"id": key, "grades": values} for key, values in obj.items())
+        # true/false and 0/1 may mix: as 0/1, one type for polars
+        grades = tuple(
+            {"id": key, "grades": [int(v) if isinstance(v, bool) else v for v in values]}
+            for key, values in obj.items()
+        )
         return ObjectTable(
             grades, f"{what} of grades: read as columns 'id' and 'grades' (k right of n)", "grades"
         )
