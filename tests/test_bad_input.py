@@ -361,3 +361,9 @@ def test_a_misspelt_column_gets_a_did_you_mean() -> None:
 def test_a_list_of_grades_is_listed_when_no_pass_rate_column_is_found(write) -> None:  # type: ignore[no-untyped-def]
     result = invoke("silent", write('{"id": 1, "graded": [1, 0, 1]}\n{"id": 2, "graded": [0]}\n', "g.jsonl"))
     assert "lists of grades (k of n): graded" in result.stderr
+
+
+def test_a_list_of_rates_column_says_how_to_make_rows(tmp_path: Path) -> None:
+    path = tmp_path / "steps.parquet"
+    pl.DataFrame({"id": [1, 2], "pass_rate": [[0.5, 0.25], [1.0, 0.0]]}).write_parquet(path)
+    assert ".explode('pass_rate', 'step')" in invoke("silent", path).stderr

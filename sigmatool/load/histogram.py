@@ -14,9 +14,19 @@ import polars as pl
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import EVIDENCE, rate_grid
 from sigmatool.load.grouping import key_notes
-from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_N, RAW_P, RAW_W, UNGRADED
+from sigmatool.load.names import (
+    BAD_REWARDS,
+    NULL_REWARDS,
+    PROBLEM,
+    RAW_ID,
+    RAW_N,
+    RAW_P,
+    RAW_W,
+    UNGRADED,
+)
 from sigmatool.load.sources import data_error
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
@@ -162,6 +172,19 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
     )
 
 
+def list_hint(flagged: pl.DataFrame, ds: Dataset) -> str:
+    """A list column holding numbers other than 0/1: maybe one pass rate per step, and how to make rows."""
+    if ds.form != "list" or not bool((flagged[PROBLEM] == LIST_VALUE).any()):
+        return ""
+    source, col = ds.sources[0], ds.options.col or ""
+    reader = {"parquet": "read_parquet", "csv": "read_csv", "tsv": "read_csv"}.get(source.fmt, "read_ndjson")
+    return (
+        f'; if each list holds pass rates (one per step?), one row per element: python -c "import polars as '
+        f"pl; pl.{reader}('{source.label}').with_columns(step=pl.int_ranges(pl.col('{col}').list.len()))"
+        f".explode('{col}', 'step').write_parquet('rows.parquet')\", then --col {col} --by step"
+    )
+
+
 def off_grid(flagged: pl.DataFrame, ds: Dataset) -> None:
     """A ``--samples N`` whose 1/N grid the rates are not on, where they all lie on the grid of another n
     and enough prompts lie between 0 and 1 to tell (:data:`~sigmatool.load.grid.EVIDENCE`), is a usage
@@ -293,7 +316,7 @@ def _raise_bad(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> None:
     text = text_columns(ds)
     if ds.rate_to_counts and RAW_P in flagged.columns:
         off_grid(flagged, ds)
-    hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else ""
+    hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else list_hint(flagged, ds)
     raise DataError(describe_bad_rows(ds, lambda source: reload(_only(ds, source), text)) + hint)
 
 
