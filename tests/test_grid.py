@@ -14,7 +14,7 @@ import pytest
 from sigmatool.load.grid import rate_grid
 from sigmatool.prior.bounds import bounds
 
-from .conftest import BIGMATH_COUNTS, csv_of, invoke
+from .conftest import BIGMATH_COUNTS, csv_of, headline, invoke
 
 NS = (5, 8, 10, 50, 64)
 
@@ -207,3 +207,27 @@ def test_samples_off_the_grid_is_a_usage_error_naming_it(eight: Path) -> None:
     result = invoke("silent", eight, "--weight-col", "count", "--samples", "10")
     assert 2 == result.exit_code
     assert "all multiples of 1/8, not of 1/10" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Big-Math thinned to 4 of 64 answers, and its report as Markdown (whitespace as written)."""
+    folder = tmp_path_factory.mktemp("four")
+    _thinned(n=4).write_csv(folder / "four.csv")
+    invoke("report", folder / "four.csv", "--weight-col", "count", "-o", folder / "report.md")
+    return folder / "four.csv", (folder / "report.md").read_text()
+
+
+def test_the_report_says_what_silent_says_beyond_the_samples(four: tuple[Path, str]) -> None:
+    # 4 samples, G = 8: the default prior is the NPMLE for the report's headline as for silent's.
+    path, report = four
+    said = headline(invoke("silent", path, "--weight-col", "count", "--G", "8", "--format", "table").stdout)
+    assert said in " ".join(report.split())
+
+
+def test_the_report_silent_table_is_silents_at_the_same_g(four: tuple[Path, str]) -> None:
+    path, report = four
+    sizes = "2,4,8,16,32,64,128,256"
+    table = csv_of(invoke("silent", path, "--weight-col", "count", "--G", sizes, "--format", "csv"))
+    shown = f"| prior npmle | 16 | {table['prompts'][3]:,} | {100 * table['silent_rate'][3]:.2f} % |"
+    assert shown in report

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
@@ -111,7 +111,9 @@ class _Priors:
         key = (spec.kind, repr(spec.a), repr(spec.b))
         if key not in self.fitted:
             self.fitted[key] = estimators.valuation(hist, self.by, prior=spec)
-        return self.fitted[key]
+        # the fewest samples n when some finite G asked exceeds it, for the headline's note on the bias
+        short = n_min if n_min is not None and any(n_min < G < math.inf for G in sizes) else None
+        return replace(self.fitted[key], short=short)
 
 
 def _valuation(
@@ -168,7 +170,7 @@ def _headline(item: ReportInput, options: ReportOptions) -> Headline:
     sized = groupsize.sized_rows(hist, (), options.groupsize, bins=None, prior=priors.at())
     quiet = silent.summarize(hist, (), [8.0], estimator=estimator, prior=at8 if at8.posterior else None)
     sentences = (
-        silent.headline(quiet, at8.posterior),
+        silent.headline(quiet, at8.posterior, bias=at8.bias_note()),
         budget.headline(_budget(hist, (), options, priors.at(options.budget_sizes))),
         groupsize.headline(sized, options.groupsize),
     )
