@@ -106,3 +106,8 @@ def test_the_refusal_says_how_to_make_rows() -> None:
 def test_an_empty_object_is_refused() -> None:
     with pytest.raises(DataError, match="empty JSON object"):
         object_table({}, "f.json")
+
+
+def test_columns_of_different_lengths_are_refused() -> None:
+    with pytest.raises(DataError, match=r"columns of different lengths \(2, 3\)"):
+        object_table({"prompt": ["a", "b", "c"], "pass_rate": [0.5, 0.25]}, "f.json")

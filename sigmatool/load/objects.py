@@ -8,8 +8,8 @@ is read by what its values are (docs/input.md, "One JSON object"):
 - ids to lists of rates in [0, 1] with a fraction among them, a per-step accuracy history
   (``{"a": [0.125, 0.5]}``): columns ``id``, ``step`` (from 0) and ``value``, one row per id and step;
 - ids to records (``{"a": {"pass_rate": 0.5}}``): the records, with the id in a column ``id``;
-- a dict of columns (``{"prompt": [...], "pass_rate": [...]}``, lists of one length, one of them text or
-  named as a column is: ``pass_rate``, ``k``, ``prompt``…): that table;
+- a dict of columns (``{"prompt": [...], "pass_rate": [...]}``: lists, one of them named as a column is,
+  ``pass_rate``, ``k``, ``prompt``…, or all of one length with text in one): that table, if the lengths agree;
 - anything else with a column name among its keys: one record, one row (a JSON-lines file of one line).
 
 An object that none of these fits (ids to lists of lists, or to numbers outside [0, 1]) is refused in one
@@ -112,10 +112,18 @@ def _lists(obj: dict[str, list[Any]], label: str) -> ObjectTable:
     )
 
 
-def _columns_of(obj: dict[str, list[Any]]) -> ObjectTable:
+def _columns_of(obj: dict[str, list[Any]], label: str) -> ObjectTable:
+    """A dict of columns of one length: that table."""
+    lengths = sorted({len(v) for v in obj.values()})
+    if len(lengths) > 1:
+        raise DataError(
+            f"{label}: one JSON object of {len(obj)} columns of different lengths ({', '.join(map(str, lengths))}), "
+            "not a table; give every column one value per prompt"
+        )
     keys = list(obj)
     rows = tuple(dict(zip(keys, values, strict=True)) for values in zip(*obj.values(), strict=True))
-    return ObjectTable(rows, f"one JSON object of {len(keys)} columns: read as a table of {len(rows):,} rows")
+    note = f"{label}: one JSON object of {len(keys)} columns: read as a table of {len(rows):,} rows"
+    return ObjectTable(rows, note)
 
 
 def object_table(obj: dict[str, Any], label: str) -> ObjectTable:
@@ -127,10 +135,9 @@ def object_table(obj: dict[str, Any], label: str) -> ObjectTable:
     if kinds == {"list"}:
         lengths = {len(v) for v in obj.values()}
         text = any(_kind(v) == "text" for v in _elements(list(obj.values())))
-        if len(lengths) == 1 and (named or text):
-            return _columns_of(obj)
-        if not named:
-            return _lists(obj, label)
+        if named or (text and len(lengths) == 1):
+            return _columns_of(obj, label)
+        return _lists(obj, label)
     if kinds == {"object"} and not named:
         key = "id" if not any("id" in v for v in obj.values()) else "key"
         rows = tuple({key: name, **record} for name, record in obj.items())
