@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.conftest import BIGMATH, TOY, one_error_line, run_cli
+from tests.conftest import BIGMATH, TOY, invoke, one_error_line, run_cli
 
 # --------------------------------------------------------------------------------------------- stdin
 
@@ -300,3 +300,69 @@ def test_a_separator_of_two_characters_is_a_usage_error() -> None:
     done = run_cli("silent", TOY, "--separator", ";;")
     assert 2 == done.returncode
     assert "--separator" in one_error_line(done.stderr)
+
+
+# --------------------------------------------------------------------------------------------- file shapes and hints
+
+
+def test_a_json_object_of_ids_to_values_is_read_as_rows(write) -> None:  # type: ignore[no-untyped-def]
+    records = invoke("silent", write("id,pass_rate\na,0.5\nb,0.25\nc,1.0\n"), "--format", "csv")
+    done = run_cli("silent", write('{"a": 0.5, "b": 0.25, "c": 1.0}', "object.json"), "--format", "csv")
+    assert 0 == done.returncode
+    assert records.stdout == done.stdout
+
+
+def test_a_json_object_on_stdin_is_read_as_rows(write) -> None:  # type: ignore[no-untyped-def]
+    records = invoke("silent", write("id,pass_rate\na,0.5\nb,0.25\n"), "--format", "csv")
+    assert (
+        records.stdout == invoke("silent", "--format", "csv", input='{\n "a": 0.5,\n "b": 0.25\n}\n').stdout
+    )
+
+
+def test_a_list_of_lists_column_is_one_line_naming_file_column_and_form(write) -> None:  # type: ignore[no-untyped-def]
+    path = write('{"id": 1, "pass_rate": [[0.5, 0.25], [1.0]]}\n{"id": 2, "pass_rate": [[0.5]]}\n', "n.jsonl")
+    done = run_cli("silent", path)
+    assert 1 == done.returncode
+    assert "n.jsonl: column 'pass_rate' holds lists of lists of numbers" in one_error_line(done.stderr)
+
+
+def test_a_1_to_10_rating_is_said_to_be_maybe_no_pass_rate(write) -> None:  # type: ignore[no-untyped-def]
+    done = run_cli("silent", write("id,rating\n1,9.5\n2,3.0\n3,7.5\n4,1\n"), "--col", "rating")
+    assert 1 == done.returncode
+    assert "may be a rating, not a pass rate" in one_error_line(done.stderr)
+
+
+def test_a_1_to_10_rating_is_not_steered_to_percent(write) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("silent", write("id,rating\n1,9.5\n2,3.0\n3,7.5\n4,1\n"), "--col", "rating")
+    assert "--percent" not in result.stderr
+
+
+def test_the_percent_hint_says_the_column_may_be_no_pass_rate(write) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("silent", write("pass_rate\n45\n12.5\n80\n"))
+    assert "--percent reads them as such, or the column is not a pass rate" in result.stderr
+
+
+def test_rate_col_is_another_spelling_of_col() -> None:
+    done = run_cli("silent", TOY, "--rate-col", "pass_rate", "--format", "csv")
+    assert 0 == done.returncode
+    assert invoke("silent", TOY, "--col", "pass_rate", "--format", "csv").stdout == done.stdout
+
+
+def test_rate_col_beside_the_same_col_names_it_once() -> None:
+    both = invoke("silent", TOY, "--rate-col", "pass_rate", "--col", "pass_rate", "--format", "csv")
+    assert invoke("silent", TOY, "--col", "pass_rate", "--format", "csv").stdout == both.stdout
+
+
+def test_a_misspelt_column_gets_a_did_you_mean() -> None:
+    assert "(did you mean 'pass_rate'?)" in invoke("silent", TOY, "--col", "pass_rat").stderr
+
+
+def test_a_list_of_grades_is_listed_when_no_pass_rate_column_is_found(write) -> None:  # type: ignore[no-untyped-def]
+    result = invoke("silent", write('{"id": 1, "graded": [1, 0, 1]}\n{"id": 2, "graded": [0]}\n', "g.jsonl"))
+    assert "lists of grades (k of n): graded" in result.stderr
+
+
+def test_a_list_of_rates_column_says_how_to_make_rows(tmp_path: Path) -> None:
+    path = tmp_path / "steps.parquet"
+    pl.DataFrame({"id": [1, 2], "pass_rate": [[0.5, 0.25], [1.0, 0.0]]}).write_parquet(path)
+    assert ".explode('pass_rate', 'step')" in invoke("silent", path).stderr

@@ -178,8 +178,8 @@ def test_a_runs_report_tracks_what_track_measures(run_page: str) -> None:
 
 
 def test_a_runs_report_plans_what_plan_plans(run_page: str) -> None:
-    # The report plans on the plug-in unless given --prior; plan's default beyond n is the NPMLE.
-    args = ("--from", "verl", "--budget", "8", "--prior", "none", "--format", "csv")
+    # The report's plan takes plan's default prior: the NPMLE where its sizes exceed the samples n.
+    args = ("--from", "verl", "--budget", "8", "--format", "csv")
     table = csv_of(invoke("plan", RUN, *args))
     plan = table.filter(pl.col("strategy") == "plan").row(0, named=True)
     x, y = numbers(run_page)["plan"]

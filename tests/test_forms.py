@@ -444,3 +444,9 @@ def test_unknown_count_direction_is_a_usage_error() -> None:
 def test_samples_below_one_are_a_usage_error() -> None:
     with pytest.raises(UsageError, match="at least 1"):
         forms.count_form(pl.col("v"), samples=0)
+
+
+def test_a_misspelt_path_gets_the_close_field() -> None:
+    schema = pl.Schema({"extra_info": pl.Struct({"model_difficulty": pl.Int64})})
+    with pytest.raises(DataError, match=r"\(did you mean 'extra_info'\?\)"):
+        forms.resolve_leaf(schema, "extra_inf.model_difficulty")

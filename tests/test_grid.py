@@ -14,7 +14,7 @@ import pytest
 from sigmatool.load.grid import rate_grid
 from sigmatool.prior.bounds import bounds
 
-from .conftest import BIGMATH_COUNTS, csv_of, invoke
+from .conftest import BIGMATH_COUNTS, csv_of, headline, invoke
 
 NS = (5, 8, 10, 50, 64)
 
@@ -187,3 +187,47 @@ def test_rates_on_no_grid_need_counts_for_what_needs_counts(tmp_path: Path, opti
     )
     assert 2 == done.returncode
     assert "counts" in done.stderr.splitlines()[-1]
+
+
+def test_samples_at_a_multiple_of_the_grid_on_few_prompts_confirms_it(tmp_path: Path) -> None:
+    # 16 samples whose few k happen to be even: every rate is also a multiple of 1/8, and too few prompts
+    # lie between 0 and 1 to tell 8 samples from 16, so --samples 16 is taken at its word.
+    ks = [0, 2, 4, 6, 8, 10, 12, 16]
+    rates, counts = tmp_path / "rates.csv", tmp_path / "counts.csv"
+    rates.write_text("pass_rate\n" + "".join(f"{k / 16}\n" for k in ks))
+    counts.write_text("k,n\n" + "".join(f"{k},16\n" for k in ks))
+    given = invoke("silent", rates, "--samples", "16", "--G", "32", "--format", "csv")
+    assert (
+        invoke("silent", counts, "--k-col", "k", "--n-col", "n", "--G", "32", "--format", "csv").stdout
+        == given.stdout
+    )
+
+
+def test_samples_off_the_grid_is_a_usage_error_naming_it(eight: Path) -> None:
+    result = invoke("silent", eight, "--weight-col", "count", "--samples", "10")
+    assert 2 == result.exit_code
+    assert "all multiples of 1/8, not of 1/10" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def four(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """Big-Math thinned to 4 of 64 answers, and its report as Markdown (whitespace as written)."""
+    folder = tmp_path_factory.mktemp("four")
+    _thinned(n=4).write_csv(folder / "four.csv")
+    invoke("report", folder / "four.csv", "--weight-col", "count", "-o", folder / "report.md")
+    return folder / "four.csv", (folder / "report.md").read_text()
+
+
+def test_the_report_says_what_silent_says_beyond_the_samples(four: tuple[Path, str]) -> None:
+    # 4 samples, G = 8: the default prior is the NPMLE for the report's headline as for silent's.
+    path, report = four
+    said = headline(invoke("silent", path, "--weight-col", "count", "--G", "8", "--format", "table").stdout)
+    assert said in " ".join(report.split())
+
+
+def test_the_report_silent_table_is_silents_at_the_same_g(four: tuple[Path, str]) -> None:
+    path, report = four
+    sizes = "2,4,8,16,32,64,128,256"
+    table = csv_of(invoke("silent", path, "--weight-col", "count", "--G", sizes, "--format", "csv"))
+    shown = f"| prior npmle | 16 | {table['prompts'][3]:,} | {100 * table['silent_rate'][3]:.2f} % |"
+    assert shown in report

@@ -290,9 +290,19 @@ def test_non_binary_rewards_are_refused(write_csv) -> None:  # type: ignore[no-u
 
 def test_missing_columns_are_listed_with_the_existing_ones() -> None:
     with pytest.raises(
-        DataError, match=r"missing column\(s\) 'kk', 'nn'; the columns are: prompt_id, source, k, n"
+        DataError, match=r"missing column\(s\) 'kk', 'nn' .*; the columns are: prompt_id, source, k, n"
     ):
         hist(paths=(str(TOY),), k_col="kk", n_col="nn")
+
+
+def test_a_misspelt_column_gets_the_close_names() -> None:
+    with pytest.raises(DataError, match=r"missing column\(s\) 'kk', 'nn' \(did you mean 'k', 'n'\?\)"):
+        hist(paths=(str(TOY),), k_col="kk", n_col="nn")
+
+
+def test_a_name_close_to_none_gets_no_guess() -> None:
+    with pytest.raises(DataError, match=r"missing column\(s\) 'zzz'; the columns"):
+        hist(paths=(str(TOY),), col="zzz")
 
 
 def test_no_rate_column_lists_numeric_columns(write_csv) -> None:  # type: ignore[no-untyped-def]

@@ -106,6 +106,8 @@ ColOpt = Annotated[
         "correctness_math_verify, a 'k/n' difficulty.",
     ),
 ]
+# The spelling people guess for --col (several tools call it so): an alias that works, kept out of the help.
+RateColOpt = Annotated[str | None, typer.Option("--rate-col", hidden=True, help="Same as --col.")]
 PercentOpt = Annotated[bool, _input("--percent", help="The pass-rate column is in percent (45 or 45%).")]
 KColOpt = Annotated[
     str | None, _input("--k-col", metavar="COL", help="Column of right answers k (with --n-col).")
@@ -216,6 +218,7 @@ def read_options(
     input_format: InputFormatOpt = None,
     separator: SeparatorOpt = None,
     col: ColOpt = None,
+    rate_col: RateColOpt = None,
     percent: PercentOpt = False,
     k_col: KColOpt = None,
     n_col: NColOpt = None,
@@ -229,6 +232,8 @@ def read_options(
     skip_invalid: SkipInvalidOpt = False,
 ) -> InputOptions:
     """How to read the values: the options every input shares (no paths, --by or --id-col yet)."""
+    if rate_col is not None and rate_col not in (col or []):
+        col = [*(col or []), rate_col]
     one = col is not None and len(col) == 1 and not glob.has_magic(col[0])
     return InputOptions(
         input_format=input_format.value if input_format else None,

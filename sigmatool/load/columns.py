@@ -8,6 +8,7 @@ themselves stay raw until :mod:`sigmatool.load.validate` checks them on their di
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Sequence
 
@@ -19,6 +20,8 @@ from sigmatool.load.names import (
     BAD_REWARDS,
     INTERNAL,
     NULL_REWARDS,
+    RATE_NAMES,
+    RATE_SUFFIXES,
     RAW_ID,
     RAW_K,
     RAW_N,
@@ -34,9 +37,6 @@ from sigmatool.load.trainers.detect import dump_hint
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
 
-RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
-RATE_SUFFIXES = ("solve_rate", "pass_rate")
-
 
 def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:
     """Whether the input holds counts in columns named ``k`` and ``n`` (as sigmatool's own exports write
@@ -49,6 +49,13 @@ def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:
     ]
     counts = all(c in names and schema[c].is_numeric() for c in ("k", "n"))
     return counts and not rates
+
+
+def _grade_list(dtype: pl.DataType) -> bool:
+    """A list (or array) of booleans or numbers: one grade per answer, readable with --col."""
+    if not isinstance(dtype, pl.List | pl.Array):
+        return False
+    return bool(dtype.inner == pl.Boolean or dtype.inner.is_numeric())
 
 
 def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -> str:
@@ -67,12 +74,16 @@ def pick_rate_column(schema: pl.Schema, label: str, extra: Sequence[str] = ()) -
         hint = dump_hint(names)
         if hint:
             raise DataError(f"{label}: no pass-rate column: {hint}")
+        grades = [c for c, dtype in schema.items() if _grade_list(dtype)]
+        lists = f"; lists of grades (k of n): {', '.join(grades)}" if grades else ""
         raise DataError(
             f"{label}: no pass-rate column found (looked for {', '.join(RATE_NAMES)} or a name ending in "
             f"solve_rate/pass_rate); pick one with --col, or give --k-col/--n-col. Numeric columns: {listing}"
+            + lists
         )
     raise DataError(
-        f"{label}: several pass-rate columns ({', '.join(candidates)}); pick one with --col. "
+        f"{label}: several pass-rate columns ({', '.join(candidates)}); pick one with --col (repeat --col "
+        "to compare them). "
         f"Numeric columns: {listing}"
     )
 
@@ -142,6 +153,17 @@ def _nested(opts: InputOptions, schema: pl.Schema) -> list[str]:
     return [col] if col and col not in schema and "." in col and not opts.rollout_log else []
 
 
+def did_you_mean(missing: Sequence[str], names: Sequence[str]) -> str:
+    """`` (did you mean 'pass_rate'?)`` when a column's name is close to a missing one (difflib), else ''."""
+    lowered = {n.lower(): n for n in names}
+    close = []
+    for name in missing:
+        same = lowered.get(name.lower())
+        close += [same] if same else difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    shown = ", ".join(repr(c) for c in dict.fromkeys(close))
+    return f" (did you mean {shown}?)" if shown else ""
+
+
 def check_columns(
     schema: pl.Schema, opts: InputOptions, label: str, form: ValueForm, header: list[str] | None = None
 ) -> list[str]:
@@ -155,8 +177,8 @@ def check_columns(
     if missing:
         hint = dump_hint(list(schema.names()))
         raise DataError(
-            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}; the columns are: {', '.join(names)}"
-            + (f"; {hint}" if hint else "")
+            f"{label}: missing column(s) {', '.join(repr(m) for m in missing)}{did_you_mean(missing, names)}; "
+            f"the columns are: {', '.join(names)}" + (f"; {hint}" if hint else "")
         )
     doubled = sorted({n for n in names if names.count(n) > 1})
     used = [d for d in doubled if d in needed]

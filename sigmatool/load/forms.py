@@ -15,6 +15,7 @@ themselves contain dots. :func:`column_spec` resolves and detects a column; its 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, cast
@@ -356,7 +357,12 @@ def resolve_leaf(schema: Mapping[str, pl.DataType], path: str, label: str = "inp
         )
     level = f"inside {where!r}" if where else "at the top level"
     listing = ", ".join(stop.fields) if stop.fields else "none"
-    raise DataError(f"{label}: no column or field {path!r}; the fields {level} are: {listing}")
+    rest = path[len(where) + 1 :] if where else path
+    close = difflib.get_close_matches(rest, stop.fields, n=1) or difflib.get_close_matches(
+        rest.split(".")[0], stop.fields, n=1
+    )
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    raise DataError(f"{label}: no column or field {path!r}{guess}; the fields {level} are: {listing}")
 
 
 def resolve_path(schema: Mapping[str, pl.DataType], path: str) -> pl.Expr:

@@ -14,9 +14,19 @@ import polars as pl
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import EVIDENCE, rate_grid
 from sigmatool.load.grouping import key_notes
-from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_N, RAW_P, RAW_W, UNGRADED
+from sigmatool.load.names import (
+    BAD_REWARDS,
+    NULL_REWARDS,
+    PROBLEM,
+    RAW_ID,
+    RAW_N,
+    RAW_P,
+    RAW_W,
+    UNGRADED,
+)
 from sigmatool.load.sources import data_error
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
@@ -138,10 +148,14 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
         )
         return replace(ds, notes=(*ds.notes, note))
     if opts.samples is not None:
+        # N a multiple of the grid's n: every value is also k of N, a confirmation unless so many prompts
+        # lie between 0 and 1 that N samples would have shown some k off the coarser grid (each does so
+        # with a chance of about a half or more: 30 such prompts miss it with a chance below 1e-9).
         if opts.samples != n and interior >= EVIDENCE:
             raise UsageError(
                 f"--samples {opts.samples}: the pass rates in {column} are all multiples of 1/{n}, so each "
-                f"is k of n = {n} samples (with {opts.samples} samples other k would occur); give "
+                f"is k of n = {n} samples (with {opts.samples} samples, some of the {interior:,.0f} prompts "
+                f"with 0 < p̂ < 1 would have a k that is not a multiple of {opts.samples // n}); give "
                 f"--samples {n}, or leave --samples out"
             )
         return ds
@@ -156,6 +170,40 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
         frame=ds.frame.with_columns(counts_from_rate(grid_opts, rate_value(ds))),
         notes=(*ds.notes, note),
     )
+
+
+def list_hint(flagged: pl.DataFrame, ds: Dataset) -> str:
+    """A list column holding numbers other than 0/1: maybe one pass rate per step, and how to make rows."""
+    if ds.form != "list" or not bool((flagged[PROBLEM] == LIST_VALUE).any()):
+        return ""
+    source, col = ds.sources[0], ds.options.col or ""
+    reader = {"parquet": "read_parquet", "csv": "read_csv", "tsv": "read_csv"}.get(source.fmt, "read_ndjson")
+    return (
+        f'; if each list holds pass rates (one per step?), one row per element: python -c "import polars as '
+        f"pl; pl.{reader}('{source.label}').with_columns(step=pl.int_ranges(pl.col('{col}').list.len()))"
+        f".explode('{col}', 'step').write_parquet('rows.parquet')\", then --col {col} --by step"
+    )
+
+
+def off_grid(flagged: pl.DataFrame, ds: Dataset) -> None:
+    """A ``--samples N`` whose 1/N grid the rates are not on, where they all lie on the grid of another n
+    and enough prompts lie between 0 and 1 to tell (:data:`~sigmatool.load.grid.EVIDENCE`), is a usage
+    error naming that grid: N is wrong, not the rows. With fewer, the rows off the 1/N grid are named."""
+    rates = (
+        flagged.select(rate_value(ds).alias("p"), pl.col("__wsum")).drop_nulls().filter(~pl.col("p").is_nan())
+    )
+    p = rates["p"].to_numpy()
+    opts = ds.options
+    if p.size == 0 or ((p < 0) | (p > 1)).any() or opts.samples is None:
+        return
+    interior = float(rates.filter((pl.col("p") > 0) & (pl.col("p") < 1))["__wsum"].sum())
+    n = rate_grid(p, single=ds.rate_is_float32 and not opts.percent)
+    if n is not None and opts.samples % n and interior >= EVIDENCE:
+        raise UsageError(
+            f"--samples {opts.samples}: the pass rates in {opts.col!r} are all multiples of 1/{n}, not of "
+            f"1/{opts.samples}, so they are not k of {opts.samples} samples; give --samples {n}, or leave "
+            "--samples out"
+        )
 
 
 def _group(ds: Dataset, on_rows: Progress | None) -> pl.DataFrame:
@@ -266,7 +314,9 @@ def _raise_bad(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> None:
     if ds.log is not None:
         raise DataError(describe_bad_rollouts(ds.log))
     text = text_columns(ds)
-    hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else ""
+    if ds.rate_to_counts and RAW_P in flagged.columns:
+        off_grid(flagged, ds)
+    hint = percent_hint(ds, flagged[RAW_P]) if RAW_P in flagged.columns else list_hint(flagged, ds)
     raise DataError(describe_bad_rows(ds, lambda source: reload(_only(ds, source), text)) + hint)
 
 

@@ -9,3 +9,6 @@ BAD_REWARDS, NULL_REWARDS = "__bad_rewards", "__null_rewards"
 PROBLEM, UNGRADED = "__problem", "__ungraded"
 # Every internal name: a user's column may not be called so when its columns are kept (plan's export).
 INTERNAL = (RAW_P, RAW_K, RAW_N, RAW_W, RAW_ID, ROW, REWARD, RIGHT, USABLE, BAD, PROBLEM, UNGRADED)
+# Pass-rate columns found by name: these names, or a name ending in one of the suffixes.
+RATE_NAMES = ("pass_rate", "solve_rate", "pass@1", "accuracy")
+RATE_SUFFIXES = ("solve_rate", "pass_rate")

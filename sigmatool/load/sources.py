@@ -33,6 +33,7 @@ import polars as pl
 from sigmatool.cleanup import owned
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load import remote
+from sigmatool.load.objects import ObjectTable, object_in, object_in_text
 from sigmatool.options import InputFormat, InputOptions
 
 SAMPLE_NAME = "bigmath_solve_rates.parquet"
@@ -119,16 +120,28 @@ class Source:
             self.path, infer_schema_length=INFER_ROWS, schema=schema or None, storage_options=self.storage()
         )
 
+    def shape(self) -> ObjectTable | None:
+        """What a JSON file holding one object (not records) stands for (:mod:`sigmatool.load.objects`)."""
+        if self.fmt != "json" or self.remote:
+            return None
+        return object_in(self.path, self.label)
+
     def _read_json(self, schema: dict[str, pl.DataType] | None) -> pl.LazyFrame:
-        """A JSON array (read whole: polars has no lazy reader for one), or JSON lines in a .json file."""
+        """A JSON array (read whole: polars has no lazy reader for one), one object standing for a table
+        (see :mod:`sigmatool.load.objects`), or JSON lines in a .json file."""
+        table = self.shape()
         if self.remote:
             text = remote.read_text(self.path).encode()
             head = text[:4096].lstrip()
+            table = object_in_text(text, self.label)
         else:
             with open(self.path, "rb") as handle:
                 head = handle.read(4096).lstrip()
         if not head:
             raise pl.exceptions.NoDataError("empty")
+        if table is not None:
+            rows = io.BytesIO(table.ndjson())
+            return pl.read_ndjson(rows, infer_schema_length=INFER_ROWS, schema=schema or None).lazy()
         if not head.startswith(b"["):
             return self._scan_ndjson(schema)
         source = io.BytesIO(text) if self.remote else self.path
@@ -216,7 +229,7 @@ def _sniff_stdin_format(first: bytes) -> str:
     if head.startswith(b"["):
         return "json"
     if head.startswith(b"{"):
-        return "jsonl"
+        return "json"  # JSON lines, or one object standing for a table: told apart when read
     return "csv"
 
 
@@ -359,7 +372,20 @@ def opened(options: InputOptions) -> Iterator[tuple[list[Source], list[str]]]:
             found, found_notes = _file_sources(arg, options)
             sources += found
             notes += found_notes
-        yield sources, notes
+        yield sources, [*notes, *_shape_notes(sources)]
+
+
+def _shape_notes(sources: Sequence[Source]) -> list[str]:
+    """What each JSON file holding one object was read as (raises when it stands for no table)."""
+    notes = []
+    for source in sources:
+        try:
+            shape = source.shape()
+        except OSError:
+            continue  # named when the file is read
+        if shape is not None and shape.note:
+            notes.append(shape.note)
+    return notes
 
 
 def sample_options(options: InputOptions | None = None) -> InputOptions:

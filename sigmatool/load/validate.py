@@ -145,18 +145,30 @@ def usable_expr(ds: Dataset) -> pl.Expr:
 
 
 def percent_hint(ds: Dataset, rates: pl.Series) -> str:
-    """Hints on a rate column's bad values: NaN (--nan-missing), values past 1 but not past 100 (percentages,
-    or counts)."""
+    """Hints on a rate column's bad values: NaN (--nan-missing); values past 1 that look like a rating (at
+    most 10, in steps of a half: not a pass rate at all), like percentages (at most 100: --percent, or the
+    column is not a pass rate), or like counts (whole numbers: --samples N --counts)."""
     if ds.has_counts or ds.options.percent or ds.is_log:
         return ""
     numbers = rates.cast(pl.Float64, strict=False)
     nan = "; if NaN means not measured, --nan-missing skips such rows" if bool(numbers.is_nan().any()) else ""
     values = numbers.drop_nans().drop_nulls()
-    top = values.max()
-    if not (isinstance(top, float) and 1.0 < top <= 100.0):
+    top, bottom = values.max(), values.min()
+    if not (isinstance(top, float) and isinstance(bottom, float) and 1.0 < top <= 100.0 and bottom >= 0):
         return nan
-    hint = nan + f"; the values reach {top:g}: if they are percentages, --percent reads them as such"
-    if bool((values == values.round(0)).all()):
+    whole = bool((values == values.round(0)).all())
+    halves = bool(((values * 2) == (values * 2).round(0)).all())
+    if top <= 10.0 and halves:
+        hint = nan + (
+            f"; the values reach {top:g} in steps of {'1' if whole else '0.5'}, like a rating (1 to 10): the "
+            "column may be a rating, not a pass rate (a pass rate counts answers graded right)"
+        )
+    else:
+        hint = nan + (
+            f"; the values reach {top:g}: if they are percentages, --percent reads them as such, or the column "
+            "is not a pass rate"
+        )
+    if whole:
         hint += "; if they count right (or wrong) answers of N, --samples N --counts right (or wrong)"
     return hint
 

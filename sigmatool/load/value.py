@@ -66,6 +66,17 @@ def _is_list(dtype: pl.DataType) -> bool:
     return isinstance(dtype, (pl.List, pl.Array))
 
 
+def _form_of(dtype: pl.DataType) -> str:
+    """A nested dtype in words: ``lists of lists of numbers``, ``lists of records``, ``lists of text``."""
+    if _is_list(dtype):
+        return "lists of " + _form_of(dtype.inner)  # type: ignore[attr-defined]
+    if isinstance(dtype, pl.Struct):
+        return "records"
+    if dtype.is_numeric():
+        return "numbers"
+    return "text" if dtype == pl.String else str(dtype)
+
+
 def _fractional(source: Source, expr: pl.Expr) -> bool:
     """Whether the first values of a text column look like "k/n"."""
     try:
@@ -79,6 +90,9 @@ def detected_extras(source: Source, schema: Schema) -> list[str]:
     """Columns of known datasets picked by name when their values have the form: OpenR1-Math's list of
     grades, Polaris's "k/n" ``difficulty`` (a difficulty of another kind, e.g. a level, is left alone)."""
     extra = []
+    shape = source.shape()
+    if shape is not None and shape.value is not None:
+        extra.append(shape.value)  # the values of a JSON object of ids (load.objects)
     if _is_list(schema.get("correctness_math_verify", pl.Null())):
         extra.append("correctness_math_verify")
     if schema.get("difficulty") == pl.String and _fractional(source, pl.col("difficulty")):
@@ -108,6 +122,12 @@ def value_form(opts: InputOptions, source: Source, schema: Schema) -> ValueForm:
     dtype = column_dtype(schema, path, source.label)
     known = KNOWN_COLUMNS.get(path)
     if _is_list(dtype):
+        inner = dtype.inner  # type: ignore[attr-defined]
+        if not (inner == pl.Boolean or inner.is_numeric() or inner == pl.Null):
+            raise DataError(
+                f"{source.label}: column {path!r} holds {_form_of(dtype)}, not pass rates or a list of grades "
+                "(true/false or 0/1) per prompt"
+            )
         if opts.samples is not None or opts.counts is not None:
             raise UsageError(
                 f"{path!r} holds lists of grades, which carry their own n: drop --samples/--counts"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import polars as pl
@@ -25,7 +25,7 @@ from sigmatool.figures import (
     write_atomic,
 )
 from sigmatool.figures.preflight import preflight_figure
-from sigmatool.options import InputOptions
+from sigmatool.options import InputOptions, resolve_prior
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
 from sigmatool.report.html import render_html
@@ -91,9 +91,37 @@ class Report:
         return write_markdown(self.page(), Path(path), figure_format)
 
 
-def _valuation(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> Valuation:
-    """The prior of ``--prior`` fitted to each input and group (the plug-in estimate without one)."""
-    return estimators.valuation(hist, by, prior=options.prior)
+@dataclass(eq=False)
+class _Priors:
+    """The prior of ``--prior`` for one histogram, fitted to each group at most once per prior, and made
+    concrete per section: ``auto`` (the default) becomes the NPMLE prior for a section that asks about a
+    G > n, as the command asked about the same G would (:func:`sigmatool.options.resolve_prior`), so the
+    report's numbers are the commands'."""
+
+    hist: pl.DataFrame
+    by: Sequence[str]
+    options: ReportOptions
+    fitted: dict[tuple[str, str, str], Valuation] = field(default_factory=dict)
+
+    def at(self, sizes: Sequence[float] = ()) -> Valuation:
+        """The estimate of a section asking about these G (none: the group-size target, as ``groupsize``)."""
+        hist, spec = self.hist, self.options.prior
+        n_min = int(hist["n"].min()) if "n" in hist.columns and hist.height else None  # type: ignore[arg-type]
+        spec = resolve_prior(spec, n_min, sizes, self.options.estimator)
+        key = (spec.kind, repr(spec.a), repr(spec.b))
+        if key not in self.fitted:
+            self.fitted[key] = estimators.valuation(hist, self.by, prior=spec)
+        # the fewest samples n when some finite G asked exceeds it, for the headline's note on the bias
+        short = n_min if n_min is not None and any(n_min < G < math.inf for G in sizes) else None
+        return replace(self.fitted[key], short=short)
+
+
+def _valuation(
+    hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, sizes: Sequence[float] = ()
+) -> Valuation:
+    """The prior of ``--prior`` fitted to each input and group (the plug-in estimate without one), for a
+    section asking about ``sizes`` (see :class:`_Priors`)."""
+    return _Priors(hist, by, options).at(sizes)
 
 
 def _silent(
@@ -137,12 +165,13 @@ def _headline(item: ReportInput, options: ReportOptions) -> Headline:
     hist = item.hist
     n_min = int(hist["n"].min()) if item.has_counts else 0  # type: ignore[arg-type]
     estimator = options.estimator if n_min >= 8 else "plugin"
-    val = _valuation(hist, (), options)
-    sized = groupsize.sized_rows(hist, (), options.groupsize, bins=None, prior=val)
-    quiet = silent.summarize(hist, (), [8.0], estimator=estimator, prior=val if val.posterior else None)
+    priors = _Priors(hist, (), options)
+    at8 = priors.at([8.0])
+    sized = groupsize.sized_rows(hist, (), options.groupsize, bins=None, prior=priors.at())
+    quiet = silent.summarize(hist, (), [8.0], estimator=estimator, prior=at8 if at8.posterior else None)
     sentences = (
-        silent.headline(quiet, val.posterior),
-        budget.headline(_budget(hist, (), options, val)),
+        silent.headline(quiet, at8.posterior, bias=at8.bias_note()),
+        budget.headline(_budget(hist, (), options, priors.at(options.budget_sizes))),
         groupsize.headline(sized, options.groupsize),
     )
     return Headline(item.label, tuple(s for s in sentences if s))
@@ -156,13 +185,14 @@ def _plots(
     options: ReportOptions,
     source: str,
     val: Valuation,
+    spent: Valuation,
 ) -> dict[str, Plot]:
     """Every figure of the report, drawn without captions (the page shows them as text)."""
     drawn = groupsize.plotted(report_hist, by, options.groupsize, val)
     plots = {
         "difficulty": difficulty_figure(report_hist, by=by, source=source, caption=False),
         "silent": silent_figure(silents, by=by, source=source, caption=False),
-        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False, estimator=val.label),
+        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False, estimator=spent.label),
         "groupsize": groupsize_figure(
             drawn.curve,
             report_hist,
@@ -219,10 +249,11 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
     """
     o = options or ReportOptions()
     hist, by = combine(inputs)
-    val = _valuation(hist, by, o)
-    silents = _silent(hist, by, o, val)
+    priors = _Priors(hist, by, o)
+    silents = _silent(hist, by, o, priors.at([float(G) for G in o.sizes]))
+    val = priors.at()
     frames = {
-        "budget": _budget(hist, by, o, val),
+        "budget": _budget(hist, by, o, priors.at(o.budget_sizes)),
         "groupsize": groupsize.summarize_sized(_sized(hist, by, o, val), by, o.groupsize, bins=10),
     }
     source = "; ".join(i.label for i in inputs)
@@ -235,7 +266,7 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
         budget=frames["budget"],
         groupsize=frames["groupsize"],
         headlines=tuple(_headline(i, o) for i in inputs),
-        plots=_plots(hist, by, frames, silents, o, source, val),
+        plots=_plots(hist, by, frames, silents, o, source, val, priors.at(o.budget_sizes)),
     )
 
 
@@ -264,7 +295,7 @@ def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | No
     from sigmatool.plan.groups import plan_input
 
     chosen = options or ReportOptions()
-    val = _valuation(item.hist, (), chosen)
     # The same σ as the group-size section (with --from, the trainer's).
     request = plan_options(budget=budget, std=chosen.groupsize.std)
+    val = _valuation(item.hist, (), chosen, request.sizes)
     return plan_frames(plan_values(*plan_input(item.hist, (), val), request))

@@ -184,18 +184,26 @@ class Page:
     footer: str = f"Made with sigmatool {__version__}. Formulas: {REFERENCE}."
 
 
+def _prior_setting(options: ReportOptions, estimators: Sequence[str]) -> str:
+    """The prior in words; ``auto`` says where it became the NPMLE prior (a silent table beyond n)."""
+    prior = options.prior
+    if prior.active:
+        return f"{prior.label}: each prompt's posterior mean given its k of n, fitted per input and group"
+    if prior.kind == "auto" and any(e.startswith("prior ") for e in estimators):
+        return (
+            "auto: npmle (each prompt's posterior mean given its k of n) where a section asks about G beyond "
+            "the samples n, as the commands do; the pass rate as measured elsewhere"
+        )
+    return "none: each prompt's pass rate as measured"
+
+
 def settings(options: ReportOptions, estimators: Sequence[str], by: Sequence[str]) -> list[tuple[str, str]]:
     """The options behind the numbers, as (name, value) pairs; ``estimators`` those of the silent table."""
     o, g = options, options.groupsize
     shown = ", ".join(ESTIMATOR_LABELS.get(e, e) for e in estimators)
     return [
         ("estimator", shown + (" (unbiased: G ≤ n only)" if "unbiased" in estimators else "")),
-        (
-            "prior",
-            f"{o.prior.label}: each prompt's posterior mean given its k of n, fitted per input and group"
-            if o.prior.active
-            else "none: each prompt's pass rate as measured",
-        ),
+        ("prior", _prior_setting(o, estimators)),
         ("silent groups at G", ", ".join(str(G) for G in o.sizes)),
         ("gradient budget at G", ", ".join(g_text(f"{G:g}") for G in o.budget_sizes)),
         (
