@@ -161,7 +161,12 @@ def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -
     p = batch["p"].cast(pl.Float64).to_numpy()
     learnable = _learnable(p)
     # Silent at every G: p̂ ∈ {0, 1}, or under a prior the posterior probability of p ∈ {0, 1}.
-    always = 1.0 - val.values(batch, Quantity.INTERIOR) if val.posterior else (~learnable).astype(np.float64)
+    # (1 − P(interior) is clipped at 0: a posterior with no mass at the edges gives −1e-16 in floating point.)
+    always = (
+        np.clip(1.0 - val.values(batch, Quantity.INTERIOR), 0.0, 1.0)
+        if val.posterior
+        else (~learnable).astype(np.float64)
+    )
     columns = [w, w * always, w * learnable]
     for G in sizes:
         right, wrong = (
