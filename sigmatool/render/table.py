@@ -49,6 +49,7 @@ class View:
     bar_note: str = ""  # a footer line about the bars, shown only when they are drawn
     spark: Sparkline | None = None  # a sparkline under the headline
     rows: pl.DataFrame | None = None  # the rows shown, when fewer than the data's (repeated rows merged)
+    given: Sequence[str] = ()  # columns that restate the request: on the line above the table when constant
 
 
 DATA_FORMATS = "--format csv, tsv, json or parquet"
@@ -218,19 +219,26 @@ def joined_range(df: pl.DataFrame, view: View) -> pl.DataFrame:
 
 
 def constant_columns(df: pl.DataFrame, view: View) -> tuple[pl.DataFrame, list[str]]:
-    """``df`` without the shown columns whose value is the same in every row (two rows or more), and those
-    columns as ``label value`` for a line above the table."""
-    if df.height < 2:
-        return df, []
+    """``df`` without the shown columns whose value is the same in every row (two rows or more; one row for
+    the columns the view calls ``given``, which leave the table even when unset), and those columns as
+    ``label value`` for a line above the table."""
     same, texts = [], []
     for name in df.columns:
-        if name in view.hide or df[name].null_count() or df[name].n_unique() != 1:
+        unset = name in view.given and df[name].null_count() == df.height
+        if name in view.hide or not (unset or _constant(df, name, name in view.given)):
+            continue
+        same.append(name)
+        if unset:
             continue
         value = df[name][0]
         label = " ".join(view.labels.get(name, name.replace("_", " ")).split())
-        same.append(name)
         texts.append(f"{label} {_number(value, name, view, decimals_of([value]))}")
     return df.drop(same), texts
+
+
+def _constant(df: pl.DataFrame, name: str, given: bool) -> bool:
+    """One value in every row, none of them null; of two rows or more unless the column is ``given``."""
+    return df.height >= (1 if given else 2) and not df[name].null_count() and df[name].n_unique() == 1
 
 
 def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> None:
@@ -253,7 +261,8 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
             console.print(Text(line))
     shown, same = constant_columns(shown, view)
     if same:
-        for line in textwrap.wrap("in every row: " + "; ".join(same), width):
+        lead = "in every row: " if shown.height > 1 else "given: "
+        for line in textwrap.wrap(lead + "; ".join(same), width):
             console.print(Text(line))
     plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
     numeric = {c for c, dtype in shown.schema.items() if dtype.is_numeric()}
