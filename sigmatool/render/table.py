@@ -4,6 +4,11 @@ A table must read at any terminal width. When it does not fit, bars go first, th
 word, then the value columns are shown in several blocks, each repeating the identifying columns (``G``,
 ``segment``, ``p_lo``/``p_hi``, ``method``, …), which never shrink; numbers are never cut. Long tables show
 their first rows and say how many were left out.
+
+Before that, a view makes its table narrow: ``p_lo``/``p_hi`` read as one range column, columns the same in
+every row (and the ``given`` settings of a one-row table) go to a line above it, a view may show fewer rows
+than the data (repeats merged) and hide columns, naming them in a footnote (:func:`also_in_data`); the
+commands' views choose these so that their default table is one block at 80 columns.
 """
 
 from __future__ import annotations
