@@ -81,8 +81,8 @@ def rollouts_line(plans: Plans) -> str:
 
 
 def distinct_rows(summary: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
-    """The summary with each best-G twin dropped where it equals its uniform strategy in every group (the
-    default G is the best), and the twins dropped."""
+    """The summary without each best-G twin that equals its uniform strategy in every group (the default G
+    is the best), and the names of the twins left out."""
     merged = []
     for base, twin in TWINS:
         rows = [summary.filter(pl.col("strategy") == name).drop("strategy") for name in (base, twin)]
