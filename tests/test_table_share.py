@@ -109,7 +109,7 @@ def test_plan_headline_is_at_most_three_lines() -> None:
     assert 3 >= next(i for i, line in enumerate(lines) if "┃" in line)
 
 
-def test_preflight_puts_its_settings_on_one_line_above_the_table() -> None:
+def test_preflight_puts_its_settings_above_the_table() -> None:
     given = [line for line in _table("preflight").splitlines() if line.startswith("given:")]
     assert ["given: train batch size 512; gen batch size 512; n 16; max gen batches 10;"] == given
 
