@@ -3,7 +3,9 @@
 The table view (:mod:`sigmatool.render.table`) heads its columns with the labels and shows shares as
 percentages; the report (:mod:`sigmatool.report.page`) does the same from the same declarations; data
 formats keep the snake_case names at full precision. A ``\\n`` in a label is where the table view breaks
-its header; everywhere else the label reads as one line (:attr:`Column.heading`).
+its header; everywhere else the label reads as one line (:attr:`Column.heading`). A ``short`` label is the
+table view's header where the label would make an 80-column table wider than the terminal; the view's
+footnotes say what it stands for.
 
 Units: ``share`` is a fraction in [0, 1], shown as a percentage; ``pass rate`` a p, shown exactly;
 ``G`` a group size; ``prompts`` a (weighted) count of prompts; ``groups`` a count of groups; ``""`` a plain
@@ -21,11 +23,13 @@ PASS_RATE = "pass rate"
 
 @dataclass(frozen=True)
 class Column:
-    """One output column: ``name`` in every format, ``label`` for people, ``unit`` (see the module)."""
+    """One output column: ``name`` in every format, ``label`` for people, ``unit`` (see the module), and
+    ``short``, the table view's header when it differs from the label."""
 
     name: str
     label: str
     unit: str = ""
+    short: str = ""
 
     @property
     def heading(self) -> str:
@@ -58,8 +62,8 @@ COLUMNS = _declare(
     Column("all_right_rate", "all right", SHARE),
     Column("all_wrong_rate", "all wrong", SHARE),
     Column("always_silent_share", "always\nsilent", SHARE),
-    Column("dapo_draws_per_group", "DAPO draws\nper group", "groups"),
-    Column("dapo_draws_per_group_learnable", "…learnable\nprompts only", "groups"),
+    Column("dapo_draws_per_group", "DAPO draws\nper group", "groups", "DAPO\ndraws"),
+    Column("dapo_draws_per_group_learnable", "…learnable\nprompts only", "groups", "…learn-\nable"),
     Column("dapo_unfilled_rate", "DAPO\nunfilled", SHARE),
     # budget
     Column("prompt_share", "prompts\nshare", SHARE),
@@ -67,7 +71,7 @@ COLUMNS = _declare(
     Column("drgrpo_share", "Dr. GRPO", SHARE),
     Column("grpo_over_drgrpo", "GRPO ÷\nDr. GRPO"),
     # groupsize
-    Column("unreachable", "unreach-\nable", "prompts"),
+    Column("unreachable", "unreach-\nable", "prompts", "out of\nreach"),
     Column("g_min", "G\nmin", "G"),
     Column("g_median", "G\nmedian", "G"),
     Column("g_p90", "G\np90", "G"),
@@ -75,7 +79,7 @@ COLUMNS = _declare(
     Column("mean_rollouts_schedule", "mean G\nschedule", "G"),
     Column("uniform_g_needed", "uniform G\nneeded", "G"),
     Column("savings", "savings\n×"),
-    Column("share_at_target_uniform", "at target\nuniform G", SHARE),
+    Column("share_at_target_uniform", "at target\nuniform G", SHARE, "at\ntarget"),
     Column("g_median_law", "law G\nmedian", "G"),
     Column("g_p90_law", "law G\np90", "G"),
     # track, per step and per run
@@ -97,6 +101,53 @@ COLUMNS = _declare(
     Column("expected_silent", "expected silent", SHARE),
     Column("expected_silent_lo", "expected silent\nlow", SHARE),
     Column("expected_silent_hi", "expected silent\nhigh", SHARE),
+    # simulate, per method (and with --plan, per strategy)
+    Column("observed_silent", "silent\nobserved", SHARE),
+    Column("predicted_silent", "silent\npredicted", SHARE),
+    Column("mean_observed_silent", "mean observed silent", SHARE, "mean\nsilent"),
+    Column("final_observed_silent", "final observed silent", SHARE, "final\nsilent"),
+    Column("q1_mean_p", "q1 mean p\n(hardest)", PASS_RATE),
+    Column("silent_r2", "silent R²"),
+    Column("start_hardest_quartile_mean_p", "hardest ¼\nstart p", PASS_RATE),
+    Column("final_hardest_quartile_mean_p", "hardest ¼\nfinal p", PASS_RATE),
+    Column("samples_vs_grpo", "samples\n÷ GRPO's"),
+    Column("samples_vs_uniform", "samples\n÷ uniform's"),
+    Column("extreme_share_measured", "extreme share\nmeasured", SHARE, "extreme\nmeasured"),
+    Column("extreme_share_predicted", "extreme share\npredicted", SHARE, "extreme\npredicted"),
+    Column("uniform_G", "uniform G", "G"),
+    # plan, per strategy (and with --distribution, per group size)
+    Column("objective_vs_plan", "÷ plan"),
+    Column("plan_gain", "plan gain", SHARE),
+    Column("expected_silent_rate", "silent groups", SHARE),
+    Column("silent_rollout_share", "silent rollouts", SHARE),
+    Column("extreme_gradient_share", "extreme share", SHARE),
+    Column("rollouts_used", "rollouts used", "prompts"),
+    Column("prompts_kept", "kept", "prompts"),
+    Column("prompts_left_out", "left out", "prompts"),
+    Column("group_size", "G", "G"),
+    # preflight: the loop's settings, then what they give
+    Column("train_batch_size", "train\nbatch size"),
+    Column("gen_batch_size", "gen\nbatch size"),
+    Column("n", "n", "G"),
+    Column("max_gen_batches", "max gen\nbatches"),
+    Column("filter", "filter"),
+    Column("steps", "steps"),
+    Column("epochs", "epochs"),
+    Column("keep_rate", "keep\nrate", SHARE),
+    Column("expected_gen_batches", "expected\ngen batches", "", "gen\nbatches"),
+    Column("p_crash_step", "p crash\nstep"),
+    Column("p_crash_run", "p crash\nrun"),
+    Column("rollouts_generated", "rollouts\ngenerated"),
+    Column("rollouts_trained", "rollouts\ntrained"),
+    Column("share_trained", "share\ntrained", SHARE),
+    Column("min_safe_gen_batch_size", "min safe gen\nbatch size", "", "safe gen\nbatch size"),
+    Column("min_safe_max_gen_batches", "min safe max\ngen batches", "", "safe max\ngen batches"),
+    Column("silent_share_mean", "silent\nshare mean", SHARE),
+    Column("silent_over", "silent\nover"),
+    Column("p_silent_over", "p silent\nover", SHARE),
+    Column("lost_token_mean", "lost\ntoken mean", SHARE),
+    Column("lost_seq_mean_token_mean", "lost seq mean\ntoken mean", SHARE),
+    Column("lost_seq_mean_token_sum", "lost seq mean\ntoken sum", SHARE),
 )
 
 
@@ -106,8 +157,8 @@ def column(name: str) -> Column:
 
 
 def labels(names: Iterable[str]) -> dict[str, str]:
-    """The table view's header of each declared column among ``names``."""
-    return {n: COLUMNS[n].label for n in names if n in COLUMNS}
+    """The table view's header of each declared column among ``names``: its short label, else its label."""
+    return {n: COLUMNS[n].short or COLUMNS[n].label for n in names if n in COLUMNS}
 
 
 def percent(names: Iterable[str]) -> tuple[str, ...]:

@@ -59,11 +59,12 @@ import polars as pl
 from numpy.typing import NDArray
 from scipy import stats
 
+from sigmatool.columns import labels, percent
 from sigmatool.estimators import Valuation
 from sigmatool.kernels import Quantity
 from sigmatool.options import COLUMN
 from sigmatool.options.preflight import LoopSettings
-from sigmatool.render import View
+from sigmatool.render import View, also_in_data
 
 FloatArray = NDArray[np.float64]
 ENDLESS_TAIL = 1e-15  # an endless loop's batch distribution is summed until this much chance is left
@@ -425,17 +426,49 @@ def headline(result: PreflightResult) -> str:
     )
 
 
+# The settings, on a line above the table; then the figures the table shows, with and without the filter
+# (at most 80 columns wide: share_trained gives rollouts_generated, and the rest is in the data formats).
+GIVEN = ("train_batch_size", "gen_batch_size", "n", "max_gen_batches", "filter", "steps", "epochs", "prompts")
+SHOWN = (
+    "keep_rate",
+    "expected_gen_batches",
+    "p_crash_run",
+    "rollouts_trained",
+    "share_trained",
+    "min_safe_gen_batch_size",
+    "min_safe_max_gen_batches",
+)
+PLAIN_SHOWN = ("keep_rate", "silent_share_mean", "silent_over", "p_silent_over", "lost_token_mean")
+
+
 def view(result: PreflightResult) -> View:
-    """The table view: the headline above the summary, shares as percentages, notes on what is assumed."""
-    shares = ("keep_rate", "share_trained", "silent_share_mean", *PLAIN_COLUMNS[2:])
+    """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
+    rest named in a footnote), shares as percentages, notes on what is assumed."""
+    names = result.summary.columns
+    shown = SHOWN if result.settings.filter else PLAIN_SHOWN
+    hidden = [c for c in names if c not in GIVEN and c not in shown]
     footer = [
         f"{result.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
         "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
     ]
-    if not result.settings.filter:
-        footer.append("lost_*: the update's share in silent rows, responses of equal length assumed.")
+    if result.settings.filter:
+        footer.append(
+            "gen batches, rollouts trained: expected per step; safe gen batch size, safe max gen batches: the smallest that keep "
+            f"the run's crash chance under {result.settings.risk:.0%} (--risk)"
+        )
+    else:
+        footer.append(
+            "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
+            "assumed; the lost_seq_* columns, the other aggregations, equal it then."
+        )
+    footer.append(also_in_data(_batches(hidden)))
     return View(
-        headline=headline(result), footer=footer, percent=[c for c in shares if c in result.summary.columns]
+        headline=headline(result),
+        footer=footer,
+        percent=percent(names),
+        labels=labels(names),
+        hide=hidden,
+        given=GIVEN,
     )
 
 
@@ -452,3 +485,12 @@ def columns_view(results: Mapping[str, PreflightResult]) -> View:
     first = view(next(iter(results.values())))
     lines = [f"{column}: {headline(result)}" for column, result in results.items()]
     return replace(first, headline="\n".join(lines), keys=(COLUMN,))
+
+
+def _batches(names: list[str]) -> list[str]:
+    """``names`` with ``p_batches_1`` … ``p_batches_M`` written as one range."""
+    batches = [c for c in names if c.startswith("p_batches_")]
+    if len(batches) < 3:
+        return names
+    rest = [c for c in names if c not in batches]
+    return [*rest, f"{batches[0]} … {batches[-1]}"]

@@ -70,10 +70,10 @@ def write_csv(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def headline(stdout: str) -> str:
     """The table view's leading sentence, however the width wrapped it: the lines above the table (but
-    silent's sparkline and the columns that are the same in every row)."""
+    silent's sparkline and the columns that are the same in every row, or given)."""
     lines = []
     for line in stdout.splitlines():
-        if "┃" in line or "│" in line or line.startswith("in every row:"):
+        if "┃" in line or "│" in line or line.startswith(("in every row:", "given:")):
             break
         if line.startswith("silent vs G:"):
             continue

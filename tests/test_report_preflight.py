@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BIGMATH, TOY, csv_of, invoke
+from tests.conftest import BIGMATH, TOY, csv_of, headline, invoke
 
 CONFIG = """\
 data:
@@ -52,10 +52,9 @@ def test_the_section_draws_the_loop(page: str) -> None:
 
 
 def test_the_section_says_what_preflight_says(config: Path, page: str) -> None:
-    table = invoke("preflight", BIGMATH, "--config", config, "-f", "table").stdout.splitlines()
-    headline = " ".join(line for line in table[: next(i for i, x in enumerate(table) if "┃" in x)])
+    lead = headline(invoke("preflight", BIGMATH, "--config", config, "-f", "table").stdout)
     section = page[page.index('<section id="preflight">') :]
-    assert " ".join(headline.split()) in " ".join(re.sub(r"<[^>]+>", " ", section).split())
+    assert " ".join(lead.split()) in " ".join(re.sub(r"<[^>]+>", " ", section).split())
 
 
 def test_the_section_tables_preflight_s_row(config: Path, page: str) -> None:

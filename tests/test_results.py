@@ -164,7 +164,11 @@ def test_the_table_view_heads_columns_with_their_declaration(hist: pl.DataFrame,
     analyse, view = ANALYSES[name]
     result = analyse(hist, ())
     shown = view(result).labels
-    declared = {c: columns.COLUMNS[c].label for c in result.summary.columns if c in columns.COLUMNS}
+    declared = {
+        c: columns.COLUMNS[c].short or columns.COLUMNS[c].label
+        for c in result.summary.columns
+        if c in columns.COLUMNS
+    }
     assert declared == {c: shown[c] for c in declared}
 
 

@@ -162,9 +162,12 @@ def simulate_command(
     from sigmatool.simulate import SimulationRun
 
     run.save_plot(plot, SimulationRun(*frames), source)
+    from dataclasses import replace
+
     from sigmatool.render import write_frame
 
-    write_frame(frames[0] if trace else frames[1], out, view)
+    # The summary's footnotes say what its columns mean; the trace has none of them.
+    write_frame(frames[0] if trace else frames[1], out, replace(view, footer=[]) if trace else view)
 
 
 def _simulate(

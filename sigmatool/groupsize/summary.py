@@ -14,7 +14,7 @@ from sigmatool.estimators import Valuation
 from sigmatool.groupsize.curve import GroupSizeCurve, curve
 from sigmatool.groupsize.table import sized_rows
 from sigmatool.options import GroupSizeOptions
-from sigmatool.render import View
+from sigmatool.render import View, also_in_data
 from sigmatool.segments import bin_edges, bin_index, group_index
 
 FloatArray = NDArray[np.float64]
@@ -211,6 +211,11 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
     )
 
 
+# Left to the data formats, so that the table fits 80 columns: the others give them (uniform_g_needed is
+# g_max; savings is g_max over mean_rollouts_schedule).
+TABLE_HIDES = ("g_min", "mean_rollouts_schedule", "uniform_g_needed")
+
+
 def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     """Lines under the table view: what the columns mean."""
     fid = "1 − 1/G (Dr. GRPO)" if options.method == "drgrpo" else f"E[σ]/sqrt(p(1−p)), {options.std} std"
@@ -218,9 +223,10 @@ def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
         fid += ", of posterior means given (k, n) under the prior (never- and always-solved prompts included)"
     return [
         f"fidelity: {fid}; G from {options.min_size} to {options.max_size} (--min-G, --max-G)",
-        "g_median, g_p90: prompt-weighted percentiles over reachable prompts; uniform_g_needed = g_max",
-        "savings: uniform_g_needed ÷ mean_rollouts_schedule; "
-        f"share_at_target_uniform: reachable prompts already at the target with G = {options.uniform} (--uniform)",
+        "G median, G p90: prompt-weighted percentiles over reachable prompts; G max: the uniform G that brings "
+        "every reachable prompt to the target",
+        "savings: G max ÷ the mean G of a per-prompt schedule; "
+        f"at target: reachable prompts already at the target with G = {options.uniform} (--uniform)",
     ]
 
 
@@ -277,5 +283,6 @@ def view(result: GroupSizeResult) -> View:
         percent=percent(names),
         labels=labels(names),
         keys=list(result.by),
-        footer=list(result.notes),
+        footer=[*result.notes, also_in_data(TABLE_HIDES)],
+        hide=TABLE_HIDES,
     )

@@ -6,6 +6,7 @@ the library (:func:`sigmatool.plan.plan`) checks the same object, with the same 
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Sequence
@@ -109,7 +110,20 @@ class PlanOptions:
         what = f"fidelity φ* = {self.target:g}" if self.objective == "fidelity" else self.objective
         rule = "Dr. GRPO" if self.method == "drgrpo" else "GRPO"
         rule += ", Bessel's std" if self.std == "bessel" else ""
-        return f"budget {given}, sizes {','.join(map(str, self.sizes))}, {what} ({rule})"
+        return f"budget {given}, sizes {sizes_words(self.sizes)}, {what} ({rule})"
+
+
+def sizes_words(sizes: tuple[int, ...]) -> str:
+    """Sizes as ``--sizes`` takes them, a range where they are one: ``4,8,16,32``, ``2..64``, ``8..64:8``.
+
+    >>> sizes_words((2, 3, 4, 5)), sizes_words((8, 16, 24, 32)), sizes_words((4, 8, 16))
+    ('2..5', '8..32:8', '4,8,16')
+    """
+    steps = {b - a for a, b in itertools.pairwise(sizes)}
+    if len(sizes) < 4 or len(steps) != 1:
+        return ",".join(map(str, sizes))
+    step = steps.pop()
+    return f"{sizes[0]}..{sizes[-1]}" + (f":{step}" if step != 1 else "")
 
 
 def _choice_problems(objective: str, method: str, std: str, target: float | None) -> list[str]:

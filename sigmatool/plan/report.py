@@ -4,32 +4,18 @@ from __future__ import annotations
 
 import polars as pl
 
+from sigmatool.columns import labels, percent
 from sigmatool.options.plan import PlanOptions
 from sigmatool.plan.groups import Plans
-from sigmatool.render import View
+from sigmatool.render import View, also_in_data
 
-LABELS = {
-    "uniform_G": "uniform G",
-    "objective_vs_plan": "÷ plan",
-    "plan_gain": "plan gain",
-    "expected_silent_rate": "silent groups",
-    "silent_rollout_share": "silent rollouts",
-    "extreme_gradient_share": "extreme share",
-    "rollouts_used": "rollouts used",
-    "prompts_kept": "kept",
-    "prompts_left_out": "left out",
-    "group_size": "G",
-    "prompt_share": "share",
-}
-PERCENT = (
-    "plan_gain",
-    "expected_silent_rate",
-    "silent_rollout_share",
-    "extreme_gradient_share",
-    "prompt_share",
-)
 # The table shows what the headline compares; CSV, JSON and parquet carry every column.
 HIDDEN = ("objective_vs_plan", "budget", "prompts", "min_G", "median_G", "max_G")
+# Left to the data formats, so that the table fits 80 columns: mean_G gives a uniform strategy's G, the
+# footer the rollouts used, prompts_kept the prompts left out; silent groups stand for silent rollouts.
+TABLE_HIDES = ("uniform_G", "silent_rollout_share", "rollouts_used", "prompts_left_out")
+# A uniform strategy and its best-G twin: one row when they are the same.
+TWINS = (("uniform", "uniform_best"), ("uniform_dropped", "uniform_dropped_best"))
 
 
 def objective_label(options: PlanOptions) -> str:
@@ -73,22 +59,36 @@ def _uniform_size(summary: pl.DataFrame, strategy: str, by: tuple[str, ...]) -> 
 
 
 def headline(plans: Plans) -> str:
-    """One paragraph: the plan against the best uniform G and against uniform G with p̂ ∈ {0, 1} dropped."""
+    """Three lines at 80 columns: the plan against the best uniform G and against uniform G with p̂ ∈ {0, 1}
+    dropped, in its objective and in silent groups (kept prompts, mean G and rollouts are in the table)."""
     s = plans.summary
-    mine = s.filter(pl.col("strategy") == "plan")
-    plan = float(mine["objective"].sum())
-    kept, left = int(mine["prompts_kept"].sum()), int(mine["prompts_left_out"].sum())
-    used, budget = int(mine["rollouts_used"].sum()), int(mine["budget"].sum())
+    plan = float(s.filter(pl.col("strategy") == "plan")["objective"].sum())
     best, dropped = "uniform_best", "uniform_dropped_best"
     where = f" (one plan per {', '.join(plans.by)} group, summed)" if plans.by else ""
     return (
         f"Plan for {plans.options.describe()}{where}: {objective_label(plans.options)} {plan:,.1f}, "
-        f"{_gain(plan, _sum(s, best, 'objective'))} against the best uniform G{_uniform_size(s, best, plans.by)} "
-        f"and {_gain(plan, _sum(s, dropped, 'objective'))} against the best uniform G with p̂ ∈ {{0, 1}} "
-        f"dropped{_uniform_size(s, dropped, plans.by)}; silent groups {_silent(s, 'plan')} against "
-        f"{_silent(s, best)} and {_silent(s, dropped)}. {kept:,} prompts kept, {left:,} left out; "
-        f"mean G {used / kept if kept else 0:.2f}; {used:,} of {budget:,} rollouts used."
+        f"{_gain(plan, _sum(s, best, 'objective'))} against the best uniform G{_uniform_size(s, best, plans.by)}, "
+        f"{_gain(plan, _sum(s, dropped, 'objective'))} with p̂ ∈ {{0, 1}} dropped{_uniform_size(s, dropped, plans.by)}; "
+        f"silent groups {_silent(s, 'plan')} against {_silent(s, best)} and {_silent(s, dropped)}."
     )
+
+
+def rollouts_line(plans: Plans) -> str:
+    """The plan's rollouts against its budget, over all groups."""
+    mine = plans.summary.filter(pl.col("strategy") == "plan")
+    used, budget = int(mine["rollouts_used"].sum()), int(mine["budget"].sum())
+    return f"plan's rollouts: {used:,} of the budget's {budget:,} used"
+
+
+def distinct_rows(summary: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """The summary without each best-G twin that equals its uniform strategy in every group (the default G
+    is the best), and the names of the twins left out."""
+    merged = []
+    for base, twin in TWINS:
+        rows = [summary.filter(pl.col("strategy") == name).drop("strategy") for name in (base, twin)]
+        if rows[1].height and rows[0].equals(rows[1]):
+            merged.append(twin)
+    return summary.filter(~pl.col("strategy").is_in(merged)), merged
 
 
 def sizes_line(plans: Plans) -> str:
@@ -107,25 +107,35 @@ def sizes_line(plans: Plans) -> str:
 
 
 def view(plans: Plans) -> View:
-    """The summary's table view."""
+    """The summary's table view: each distinct comparison once, the columns that fit 80 columns."""
     guarantees = sorted({p.guarantee for p in plans.plans})
-    footer = [sizes_line(plans), *[f"guarantee: {g}" for g in guarantees]]
+    rows, merged = distinct_rows(plans.summary)
+    footer = [sizes_line(plans), rollouts_line(plans), *[f"guarantee: {g}" for g in guarantees]]
+    if merged:
+        footer.append(
+            "rows the same as another, shown once: "
+            + ", ".join(f"{twin} as {base}" for base, twin in TWINS if twin in merged)
+        )
+    footer.append(also_in_data(TABLE_HIDES))
+    names = plans.summary.columns
     return View(
         headline=headline(plans),
         footer=footer,
-        percent=PERCENT,
-        labels=dict(LABELS),
-        hide=(*HIDDEN, *(["signal"] if plans.options.objective == "signal" else [])),
+        percent=percent(names),
+        labels=labels(names),
+        hide=(*HIDDEN, *TABLE_HIDES, *(["signal"] if plans.options.objective == "signal" else [])),
         keys=("strategy", *plans.by),
+        rows=rows,
     )
 
 
 def distribution_view(plans: Plans) -> View:
     """The table view of the distribution of group sizes."""
+    names = plans.distribution.columns
     return View(
         headline=headline(plans),
-        percent=PERCENT,
-        labels=dict(LABELS),
+        percent=percent(names),
+        labels=labels(names),
         keys=("strategy", *plans.by),
         bars=("prompt_share",),
     )

@@ -19,9 +19,9 @@ import polars as pl
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import OutputFormat, OutputOptions
 from sigmatool.render.files import target
-from sigmatool.render.table import TABLE_ROWS, View, print_table, ranges
+from sigmatool.render.table import TABLE_ROWS, View, also_in_data, print_table, ranges
 
-__all__ = ["View", "ranges", "resolve_format", "sink_frame", "table_width", "write_frame"]
+__all__ = ["View", "also_in_data", "ranges", "resolve_format", "sink_frame", "table_width", "write_frame"]
 
 EXTENSIONS = {
     ".csv": "csv",

@@ -4,6 +4,11 @@ A table must read at any terminal width. When it does not fit, bars go first, th
 word, then the value columns are shown in several blocks, each repeating the identifying columns (``G``,
 ``segment``, ``p_lo``/``p_hi``, ``method``, …), which never shrink; numbers are never cut. Long tables show
 their first rows and say how many were left out.
+
+Before that, a view makes its table narrow: ``p_lo``/``p_hi`` read as one range column, columns the same in
+every row (and the ``given`` settings of a one-row table) go to a line above it, a view may show fewer rows
+than the data (repeats merged) and hide columns, naming them in a footnote (:func:`also_in_data`); the
+commands' views choose these so that their default table is one block at 80 columns.
 """
 
 from __future__ import annotations
@@ -48,6 +53,16 @@ class View:
     keys: Sequence[str] = ()  # identifying columns besides KEY_COLUMNS (the --by columns)
     bar_note: str = ""  # a footer line about the bars, shown only when they are drawn
     spark: Sparkline | None = None  # a sparkline under the headline
+    rows: pl.DataFrame | None = None  # the rows shown, when fewer than the data's (repeated rows merged)
+    given: Sequence[str] = ()  # columns that restate the request: on the line above the table when constant
+
+
+DATA_FORMATS = "--format csv, tsv, json or parquet"
+
+
+def also_in_data(names: Sequence[str]) -> str:
+    """The footnote naming columns that the table leaves to the data formats, to fit the terminal."""
+    return f"more columns in {DATA_FORMATS}: {', '.join(names)}"
 
 
 # Columns that give a range around a rate: their labels and formats follow the rate's.
@@ -70,7 +85,7 @@ def ranges(view: View, columns: Sequence[str], show: Sequence[str]) -> View:
                 break
     view.labels, view.percent, view.hide = labels, tuple(percent), tuple(hide)
     if hide:
-        view.footer.append("the ranges of the other columns are in --format csv, tsv, json or parquet")
+        view.footer.append(f"the ranges of the other columns are in {DATA_FORMATS}")
     return view
 
 
@@ -88,7 +103,7 @@ def _number(value: Any, name: str, view: View, decimals: int | None = None) -> s
             return f"{100 * value:.2f}%"
         if abs(value) >= 1e4:
             return f"{value:,.0f}"
-        return f"{value:.{decimals}f}" if decimals is not None else f"{value:.4g}"
+        return f"{value:,.{decimals}f}" if decimals is not None else f"{value:.4g}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
@@ -191,20 +206,44 @@ def layout(df: pl.DataFrame, view: View, width: int, glyphs: str = BAR_GLYPHS) -
     return _Layout(headers, cells, _blocks(keys, values, widths, width), bars)
 
 
+RANGE = ("p_lo", "p_hi")
+
+
+def joined_range(df: pl.DataFrame, view: View) -> pl.DataFrame:
+    """``df`` with ``p_lo`` and ``p_hi`` shown as one column ``p`` (``0.1–0.2``, one precision for both):
+    a range reads as one value, in less width than two columns."""
+    if "p" in df.columns or any(c not in df.columns or c in view.hide for c in RANGE):
+        return df
+    lows, highs = df["p_lo"].to_list(), df["p_hi"].to_list()
+    places = decimals_of([float(v) for v in lows + highs if v is not None])
+    texts = [
+        None if lo is None or hi is None else f"{lo:.{places}f}–{hi:.{places}f}"
+        for lo, hi in zip(lows, highs, strict=True)
+    ]
+    return df.drop(RANGE).insert_column(df.columns.index("p_lo"), pl.Series("p", texts, dtype=pl.String))
+
+
 def constant_columns(df: pl.DataFrame, view: View) -> tuple[pl.DataFrame, list[str]]:
-    """``df`` without the shown columns whose value is the same in every row (two rows or more), and those
-    columns as ``label value`` for a line above the table."""
-    if df.height < 2:
-        return df, []
+    """``df`` without the shown columns whose value is the same in every row (two rows or more; one row for
+    the columns the view calls ``given``, which leave the table even when unset), and those columns as
+    ``label value`` for a line above the table."""
     same, texts = [], []
     for name in df.columns:
-        if name in view.hide or df[name].null_count() or df[name].n_unique() != 1:
+        unset = name in view.given and df[name].null_count() == df.height
+        if name in view.hide or not (unset or _constant(df, name, name in view.given)):
+            continue
+        same.append(name)
+        if unset:
             continue
         value = df[name][0]
         label = " ".join(view.labels.get(name, name.replace("_", " ")).split())
-        same.append(name)
         texts.append(f"{label} {_number(value, name, view, decimals_of([value]))}")
     return df.drop(same), texts
+
+
+def _constant(df: pl.DataFrame, name: str, given: bool) -> bool:
+    """One value in every row, none of them null; of two rows or more unless the column is ``given``."""
+    return df.height >= (1 if given else 2) and not df[name].null_count() and df[name].n_unique() == 1
 
 
 def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> None:
@@ -213,7 +252,7 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
     from rich.table import Table
     from rich.text import Text
 
-    shown = df.head(TABLE_ROWS)
+    shown = joined_range((df if view.rows is None else view.rows).head(TABLE_ROWS), view)
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
     for line in textwrap.wrap(view.headline, width) if view.headline else []:
         console.print(Text(line, style="bold"))
@@ -227,10 +266,11 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
             console.print(Text(line))
     shown, same = constant_columns(shown, view)
     if same:
-        for line in textwrap.wrap("in every row: " + "; ".join(same), width):
+        lead = "in every row: " if shown.height > 1 else "given: "
+        for line in textwrap.wrap(lead + "; ".join(same), width):
             console.print(Text(line))
     plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
-    numeric = {c for c, dtype in df.schema.items() if dtype.is_numeric()}
+    numeric = {c for c, dtype in shown.schema.items() if dtype.is_numeric()}
     for number, block in enumerate(plan.blocks):
         if number:
             console.print()

@@ -30,9 +30,10 @@ import numpy as np
 import polars as pl
 
 from sigmatool import kernels
+from sigmatool.columns import labels, percent
 from sigmatool.errors import UsageError
 from sigmatool.options import METHODS, SimulateOptions
-from sigmatool.render import View
+from sigmatool.render import View, also_in_data
 from sigmatool.simulate import dynamics
 from sigmatool.simulate.dynamics import (
     QUARTILES,
@@ -242,18 +243,8 @@ def headline(summary: pl.DataFrame, *, steps: int, group_size: int, prompts: int
     return "; ".join(parts) + "."
 
 
-LABELS_SHOWN = {
-    "observed_silent": "silent\nobserved",
-    "predicted_silent": "silent\npredicted",
-    "q1_mean_p": "q1 mean p\n(hardest)",
-    "silent_r2": "silent R²",
-    "start_hardest_quartile_mean_p": "hardest ¼\nstart p",
-    "final_hardest_quartile_mean_p": "hardest ¼\nfinal p",
-    "samples_vs_grpo": "samples\n÷ GRPO's",
-    "extreme_share_measured": "extreme share\nmeasured",
-    "extreme_share_predicted": "extreme share\npredicted",
-}
-PERCENT_SHOWN = ("observed_silent", "predicted_silent", "extreme_share_measured", "extreme_share_predicted")
+# Left to the data formats, so that the table fits 80 columns: samples_vs_grpo and the headline compare them.
+TABLE_HIDES = ("samples_drawn",)
 
 
 def view(summary: pl.DataFrame, options: SimulateOptions) -> View:
@@ -262,6 +253,12 @@ def view(summary: pl.DataFrame, options: SimulateOptions) -> View:
         headline=headline(
             summary, steps=options.steps, group_size=options.group_size, prompts=options.prompts
         ),
-        percent=PERCENT_SHOWN,
-        labels=dict(LABELS_SHOWN),
+        percent=percent((*summary.columns, *TRACE_COLUMNS)),
+        labels=labels((*summary.columns, *TRACE_COLUMNS)),
+        hide=TABLE_HIDES,
+        footer=[
+            "extreme: the gradient's share on extreme prompts (start p < 0.1 or > 0.9) at the start, measured "
+            "over simulated steps and predicted by the exact kernels",
+            also_in_data(TABLE_HIDES),
+        ],
     )

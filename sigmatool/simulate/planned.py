@@ -33,21 +33,21 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.columns import labels, percent
 from sigmatool.errors import DataError
 from sigmatool.options import SimulateOptions
 from sigmatool.options.plan import plan_options
 from sigmatool.plan.core import distinct_values, plan_values
 from sigmatool.plan.export import group_sizes_for
-from sigmatool.render import View
+from sigmatool.render import View, also_in_data
 from sigmatool.simulate import (
     FROM_START,
     LABELS,
-    LABELS_SHOWN,
-    PERCENT_SHOWN,
     Start,
     planned_sizes,
     simulate,
 )
+from sigmatool.simulate.dynamics import TRACE_COLUMNS
 
 STRATEGIES = ("uniform", "plan", "plan_replanned")
 SUMMARY_COLUMNS = (
@@ -223,11 +223,17 @@ def headline(summary: pl.DataFrame, what: str, steps: int, method: str) -> str:
     return f"{lead}. The hardest start quartile ends at mean p {ends}; mean silent share {silent}."
 
 
+# Left to the data formats, so that the table fits 80 columns: the headline gives uniform G.
+TABLE_HIDES = ("uniform_G", "final_observed_silent")
+
+
 def view(summary: pl.DataFrame, what: str, options: SimulateOptions) -> View:
     """The table view of a run with a plan."""
     return View(
         headline=headline(summary, what, options.steps, options.methods[0]),
-        percent=(*PERCENT_SHOWN, "mean_observed_silent", "final_observed_silent"),
-        labels={**LABELS_SHOWN, "uniform_G": "uniform G", "samples_vs_uniform": "samples\n÷ uniform's"},
+        percent=percent((*summary.columns, *TRACE_COLUMNS)),
+        labels=labels((*summary.columns, *TRACE_COLUMNS)),
         keys=("strategy",),
+        hide=TABLE_HIDES,
+        footer=[also_in_data([c for c in TABLE_HIDES if c in summary.columns])],
     )
