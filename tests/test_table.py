@@ -8,7 +8,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.conftest import BIGMATH, run_cli
+from tests.conftest import BIGMATH, invoke
 
 WIDTHS = [60, 80, 120, 200]
 COMMANDS = {
@@ -21,8 +21,12 @@ COMMANDS = {
 
 
 def _table(width: int, *args: object) -> list[str]:
-    done = run_cli(*args, "--format", "table", env={"COLUMNS": str(width)})
-    assert 0 == done.returncode, done.stderr
+    # In-process: the width comes from $COLUMNS as in a real process (tests/test_table_share.py runs the
+    # commands as processes at 80 columns).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", str(width))
+        done = invoke(*args, "--format", "table")
+    assert 0 == done.exit_code, done.stderr
     return done.stdout.splitlines()
 
 
