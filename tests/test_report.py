@@ -220,12 +220,17 @@ def two(sample: ReportInput) -> Report:
     return build_report([sample, other])
 
 
-def test_two_inputs_get_a_card_each(two: Report) -> None:
-    assert 2 == two.html().count('<article class="card">')
+@pytest.fixture(scope="module")
+def two_page(two: Report) -> str:
+    return two.html()
 
 
-def test_two_inputs_get_a_line_each(two: Report) -> None:
-    labels = series_of(two.html())
+def test_two_inputs_get_a_card_each(two_page: str) -> None:
+    assert 2 == two_page.count('<article class="card">')
+
+
+def test_two_inputs_get_a_line_each(two_page: str) -> None:
+    labels = series_of(two_page)
     assert {"silent · bigmath_solve_rates.parquet", "silent · toy"} <= set(labels)
 
 
@@ -233,8 +238,8 @@ def test_two_inputs_fill_the_tables_side_by_side(two: Report) -> None:
     assert ["bigmath_solve_rates.parquet", "toy"] == two.budget["input"].unique(maintain_order=True).to_list()
 
 
-def test_analysis_tables_are_shown_whole(two: Report) -> None:
-    assert "rows not shown" not in two.html()
+def test_analysis_tables_are_shown_whole(two_page: str) -> None:
+    assert "rows not shown" not in two_page
 
 
 def test_a_long_trace_shows_its_ends(sample: ReportInput) -> None:
