@@ -16,8 +16,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.errors import UsageError
 from sigmatool.kernels import Quantity
-from sigmatool.prior.cells import Cells, cells
-from sigmatool.prior.fit import fit_prior
+from sigmatool.prior.cells import Cells, binomial_matrix, cells, p_grid
+from sigmatool.prior.fit import fit_prior, refit_masses, support_reduction
+from sigmatool.prior.model import grid_prior
 from sigmatool.prior.posterior import cell_means, check_quantity, check_std
 
 FloatArray = NDArray[np.float64]
@@ -84,6 +85,34 @@ def _values(c: Cells, quantity: str, G: int | None, std: str, estimator: str) ->
     return q.unbiased(c.k, c.n, G, std)
 
 
+def _npmle_interval(
+    c: Cells,
+    quantity: str,
+    sizes: NDArray[np.int64] | None,
+    std: str,
+    replicates: int,
+    level: float,
+    seed: int,
+) -> Interval:
+    """The interval with the NPMLE refitted per replicate by support reduction from the full data's fit
+    (:func:`sigmatool.prior.fit.refit_masses`); the estimate is the full data's EM fit, as without --ci."""
+    if replicates < 2 or not 0.0 < level < 1.0:
+        raise UsageError(f"--ci needs a level in (0, 1) and ≥ 2 replicates, not {level:g}, {replicates}")
+    grid = p_grid()
+    L = binomial_matrix(c, grid)
+    start, _ = support_reduction(L, c.weight / c.total)
+    values = []
+    for w in replicate_weights(c, replicates, seed):
+        mass = refit_masses(L, w / w.sum(), start)
+        joint = L * mass[None, :]
+        r = joint / joint.sum(axis=1, keepdims=True)
+        per_cell = cell_means(grid_prior(grid, mass), c.k, c.n, quantity, sizes, std, responsibilities=r)
+        values.append(float(w @ per_cell / w.sum()))
+    prior = fit_prior(c.k, c.n, c.weight, kind="npmle")
+    estimate = float(c.weight @ cell_means(prior, c.k, c.n, quantity, sizes, std) / c.total)
+    return percentile_interval(estimate, np.asarray(values), level)
+
+
 def bootstrap_rate(
     k: ArrayLike,
     n: ArrayLike,
@@ -108,6 +137,8 @@ def bootstrap_rate(
     elif not refit:
         prior = fit_prior(c.k, c.n, c.weight, kind=estimator)
         per_cell = cell_means(prior, c.k, c.n, quantity, sizes, std)
+    elif estimator == "npmle":
+        return _npmle_interval(c, quantity, sizes, std, replicates, level, seed)
     else:
 
         def refitted(r: Cells) -> float:
