@@ -69,7 +69,7 @@ class Valuation:
     labels: pl.DataFrame = field(default_factory=pl.DataFrame)
     short: int | None = None  # the fewest logged samples n, when some G asked is larger (see bias_note)
     _responsibilities: dict[int, FloatArray] = field(default_factory=dict, repr=False)
-    _bases: dict[int, tuple[FloatArray, FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
+    _matrices: dict[int, tuple[FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
     _located: list[tuple[pl.DataFrame, tuple[IntArray, IntArray]]] = field(default_factory=list, repr=False)
 
     @property
@@ -137,43 +137,37 @@ class Valuation:
             out[rows] = cell_means(self.priors[g], k, n, quantity, size, std, responsibilities=r)
         return out
 
-    def _basis(self, g: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """The p grid, the binomial matrix of group g's cells on it and the full data's masses by support
-        reduction, the start of every replicate's refit (computed once)."""
-        if g not in self._bases:
+    def _matrix(self, g: int) -> tuple[FloatArray, FloatArray]:
+        """The p grid and the binomial matrix of group g's cells on it (computed once for every replicate)."""
+        if g not in self._matrices:
             from sigmatool.prior.cells import Cells, binomial_matrix, p_grid
-            from sigmatool.prior.fit import support_reduction
 
             k, n = self._group_cells(g)
             grid = p_grid()
-            L = binomial_matrix(Cells(k, n, np.ones(k.size)), grid)
-            w = self.cells.filter(pl.col("__group") == g)["__weight"].to_numpy()
-            self._bases[g] = (grid, L, support_reduction(L, w / w.sum())[0])
-        return self._bases[g]
+            self._matrices[g] = (grid, binomial_matrix(Cells(k, n, np.ones(k.size)), grid))
+        return self._matrices[g]
 
     def refit(self, weights: FloatArray) -> Valuation:
-        """The priors refitted to other prompt weights on the same cells (a bootstrap replicate): the NPMLE
-        by support reduction from the full data's fit (:func:`sigmatool.prior.fit.refit_masses`)."""
+        """The priors refitted to other prompt weights on the same cells (a bootstrap replicate), as
+        :func:`sigmatool.prior.fit_prior` fits them (same start, same stopping rule)."""
         if not self.posterior or self.prior.kind == "fixed":
             return self
         from sigmatool.prior import fit_prior
-        from sigmatool.prior.fit import refit_masses
+        from sigmatool.prior.fit import EMOptions, mixing_weights
         from sigmatool.prior.model import grid_prior
 
         group = self.cells["__group"].to_numpy()
-        priors, responsibilities = [], {}
+        priors = []
         for g in range(len(self.priors)):
             k, n = self._group_cells(g)
             w = np.asarray(weights, dtype=np.float64)[group == g]
+            keep = w > 0
             if self.prior.kind == "beta":
-                keep = w > 0
                 priors.append(fit_prior(k[keep], n[keep], w[keep], kind="beta"))
                 continue
-            grid, L, start = self._basis(g)
-            mass = refit_masses(L, w / w.sum(), start)
+            grid, L = self._matrix(g)
+            mass, _, _ = mixing_weights(L[keep], w[keep] / w.sum(), EMOptions())
             priors.append(grid_prior(grid, mass))
-            joint = L * mass[None, :]
-            responsibilities[g] = joint / joint.sum(axis=1, keepdims=True)
         return Valuation(
             self.estimator,
             self.prior,
@@ -182,8 +176,7 @@ class Valuation:
             tuple(priors),
             self.labels,
             short=self.short,
-            _responsibilities=responsibilities,
-            _bases=self._bases,
+            _matrices=self._matrices,
             _located=self._located,
         )
 
@@ -279,7 +272,7 @@ def valuation(
         rows = group == g
         local[rows] = np.arange(int(rows.sum()))
     cells = hist.select([*by, "k", "n"]).with_columns(
-        pl.Series("__group", group), pl.Series("__local", local), pl.Series("__weight", weights)
+        pl.Series("__group", group), pl.Series("__local", local)
     )
     k, n = (hist[c].to_numpy() for c in ("k", "n"))
     priors = tuple(
