@@ -160,6 +160,12 @@ def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -
     w = batch["prompts"].cast(pl.Float64).to_numpy()
     p = batch["p"].cast(pl.Float64).to_numpy()
     learnable = _learnable(p)
+    # Streamed rows weigh 1 each: 1.0 · x is x exactly, so the products are skipped (a pass each).
+    unit = bool((w == 1.0).all())
+
+    def weighted(x: FloatArray) -> FloatArray:
+        return x if unit else w * x
+
     # Silent at every G: p̂ ∈ {0, 1}, or under a prior the posterior probability of p ∈ {0, 1}.
     # (1 − P(interior) is clipped at 0: a posterior with no mass at the edges gives −1e-16 in floating point.)
     always = (
@@ -167,13 +173,13 @@ def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -
         if val.posterior
         else (~learnable).astype(np.float64)
     )
-    columns = [w, w * always, w * learnable]
+    columns = [w, weighted(always), weighted(learnable.astype(np.float64))]
     for G in sizes:
         right, wrong = (
             val.values(batch, Quantity.ALL_RIGHT, int(G)),
             val.values(batch, Quantity.ALL_WRONG, int(G)),
         )
-        columns += [w * right, w * wrong, np.where(learnable, w * (right + wrong), 0.0)]
+        columns += [weighted(right), weighted(wrong), np.where(learnable, weighted(right + wrong), 0.0)]
     return columns
 
 

@@ -17,10 +17,10 @@ from sigmatool.groupsize import group_sizes
 from sigmatool.kernels import Quantity
 from sigmatool.kernels.beta import beta_binomial_logpmf, beta_expected_sigma
 from sigmatool.prior import cells, fit_prior, p_grid
-from sigmatool.prior.bootstrap import bootstrap_rate
+from sigmatool.prior.bootstrap import bootstrap_rate, replicate_weights
 from sigmatool.prior.bounds import bounds
 from sigmatool.prior.cells import binomial_matrix
-from sigmatool.prior.fit import EMOptions, fit_beta
+from sigmatool.prior.fit import EMOptions, fit_beta, mixing_weights, refit_masses, support_reduction
 from sigmatool.prior.groupsize import posterior_group_size
 from sigmatool.prior.model import Prior
 from sigmatool.prior.posterior import expected_rate, posterior_mean
@@ -313,6 +313,72 @@ def test_bootstrap_is_reproducible_with_a_seed() -> None:
     first = bootstrap_rate([0, 3, 8], 8, [5, 7, 2], "silent", 4, estimator="unbiased", seed=5)
     again = bootstrap_rate([0, 3, 8], 8, [5, 7, 2], "silent", 4, estimator="unbiased", seed=5)
     assert first == again
+
+
+@pytest.fixture(scope="module")
+def thinned_bigmath() -> tuple[np.ndarray, np.ndarray]:
+    """3,000 Big-Math prompts (seeded), 16 of their 64 answers each: the cells' k and prompt counts."""
+    table = np.loadtxt(BIGMATH_COUNTS, delimiter=",", skiprows=1, usecols=(0, 3)).astype(np.int64)
+    rng = np.random.default_rng(26)
+    k64 = rng.choice(np.repeat(table[:, 0], table[:, 1]), 3000, replace=False)
+    counts = np.bincount(rng.hypergeometric(k64, 64 - k64, 16), minlength=17)
+    return np.arange(17), counts.astype(np.float64)
+
+
+def _silent_mean(L: np.ndarray, grid: np.ndarray, mass: np.ndarray, w: np.ndarray, G: int) -> float:
+    """The prompts' mean posterior silent probability, written out from the masses."""
+    joint = L * mass[None, :]
+    return float(w @ (joint @ (grid**G + (1 - grid) ** G) / joint.sum(axis=1)) / w.sum())
+
+
+def test_support_reduction_reaches_the_kkt_gap_it_is_asked(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    L = binomial_matrix(cells(k, 16, counts), p_grid())
+    _, gap = support_reduction(L, counts / counts.sum(), tol=1e-6)
+    assert gap <= 1e-6
+
+
+def test_support_reduction_is_at_least_as_likely_as_the_em_fit(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    L, w = binomial_matrix(cells(k, 16, counts), p_grid()), counts / counts.sum()
+    em, _, _ = mixing_weights(L, w, EMOptions())
+    reduced, _ = support_reduction(L, w, tol=1e-6)
+    # Both stop within a KKT gap of 1e-6, which bounds how far each log-likelihood is from the maximum.
+    assert float(w @ np.log(L @ em)) - 1e-6 <= float(w @ np.log(L @ reduced))
+
+
+def test_a_replicate_refit_matches_a_cold_em_refit(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    c = cells(k, 16, counts)
+    grid = p_grid()
+    L = binomial_matrix(c, grid)
+    start, _ = support_reduction(L, c.weight / c.total)
+    worst = 0.0
+    for w in replicate_weights(c, 10, seed=3):
+        keep = w > 0
+        cold = np.zeros(grid.size)
+        cold[:] = mixing_weights(L[keep], w[keep] / w.sum(), EMOptions())[0]
+        warm = refit_masses(L, w / w.sum(), start)
+        worst = max(worst, abs(_silent_mean(L, grid, cold, w, 8) - _silent_mean(L, grid, warm, w, 8)))
+    # REFIT_TOL's accuracy (sigmatool.prior.fit): within 6e-5 where the replicates spread by 3e-3.
+    assert worst <= 1e-4
+
+
+def test_the_npmle_interval_is_the_percentile_of_cold_em_refits(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    c = cells(k, 16, counts)
+    grid = p_grid()
+    L = binomial_matrix(c, grid)
+    values = []
+    for w in replicate_weights(c, 40, seed=4):
+        keep = w > 0
+        cold = np.zeros(grid.size)
+        cold[:] = mixing_weights(L[keep], w[keep] / w.sum(), EMOptions())[0]
+        values.append(_silent_mean(L, grid, cold, w, 8))
+    lo, hi = np.quantile(values, [0.025, 0.975])
+    ci = bootstrap_rate(k, 16, counts, "silent", 8, estimator="npmle", replicates=40, seed=4)
+    assert float(lo) == pytest.approx(ci.lo, abs=1e-4)
+    assert float(hi) == pytest.approx(ci.hi, abs=1e-4)
 
 
 # ------------------------------------------------------------------------------------ Big-Math split test

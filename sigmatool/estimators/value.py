@@ -69,6 +69,8 @@ class Valuation:
     labels: pl.DataFrame = field(default_factory=pl.DataFrame)
     short: int | None = None  # the fewest logged samples n, when some G asked is larger (see bias_note)
     _responsibilities: dict[int, FloatArray] = field(default_factory=dict, repr=False)
+    _matrices: dict[int, tuple[FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
+    _located: list[tuple[pl.DataFrame, tuple[IntArray, IntArray]]] = field(default_factory=list, repr=False)
 
     @property
     def label(self) -> str:
@@ -95,7 +97,17 @@ class Valuation:
     def locate(self, frame: pl.DataFrame) -> tuple[IntArray, IntArray]:
         """Each frame row's group and position among its group's cells (the frame holds --by, k, n)."""
         keys = [*self.by, "k", "n"]
-        found = frame.select(keys).join(
+        asked = frame.select(keys)
+        # A bootstrap asks again and again about the same rows (other weights): join them once.
+        for seen, where in self._located:
+            if seen.equals(asked):
+                return where
+        where = self._join(asked, keys)
+        self._located[:] = [*self._located[-7:], (asked, where)]
+        return where
+
+    def _join(self, asked: pl.DataFrame, keys: list[str]) -> tuple[IntArray, IntArray]:
+        found = asked.join(
             self.cells.select(*keys, "__group", "__local"),
             on=keys,
             how="left",
@@ -125,12 +137,22 @@ class Valuation:
             out[rows] = cell_means(self.priors[g], k, n, quantity, size, std, responsibilities=r)
         return out
 
+    def _matrix(self, g: int) -> tuple[FloatArray, FloatArray]:
+        """The p grid and the binomial matrix of group g's cells on it (computed once for every replicate)."""
+        if g not in self._matrices:
+            from sigmatool.prior.cells import Cells, binomial_matrix, p_grid
+
+            k, n = self._group_cells(g)
+            grid = p_grid()
+            self._matrices[g] = (grid, binomial_matrix(Cells(k, n, np.ones(k.size)), grid))
+        return self._matrices[g]
+
     def refit(self, weights: FloatArray) -> Valuation:
-        """The priors refitted to other prompt weights on the same cells (a bootstrap replicate)."""
+        """The priors refitted to other prompt weights on the same cells (a bootstrap replicate), as
+        :func:`sigmatool.prior.fit_prior` fits them (same start, same stopping rule)."""
         if not self.posterior or self.prior.kind == "fixed":
             return self
         from sigmatool.prior import fit_prior
-        from sigmatool.prior.cells import Cells, binomial_matrix, p_grid
         from sigmatool.prior.fit import EMOptions, mixing_weights
         from sigmatool.prior.model import grid_prior
 
@@ -143,13 +165,19 @@ class Valuation:
             if self.prior.kind == "beta":
                 priors.append(fit_prior(k[keep], n[keep], w[keep], kind="beta"))
                 continue
-            grid = p_grid()
-            L = binomial_matrix(Cells(k[keep], n[keep], w[keep]), grid)
-            # As fit_prior fits it (same start, same stopping rule), without re-describing the fit.
-            mass, _, _ = mixing_weights(L, w[keep] / w.sum(), EMOptions())
+            grid, L = self._matrix(g)
+            mass, _, _ = mixing_weights(L[keep], w[keep] / w.sum(), EMOptions())
             priors.append(grid_prior(grid, mass))
         return Valuation(
-            self.estimator, self.prior, self.by, self.cells, tuple(priors), self.labels, short=self.short
+            self.estimator,
+            self.prior,
+            self.by,
+            self.cells,
+            tuple(priors),
+            self.labels,
+            short=self.short,
+            _matrices=self._matrices,
+            _located=self._located,
         )
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
@@ -238,6 +266,7 @@ def valuation(
     from sigmatool.prior import fit_prior
 
     group, labels = group_index(hist, by)
+    weights = hist["prompts"].cast(pl.Float64).to_numpy()
     local = np.zeros(hist.height, dtype=np.int64)
     for g in range(max(labels.height, 1)):
         rows = group == g
@@ -245,7 +274,6 @@ def valuation(
     cells = hist.select([*by, "k", "n"]).with_columns(
         pl.Series("__group", group), pl.Series("__local", local)
     )
-    weights = hist["prompts"].cast(pl.Float64).to_numpy()
     k, n = (hist[c].to_numpy() for c in ("k", "n"))
     priors = tuple(
         fit_prior(k[group == g], n[group == g], weights[group == g], kind=spec.fit_kind)
