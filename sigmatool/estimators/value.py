@@ -184,6 +184,10 @@ class Valuation:
             "impossible): use --prior npmle."
         )
 
+    def part(self, column: str) -> Valuation:
+        """The valuation of one pass-rate column (with a single column, this one)."""
+        return self
+
     def headlines(self, overall: pl.DataFrame, line: Callable[[pl.DataFrame, Valuation], str]) -> str:
         """The headline of a table view: ``line`` of the summary over all prompts and this valuation (with
         several pass-rate columns, one line per column: :meth:`PerColumn.headlines`)."""
@@ -278,12 +282,14 @@ class PerColumn(Valuation):
 
     def headlines(self, overall: pl.DataFrame, line: Callable[[pl.DataFrame, Valuation], str]) -> str:
         """One line per column, named, from its rows of ``overall`` (keyed by ``column``) and its valuation."""
-        parts = dict(self.parts)
-        lines = []
-        for name in overall[COLUMN].unique(maintain_order=True).to_list():
-            part = parts.get(name, Valuation(self.estimator))  # streamed rows: the plug-in, not recorded
-            lines.append(f"{name}: {line(overall.filter(pl.col(COLUMN) == name).drop(COLUMN), part)}")
-        return "\n".join(lines)
+        return "\n".join(
+            f"{name}: {line(overall.filter(pl.col(COLUMN) == name).drop(COLUMN), self.part(name))}"
+            for name in overall[COLUMN].unique(maintain_order=True).to_list()
+        )
+
+    def part(self, column: str) -> Valuation:
+        """The valuation of one pass-rate column (streamed rows record none: the plug-in's)."""
+        return dict(self.parts).get(column, Valuation(self.estimator))
 
     def notes(self) -> list[str]:
         """Each column's notes on its fitted priors, naming the column."""

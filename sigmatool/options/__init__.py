@@ -53,6 +53,7 @@ from sigmatool.options.common import (
 from sigmatool.options.figures import FIGURE_FORMATS, PlotOptions, ReportFile, figure_format
 from sigmatool.options.inputs import (
     COLUMN,
+    by_columns,
     COUNT_DIRECTIONS,
     NOT_WRITABLE,
     RESERVED,
@@ -71,6 +72,7 @@ from sigmatool.options.sql import Dialect, HistogramCommand, RewardType, SqlOpti
 __all__ = [
     "BOUNDS_LEVEL",
     "COLUMN",
+    "by_columns",
     "COUNT_DIRECTIONS",
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",
