@@ -329,9 +329,7 @@ def _per_column(
     )
     index, _ = group_index(hist, (COLUMN,))
     posterior = any(part.posterior for _, part in parts)
-    return PerColumn(
-        "posterior" if posterior else estimator, spec, (COLUMN, *by), parts=parts, index=index
-    )
+    return PerColumn("posterior" if posterior else estimator, spec, (COLUMN, *by), parts=parts, index=index)
 
 
 def _one(

@@ -53,7 +53,6 @@ from sigmatool.options.common import (
 from sigmatool.options.figures import FIGURE_FORMATS, PlotOptions, ReportFile, figure_format
 from sigmatool.options.inputs import (
     COLUMN,
-    by_columns,
     COUNT_DIRECTIONS,
     NOT_WRITABLE,
     RESERVED,
@@ -61,6 +60,7 @@ from sigmatool.options.inputs import (
     InputOptions,
     LogOptions,
     OutputOptions,
+    by_columns,
     check_folder,
     check_outputs,
     check_terminal,
@@ -72,7 +72,6 @@ from sigmatool.options.sql import Dialect, HistogramCommand, RewardType, SqlOpti
 __all__ = [
     "BOUNDS_LEVEL",
     "COLUMN",
-    "by_columns",
     "COUNT_DIRECTIONS",
     "DEFAULT_BINS",
     "DEFAULT_EXTREME",
@@ -112,6 +111,7 @@ __all__ = [
     "Std",
     "TrackOptions",
     "Trainer",
+    "by_columns",
     "check_bins",
     "check_count",
     "check_folder",
