@@ -185,14 +185,20 @@ def _both_and_alone(folder: Path, args: tuple[str, ...], column: str) -> tuple[p
     return _one(both, column), csv_of(run(*args, mixed(folder), "--col", column, "-f", "csv"))
 
 
-@pytest.mark.parametrize("command", MIXED)
+def _marked(commands: dict[str, tuple[str, ...]]) -> list[object]:
+    """The commands, those under --prior npmle marked slow (posterior group sizes: seconds each)."""
+    slow = [pytest.mark.slow]
+    return [pytest.param(name, marks=slow if "npmle" in name else []) for name in commands]
+
+
+@pytest.mark.parametrize("command", _marked(MIXED))
 @pytest.mark.parametrize("column", [FEW, MANY])
 def test_8_and_64_samples_each_is_its_own_run(folder: Path, command: str, column: str) -> None:
     both, alone = _both_and_alone(folder, MIXED[command], column)
     assert_frame_equal(alone, both, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
 
 
-@pytest.mark.parametrize("command", MIXED_PER_PROMPT)
+@pytest.mark.parametrize("command", _marked(MIXED_PER_PROMPT))
 @pytest.mark.parametrize("column", [FEW, MANY])
 def test_8_and_64_samples_each_exports_its_own_run(folder: Path, command: str, column: str) -> None:
     both, alone = _both_and_alone(folder, MIXED_PER_PROMPT[command], column)
