@@ -159,6 +159,7 @@ def test_the_per_prompt_export_of_a_column_is_its_own_run(folder: Path, command:
 MIXED = {
     "silent 16": ("silent", "--G", "16"),
     "silent 8": ("silent", "--G", "8"),
+    "silent 16 ranges": ("silent", "--G", "16", "--bounds", "--ci", "0.9", "--replicates", "20"),
     "budget 16": ("budget", "--G", "16"),
     "budget 8": ("budget", "--G", "8"),
     "groupsize": ("groupsize",),
@@ -186,9 +187,11 @@ def _both_and_alone(folder: Path, args: tuple[str, ...], column: str) -> tuple[p
 
 
 def _marked(commands: dict[str, tuple[str, ...]]) -> list[object]:
-    """The commands, those under --prior npmle marked slow (posterior group sizes: seconds each)."""
+    """The commands, those under --prior npmle or with ranges marked slow (seconds each)."""
     slow = [pytest.mark.slow]
-    return [pytest.param(name, marks=slow if "npmle" in name else []) for name in commands]
+    return [
+        pytest.param(name, marks=slow if "npmle" in name or "ranges" in name else []) for name in commands
+    ]
 
 
 @pytest.mark.parametrize("command", _marked(MIXED))
@@ -221,7 +224,9 @@ def _headline(table: str) -> list[str]:
 def _of_column(lines: list[str], column: str) -> str:
     """The headline of one column, from the line that names it to the next that names another, joined."""
     start = next(i for i, line in enumerate(lines) if line.startswith(f"{column}: "))
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith((f"{FEW}: ", f"{MANY}: "))), None)
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith((f"{FEW}: ", f"{MANY}: "))), None
+    )
     return " ".join(lines[start:end])
 
 
