@@ -46,7 +46,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     frame = pl.DataFrame({"id": ids, "src": rng.choice(["x", "y"], PROMPTS), A: eights[0], B: eights[1]})
     frame.write_parquet(path / "two.parquet")
     pl.DataFrame({"id": ids, "pass_rate": k / n}).write_csv(path / "other.csv")
-    pl.DataFrame({"id": ids, FEW: eights[0], MANY: k / n}).write_parquet(path / "mixed.parquet")
+    mixed = pl.DataFrame({"id": ids, "src": frame["src"], FEW: eights[0], MANY: k / n})
+    mixed.write_parquet(path / "mixed.parquet")
     return path
 
 
@@ -162,6 +163,8 @@ MIXED = {
     "silent 16 ranges": ("silent", "--G", "16", "--bounds", "--ci", "0.9", "--replicates", "20"),
     "budget 16": ("budget", "--G", "16"),
     "budget 8": ("budget", "--G", "8"),
+    "silent 16 by src": ("silent", "--G", "16", "--by", "src"),
+    "budget 16 by src": ("budget", "--G", "16", "--by", "src"),
     "groupsize": ("groupsize",),
     "groupsize npmle": ("groupsize", "--prior", "npmle"),
     "plan 16": ("plan", "--budget", "12", "--sizes", "4,8,16"),
@@ -230,7 +233,9 @@ def _of_column(lines: list[str], column: str) -> str:
     return " ".join(lines[start:end])
 
 
-@pytest.mark.parametrize("command", ["silent 16", "budget 16", "groupsize", "plan 16"])
+@pytest.mark.parametrize(
+    "command", ["silent 16", "silent 16 by src", "budget 16", "budget 16 by src", "groupsize", "plan 16"]
+)
 @pytest.mark.parametrize("column", [FEW, MANY])
 def test_the_headline_gives_each_columns_own_headline(folder: Path, command: str, column: str) -> None:
     both = _headline(run(*MIXED[command], mixed(folder), "--col", FEW, "--col", MANY, "-f", "table").stdout)

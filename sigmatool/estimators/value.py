@@ -345,6 +345,10 @@ def _one(
     check_prior(spec, has_counts="n" in hist.columns, estimator=estimator)
     from sigmatool.prior import fit_prior
 
+    # One cell per (--by group, k, n): a histogram kept by more columns than ``by`` (the sparkline's prior
+    # over all prompts of a --by run) has a (k, n) in several rows, which one cell must hold.
+    keys = [*by, "k", "n"]
+    hist = hist.group_by(keys, maintain_order=True).agg(pl.col("prompts").sum())
     group, labels = group_index(hist, by)
     local = np.zeros(hist.height, dtype=np.int64)
     for g in range(max(labels.height, 1)):
