@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from sigmatool.estimators.checks import check_estimator
 from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct
-from sigmatool.options import COLUMN, PriorSpec, check_prior, parse_prior, resolve_prior
+from sigmatool.options import COLUMN, PriorSpec, by_columns, check_prior, parse_prior, resolve_prior
 from sigmatool.segments import group_index
 
 if TYPE_CHECKING:
@@ -313,8 +313,8 @@ def valuation(
     frame = distinct(hist)
     spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
     if frame is None:  # streamed rows: each column's plug-in values, named in its headline
-        return PerColumn(estimator, spec, tuple(by)) if tuple(by[:1]) == (COLUMN,) else Valuation(estimator)
-    if tuple(by[:1]) == (COLUMN,):
+        return PerColumn(estimator, spec, tuple(by)) if by_columns(by) else Valuation(estimator)
+    if by_columns(by):
         return _per_column(frame, tuple(by[1:]), sizes, estimator, spec)
     return _one(frame, tuple(by), sizes, estimator, spec)
 
