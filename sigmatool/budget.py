@@ -59,6 +59,7 @@ from sigmatool.options import (
     BudgetOptions,
     PriorSpec,
     Segments,
+    by_columns,
     g_label,
 )
 from sigmatool.progress import working
@@ -224,8 +225,11 @@ def summaries(
     cells = Cells(labels_of(hist, by), by, pieces.codes.size, pieces.of)
     sums = cells.sums(hist, 1 + 3 * len(sizes), lambda batch: _cell_columns(val, batch, sizes))
     table = _summary(cells.labels, sums.cells, sizes, pieces)
-    overall = table if not by else _summary(pl.DataFrame(), sums.by_bin, sizes, pieces)
-    return Summaries(table, overall)
+    if len(by) == int(by_columns(by)):  # already over all prompts (of each pass-rate column)
+        return Summaries(table, table)
+    if by_columns(by):
+        return Summaries(table, _summary(*cells.lead(sums.cells, bins=True), sizes, pieces))
+    return Summaries(table, _summary(pl.DataFrame(), sums.by_bin, sizes, pieces))
 
 
 def _summary(labels: pl.DataFrame, sums: FloatArray, sizes: Sequence[float], pieces: Pieces) -> pl.DataFrame:
@@ -395,7 +399,8 @@ def analyse(
                 "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "
                 "weights depend on p): the bounds are what it can be"
             )
-    lead = headline(overall if by else summary)
+    whole = summary if len(by) == int(by_columns(by)) else overall
+    lead = val.headlines(whole, lambda frame, _: headline(frame))
     return BudgetResult(
         summary,
         overall,

@@ -50,7 +50,15 @@ from sigmatool.joins import join_values
 from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.load.loaded import distinct as histogram_of
-from sigmatool.options import BOUNDS_LEVEL, MAX_G, BeyondOptions, PriorSpec, SilentOptions, g_label
+from sigmatool.options import (
+    BOUNDS_LEVEL,
+    MAX_G,
+    BeyondOptions,
+    PriorSpec,
+    SilentOptions,
+    by_columns,
+    g_label,
+)
 from sigmatool.progress import working
 from sigmatool.render import View, ranges
 from sigmatool.render.spark import Sparkline
@@ -132,15 +140,24 @@ def summaries(
     options: SilentOptions,
     prior: str | PriorSpec | Valuation | None = None,
 ) -> Summaries:
-    """:func:`summarize`'s table, and its overall summary (the table view's headline) from the same sums."""
+    """:func:`summarize`'s table, and its overall summary (the table view's headline) from the same sums:
+    with ``by`` led by the ``column`` key, one per pass-rate column."""
     sizes, cap = options.sizes, options.cap
     val = valuation(hist, by, sizes, options.estimator, prior)
     cells = Cells(labels_of(hist, by), by, options.bins)
     sums = cells.sums(hist, 3 + 3 * len(sizes), lambda batch: _cell_columns(batch, sizes, val))
     table = _summary(cells, sums.cells, sizes, cap)
-    whole = Cells(pl.DataFrame(), (), None)
-    overall = table if not by and options.bins is None else _summary(whole, sums.total, sizes, cap)
-    return Summaries(table, overall)
+    if _whole_is_table(by, options):
+        return Summaries(table, table)
+    if by_columns(by):  # each pass-rate column over all its prompts
+        lead, lead_sums = cells.lead(sums.cells)
+        return Summaries(table, _summary(Cells(lead, by[:1], None), lead_sums, sizes, cap))
+    return Summaries(table, _summary(Cells(pl.DataFrame(), (), None), sums.total, sizes, cap))
+
+
+def _whole_is_table(by: Sequence[str], options: SilentOptions) -> bool:
+    """Whether the summary is already over all prompts (of each pass-rate column, with several)."""
+    return options.bins is None and len(by) == int(by_columns(by))
 
 
 def _summary(cells: Cells, sums: FloatArray, sizes: Sequence[float], cap: int | None) -> pl.DataFrame:
@@ -458,6 +475,8 @@ def curve(
     spec = prior.prior if isinstance(prior, Valuation) else prior
     posterior = prior.posterior if isinstance(prior, Valuation) else spec is not None and spec.active
     estimator = f"prior {spec.label}" if posterior and spec is not None else options.estimator
+    if posterior and isinstance(prior, Valuation):
+        estimator = prior.label  # with several pass-rate columns, each column's estimator
     return SilentCurve(summary, tuple(by), estimator, tuple(options.sizes))
 
 
@@ -497,23 +516,20 @@ def analyse(
     drawn = curve(hist, options, by, val) if figure else None
     summary, overall = summaries(hist, by, options, val)
     summary = with_ranges(hist, summary, by, options, val, beyond)
-    whole = overall if by or options.bins is not None else summary  # with no --by and no bins, its ranges
+    whole = summary if _whole_is_table(by, options) else overall  # with no --by and no bins, its ranges
     notes = [FOOTER]
     counted = histogram_of(hist)
     if counted is not None:
         notes += range_notes(counted, summary, beyond, val)
     line = None
-    if spark and counted is not None:  # streamed rows would have to be read a second time
+    # Streamed rows would have to be read a second time; several columns have a headline line each.
+    if spark and counted is not None and not by_columns(by):
         line = (drawn if drawn is not None and not by else curve(hist, options, (), val.prior)).sparkline()
-    return SilentResult(
-        summary,
-        overall,
-        tuple(by),
-        headline(whole, val.posterior, beyond.ci, val.bias_note(), val.label),
-        tuple(notes),
-        line,
-        drawn,
-    )
+
+    def lead(frame: pl.DataFrame, v: Valuation) -> str:
+        return headline(frame, v.posterior, beyond.ci, v.bias_note(), v.label)
+
+    return SilentResult(summary, overall, tuple(by), val.headlines(whole, lead), tuple(notes), line, drawn)
 
 
 def view(result: SilentResult) -> View:

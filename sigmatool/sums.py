@@ -108,6 +108,20 @@ class Cells:
         total = by_bin.sum(axis=1, keepdims=True)
         return Sums(*(np.asarray(a, dtype=np.float64) for a in (acc, by_bin, total)))
 
+    def lead(self, sums: FloatArray, bins: bool = False) -> tuple[pl.DataFrame, FloatArray]:
+        """The labels of the first --by column alone, and ``sums`` (width × cells) added up over the other
+        --by columns (and, unless ``bins``, over the bins): each pass-rate column's sums when several lead."""
+        labels = self.labels.select(self.by[0]).unique(maintain_order=True)
+        kept = self.bins if bins else 1
+        per_group = sums.reshape(len(sums), self.groups, self.bins, order="C")
+        per_group = per_group if bins else per_group.sum(axis=2, keepdims=True)
+        index = labels.with_row_index("__lead")
+        lead = self.labels.join(index, on=self.by[0], how="left", nulls_equal=True, maintain_order="left")
+        out = np.zeros((len(sums), labels.height, kept))
+        for row_out, row_in in zip(out, per_group, strict=True):
+            np.add.at(row_out, lead["__lead"].cast(pl.Int64).to_numpy(), row_in)
+        return labels, out.reshape(len(sums), labels.height * kept)
+
     def frame(self) -> pl.DataFrame:
         """One row per cell, in cell order: the --by columns, then ``bin`` when binned."""
         parts = []

@@ -4,7 +4,9 @@ The data: prompts drawn from the bundled Big-Math counts (k of 64), each given t
 of its 64 answers (two 8-sample columns, as a difficulty file holds one per model or temperature) and a
 `src` column to group by. Each command's output for column A equals the same command run with `--col A`
 alone; the per-prompt exports hold one row per prompt and column. A second file names its pass-rate
-column differently, for the report.
+column differently, for the report. A third holds, for the same prompts, an 8-sample column beside their
+64-sample one: at G = 16 the default prior differs between them (the NPMLE prior for the 8-sample column, the
+plug-in for the other), and each column must still be its own run.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from tests.conftest import BIGMATH_COUNTS, csv_of, invoke, one_error_line
 SEED = 20261201
 PROMPTS = 400
 A, B = "llama8b_8a", "llama8b_8b"
+FEW, MANY = "llama8b_8", "llama8b_64"
 
 
 def _draws(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -43,6 +46,8 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     frame = pl.DataFrame({"id": ids, "src": rng.choice(["x", "y"], PROMPTS), A: eights[0], B: eights[1]})
     frame.write_parquet(path / "two.parquet")
     pl.DataFrame({"id": ids, "pass_rate": k / n}).write_csv(path / "other.csv")
+    mixed = pl.DataFrame({"id": ids, "src": frame["src"], FEW: eights[0], MANY: k / n})
+    mixed.write_parquet(path / "mixed.parquet")
     return path
 
 
@@ -146,6 +151,104 @@ def test_the_per_prompt_export_of_a_column_is_its_own_run(folder: Path, command:
     both = csv_of(run(*PER_PROMPT[command], two(folder), "--col", A, "--col", B, "-f", "csv"))
     alone = csv_of(run(*PER_PROMPT[command], two(folder), "--col", column, "-f", "csv"))
     assert_frame_equal(alone, _one(both, column), check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+
+
+# --------------------------------------------------------------------------------------------- 8 and 64 samples
+
+# Each at G = 16 (> 8: the 8-sample column alone takes the NPMLE prior, the 64-sample one the plug-in) and at
+# G = 8 (both the plug-in); groupsize asks no G, so the second runs under --prior npmle, fitted per column.
+MIXED = {
+    "silent 16": ("silent", "--G", "16"),
+    "silent 8": ("silent", "--G", "8"),
+    "silent 16 ranges": ("silent", "--G", "16", "--bounds", "--ci", "0.9", "--replicates", "20"),
+    "budget 16": ("budget", "--G", "16"),
+    "budget 8": ("budget", "--G", "8"),
+    "silent 16 by src": ("silent", "--G", "16", "--by", "src"),
+    "budget 16 by src": ("budget", "--G", "16", "--by", "src"),
+    "groupsize": ("groupsize",),
+    "groupsize npmle": ("groupsize", "--prior", "npmle"),
+    "plan 16": ("plan", "--budget", "12", "--sizes", "4,8,16"),
+    "plan 8": ("plan", "--budget", "6", "--sizes", "4,8"),
+}
+MIXED_PER_PROMPT = {
+    "silent 16": ("silent", "--G", "16", "--per-prompt", "--id-col", "id"),
+    "silent 8": ("silent", "--G", "8", "--per-prompt", "--id-col", "id"),
+    "budget 16": ("budget", "--G", "16", "--bins", "4"),  # budget has no per-prompt export: its bins
+    "groupsize npmle": ("groupsize", "--prior", "npmle", "--per-prompt", "--id-col", "id"),
+    "plan 16": ("plan", "--budget", "12", "--sizes", "4,8,16", "--per-prompt", "--id-col", "id"),
+    "plan 8": ("plan", "--budget", "6", "--sizes", "4,8", "--per-prompt", "--id-col", "id"),
+}
+
+
+def mixed(folder: Path) -> str:
+    return str(folder / "mixed.parquet")
+
+
+def _both_and_alone(folder: Path, args: tuple[str, ...], column: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    both = csv_of(run(*args, mixed(folder), "--col", FEW, "--col", MANY, "-f", "csv"))
+    return _one(both, column), csv_of(run(*args, mixed(folder), "--col", column, "-f", "csv"))
+
+
+def _marked(commands: dict[str, tuple[str, ...]]) -> list[object]:
+    """The commands, those under --prior npmle or with ranges marked slow (seconds each)."""
+    slow = [pytest.mark.slow]
+    return [
+        pytest.param(name, marks=slow if "npmle" in name or "ranges" in name else []) for name in commands
+    ]
+
+
+@pytest.mark.parametrize("command", _marked(MIXED))
+@pytest.mark.parametrize("column", [FEW, MANY])
+def test_8_and_64_samples_each_is_its_own_run(folder: Path, command: str, column: str) -> None:
+    both, alone = _both_and_alone(folder, MIXED[command], column)
+    assert_frame_equal(alone, both, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+
+
+@pytest.mark.parametrize("command", _marked(MIXED_PER_PROMPT))
+@pytest.mark.parametrize("column", [FEW, MANY])
+def test_8_and_64_samples_each_exports_its_own_run(folder: Path, command: str, column: str) -> None:
+    both, alone = _both_and_alone(folder, MIXED_PER_PROMPT[command], column)
+    assert_frame_equal(alone, both, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_only_the_8_sample_column_takes_the_prior_at_g_16(folder: Path) -> None:
+    notes = run(*MIXED["silent 16"], mixed(folder), "--col", FEW, "--col", MANY, "-f", "csv").stderr
+    priors = [line.split(":")[1].strip() for line in notes.splitlines() if ": prior npmle" in line]
+    assert [f"--col {FEW}"] == [p.removeprefix("note: ") for p in priors]
+
+
+def _headline(table: str) -> list[str]:
+    """The headline's lines of a table view: those above the table, the settings and the sparkline."""
+    lines = table.splitlines()
+    ends = ("in every row", "silent vs G")
+    return lines[: next(i for i, line in enumerate(lines) if "┃" in line or line.startswith(ends))]
+
+
+def _of_column(lines: list[str], column: str) -> str:
+    """The headline of one column, from the line that names it to the next that names another, joined."""
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{column}: "))
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].startswith((f"{FEW}: ", f"{MANY}: "))), None
+    )
+    return " ".join(lines[start:end])
+
+
+@pytest.mark.parametrize(
+    "command", ["silent 16", "silent 16 by src", "budget 16", "budget 16 by src", "groupsize", "plan 16"]
+)
+@pytest.mark.parametrize("column", [FEW, MANY])
+def test_the_headline_gives_each_columns_own_headline(folder: Path, command: str, column: str) -> None:
+    both = _headline(run(*MIXED[command], mixed(folder), "--col", FEW, "--col", MANY, "-f", "table").stdout)
+    alone = _headline(run(*MIXED[command], mixed(folder), "--col", column, "-f", "table").stdout)
+    assert f"{column}: {' '.join(alone)}" == _of_column(both, column)
+
+
+@pytest.mark.parametrize("column", [FEW, MANY])
+def test_the_headline_names_each_columns_silent_share(folder: Path, column: str) -> None:
+    table = run(*MIXED["silent 16"], mixed(folder), "--col", FEW, "--col", MANY, "-f", "table").stdout
+    alone = csv_of(run(*MIXED["silent 16"], mixed(folder), "--col", column, "-f", "csv"))
+    line = next(line for line in table.splitlines() if line.startswith(f"{column}: "))
+    assert f"{column}: {100 * alone['silent_rate'][0]:.1f}% of groups are silent at G=16" in line
 
 
 # --------------------------------------------------------------------------------------------- other commands

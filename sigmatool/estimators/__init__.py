@@ -13,11 +13,12 @@ from sigmatool.estimators.bootstrap import beyond_intervals, interval_columns
 from sigmatool.estimators.bounds import Bounded, Cut, bin_of, bound_columns, row_groups
 from sigmatool.estimators.checks import check_estimator, value_keys
 from sigmatool.estimators.report import contradiction, contradictions, identification, outside, range_notes
-from sigmatool.estimators.value import Valuation, describe, valuation
+from sigmatool.estimators.value import PerColumn, Valuation, describe, valuation
 
 __all__ = [
     "Bounded",
     "Cut",
+    "PerColumn",
     "Valuation",
     "beyond_intervals",
     "bin_of",

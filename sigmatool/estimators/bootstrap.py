@@ -17,7 +17,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.estimators.value import Valuation
-from sigmatool.options import BeyondOptions
+from sigmatool.options import BeyondOptions, by_columns
 from sigmatool.progress import steps
 from sigmatool.segments import group_index
 
@@ -27,11 +27,27 @@ Summary = Callable[[pl.DataFrame, Valuation], pl.DataFrame]
 
 def replicate_weights(hist: pl.DataFrame, by: Sequence[str], seed: int) -> Iterator[FloatArray]:
     """Replicate weights for the histogram's rows, each --by group's prompts redrawn at once
-    (:func:`sigmatool.prior.bootstrap.prompt_draws`)."""
+    (:func:`sigmatool.prior.bootstrap.prompt_draws`); with several pass-rate columns, each column's rows as
+    its own run draws them, from the same seed."""
     from sigmatool.prior.bootstrap import prompt_draws
 
+    if by_columns(by):
+        column, labels = group_index(hist, by[:1])
+        parts = [np.flatnonzero(column == c) for c in range(labels.height)]
+        return _together(parts, [replicate_weights(hist[rows], by[1:], seed) for rows in parts], hist.height)
     index, _ = group_index(hist, by)
     return prompt_draws(hist["prompts"].cast(pl.Float64).to_numpy(), index.astype(np.int64), seed)
+
+
+def _together(
+    parts: Sequence[NDArray[np.int64]], draws: Sequence[Iterator[FloatArray]], size: int
+) -> Iterator[FloatArray]:
+    """Each replicate of every part's draws, put in its rows."""
+    while True:
+        out = np.zeros(size, dtype=np.float64)
+        for rows, draw in zip(parts, draws, strict=True):
+            out[rows] = next(draw)
+        yield out
 
 
 def interval_columns(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from sigmatool.estimators.value import Valuation
-from sigmatool.options import BOUNDS_LEVEL, BeyondOptions, g_label
+from sigmatool.options import BOUNDS_LEVEL, COLUMN, BeyondOptions, g_label
 
 
 def identification(hist: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
@@ -54,6 +54,20 @@ def contradictions(summary: pl.DataFrame, rate: str, who: str) -> list[str]:
     return [f"{rate} at G = {unique} lies outside what the data allow: {contradiction(who, cure=True)}"]
 
 
+def _identified(hist: pl.DataFrame, summary: pl.DataFrame, val: Valuation) -> list[str]:
+    """:func:`identification` and :func:`contradictions`; with several pass-rate columns, per column, named
+    (each has its own n and its own estimator)."""
+    if COLUMN not in summary.columns:
+        return identification(hist, summary) + contradictions(summary, "silent_rate", val.label)
+    lines = []
+    for name in summary[COLUMN].unique(maintain_order=True).to_list():
+        rows, part = summary.filter(pl.col(COLUMN) == name), val.part(name)
+        found = identification(hist.filter(pl.col(COLUMN) == name), rows)
+        found += contradictions(rows, "silent_rate", part.label)
+        lines += [f"--col {name}: {line}" for line in found]
+    return lines
+
+
 def range_notes(
     hist: pl.DataFrame, summary: pl.DataFrame, beyond: BeyondOptions, val: Valuation | None
 ) -> list[str]:
@@ -64,8 +78,7 @@ def range_notes(
             "lowest, highest (--bounds): over every pass-rate distribution whose k-histogram matches the "
             f"data's within sampling error ({100 * BOUNDS_LEVEL:g}% χ² region)"
         )
-        lines += identification(hist, summary)
-        lines += contradictions(summary, "silent_rate", val.label if val is not None else "")
+        lines += _identified(hist, summary, val or Valuation())
     if beyond.ci is not None:
         refit = "; the prior is refitted in each" if val is not None and val.posterior else ""
         lines.append(

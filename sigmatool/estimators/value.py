@@ -4,13 +4,17 @@ The plug-in estimator evaluates each formula at p̂ = k/n; the unbiased one draw
 samples (docs/theory.md §2); under a prior each per-prompt quantity becomes its posterior mean given (k, n)
 (docs/theory.md §7), with the prior fitted to each ``--by`` group's histogram. Every analysis asks this one
 place for its per-prompt values, once per distinct value of the histogram.
+
+With several pass-rate columns (``--col a --col b``: the groups are led by the ``column`` key), each column is
+valued as a run with that one ``--col`` values it (:class:`PerColumn`): its own choice of the default prior
+and its own fitted priors, never one fitted to another column's counts.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,7 +24,7 @@ from numpy.typing import NDArray
 from sigmatool.estimators.checks import check_estimator
 from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct
-from sigmatool.options import PriorSpec, check_prior, parse_prior, resolve_prior
+from sigmatool.options import COLUMN, PriorSpec, by_columns, check_prior, parse_prior, resolve_prior
 from sigmatool.segments import group_index
 
 if TYPE_CHECKING:
@@ -208,6 +212,15 @@ class Valuation:
             "impossible): use --prior npmle."
         )
 
+    def part(self, column: str) -> Valuation:
+        """The valuation of one pass-rate column (with a single column, this one)."""
+        return self
+
+    def headlines(self, overall: pl.DataFrame, line: Callable[[pl.DataFrame, Valuation], str]) -> str:
+        """The headline of a table view: ``line`` of the summary over all prompts and this valuation (with
+        several pass-rate columns, one line per column: :meth:`PerColumn.headlines`)."""
+        return line(overall, self)
+
     def notes(self) -> list[str]:
         """One line per --by group on the fitted prior: its shape, its fit, and what it does to p̂ ∈ {0, 1}."""
         lines = []
@@ -239,6 +252,78 @@ def describe(prior: Prior) -> str:
     return f"{shape}; log-likelihood {loglik:,.1f} ({per:.4f} per prompt); {moved}"
 
 
+@dataclass(frozen=True, eq=False)
+class PerColumn(Valuation):
+    """Several pass-rate columns, each valued apart: ``parts`` holds each column's own valuation (as a run
+    with that one --col makes it, on its rows alone and by the other --by columns), and every frame asked
+    about carries the ``column`` key that says whose rows are whose. ``index`` is each histogram row's part
+    (to split a bootstrap replicate's weights).
+    """
+
+    parts: tuple[tuple[str, Valuation], ...] = ()
+    index: IntArray = field(default_factory=lambda: np.zeros(0, dtype=np.int64), repr=False)
+
+    @property
+    def label(self) -> str:
+        """The columns' estimators in words, each once (``prior npmle``, or ``prior npmle / plug-in``)."""
+        return " / ".join(dict.fromkeys(part.label for _, part in self.parts))
+
+    @property
+    def posterior(self) -> bool:
+        """Whether some column's values are posterior means (its rows are then matched by (k, n))."""
+        return any(part.posterior for _, part in self.parts)
+
+    def _split(self, frame: pl.DataFrame) -> list[tuple[IntArray, Valuation]]:
+        """The frame's rows of each column that has some, with that column's valuation."""
+        names = frame[COLUMN]
+        found = [(np.flatnonzero((names == name).to_numpy()), part) for name, part in self.parts]
+        return [(rows, part) for rows, part in found if rows.size]
+
+    def values(
+        self, frame: pl.DataFrame, quantity: str, G: Sizes | None = None, std: str = "population"
+    ) -> FloatArray:
+        """f of each frame row under its column's valuation (no prior anywhere: the estimator's, key or not)."""
+        if not self.posterior:
+            return super().values(frame, quantity, G, std)
+        sizes = None if G is None else np.broadcast_to(np.asarray(G), (frame.height,))
+        out = np.empty(frame.height, dtype=np.float64)
+        for rows, part in self._split(frame):
+            out[rows] = part.values(frame[rows], quantity, None if sizes is None else sizes[rows], std)
+        return out
+
+    def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
+        """:meth:`Valuation.group_sizes` of each frame row under its column's prior."""
+        out = np.empty(frame.height, dtype=np.float64)
+        for rows, part in self._split(frame):
+            out[rows] = part.group_sizes(frame[rows], target, **rules)
+        return out
+
+    def refit(self, weights: FloatArray) -> Valuation:
+        """Each column's priors refitted to its rows' share of the replicate's weights."""
+        w = np.asarray(weights, dtype=np.float64)
+        parts = tuple((name, part.refit(w[self.index == i])) for i, (name, part) in enumerate(self.parts))
+        return replace(self, parts=parts)
+
+    def bias_note(self) -> str:
+        """None for the columns together: each column's headline carries its own (:meth:`headlines`)."""
+        return ""
+
+    def headlines(self, overall: pl.DataFrame, line: Callable[[pl.DataFrame, Valuation], str]) -> str:
+        """One line per column, named, from its rows of ``overall`` (keyed by ``column``) and its valuation."""
+        return "\n".join(
+            f"{name}: {line(overall.filter(pl.col(COLUMN) == name).drop(COLUMN), self.part(name))}"
+            for name in overall[COLUMN].unique(maintain_order=True).to_list()
+        )
+
+    def part(self, column: str) -> Valuation:
+        """The valuation of one pass-rate column (streamed rows record none: the plug-in's)."""
+        return dict(self.parts).get(column, Valuation(self.estimator))
+
+    def notes(self) -> list[str]:
+        """Each column's notes on its fitted priors, naming the column."""
+        return [f"--col {name}: {note}" for name, part in self.parts for note in part.notes()]
+
+
 def valuation(
     hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str] = (),
@@ -248,15 +333,38 @@ def valuation(
 ) -> Valuation:
     """The estimator for ``hist``: a prior (``beta``, ``npmle``, ``A,B``) is fitted to each ``--by`` group.
 
-    Streamed rows (a LazyFrame) take the plug-in estimate only.
+    With ``by`` led by the ``column`` key (several pass-rate columns), each column is valued apart, as its
+    own run would value it (:class:`PerColumn`). Streamed rows (a LazyFrame) take the plug-in estimate only.
     """
     if isinstance(prior, Valuation):
         return prior
     frame = distinct(hist)
-    if frame is None:
-        return Valuation(estimator)
-    hist = frame
     spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
+    if frame is None:  # streamed rows: each column's plug-in values, named in its headline
+        return PerColumn(estimator, spec, tuple(by)) if by_columns(by) else Valuation(estimator)
+    if by_columns(by):
+        return _per_column(frame, tuple(by[1:]), sizes, estimator, spec)
+    return _one(frame, tuple(by), sizes, estimator, spec)
+
+
+def _per_column(
+    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
+) -> PerColumn:
+    """Each column's valuation on its own rows, behind one :class:`PerColumn`."""
+    names = hist[COLUMN].unique(maintain_order=True).to_list()
+    parts = tuple(
+        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec)) for name in names
+    )
+    index, _ = group_index(hist, (COLUMN,))
+    posterior = any(part.posterior for _, part in parts)
+    return PerColumn("posterior" if posterior else estimator, spec, (COLUMN, *by), parts=parts, index=index)
+
+
+def _one(
+    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
+) -> Valuation:
+    """The valuation of one pass-rate column's histogram: ``auto`` resolved on its counts, a prior fitted to
+    each --by group."""
     n_min = int(hist["n"].min()) if "n" in hist.columns and hist.height else None  # type: ignore[arg-type]
     spec = resolve_prior(spec, n_min, sizes, estimator)
     if not spec.active:
@@ -265,6 +373,10 @@ def valuation(
     check_prior(spec, has_counts="n" in hist.columns, estimator=estimator)
     from sigmatool.prior import fit_prior
 
+    # One cell per (--by group, k, n): a histogram kept by more columns than ``by`` (the sparkline's prior
+    # over all prompts of a --by run) has a (k, n) in several rows, which one cell must hold.
+    keys = [*by, "k", "n"]
+    hist = hist.group_by(keys, maintain_order=True).agg(pl.col("prompts").sum())
     group, labels = group_index(hist, by)
     weights = hist["prompts"].cast(pl.Float64).to_numpy()
     local = np.zeros(hist.height, dtype=np.int64)
@@ -279,7 +391,7 @@ def valuation(
         fit_prior(k[group == g], n[group == g], weights[group == g], kind=spec.fit_kind)
         for g in range(max(labels.height, 1))
     )
-    return Valuation("posterior", spec, tuple(by), cells, priors, labels, short=_short(n_min, sizes))
+    return Valuation("posterior", spec, by, cells, priors, labels, short=_short(n_min, sizes))
 
 
 def _short(n_min: int | None, sizes: Sequence[float]) -> int | None:

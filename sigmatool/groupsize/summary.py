@@ -272,7 +272,8 @@ def analyse(
     drawn = plotted(hist, by, options, val, sized) if figure else None
     summary = summarize_sized(sized, by, options, bins=bins)
     notes = footer(options, val.posterior)
-    return GroupSizeResult(summary, tuple(by), headline(sized, options), tuple(notes), drawn)
+    lead = val.headlines(sized, lambda frame, _: headline(frame, options))
+    return GroupSizeResult(summary, tuple(by), lead, tuple(notes), drawn)
 
 
 def view(result: GroupSizeResult) -> View:

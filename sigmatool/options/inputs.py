@@ -213,6 +213,11 @@ class OutputOptions:
             raise UsageError(f"--format: one of {', '.join(OutputFormat.__members__)}, not {self.fmt!r}")
 
 
+def by_columns(by: Sequence[str]) -> bool:
+    """Whether groups ``by`` are led by the ``column`` key: several pass-rate columns, each its own run."""
+    return tuple(by[:1]) == (COLUMN,)
+
+
 def _input_files(paths: Sequence[str]) -> list[str]:
     """The files the DATA arguments name; a folder (a trainer's dump folder) stands for every file below it."""
     files: list[str] = []

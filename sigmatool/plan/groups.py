@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from sigmatool.errors import DataError, UsageError
 from sigmatool.estimators import Valuation
+from sigmatool.options import COLUMN, by_columns
 from sigmatool.options.plan import PlanOptions
 from sigmatool.plan.core import Plan, distinct_values, plan_values
 from sigmatool.plan.curves import Rows
@@ -66,6 +67,23 @@ class Plans:
             for key, frame in zip(self.keys, frames, strict=True)
         ]
         return pl.concat(parts)
+
+    def columns(self) -> dict[str, Plans]:
+        """With the groups led by the ``column`` key (several pass-rate columns), each column's plans; else
+        none."""
+        if not by_columns(self.by):
+            return {}
+        names = dict.fromkeys(str(key[0]) for key in self.keys)
+        return {
+            name: Plans(
+                self.by[1:],
+                [key[1:] for key in self.keys if key[0] == name],
+                [plan for key, plan in zip(self.keys, self.plans, strict=True) if key[0] == name],
+                self.options,
+                {b: dtype for b, dtype in self.schema.items() if b != COLUMN},
+            )
+            for name in names
+        }
 
     @cached_property
     def summary(self) -> pl.DataFrame:

@@ -59,6 +59,14 @@ def _uniform_size(summary: pl.DataFrame, strategy: str, by: tuple[str, ...]) -> 
 
 
 def headline(plans: Plans) -> str:
+    """:func:`plan_line`; with several pass-rate columns, one per column, named."""
+    columns = plans.columns()
+    if not columns:
+        return plan_line(plans)
+    return "\n".join(f"{name}: {plan_line(part)}" for name, part in columns.items())
+
+
+def plan_line(plans: Plans) -> str:
     """Three lines at 80 columns: the plan against the best uniform G and against uniform G with p̂ ∈ {0, 1}
     dropped, in its objective and in silent groups (kept prompts, mean G and rollouts are in the table)."""
     s = plans.summary

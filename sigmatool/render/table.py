@@ -254,7 +254,8 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
 
     shown = joined_range((df if view.rows is None else view.rows).head(TABLE_ROWS), view)
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
-    for line in textwrap.wrap(view.headline, width) if view.headline else []:
+    # Each line of the headline (one per pass-rate column, with several) is wrapped on its own.
+    for line in [part for text in view.headline.splitlines() for part in textwrap.wrap(text, width)]:
         console.print(Text(line, style="bold"))
     # Block characters need a UTF-8 stream, and a console whose fonts have them (not legacy Windows).
     unicode = console.encoding.startswith("utf") and not console.legacy_windows
