@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from sigmatool.columns import labels, percent
-from sigmatool.render.table import View
+from sigmatool.render.table import DATA_FORMATS, View
 from sigmatool.track import RUN_COLUMNS, STEP_COLUMNS, TrackResult, headline
 
 SUMMARY_COLUMNS = ("expected_from", "z_threshold", "min_gap")
@@ -42,11 +42,28 @@ def _footer(result: TrackResult) -> list[str]:
     ]
 
 
+# The run's counts of what was left out of the comparison: in the run table when not 0.
+LEFT_OUT = ("uncompared_groups", "unusable_groups", "single_step_prompts", "plugin_groups")
+
+
+def _summary_view(result: TrackResult) -> View:
+    """The one-row run table: how it was judged above it, the counts that are 0 named under it."""
+    names = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
+    zero = [c for c in LEFT_OUT if not result.run[c].item()]
+    return View(
+        headline=headline(result),
+        percent=percent(names),
+        labels=labels(names),
+        given=SUMMARY_COLUMNS,
+        hide=zero,
+        footer=[f"more columns in {DATA_FORMATS}, each 0 in this run: {', '.join(zero)}"] if zero else [],
+    )
+
+
 def view(result: TrackResult, summary: bool = False) -> View:
     """The table view: the headline, then the per-step rows (or, with ``summary``, the run's one row)."""
     if summary:
-        names = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
-        return View(headline=headline(result), percent=percent(names), labels=labels(names))
+        return _summary_view(result)
     all_compared = bool((result.steps["compared_groups"] == result.steps["groups"]).all())
     hidden = ("rollouts", "compared_groups", "compared_silent_fraction") if all_compared else ("rollouts",)
     return View(
