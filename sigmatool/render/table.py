@@ -113,7 +113,7 @@ def _number(value: Any, name: str, view: View, decimals: int | None = None) -> s
         if math.isnan(value) or math.isinf(value):
             return str(value)
         if name in view.percent:
-            return _percentage(value)
+            return percentage(value)
         if abs(value) >= 1e4:
             return f"{value:,.0f}"
         return f"{value:,.{decimals}f}" if decimals is not None else f"{value:.4g}"
@@ -122,18 +122,19 @@ def _number(value: Any, name: str, view: View, decimals: int | None = None) -> s
     return str(value)
 
 
-def _percentage(share: float) -> str:
-    """A share as a percentage of two decimals; one that is not 0 but rounds to it says so.
+def percentage(share: float, unit: str = "%") -> str:
+    """A share as a percentage of two decimals; one that is not 0 but rounds to it says so (the table view
+    and the report write shares this way).
 
-    >>> [_percentage(v) for v in (0.0, 3e-17, -3e-17, 0.25)]
+    >>> [percentage(v) for v in (0.0, 3e-17, -3e-17, 0.25)]
     ['0%', '<0.01%', '>-0.01%', '25.00%']
     """
     text = f"{100 * share:.2f}"
     if share == 0:
-        return "0%"
+        return f"0{unit}"
     if text.lstrip("-") == "0.00":
-        return "<0.01%" if share > 0 else ">-0.01%"
-    return f"{text}%"
+        return f"<0.01{unit}" if share > 0 else f">-0.01{unit}"
+    return f"{text}{unit}"
 
 
 def decimals_of(values: Sequence[Any]) -> int:
