@@ -134,7 +134,14 @@ def test_the_range_column_is_explained_under_the_table(name: str, label: str) ->
 def test_a_column_left_to_the_data_formats_is_named(name: str, left: str) -> None:
     footer = _footer(name)
     named = footer[footer.rindex("more columns in") :].split(":", 1)[1]
-    assert left in [n.strip() for n in named.split(",")]
+    assert left in [n.split()[0] for n in named.split(",")]
+
+
+def test_track_summary_gives_the_counts_it_leaves_out_with_their_values() -> None:
+    run = pl.read_json(io.StringIO(_run(*COMMANDS["track --summary"], "--format", "json")))
+    counts = ("uncompared_groups", "unusable_groups", "single_step_prompts", "plugin_groups")
+    expected = ", ".join(f"{c} {run[c][0]:,}" for c in counts)
+    assert _footer("track --summary").endswith(expected)
 
 
 def test_track_summary_puts_how_it_judged_above_the_table() -> None:

@@ -42,21 +42,22 @@ def _footer(result: TrackResult) -> list[str]:
     ]
 
 
-# The run's counts of what was left out of the comparison: in the run table when not 0.
+# The run's counts of what was left out of the comparison: under the run table, with their values.
 LEFT_OUT = ("uncompared_groups", "unusable_groups", "single_step_prompts", "plugin_groups")
 
 
 def _summary_view(result: TrackResult) -> View:
-    """The one-row run table: how it was judged above it, the counts that are 0 named under it."""
+    """The one-row run table: how it was judged above it, the counts of what was left out under it."""
     names = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
-    zero = [c for c in LEFT_OUT if not result.run[c].item()]
+    values = {c: result.run[c].item() for c in LEFT_OUT}
+    counts = ", ".join(f"{c} {'–' if v is None else f'{v:,}'}" for c, v in values.items())
     return View(
         headline=headline(result),
         percent=percent(names),
         labels=labels(names),
         given=SUMMARY_COLUMNS,
-        hide=zero,
-        footer=[f"more columns in {DATA_FORMATS}, each 0 in this run: {', '.join(zero)}"] if zero else [],
+        hide=LEFT_OUT,
+        footer=[f"more columns in {DATA_FORMATS}: {counts}"],
     )
 
 
