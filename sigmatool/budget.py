@@ -63,7 +63,7 @@ from sigmatool.options import (
     g_label,
 )
 from sigmatool.progress import working
-from sigmatool.render import View, ranges
+from sigmatool.render import View, also_in_data, ranges
 from sigmatool.segments import bin_edges, bin_index
 from sigmatool.sums import Cells, Summaries, labels_of
 
@@ -413,8 +413,14 @@ def analyse(
     )
 
 
+# Left to the data formats, so that the table with a G column (several G, or --by) fits 80 columns: the
+# prompts' share tells what their count does.
+TABLE_HIDES = ("prompts",)
+
+
 def view(result: BudgetResult) -> View:
-    """The table view: headline over all prompts, shares as percentages with bars, the segment notes."""
+    """The table view: headline over all prompts, shares as percentages with bars, the segment notes; with
+    --bounds or --ci, the range of each method's share in one column (``lo–hi``)."""
     names = result.summary.columns
     full = result.bar_full
     return ranges(
@@ -425,7 +431,8 @@ def view(result: BudgetResult) -> View:
             bar_full=full,
             labels=labels(names),
             keys=list(result.by),
-            footer=list(result.notes),
+            hide=TABLE_HIDES,
+            footer=[*result.notes, also_in_data(TABLE_HIDES)],
             bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
         ),
         names,

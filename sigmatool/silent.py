@@ -60,7 +60,7 @@ from sigmatool.options import (
     g_label,
 )
 from sigmatool.progress import working
-from sigmatool.render import View, ranges
+from sigmatool.render import View, also_in_data, ranges
 from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
 from sigmatool.sums import Cells, Summaries, labels_of
@@ -532,10 +532,15 @@ def analyse(
     return SilentResult(summary, overall, tuple(by), val.headlines(whole, lead), tuple(notes), line, drawn)
 
 
+# The DAPO draws follow from the silent share; with --bounds or --ci its range takes their room in the table.
+DAPO_DRAWS = ("dapo_draws_per_group", "dapo_draws_per_group_learnable")
+
+
 def view(result: SilentResult) -> View:
-    """The table view of a result: its headline over all prompts, labels, percentages, bars, sparkline."""
+    """The table view of a result: its headline over all prompts, labels, percentages, bars, sparkline; the
+    range of the silent share in one column (``lo–hi``) with --bounds or --ci."""
     names = result.summary.columns
-    return ranges(
+    shown = ranges(
         View(
             headline=result.headline,
             percent=percent(names),
@@ -548,3 +553,8 @@ def view(result: SilentResult) -> View:
         names,
         show=("silent_rate", "always_silent_share"),
     )
+    draws = [c for c in DAPO_DRAWS if c in names]
+    if shown.spans and draws:
+        shown.hide = (*shown.hide, *draws)
+        shown.footer = [*(line for line in shown.footer if line != FOOTER), also_in_data(draws)]
+    return shown

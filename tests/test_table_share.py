@@ -1,6 +1,7 @@
-"""The table view at 80 columns: every command's default table is one block, with headers of at most two
-lines, yes/no for booleans, one precision per column, and columns that are the same in every row (or that
-restate the request) moved above the table.
+"""The table view at 80 columns: every command's default table, and its common variants (--summary, several
+G, --by, --law, --bounds, --ci, a prior, another objective), is one block, with headers of at most two lines,
+yes/no for booleans, one precision per column, shares that round to zero but are not zero said so, and
+columns that are the same in every row (or that restate the request) moved above the table.
 
 Each command runs once, through the CLI with COLUMNS=80; the tests read its output. ``sql`` prints SQL and
 ``report`` writes a page (its format follows -o), so neither has a table view to test here.
@@ -9,6 +10,7 @@ Each command runs once, through the CLI with COLUMNS=80; the tests read its outp
 from __future__ import annotations
 
 import io
+import re
 from functools import cache
 
 import polars as pl
@@ -16,18 +18,28 @@ import pytest
 from click.testing import CliRunner
 
 from sigmatool.options.plan import sizes_words
-from sigmatool.render.table import View, decimals_of, print_table
-from tests.conftest import BIGMATH, ENTRY, ROOT
+from sigmatool.render.table import View, decimals_of, print_table, ranges
+from tests.conftest import BIGMATH, ENTRY, ROOT, SAMPLE, TOY
 
 WIDTH = 80
+# Big-Math thinned to 8 samples per prompt.
+EIGHT = ("silent", SAMPLE / "bigmath_8_samples.csv", "--k-col", "k", "--n-col", "n", "--weight-col", "count")
 COMMANDS = {
     "silent": ("silent", BIGMATH),
     "silent several G": ("silent", BIGMATH, "--G", "4,8,16,32"),
+    "silent --bounds": (*EIGHT, "--bounds"),
+    "silent --ci": ("silent", BIGMATH, "--ci", "0.95", "--replicates", "100"),
+    "silent --prior npmle --bounds": (*EIGHT, "--G", "8,16,32", "--prior", "npmle", "--bounds"),
     "budget": ("budget", BIGMATH),
+    "budget several G": ("budget", BIGMATH, "--G", "8,inf"),
+    "budget --by": ("budget", TOY, "--by", "source"),
     "groupsize": ("groupsize", BIGMATH),
+    "groupsize --law": ("groupsize", BIGMATH, "--law"),
     "plan": ("plan", BIGMATH, "--budget", "8"),
+    "plan --objective fidelity": ("plan", BIGMATH, "--budget", "8", "--objective", "fidelity"),
     "simulate": ("simulate", "--prompts", "200", "--steps", "4"),
     "track": ("track", ROOT / "sample_data" / "example_run", "--from", "verl"),
+    "track --summary": ("track", ROOT / "sample_data" / "example_run", "--from", "verl", "--summary"),
     "preflight": ("preflight", BIGMATH),
     "preflight without the filter": ("preflight", BIGMATH, "--no-filter"),
 }
@@ -86,6 +98,59 @@ def test_no_header_is_taller_than_two_lines(name: str) -> None:
 def test_no_cell_shows_true_or_false(name: str) -> None:
     cells = [cell for row in _rows(_table(name)) for cell in row]
     assert [] == [cell for cell in cells if cell in ("True", "False")]
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_no_share_that_rounds_to_zero_shows_as_zero(name: str) -> None:
+    cells = [cell for row in _rows(_table(name)) for cell in row]
+    assert [] == [cell for cell in cells if re.search(r"(^|\s)-?0\.00%", cell)]
+
+
+def _footer(name: str) -> str:
+    """The lines under the table, as one text (a footnote may wrap)."""
+    lines = _table(name).splitlines()
+    last_row = max(i for i, line in enumerate(lines) if "│" in line)
+    return " ".join(lines[last_row + 1 :])
+
+
+@pytest.mark.parametrize(
+    ("name", "label"),
+    [("silent --bounds", "allowed (--bounds)"), ("silent --ci", "CI (--ci 0.95)")],
+)
+def test_the_range_column_is_explained_under_the_table(name: str, label: str) -> None:
+    assert label in _footer(name)
+
+
+@pytest.mark.parametrize(
+    ("name", "left"),
+    [
+        ("silent --bounds", "dapo_draws_per_group_learnable"),
+        ("budget several G", "prompts"),
+        ("groupsize --law", "share_at_target_uniform"),
+        ("plan --objective fidelity", "extreme_gradient_share"),
+        ("track --summary", "plugin_groups"),
+    ],
+)
+def test_a_column_left_to_the_data_formats_is_named(name: str, left: str) -> None:
+    footer = _footer(name)
+    named = footer[footer.rindex("more columns in") :].split(":", 1)[1]
+    assert left in [n.split()[0] for n in named.split(",")]
+
+
+def test_track_summary_gives_the_counts_it_leaves_out_with_their_values() -> None:
+    run = pl.read_json(io.StringIO(_run(*COMMANDS["track --summary"], "--format", "json")))
+    counts = ("uncompared_groups", "unusable_groups", "single_step_prompts", "plugin_groups")
+    expected = ", ".join(f"{c} {run[c][0]:,}" for c in counts)
+    assert _footer("track --summary").endswith(expected)
+
+
+def test_track_summary_puts_how_it_judged_above_the_table() -> None:
+    from sigmatool.track import MIN_GAP, Z_THRESHOLD
+
+    given = (
+        f"given: expected from leave-one-step-out; z threshold {Z_THRESHOLD:g}; min gap {100 * MIN_GAP:.2f}%"
+    )
+    assert given in _table("track --summary").splitlines()
 
 
 def test_budget_moves_its_one_group_size_above_the_table() -> None:
@@ -147,6 +212,30 @@ def test_a_given_column_leaves_a_one_row_table() -> None:
 def test_an_unset_given_column_leaves_the_table_unsaid() -> None:
     frame = pl.DataFrame({"epochs": [None], "p": [0.25]}, schema={"epochs": pl.Int64, "p": pl.Float64})
     assert "epochs" not in _printed(frame, View(given=("epochs",)))
+
+
+def test_a_rate_and_its_bounds_read_as_one_range_column() -> None:
+    frame = pl.DataFrame(
+        {"G": [8], "silent_rate": [0.43], "silent_rate_lo": [0.4287], "silent_rate_hi": [0.4352]}
+    )
+    view = ranges(View(percent=("silent_rate",)), frame.columns, show=("silent_rate",))
+    assert f"{100 * 0.4287:.1f}–{100 * 0.4352:.1f}%" == _rows(_printed(frame, view))[0][-1]
+
+
+def test_the_ranges_of_rates_not_shown_leave_the_table() -> None:
+    frame = pl.DataFrame(
+        {"G": [8], "all_right_rate": [0.2], "all_right_rate_ci_lo": [0.1], "all_right_rate_ci_hi": [0.3]}
+    )
+    view = ranges(View(percent=("all_right_rate",)), frame.columns, show=())
+    assert 2 == len(_rows(_printed(frame, view))[0])
+
+
+@pytest.mark.parametrize(
+    ("share", "expected"), [(0.0, "0%"), (3e-17, "<0.01%"), (-3e-17, ">-0.01%"), (0.00005001, "0.01%")]
+)
+def test_a_share_that_rounds_to_zero_says_whether_it_is_zero(share: float, expected: str) -> None:
+    rows = _rows(_printed(pl.DataFrame({"step": [1], "share": [share]}), View(percent=("share",))))
+    assert expected == rows[0][1]
 
 
 def test_a_range_reads_as_one_column() -> None:

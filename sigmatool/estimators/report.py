@@ -75,14 +75,14 @@ def range_notes(
     lines = []
     if beyond.bounds:
         lines.append(
-            "lowest, highest (--bounds): over every pass-rate distribution whose k-histogram matches the "
+            "allowed (--bounds): lowest–highest over every pass-rate distribution whose k-histogram matches the "
             f"data's within sampling error ({100 * BOUNDS_LEVEL:g}% χ² region)"
         )
         lines += _identified(hist, summary, val or Valuation())
     if beyond.ci is not None:
         refit = "; the prior is refitted in each" if val is not None and val.posterior else ""
         lines.append(
-            f"CI low, CI high (--ci {beyond.ci:g}): percentile bootstrap over prompts, "
+            f"CI (--ci {beyond.ci:g}): percentile bootstrap over prompts, "
             f"{beyond.replicate_count:,} replicates with seed {beyond.seed_value}{refit}"
         )
     return lines

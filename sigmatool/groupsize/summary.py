@@ -214,6 +214,8 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
 # Left to the data formats, so that the table fits 80 columns: the others give them (uniform_g_needed is
 # g_max; savings is g_max over mean_rollouts_schedule).
 TABLE_HIDES = ("g_min", "mean_rollouts_schedule", "uniform_g_needed")
+# With --law, the law's two columns take the room of these (the headline gives them over all prompts).
+LAW_HIDES = ("savings", "share_at_target_uniform")
 
 
 def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
@@ -225,7 +227,10 @@ def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
         f"fidelity: {fid}; G from {options.min_size} to {options.max_size} (--min-G, --max-G)",
         "G median, G p90: prompt-weighted percentiles over reachable prompts; G max: the uniform G that brings "
         "every reachable prompt to the target",
-        "savings: G max ÷ the mean G of a per-prompt schedule; "
+        "law G median, law G p90: the same percentiles of the closed-form law's G, ⌈1/(8 ε p(1−p))⌉ with "
+        "ε = 1 − φ* (population std)"
+        if options.law
+        else "savings: G max ÷ the mean G of a per-prompt schedule; "
         f"at target: reachable prompts already at the target with G = {options.uniform} (--uniform)",
     ]
 
@@ -279,11 +284,12 @@ def analyse(
 def view(result: GroupSizeResult) -> View:
     """The table view: the headline over all prompts, short headers, what the columns mean."""
     names = result.summary.columns
+    hides = [c for c in TABLE_HIDES + (LAW_HIDES if set(LAW_COLUMNS) <= set(names) else ()) if c in names]
     return View(
         headline=result.headline,
         percent=percent(names),
         labels=labels(names),
         keys=list(result.by),
-        footer=[*result.notes, also_in_data(TABLE_HIDES)],
-        hide=TABLE_HIDES,
+        footer=[*result.notes, also_in_data(hides)],
+        hide=hides,
     )

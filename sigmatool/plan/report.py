@@ -14,6 +14,8 @@ HIDDEN = ("objective_vs_plan", "budget", "prompts", "min_G", "median_G", "max_G"
 # Left to the data formats, so that the table fits 80 columns: mean_G gives a uniform strategy's G, the
 # footer the rollouts used, prompts_kept the prompts left out; silent groups stand for silent rollouts.
 TABLE_HIDES = ("uniform_G", "silent_rollout_share", "rollouts_used", "prompts_left_out")
+# With an objective other than the signal, the signal column takes the room of the extreme share.
+SIGNAL_HIDES = ("extreme_gradient_share",)
 # A uniform strategy and its best-G twin: one row when they are the same.
 TWINS = (("uniform", "uniform_best"), ("uniform_dropped", "uniform_dropped_best"))
 
@@ -99,6 +101,11 @@ def distinct_rows(summary: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
     return summary.filter(~pl.col("strategy").is_in(merged)), merged
 
 
+def _share(part: int, total: int) -> str:
+    """``part`` of ``total`` as a percentage of one decimal; a part that is not 0 but rounds to it says so."""
+    return "<0.1%" if 0 < 1000 * part < total / 2 else f"{100 * part / total:.1f}%"
+
+
 def sizes_line(plans: Plans) -> str:
     """The plan's group sizes over all groups: prompts at each G (0 = left out)."""
     d = (
@@ -108,7 +115,7 @@ def sizes_line(plans: Plans) -> str:
     )
     total = int(d["prompts"].sum())
     parts = [
-        f"{'left out' if g == 0 else f'G={g}'} {n:,} ({100 * n / total:.1f}%)"
+        f"{'left out' if g == 0 else f'G={g}'} {n:,} ({_share(n, total)})"
         for g, n in d.sort("group_size").iter_rows()
     ]
     return "plan's group sizes: " + ", ".join(parts)
@@ -124,14 +131,15 @@ def view(plans: Plans) -> View:
             "rows the same as another, shown once: "
             + ", ".join(f"{twin} as {base}" for base, twin in TWINS if twin in merged)
         )
-    footer.append(also_in_data(TABLE_HIDES))
+    hides = (*TABLE_HIDES, *(SIGNAL_HIDES if plans.options.objective != "signal" else ()))
+    footer.append(also_in_data(hides))
     names = plans.summary.columns
     return View(
         headline=headline(plans),
         footer=footer,
         percent=percent(names),
         labels=labels(names),
-        hide=(*HIDDEN, *TABLE_HIDES, *(["signal"] if plans.options.objective == "signal" else [])),
+        hide=(*HIDDEN, *hides, *(["signal"] if plans.options.objective == "signal" else [])),
         keys=("strategy", *plans.by),
         rows=rows,
     )

@@ -5,10 +5,11 @@ word, then the value columns are shown in several blocks, each repeating the ide
 ``segment``, ``p_lo``/``p_hi``, ``method``, …), which never shrink; numbers are never cut. Long tables show
 their first rows and say how many were left out.
 
-Before that, a view makes its table narrow: ``p_lo``/``p_hi`` read as one range column, columns the same in
-every row (and the ``given`` settings of a one-row table) go to a line above it, a view may show fewer rows
-than the data (repeats merged) and hide columns, naming them in a footnote (:func:`also_in_data`); the
-commands' views choose these so that their default table is one block at 80 columns.
+Before that, a view makes its table narrow: ``p_lo``/``p_hi`` read as one range column, and so do the bounds
+or the interval of a rate the view names (``42.9–43.5%``); columns the same in every row (and the ``given``
+settings of a one-row table) go to a line above it; a view may show fewer rows than the data (repeats
+merged) and hide columns, naming them in a footnote (:func:`also_in_data`). The commands' views choose these
+so that their default table, and the common variants, are one block at 80 columns.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class View:
     spark: Sparkline | None = None  # a sparkline under the headline
     rows: pl.DataFrame | None = None  # the rows shown, when fewer than the data's (repeated rows merged)
     given: Sequence[str] = ()  # columns that restate the request: on the line above the table when constant
+    spans: Sequence[tuple[str, str, str]] = ()  # (name, low, high): two columns shown as one, ``lo–hi``
 
 
 DATA_FORMATS = "--format csv, tsv, json or parquet"
@@ -65,25 +67,36 @@ def also_in_data(names: Sequence[str]) -> str:
     return f"more columns in {DATA_FORMATS}: {', '.join(names)}"
 
 
-# Columns that give a range around a rate: their labels and formats follow the rate's.
-RANGE_ENDS = (("_ci_lo", "CI low"), ("_ci_hi", "CI high"), ("_lo", "lowest"), ("_hi", "highest"))
+# Columns that give a range around a rate (its low end, its high end, the word after the rate's label).
+RANGE_ENDS = (("_ci_lo", "_ci_hi", "CI"), ("_lo", "_hi", "allowed"))
 
 
 def ranges(view: View, columns: Sequence[str], show: Sequence[str]) -> View:
-    """``view`` with labels and percentages for each ``{rate}_lo/_hi/_ci_lo/_ci_hi`` column of a rate it
-    labels; the ranges of rates not in ``show`` are left to the data formats, to keep the table readable."""
-    labels, percent, hide = dict(view.labels), list(view.percent), list(view.hide)
+    """``view`` showing the range of each rate in ``show`` (``{rate}_lo``/``_hi`` under --bounds,
+    ``{rate}_ci_lo``/``_ci_hi`` under --ci) as one column, ``lo–hi``, labelled after the rate; the ranges of
+    the other rates it labels are left to the data formats, to keep the table readable."""
+    labels, percent, spans = dict(view.labels), list(view.percent), list(view.spans)
+    hide: list[str] = []
     for name in columns:
-        for end, word in RANGE_ENDS:
-            base = name[: -len(end)]
-            if name.endswith(end) and (base in view.labels or base in view.percent):
-                labels[name] = f"{view.labels.get(base, base.replace('_', ' '))}\n{word}"
+        for low, high, word in RANGE_ENDS:
+            base = name[: -len(low)]
+            if not name.endswith(low) or not (base in view.labels or base in view.percent):
+                continue
+            if base in show and base + high in columns:
+                joined = f"{base}{low[:-3]}_range"
+                spans.append((joined, name, base + high))
+                labels[joined] = " ".join([*view.labels.get(base, base.replace("_", " ")).split(), word])
                 if base in view.percent:
-                    percent.append(name)
-                if base not in show:
-                    hide.append(name)
-                break
-    view.labels, view.percent, view.hide = labels, tuple(percent), tuple(hide)
+                    percent.append(joined)
+            else:
+                hide += [name, base + high]
+            break
+    view.labels, view.percent, view.hide, view.spans = (
+        labels,
+        tuple(percent),
+        (*view.hide, *hide),
+        tuple(spans),
+    )
     if hide:
         view.footer.append(f"the ranges of the other columns are in {DATA_FORMATS}")
     return view
@@ -100,13 +113,28 @@ def _number(value: Any, name: str, view: View, decimals: int | None = None) -> s
         if math.isnan(value) or math.isinf(value):
             return str(value)
         if name in view.percent:
-            return f"{100 * value:.2f}%"
+            return percentage(value)
         if abs(value) >= 1e4:
             return f"{value:,.0f}"
         return f"{value:,.{decimals}f}" if decimals is not None else f"{value:.4g}"
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+def percentage(share: float, unit: str = "%") -> str:
+    """A share as a percentage of two decimals; one that is not 0 but rounds to it says so (the table view
+    and the report write shares this way).
+
+    >>> [percentage(v) for v in (0.0, 3e-17, -3e-17, 0.25)]
+    ['0%', '<0.01%', '>-0.01%', '25.00%']
+    """
+    text = f"{100 * share:.2f}"
+    if share == 0:
+        return f"0{unit}"
+    if text.lstrip("-") == "0.00":
+        return f"<0.01{unit}" if share > 0 else f">-0.01{unit}"
+    return f"{text}{unit}"
 
 
 def decimals_of(values: Sequence[Any]) -> int:
@@ -206,21 +234,51 @@ def layout(df: pl.DataFrame, view: View, width: int, glyphs: str = BAR_GLYPHS) -
     return _Layout(headers, cells, _blocks(keys, values, widths, width), bars)
 
 
-RANGE = ("p_lo", "p_hi")
+# The pass-rate range of a bin: always one column, ``p``.
+RANGE = ("p", "p_lo", "p_hi")
 
 
-def joined_range(df: pl.DataFrame, view: View) -> pl.DataFrame:
-    """``df`` with ``p_lo`` and ``p_hi`` shown as one column ``p`` (``0.1–0.2``, one precision for both):
-    a range reads as one value, in less width than two columns."""
-    if "p" in df.columns or any(c not in df.columns or c in view.hide for c in RANGE):
-        return df
-    lows, highs = df["p_lo"].to_list(), df["p_hi"].to_list()
-    places = decimals_of([float(v) for v in lows + highs if v is not None])
-    texts = [
-        None if lo is None or hi is None else f"{lo:.{places}f}–{hi:.{places}f}"
-        for lo, hi in zip(lows, highs, strict=True)
-    ]
-    return df.drop(RANGE).insert_column(df.columns.index("p_lo"), pl.Series("p", texts, dtype=pl.String))
+def joined_ranges(df: pl.DataFrame, view: View) -> pl.DataFrame:
+    """``df`` with each range (``p_lo`` and ``p_hi`` as ``p``, and the view's spans) shown as one column,
+    ``0.1–0.2`` or ``42.9–43.5%``: a range reads as one value, in less width than two columns."""
+    for name, low, high in (RANGE, *view.spans):
+        if name in df.columns or any(c not in df.columns or c in view.hide for c in (low, high)):
+            continue
+        texts = span_texts(df[low].to_list(), df[high].to_list(), name in view.percent)
+        at = df.columns.index(low)
+        df = df.drop(low, high).insert_column(at, pl.Series(name, texts, dtype=pl.String))
+    return df
+
+
+def span_texts(lows: Sequence[Any], highs: Sequence[Any], share: bool) -> list[str | None]:
+    """Each ``lo–hi``, in one precision for the column: shares as percentages with the fewest decimals (from
+    one, at most two) that keep apart the ends that differ, other numbers as :func:`decimals_of` shows them;
+    ends that show the same, once.
+
+    >>> span_texts([0.4287, 1.0], [0.4352, 1.0], True)
+    ['42.9–43.5%', '100.0%']
+    >>> span_texts([0.4287, 0.0, None], [0.4352, 0.00004, 0.5], True)
+    ['42.87–43.52%', '0.00%', None]
+    >>> span_texts([0.1, 0.25], [0.2, 0.5], False)
+    ['0.10–0.20', '0.25–0.50']
+    """
+    pairs = [(lo, hi) for lo, hi in zip(lows, highs, strict=True) if lo is not None and hi is not None]
+    if share:
+        scale, unit = 100.0, "%"
+        apart = [(lo, hi) for lo, hi in pairs if lo != hi]
+        places = next(
+            (d for d in (1, 2) if all(f"{100 * lo:.{d}f}" != f"{100 * hi:.{d}f}" for lo, hi in apart)), 2
+        )
+    else:
+        scale, unit = 1.0, ""
+        places = decimals_of([float(v) for pair in pairs for v in pair])
+    texts: list[str | None] = []
+    for lo, hi in zip(lows, highs, strict=True):
+        ends = [] if lo is None or hi is None else [f"{scale * v:.{places}f}" for v in (lo, hi)]
+        texts.append(
+            None if not ends else f"{ends[0]}{unit}" if ends[0] == ends[1] else f"{'–'.join(ends)}{unit}"
+        )
+    return texts
 
 
 def constant_columns(df: pl.DataFrame, view: View) -> tuple[pl.DataFrame, list[str]]:
@@ -252,7 +310,7 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
     from rich.table import Table
     from rich.text import Text
 
-    shown = joined_range((df if view.rows is None else view.rows).head(TABLE_ROWS), view)
+    shown = joined_ranges((df if view.rows is None else view.rows).head(TABLE_ROWS), view)
     console = Console(file=handle, highlight=False, soft_wrap=True, width=max(width, 20))
     # Each line of the headline (one per pass-rate column, with several) is wrapped on its own.
     for line in [part for text in view.headline.splitlines() for part in textwrap.wrap(text, width)]:

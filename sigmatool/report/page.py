@@ -17,6 +17,7 @@ from sigmatool.columns import PASS_RATE, column
 from sigmatool.figures import Plot
 from sigmatool.figures.style import ESTIMATOR_LABELS, g_text
 from sigmatool.plan.core import PlanFrames
+from sigmatool.render.table import percentage
 from sigmatool.report.model import ReportInput, ReportOptions
 from sigmatool.report.provenance import Provenance
 
@@ -59,7 +60,7 @@ def cell(value: object, name: str) -> str:
             return "∞" if value > 0 else "−∞"
         declared = column(name)
         if declared.percent:
-            return f"{100 * value:.2f} %"
+            return percentage(value, " %")
         if declared.unit == PASS_RATE:
             return f"{value:g}"
         if value.is_integer() and abs(value) >= 1e4:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from sigmatool.columns import labels, percent
-from sigmatool.render.table import View
+from sigmatool.render.table import DATA_FORMATS, View
 from sigmatool.track import RUN_COLUMNS, STEP_COLUMNS, TrackResult, headline
 
 SUMMARY_COLUMNS = ("expected_from", "z_threshold", "min_gap")
@@ -42,11 +42,29 @@ def _footer(result: TrackResult) -> list[str]:
     ]
 
 
+# The run's counts of what was left out of the comparison: under the run table, with their values.
+LEFT_OUT = ("uncompared_groups", "unusable_groups", "single_step_prompts", "plugin_groups")
+
+
+def _summary_view(result: TrackResult) -> View:
+    """The one-row run table: how it was judged above it, the counts of what was left out under it."""
+    names = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
+    values = {c: result.run[c].item() for c in LEFT_OUT}
+    counts = ", ".join(f"{c} {'–' if v is None else f'{v:,}'}" for c, v in values.items())
+    return View(
+        headline=headline(result),
+        percent=percent(names),
+        labels=labels(names),
+        given=SUMMARY_COLUMNS,
+        hide=LEFT_OUT,
+        footer=[f"more columns in {DATA_FORMATS}: {counts}"],
+    )
+
+
 def view(result: TrackResult, summary: bool = False) -> View:
     """The table view: the headline, then the per-step rows (or, with ``summary``, the run's one row)."""
     if summary:
-        names = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
-        return View(headline=headline(result), percent=percent(names), labels=labels(names))
+        return _summary_view(result)
     all_compared = bool((result.steps["compared_groups"] == result.steps["groups"]).all())
     hidden = ("rollouts", "compared_groups", "compared_silent_fraction") if all_compared else ("rollouts",)
     return View(
