@@ -57,16 +57,15 @@ class _Group:
     """One --by group's tolerance region and the binomial rows of every k of each n it holds."""
 
     def __init__(self, k: FloatArray, n: FloatArray, w: FloatArray, level: float) -> None:
-        from scipy.stats import binom
-
         from sigmatool.prior import region
+        from sigmatool.prior.cells import binomial_rows
 
         self.region = region(k, n, w, level)
         self.k, self.n, self.w = k, n, w
         self.rows: list[tuple[float, FloatArray, FloatArray]] = []
         for size in np.unique(n).tolist():
             ks = np.arange(int(size) + 1)
-            pmf = np.asarray(binom.pmf(ks[:, None], size, self.region.grid[None, :]), dtype=np.float64)
+            pmf = binomial_rows(int(size), self.region.grid)
             self.rows.append((float(w[n == size].sum() / w.sum()), ks / size, pmf))
 
     def mass(self, inside: Inside | None) -> FloatArray:
