@@ -177,7 +177,7 @@ class _Program:
             self.highs.setOptionValue(name, PRICING_TOLERANCE)
         self.highs.setOptionValue("simplex_strategy", 4)  # primal
         # Unscaled: HiGHS would rescale the model whenever columns enter, which costs more than it saves here
-        # (every bound the same to 5e-11 on Big-Math, a third of the time).
+        # (every bound the same to 5e-11 on Big-Math, in a third less time).
         self.highs.setOptionValue("simplex_scale_strategy", 0)
         self.highs.addRows(
             lower.size, lower, upper, 0, np.zeros(lower.size, np.int32), np.zeros(0, np.int32), np.zeros(0)
@@ -244,7 +244,7 @@ def _check(highs: highspy.Highs, status: highspy.HighsModelStatus) -> None:
     # to its tolerances (seen on a 155-prompt histogram that no binomial mixture makes).
     if status == highspy.HighsModelStatus.kInfeasible or (
         status != highspy.HighsModelStatus.kOptimal
-        and highs.getInfo().primal_solution_status == highspy.kSolutionStatusInfeasible
+        and highs.getInfo().primal_solution_status == int(highspy.kSolutionStatusInfeasible)
     ):
         raise DataError(
             "no pass-rate distribution reproduces the k-histogram within sampling error: are a prompt's "
