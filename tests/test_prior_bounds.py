@@ -10,7 +10,7 @@ from scipy.optimize import linprog
 
 from sigmatool.kernels import Quantity
 from sigmatool.prior import p_grid, region
-from sigmatool.prior.bounds import Region, bounds, chi2_quantile
+from sigmatool.prior.bounds import KEPT_PROGRAMS, Region, bounds, chi2_quantile
 from sigmatool.prior.cells import binomial_rows
 
 TIGHT = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
@@ -121,3 +121,10 @@ def test_the_narrow_region_needs_the_whole_grid(tight: Region) -> None:
     tight.linear(Quantity("silent").plugin(tight.grid, 4))
     program = next(iter(tight.programs.values()))
     assert tight.grid.size + 2 * 17 + 1 == program.columns.size
+
+
+def test_a_region_keeps_only_its_last_programs(small: Region) -> None:
+    f = Quantity("silent").plugin(small.grid, 4)
+    for lo in np.linspace(0.0, 0.9, KEPT_PROGRAMS):
+        small.ratio(f * (small.grid >= lo), (small.grid >= lo).astype(np.float64))
+    assert KEPT_PROGRAMS == len(small.programs)

@@ -118,6 +118,8 @@ def bound_columns(
     out: dict[str, list[float]] = {name: [] for s in specs for name in (f"{s.column}_lo", f"{s.column}_hi")}
     known = np.zeros(len(cuts), dtype=np.bool_)
     for i, cut in enumerate(cuts):
+        if i and cuts[i - 1].group != cut.group:
+            groups[cuts[i - 1].group].region.programs.clear()  # one group's linear programs alive at a time
         group = groups[cut.group]
         for spec in specs:
             lo, hi = _row(group, cut, spec)

@@ -158,6 +158,8 @@ def _rows(con: _Constraints, denominator: FloatArray) -> tuple[FloatArray, Float
 STRIDE = 8
 # A grid point enters when its reduced cost is below −PRICING_TOLERANCE, HiGHS's dual feasibility tolerance.
 PRICING_TOLERANCE = 1e-9
+# Programs a region keeps (about 3 MB each with 65 cells): two shares' minimum and maximum, or two segments'.
+KEPT_PROGRAMS = 8
 
 
 class _Program:
@@ -298,15 +300,18 @@ class Region:
     def ratio(self, numerator: FloatArray, denominator: FloatArray) -> tuple[float, float]:
         """Min and max of ``Σ π numerator / Σ π denominator`` (denominator ≥ 0, positive on the region).
 
-        Two linear programs per denominator (the minimum and the maximum), kept for the next numerator."""
+        Two linear programs per denominator (the minimum and the maximum), kept for the next numerator: the
+        last ``KEPT_PROGRAMS`` used (a few MB each)."""
         den = np.asarray(denominator, dtype=np.float64)
         num = np.asarray(numerator, dtype=np.float64)
         ends = []
         for sign in (1.0, -1.0):
             key = (sign, den.tobytes())
-            if key not in self.programs:
-                self.programs[key] = _Program(self.constraints, den)
-            ends.append(sign * self.programs[key].minimum(sign * num))
+            program = self.programs.pop(key, None) or _Program(self.constraints, den)
+            self.programs[key] = program  # the most recently used last
+            while len(self.programs) > KEPT_PROGRAMS:
+                del self.programs[next(iter(self.programs))]
+            ends.append(sign * program.minimum(sign * num))
         return ends[0], ends[1]
 
 
