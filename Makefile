@@ -84,7 +84,7 @@ FLOORS       ?= .venv-floors
 FLOORS_STAMP := $(FLOORS)/.installed
 FLOORS_TESTS := tests/test_kernels.py tests/test_silent.py tests/test_budget.py tests/test_groupsize.py \
                 tests/test_simulate.py tests/test_load.py tests/test_render.py tests/test_package.py \
-                tests/test_sql_cli.py tests/test_figures.py .ci/test_floor_docs.py sigmatool
+                tests/test_sql_cli.py tests/test_figures.py tests/test_prior_bounds.py .ci/test_floor_docs.py sigmatool
 
 $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	rm -rf $(FLOORS)
@@ -94,7 +94,7 @@ $(FLOORS_STAMP): pyproject.toml .ci/floors.py
 	touch $(FLOORS_STAMP)
 
 test-floors: $(FLOORS_STAMP)
-	$(FLOORS)/bin/python -m pip list 2>/dev/null | grep -iE '^(typer|click|polars|rich|numpy|scipy|sqlglot|matplotlib) '
+	$(FLOORS)/bin/python -m pip list 2>/dev/null | grep -iE '^(typer|click|polars|rich|numpy|scipy|highspy|sqlglot|matplotlib) '
 	$(FLOORS)/bin/python -m pytest -q -p no:cacheprovider $(FLOORS_TESTS)
 
 bench: $(TESTING)

@@ -44,7 +44,7 @@ def test_starting_the_cli_loads_no_analysis(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")
 
 
-@pytest.mark.parametrize("module", ["polars", "numpy", "scipy", "matplotlib", "sqlglot"])
+@pytest.mark.parametrize("module", ["polars", "numpy", "scipy", "highspy", "matplotlib", "sqlglot"])
 def test_starting_the_cli_imports_no_heavy_library(module: str) -> None:
     assert module not in _loaded_by("import sigmatool.cli")
 

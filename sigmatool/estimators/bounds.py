@@ -57,16 +57,15 @@ class _Group:
     """One --by group's tolerance region and the binomial rows of every k of each n it holds."""
 
     def __init__(self, k: FloatArray, n: FloatArray, w: FloatArray, level: float) -> None:
-        from scipy.stats import binom
-
         from sigmatool.prior import region
+        from sigmatool.prior.cells import binomial_rows
 
         self.region = region(k, n, w, level)
         self.k, self.n, self.w = k, n, w
         self.rows: list[tuple[float, FloatArray, FloatArray]] = []
         for size in np.unique(n).tolist():
             ks = np.arange(int(size) + 1)
-            pmf = np.asarray(binom.pmf(ks[:, None], size, self.region.grid[None, :]), dtype=np.float64)
+            pmf = binomial_rows(int(size), self.region.grid)
             self.rows.append((float(w[n == size].sum() / w.sum()), ks / size, pmf))
 
     def mass(self, inside: Inside | None) -> FloatArray:
@@ -119,6 +118,8 @@ def bound_columns(
     out: dict[str, list[float]] = {name: [] for s in specs for name in (f"{s.column}_lo", f"{s.column}_hi")}
     known = np.zeros(len(cuts), dtype=np.bool_)
     for i, cut in enumerate(cuts):
+        if i and cuts[i - 1].group != cut.group:
+            groups[cuts[i - 1].group].region.programs.clear()  # one group's linear programs alive at a time
         group = groups[cut.group]
         for spec in specs:
             lo, hi = _row(group, cut, spec)

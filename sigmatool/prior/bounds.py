@@ -9,22 +9,32 @@ is asymptotically χ² with ``D = Σ_g n_g`` degrees of freedom at the true F, s
 ``|u_j| ≤ r`` and ``Σ_j |u_j| ≤ sqrt(K) r`` (K cells in all), and the bounds are taken over that polytope: a
 linear program (HiGHS), conservative with respect to the χ² region. One F is shared by all n groups (the
 number of samples does not depend on p), as for the priors. Ratios (gradient shares) use the
-Charnes–Cooper transform.
+Charnes–Cooper transform; a mean is the ratio with denominator 1.
+
+Solving. A :class:`Region` keeps one HiGHS model (highspy) per denominator and sense, alive between
+numerators: the grid's columns enter by column generation (a coarse subset first, then the points that the
+row duals price below zero, until none does), and each new numerator starts from the last optimal basis. The
+answer is the whole grid's linear program's (its optimality conditions hold at every grid point), equal to
+scipy's linprog over the whole grid at tight tolerances to 1e-13 (tests/test_prior_bounds.py).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.errors import DataError, UsageError
 from sigmatool.kernels import Quantity
-from sigmatool.prior.cells import Cells, cells, p_grid
+from sigmatool.prior.cells import Cells, binomial_rows, cells, p_grid
 from sigmatool.prior.posterior import check_quantity, check_std
+
+if TYPE_CHECKING:
+    import highspy
 
 FloatArray = NDArray[np.float64]
 Segment = tuple[float, float] | Callable[[FloatArray], NDArray[np.bool_]]
@@ -56,66 +66,207 @@ class _Constraints:
 
 
 def _constraints(c: Cells, grid: FloatArray, level: float) -> _Constraints:
-    from scipy.stats import binom, chi2
-
     rows, shares, scales = [], [], []
     for n_g in np.unique(c.n).tolist():
         inside = c.n == n_g
         total = float(c.weight[inside].sum())
         h = np.zeros(n_g + 1)
         h[c.k[inside]] = c.weight[inside] / total
-        j = np.arange(n_g + 1)
-        rows.append(binom.pmf(j[:, None], n_g, grid[None, :]))
+        rows.append(binomial_rows(n_g, grid))
         shares.append(h)
         scales.append(np.sqrt(np.maximum(h, 1.0 / total) / total))
     df = int(np.unique(c.n).sum())
-    radius = math.sqrt(float(chi2.ppf(level, df)))
+    radius = math.sqrt(chi2_quantile(level, df))
     K = sum(s.size for s in scales)
     return _Constraints(
         np.vstack(rows), np.concatenate(shares), np.concatenate(scales), radius, math.sqrt(K) * radius
     )
 
 
-def _solve(objective: FloatArray, con: _Constraints, ratio: FloatArray | None) -> tuple[float, float]:
-    """Min and max of ``objective · π`` (or of ``objective · π / ratio · π``) over the tolerance polytope."""
-    from scipy.optimize import linprog
+def _chi2_tail(df: int) -> Callable[[float], float]:
+    """``x ↦ P(χ²_df > x)`` for a whole df: ``Q(df/2, x/2)`` in closed form, a Poisson tail for an even df and
+    erfc plus half-integer terms for an odd one (each term in log space, so any df)."""
+    half = 0.0 if df % 2 == 0 else 0.5
+    i = np.arange(df // 2, dtype=np.float64) + half
+    log_gamma = np.array([math.lgamma(v + 1.0) for v in i.tolist()])
 
-    K, P = con.A.shape
-    eye = np.eye(K)
-    # Variables: π (or y = tπ), d⁺, d⁻ (cell deviations), and t for the ratio.
-    t_col = np.zeros((K + 1, 0)) if ratio is None else np.concatenate([-con.h, [-1.0]])[:, None]
-    A_eq = np.hstack([np.vstack([np.hstack([con.A, -eye, eye]), np.r_[np.ones(P), np.zeros(2 * K)]]), t_col])
-    b_eq = np.r_[con.h, 1.0] if ratio is None else np.zeros(K + 1)
-    l1_row = np.r_[np.zeros(P), 1.0 / con.s, 1.0 / con.s]
-    if ratio is None:
-        A_ub, b_ub = l1_row[None, :], np.array([con.l1])
-        bounds = [(0.0, None)] * P + [(0.0, float(con.radius * s)) for s in np.r_[con.s, con.s]]
-    else:
-        box = np.hstack([np.zeros((2 * K, P)), np.eye(2 * K), -con.radius * np.r_[con.s, con.s][:, None]])
-        A_ub = np.vstack([np.r_[l1_row, -con.l1][None, :], box])
-        b_ub = np.zeros(2 * K + 1)
-        A_eq = np.vstack([A_eq, np.r_[ratio, np.zeros(2 * K), 0.0][None, :]])
-        b_eq = np.r_[b_eq, 1.0]
-        bounds = [(0.0, None)] * (P + 2 * K + 1)
-    cost = np.r_[objective, np.zeros(A_eq.shape[1] - P)]
-    out = []
-    for sign in (1.0, -1.0):
-        result = linprog(
-            sign * cost, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds, method="highs"
+    def tail(x: float) -> float:
+        y = x / 2.0
+        if y <= 0.0:
+            return 1.0
+        series = float(np.exp(-y + i * math.log(y) - log_gamma).sum())
+        return series + (math.erfc(math.sqrt(y)) if half else 0.0)
+
+    return tail
+
+
+def chi2_quantile(level: float, df: int) -> float:
+    """The ``level`` quantile of χ² with a whole number df of degrees of freedom (scipy.stats.chi2.ppf to
+    1e-11, without the second that importing scipy.stats or scipy.special costs): Newton's steps on the
+    closed-form tail from the Wilson–Hilferty start, kept inside a bracket that bisection narrows.
+
+    >>> round(chi2_quantile(0.95, 1), 6), round(chi2_quantile(0.95, 64), 4)
+    (3.841459, 83.6753)
+    """
+    z = math.sqrt(2.0) * _inverse_erfc(2.0 * (1.0 - level))
+    x = max(df * (1.0 - 2.0 / (9.0 * df) + z * math.sqrt(2.0 / (9.0 * df))) ** 3, 1e-300)
+    tail, lo, hi = _chi2_tail(df), 0.0, math.inf
+    for _ in range(200):
+        excess = (1.0 - level) - tail(x)  # < 0: x below the quantile
+        lo, hi = (x, hi) if excess < 0 else (lo, x)
+        density = math.exp(
+            (df / 2.0 - 1.0) * math.log(x) - x / 2.0 - (df / 2.0) * math.log(2.0) - math.lgamma(df / 2.0)
         )
-        # HiGHS may also end with status 4 ("unknown model status") and an infeasible primal when the region
-        # is empty up to its tolerances (seen on a 155-prompt histogram that no binomial mixture makes).
-        if result.status == 2 or (
-            result.status == 4 and "primal_status is Infeasible" in str(result.message)
-        ):
-            raise DataError(
-                "no pass-rate distribution reproduces the k-histogram within sampling error: are a prompt's "
-                "answers independent draws?"
+        step = x - excess / density if density > 0 else math.nan
+        new = step if lo < step < hi else (lo + hi) / 2.0 if math.isfinite(hi) else 2.0 * x
+        if abs(new - x) <= 1e-15 * x:
+            return new
+        x = new
+    return x
+
+
+def _inverse_erfc(y: float) -> float:
+    """erfc⁻¹(y) to a few digits (the quantile's start only): bisection on math.erfc."""
+    lo, hi = -10.0, 10.0
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if math.erfc(mid) > y else (lo, mid)
+    return (lo + hi) / 2.0
+
+
+def _rows(con: _Constraints, denominator: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """The linear program's rows over the columns (d⁺, d⁻, t, then y = tπ at every grid point), and their lower
+    and upper ends."""
+    K, P = con.A.shape
+    eye, r_s = np.eye(K), con.radius * np.r_[con.s, con.s]
+    matrix = np.vstack(
+        [
+            np.hstack([-eye, eye, -con.h[:, None], con.A]),  # A y − d⁺ + d⁻ = t h
+            np.r_[np.zeros(2 * K), -1.0, np.ones(P)][None, :],  # Σ y = t
+            np.r_[1.0 / con.s, 1.0 / con.s, -con.l1, np.zeros(P)][None, :],  # Σ (d⁺ + d⁻) / s ≤ t l1
+            np.hstack([np.eye(2 * K), -r_s[:, None], np.zeros((2 * K, P))]),  # d± ≤ t r s
+            np.r_[np.zeros(2 * K + 1), denominator][None, :],  # denominator · y = 1
+        ]
+    )
+    lower = np.r_[np.zeros(K + 1), np.full(2 * K + 1, -np.inf), 1.0]
+    upper = np.r_[np.zeros(K + 1), np.zeros(2 * K + 1), 1.0]
+    return matrix, lower, upper
+
+
+# Grid points every linear program starts from (with those of its last optimum): one in STRIDE. Pricing adds
+# the others that can improve the objective, so the answer is the whole grid's, at a fraction of its cost.
+STRIDE = 8
+# A grid point enters when its reduced cost is below −PRICING_TOLERANCE, HiGHS's dual feasibility tolerance.
+PRICING_TOLERANCE = 1e-9
+# Programs a region keeps (about 3 MB each with 65 cells): two shares' minimum and maximum, or two segments'.
+KEPT_PROGRAMS = 8
+
+
+class _Program:
+    """The minimum of ``cost · π / denominator · π`` over the tolerance polytope (Charnes–Cooper: y = tπ,
+    t ≥ 0, denominator · y = 1) as one HiGHS model kept alive between costs, by column generation: the model
+    holds the deviations and some grid points; after each solve the row duals price every other grid point,
+    and those whose reduced cost is negative enter, until none is. The optimum is then the whole grid's (an
+    LP's optimality conditions). Each cost starts from the last optimal basis with the primal simplex (the
+    basis stays feasible when only the cost changes), so a program serves one sense: minima and maxima
+    have programs of their own."""
+
+    def __init__(self, con: _Constraints, denominator: FloatArray) -> None:
+        self.matrix, lower, upper = _rows(con, denominator)
+        self.fixed = 2 * con.A.shape[0] + 1  # d⁺, d⁻, t: always in the model
+        self.highs = _quiet_highs()
+        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+            self.highs.setOptionValue(name, PRICING_TOLERANCE)
+        self.highs.setOptionValue("simplex_strategy", 4)  # primal
+        # Unscaled: HiGHS would rescale the model whenever columns enter, which costs more than it saves here
+        # (every bound the same to 5e-11 on Big-Math, in a third less time).
+        self.highs.setOptionValue("simplex_scale_strategy", 0)
+        self.highs.addRows(
+            lower.size, lower, upper, 0, np.zeros(lower.size, np.int32), np.zeros(0, np.int32), np.zeros(0)
+        )
+        self.columns = np.zeros(0, dtype=np.int64)  # the full matrix's columns in the model, in its order
+        self._add(np.arange(self.fixed))
+        self._add(self.fixed + np.arange(0, con.A.shape[1], STRIDE))
+
+    def _add(self, columns: NDArray[np.int64]) -> None:
+        """Put these columns of the full matrix into the model (cost 0, y ≥ 0)."""
+        block = self.matrix[:, columns]
+        col, row = np.nonzero(block.T)
+        starts = np.searchsorted(col, np.arange(columns.size)).astype(np.int32)
+        size = columns.size
+        self.highs.addCols(
+            size,
+            np.zeros(size),
+            np.zeros(size),
+            np.full(size, np.inf),
+            row.size,
+            starts,
+            row.astype(np.int32),
+            block[row, col],
+        )
+        self.columns = np.r_[self.columns, columns].astype(np.int64)
+
+    def minimum(self, objective: FloatArray) -> float:
+        """The minimum of ``objective · π / denominator · π`` over every grid point."""
+        import highspy
+
+        cost = np.r_[np.zeros(self.fixed), objective]
+        while True:
+            self.highs.changeColsCost(
+                self.columns.size, np.arange(self.columns.size, dtype=np.int32), cost[self.columns]
             )
-        if result.status != 0:
-            raise RuntimeError(f"the bounds' linear program failed: {result.message}")
-        out.append(sign * float(result.fun))
-    return out[0], out[1]
+            self.highs.run()
+            status = self.highs.getModelStatus()
+            if status != highspy.HighsModelStatus.kOptimal and self.columns.size < cost.size:
+                self._add(np.setdiff1d(np.arange(cost.size), self.columns))  # the whole grid decides
+                continue
+            _check(self.highs, status)
+            duals = np.asarray(self.highs.getSolution().row_dual)
+            reduced = cost - duals @ self.matrix
+            reduced[self.columns] = np.inf
+            entering = _entering(reduced[self.fixed :]) + self.fixed
+            if entering.size == 0:
+                return float(self.highs.getInfo().objective_function_value)
+            self._add(entering)
+
+
+def _entering(reduced: FloatArray) -> NDArray[np.int64]:
+    """The grid points to add: where the reduced cost (a smooth function of p) is negative and a local
+    minimum along the grid, one for each dip instead of every point of it."""
+    padded = np.r_[np.inf, reduced, np.inf]
+    dips = (reduced < -PRICING_TOLERANCE) & (reduced <= padded[:-2]) & (reduced <= padded[2:])
+    return np.flatnonzero(dips).astype(np.int64)
+
+
+def _check(highs: highspy.Highs, status: highspy.HighsModelStatus) -> None:
+    """A DataError when the region is empty, a RuntimeError when HiGHS fails otherwise."""
+    import highspy
+
+    # HiGHS may also end with an unknown model status and an infeasible primal when the region is empty up
+    # to its tolerances (seen on a 155-prompt histogram that no binomial mixture makes).
+    if status == highspy.HighsModelStatus.kInfeasible or (
+        status != highspy.HighsModelStatus.kOptimal
+        and highs.getInfo().primal_solution_status == int(highspy.kSolutionStatusInfeasible)
+    ):
+        raise DataError(
+            "no pass-rate distribution reproduces the k-histogram within sampling error: are a prompt's "
+            "answers independent draws?"
+        )
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise RuntimeError(f"the bounds' linear program failed: {highs.modelStatusToString(status)}")
+
+
+def _quiet_highs() -> highspy.Highs:
+    """A HiGHS model with its log off from the start: ``highspy.Highs()`` calls a method (enabling its
+    callbacks) that prints a banner to stdout unless ``output_flag`` is already off."""
+    import highspy
+
+    class Quiet(highspy.Highs):  # highspy leaves its constructor and enableCallbacks unannotated
+        def enableCallbacks(self) -> None:  # noqa: N802 (highspy's name)
+            self.setOptionValue("output_flag", False)
+            super().enableCallbacks()  # type: ignore[no-untyped-call]
+
+    return Quiet()  # type: ignore[no-untyped-call]
 
 
 def segment_mask(segment: Segment, grid: FloatArray) -> NDArray[np.bool_]:
@@ -140,14 +291,28 @@ class Region:
     constraints: _Constraints
     n_max: int
 
+    programs: dict[tuple[float, bytes], _Program] = field(default_factory=dict, compare=False, repr=False)
+
     def linear(self, objective: FloatArray) -> tuple[float, float]:
         """Min and max of ``Σ_i π_i objective_i`` over the region."""
-        return _solve(np.asarray(objective, dtype=np.float64), self.constraints, None)
+        return self.ratio(objective, np.ones(self.grid.size))
 
     def ratio(self, numerator: FloatArray, denominator: FloatArray) -> tuple[float, float]:
-        """Min and max of ``Σ π numerator / Σ π denominator`` (denominator ≥ 0, positive on the region)."""
+        """Min and max of ``Σ π numerator / Σ π denominator`` (denominator ≥ 0, positive on the region).
+
+        Two linear programs per denominator (the minimum and the maximum), kept for the next numerator: the
+        last ``KEPT_PROGRAMS`` used (a few MB each)."""
+        den = np.asarray(denominator, dtype=np.float64)
         num = np.asarray(numerator, dtype=np.float64)
-        return _solve(num, self.constraints, np.asarray(denominator, dtype=np.float64))
+        ends = []
+        for sign in (1.0, -1.0):
+            key = (sign, den.tobytes())
+            program = self.programs.pop(key, None) or _Program(self.constraints, den)
+            self.programs[key] = program  # the most recently used last
+            while len(self.programs) > KEPT_PROGRAMS:
+                del self.programs[next(iter(self.programs))]
+            ends.append(sign * program.minimum(sign * num))
+        return ends[0], ends[1]
 
 
 def region(
