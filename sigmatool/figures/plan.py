@@ -16,6 +16,8 @@ from sigmatool.figures.style import (
     PANEL_HEIGHT,
     add_caption,
     house_style,
+    legend_at,
+    look_of,
     new_figure,
     require,
 )
@@ -43,7 +45,7 @@ def _allocation(plot: Plot, ax: Axes, allocation: pl.DataFrame) -> None:
     ax.set_ylim(bottom=0)
     ax.set_xlabel("pass rate p")
     ax.set_ylabel("group size G (answers)")
-    ax.legend(loc="upper center")
+    legend_at(ax, "upper center", plot.look)
 
 
 def _comparison(plot: Plot, ax: Axes, comparison: pl.DataFrame, objective: str) -> None:
@@ -59,7 +61,7 @@ def _comparison(plot: Plot, ax: Axes, comparison: pl.DataFrame, objective: str) 
         plot.line(line, name, "rollouts_per_prompt", column, budget, values)
     ax.set_xlabel("rollouts per prompt (answers)")
     ax.set_ylabel(f"{objective} per prompt")
-    ax.legend(loc="lower right")
+    legend_at(ax, "lower right", plot.look)
 
 
 def plan_figure(
@@ -70,6 +72,7 @@ def plan_figure(
     source: str = "",
     caption: bool = True,
     estimator: str = "plug-in",
+    style: str = "screen",
 ) -> Plot:
     """Left: the group size a plan gives each pass rate. Right: the plan's objective against uniform G.
 
@@ -88,10 +91,11 @@ def plan_figure(
     require(comparison, COMPARISON, "plan")
     if float(allocation["prompts"].sum()) <= 0:
         raise UsageError("the plan figure needs prompts with a positive weight")
-    with house_style():
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT)
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look)
         left, right = fig.subplots(1, 2)
-        plot = Plot("plan", fig, "")
+        plot = Plot("plan", fig, "", look=look)
         _allocation(plot, left, allocation)
         _comparison(plot, right, comparison, objective)
         plot.caption = (
@@ -106,5 +110,5 @@ def plan_figure(
             + (f" Data: {source}." if source else "")
         )
         if caption:
-            add_caption(fig, plot.caption)
+            add_caption(fig, plot.caption, look)
     return plot

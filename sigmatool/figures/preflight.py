@@ -13,6 +13,7 @@ from sigmatool.figures.style import (
     VERMILLION,
     add_caption,
     house_style,
+    look_of,
     new_figure,
     percent_axis,
     require,
@@ -39,6 +40,7 @@ def preflight_figure(
     source: str = "",
     estimator: str = "plug-in",
     caption: bool = True,
+    style: str = "screen",
 ) -> Plot:
     """P(crash over the run) and the wasted share of generation, each against the multiplier B / T.
 
@@ -48,10 +50,11 @@ def preflight_figure(
     require(curve, ["multiplier", "p_crash_run", "waste_share"], "preflight")
     m = curve["multiplier"].to_list()
     asked = settings.gen / settings.train_batch_size
-    with house_style():
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT)
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look)
         left, right = fig.subplots(1, 2)
-        plot = Plot("preflight", fig, _caption(settings, source, estimator))
+        plot = Plot("preflight", fig, _caption(settings, source, estimator), look=look)
         crash = curve["p_crash_run"].to_list()
         (line,) = left.plot(m, crash, color=BLACK, marker="o", markersize=2.5)
         plot.line(line, "P(crash over the run)", "multiplier", "p_crash_run", m, crash)
@@ -68,5 +71,5 @@ def preflight_figure(
             ax.axvline(asked, color=GREY, linestyle=":", linewidth=1.0)
             ax.set_xlabel("gen_batch_size ÷ train_batch_size")
         if caption:
-            add_caption(fig, plot.caption)
+            add_caption(fig, plot.caption, look)
     return plot

@@ -17,6 +17,7 @@ from sigmatool.figures.style import (
     add_caption,
     house_style,
     legend_above,
+    look_of,
     new_figure,
     percent_axis,
     require,
@@ -50,7 +51,12 @@ def _look(key: str, value: str, m: int) -> tuple[str, str]:
 
 
 def simulate_figure(
-    trace: pl.DataFrame, summary: pl.DataFrame | None = None, *, source: str = "", caption: bool = True
+    trace: pl.DataFrame,
+    summary: pl.DataFrame | None = None,
+    *,
+    source: str = "",
+    caption: bool = True,
+    style: str = "screen",
 ) -> Plot:
     """Left: each step's observed silent fraction against the predicted mean P_silent, per method (the
     diagonal is a perfect prediction; R² from ``summary`` in the legend). Right: the mean p of the hardest
@@ -63,10 +69,11 @@ def simulate_figure(
     key = _key(trace)
     methods = trace[key].unique(maintain_order=True).to_list()
     steps = int(trace["step"].max())  # type: ignore[arg-type]
-    with house_style():
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT)
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look)
         left, right = fig.subplots(1, 2)
-        plot = Plot("simulate", fig, "")
+        plot = Plot("simulate", fig, "", look=look)
         top = max(float(trace["observed_silent"].max()), float(trace["predicted_silent"].max()))  # type: ignore[arg-type]
         left.plot([0, top], [0, top], color=GREY, linestyle="--", linewidth=0.8, label="observed = predicted")
         for m, method in enumerate(methods):
@@ -91,16 +98,16 @@ def simulate_figure(
             percent_axis(left, axis)
         left.set_xlabel("predicted silent groups (%)")
         left.set_ylabel("observed silent groups (%)")
-        legend_above(left)
+        legend_above(left, look=look)
         right.set_xlabel("training step")
         right.set_ylabel("hardest start quartile: mean p")
         right.set_ylim(0, 1)
-        legend_above(right, ncols=3)
+        legend_above(right, ncols=3, look=look)
         plot.caption = (
             f"Controlled run ({steps} steps): left, each step's share of silent groups against the closed-form "
             "prediction mean p^G + (1 − p)^G at the step's p; right, the mean pass rate of the prompts that "
             "started in the hardest quartile." + (f" Start population: {source}." if source else "")
         )
         if caption:
-            add_caption(fig, plot.caption)
+            add_caption(fig, plot.caption, look)
     return plot

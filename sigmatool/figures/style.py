@@ -4,14 +4,22 @@ Colours are the Okabe–Ito palette (M. Okabe and K. Ito, "Color Universal Desig
 under the common colour-vision deficiencies; lines differ by dash and marker as well as colour, so a figure
 also reads in grey. Text is 8 pt at the printed size: a 3.4 in figure fits one column of a two-column paper,
 a 7 in figure the full width, both readable at 100 %.
+
+Two looks (:class:`Look`): ``screen``, the figures above, and ``paper``, every figure one column of a
+two-column template wide (3.25 in) with serif text in 8–9 pt that matches LaTeX's Computer Modern (matplotlib's
+bundled cmr10, DejaVu Serif for the glyphs cmr10 lacks; no TeX needed), thinner lines and legends above the
+axes.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import textwrap
-from collections.abc import Iterator, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import matplotlib
@@ -90,45 +98,144 @@ RC: dict[Any, Any] = {
 }
 
 
+PAPER_COLUMN = 3.25  # inches: one column of the common two-column templates (ACM, IEEE, NeurIPS's two)
+PAPER_FONT_SIZE = 9.0
+PAPER_SMALL_SIZE = 8.0
+PAPER_RC: dict[Any, Any] = {
+    **RC,
+    # cmr10 first (Computer Modern, bundled with matplotlib); DejaVu Serif draws what cmr10 lacks (−, σ, ∞);
+    # the generic name last, so that an SVG viewer without either still sets serif text.
+    "font.family": ["cmr10", "DejaVu Serif", "serif"],
+    "mathtext.fontset": "cm",
+    "text.usetex": False,
+    "font.size": PAPER_FONT_SIZE,
+    "axes.titlesize": PAPER_FONT_SIZE,
+    "axes.labelsize": PAPER_FONT_SIZE,
+    "xtick.labelsize": PAPER_SMALL_SIZE,
+    "ytick.labelsize": PAPER_SMALL_SIZE,
+    "legend.fontsize": PAPER_SMALL_SIZE,
+    "legend.handlelength": 1.8,
+    "legend.columnspacing": 1.0,
+    "axes.linewidth": 0.5,
+    "grid.linewidth": 0.35,
+    "xtick.major.width": 0.5,
+    "ytick.major.width": 0.5,
+    "xtick.minor.width": 0.35,
+    "ytick.minor.width": 0.35,
+    "lines.linewidth": 0.9,
+    "lines.markersize": 2.8,
+    "hatch.linewidth": 0.35,
+    "savefig.dpi": 300,
+}
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a figure is drawn: its rcParams, its width (``None``: as the figure asks), the factor on its
+    height, the size of its caption and of the notes inside its axes, and where its legends go."""
+
+    name: str
+    rc: Mapping[Any, Any]
+    width: float | None
+    scale: float
+    small: float
+    note: float
+    legends_above: bool
+
+    def size(self, width: float, height: float) -> tuple[float, float]:
+        """The (width, height) in inches of a figure that asks for ``width`` × ``height`` on screen."""
+        return (width, height) if self.width is None else (self.width, height * self.scale)
+
+
+SCREEN = Look("screen", RC, None, 1.0, SMALL_SIZE, SMALL_SIZE - 1, legends_above=False)
+# A paper figure keeps the height of the screen's one-column figure, scaled to the narrower column: panels
+# drawn side by side on screen share the column.
+PAPER = Look(
+    "paper", PAPER_RC, PAPER_COLUMN, PAPER_COLUMN / SINGLE_COLUMN, PAPER_SMALL_SIZE, PAPER_SMALL_SIZE - 1, True
+)
+LOOKS = {look.name: look for look in (SCREEN, PAPER)}
+
+
+def look_of(style: str) -> Look:
+    """The look a ``--style`` names: ``screen`` or ``paper``."""
+    look = LOOKS.get(str(getattr(style, "value", style)))
+    if look is None:
+        raise UsageError(f"a figure's style is screen or paper, not {style!r}")
+    return look
+
+
 @contextmanager
-def house_style() -> Iterator[None]:
-    """Apply the house style's rcParams for the duration of the block."""
-    with matplotlib.rc_context(RC):
+def house_style(look: Look = SCREEN) -> Iterator[None]:
+    """Apply the look's rcParams for the duration of the block."""
+    with matplotlib.rc_context(dict(look.rc)), warnings.catch_warnings():
+        # cmr10 "should ideally be used with mathtext": tick labels are plain text here (a '$' in user text
+        # must not start mathtext), and DejaVu Serif draws the minus sign cmr10 lacks.
+        warnings.filterwarnings("ignore", message="cmr10 font should ideally be used with mathtext")
         yield
 
 
-def new_figure(width: float, height: float) -> Figure:
-    """A figure with constrained layout on the Agg canvas, outside pyplot's global state."""
-    with house_style():
-        fig = Figure(figsize=(width, height), layout="constrained")
+@contextmanager
+def quiet_fonts() -> Iterator[None]:
+    """Silence fontTools' notes while a PDF embeds its fonts (cmr10's header dates read as 1970)."""
+    logger = logging.getLogger("fontTools")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def new_figure(width: float, height: float, look: Look = SCREEN) -> Figure:
+    """A figure with constrained layout on the Agg canvas, outside pyplot's global state; ``width`` ×
+    ``height`` are the screen's inches, which ``look`` maps to its own."""
+    with house_style(look):
+        fig = Figure(figsize=look.size(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def wrap_caption(text: str, width: float) -> list[str]:
-    """The caption in lines that fit a figure ``width`` inches wide at the caption's font size."""
-    per_line = max(20, int(width * 72 / (0.52 * SMALL_SIZE)))
+def wrap_caption(text: str, width: float, size: float = SMALL_SIZE) -> list[str]:
+    """The caption in lines that fit a figure ``width`` inches wide at ``size`` points."""
+    per_line = max(20, int(width * 72 / (0.52 * size)))
     return textwrap.wrap(text, per_line)
 
 
-def add_caption(fig: Figure, text: str) -> None:
+def add_caption(fig: Figure, text: str, look: Look = SCREEN) -> None:
     """Draw ``text`` under the axes: the figure grows by the caption's height and keeps its axes' size."""
     width, height = fig.get_size_inches()
-    lines = wrap_caption(text, width)
+    lines = wrap_caption(text, width, look.small)
     if not lines:
         return
-    extra = (len(lines) * SMALL_SIZE * 1.3 + 6) / 72
+    extra = (len(lines) * look.small * 1.3 + 6) / 72
     fig.set_size_inches(width, height + extra)
     share = extra / (height + extra)
     engine = fig.get_layout_engine()
     if engine is not None:
         engine.set(rect=(0.0, share, 1.0, 1.0 - share))  # type: ignore[call-arg]
-    fig.text(0.01, share - 3 / 72 / (height + extra), "\n".join(lines), va="top", ha="left", size=SMALL_SIZE)
+    fig.text(0.01, share - 3 / 72 / (height + extra), "\n".join(lines), va="top", ha="left", size=look.small)
 
 
-def legend_above(ax: Axes, ncols: int = 2, **kwargs: Any) -> None:
-    """The axes' legend in a block above them, clear of the data (constrained layout makes room)."""
+def legend_above(ax: Axes, ncols: int = 2, look: Look = SCREEN, **kwargs: Any) -> None:
+    """The axes' legend in a block above them, clear of the data (constrained layout makes room); on paper
+    a panel that shares the column with another lists one entry per line."""
+    if look.legends_above and _beside_another(ax):
+        ncols = 1
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=ncols, borderaxespad=0.0, **kwargs)
+
+
+def legend_at(ax: Axes, loc: str, look: Look = SCREEN, **kwargs: Any) -> None:
+    """The axes' legend at ``loc`` inside them on screen; above them on paper, where the axes are too small
+    to keep a legend clear of the data."""
+    if look.legends_above:
+        legend_above(ax, 2, look, **kwargs)
+    else:
+        ax.legend(loc=loc, **kwargs)
+
+
+def _beside_another(ax: Axes) -> bool:
+    spec = ax.get_subplotspec()
+    return spec is not None and spec.get_gridspec().ncols > 1
 
 
 def percent_axis(ax: Axes, which: str = "y", decimals: int = 0) -> None:
