@@ -172,16 +172,18 @@ def budget_figure(
     look = look_of(style)
     with house_style(look):
         width = DOUBLE_COLUMN if len(sizes) > 1 else SINGLE_COLUMN
-        fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25, look)
-        grid = fig.add_gridspec(len(parts), 2 * len(sizes), width_ratios=[4.0, 1.0] * len(sizes))
+        fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25, look, len(sizes))
+        rows, cols = look.grid(len(sizes))
+        grid = fig.add_gridspec(len(parts) * rows, 2 * cols, width_ratios=[4.0, 1.0] * cols)
         plot = Plot("budget", fig, _caption(summary, by, source, estimator, extreme), look=look)
         for r, (label, part) in enumerate(parts):
             first = None
             for c, G in enumerate(sizes):
                 one = part.filter(pl.col("G") == G)
                 where = f"G = {g_text(G)}" + (f" · {label}" if label else "")
-                ax = fig.add_subplot(grid[r, 2 * c], sharey=first)
-                side = fig.add_subplot(grid[r, 2 * c + 1], sharey=ax)
+                row, col = (r * rows + c, 0) if look.stacked else (r, 2 * c)
+                ax = fig.add_subplot(grid[row, col], sharey=first)
+                side = fig.add_subplot(grid[row, col + 1], sharey=ax)
                 first = first or ax
                 _regions(ax, one, extreme, look.note)
                 _bins(plot, ax, one, where)
@@ -191,7 +193,7 @@ def budget_figure(
                 ax.set_xlabel("pass rate p")
                 side.tick_params(labelleft=False)
                 percent_axis(ax)
-                if c == 0:
+                if c == 0 or look.stacked:
                     ax.set_ylabel(Y_LABEL)
             assert first is not None
             # Headroom for the region names and the segment totals printed above their bars.

@@ -93,8 +93,8 @@ def plan_figure(
         raise UsageError("the plan figure needs prompts with a positive weight")
     look = look_of(style)
     with house_style(look):
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look)
-        left, right = fig.subplots(1, 2)
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
+        left, right = fig.subplots(*look.grid(2))
         plot = Plot("plan", fig, "", look=look)
         _allocation(plot, left, allocation)
         _comparison(plot, right, comparison, objective)

@@ -28,7 +28,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.style import SCREEN, Look, g_text, house_style, quiet_fonts
+from sigmatool.figures.style import SCREEN, Look, g_text, house_style
 from sigmatool.options import figure_format
 from sigmatool.render.files import target
 
@@ -119,7 +119,7 @@ class Plot:
         if fmt not in METADATA:
             raise UsageError(f"figures are png, svg or pdf, not {fmt!r}")
         buffer = io.BytesIO()
-        with house_style(self.look), quiet_fonts():
+        with house_style(self.look):
             self.figure.savefig(buffer, format=fmt, metadata=METADATA[fmt])
         data = buffer.getvalue()
         if fmt == "svg":

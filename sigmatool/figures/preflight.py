@@ -52,8 +52,8 @@ def preflight_figure(
     asked = settings.gen / settings.train_batch_size
     look = look_of(style)
     with house_style(look):
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look)
-        left, right = fig.subplots(1, 2)
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
+        left, right = fig.subplots(*look.grid(2))
         plot = Plot("preflight", fig, _caption(settings, source, estimator), look=look)
         crash = curve["p_crash_run"].to_list()
         (line,) = left.plot(m, crash, color=BLACK, marker="o", markersize=2.5)

@@ -131,12 +131,12 @@ def _grouped(
                 linestyle=":",
             )
     if e == 0:
-        legend_at(axes[0], "upper right", plot.look)
+        legend_at(axes[0], "upper right", plot.look, beside=True)
         keys = [
             Line2D([], [], color=BLACK, linestyle="--", marker="^"),
             Line2D([], [], color=BLACK, linestyle=":", marker="v"),
         ]
-        legend_at(axes[1], "upper right", plot.look, handles=keys, labels=["all right", "all wrong"])
+        legend_at(axes[1], "upper right", plot.look, True, handles=keys, labels=["all right", "all wrong"])
 
 
 def silent_figure(
@@ -163,8 +163,9 @@ def silent_figure(
             raise UsageError("the silent figure plots a summary without bins of p (no --by-bins)")
     look = look_of(style)
     with house_style(look):
-        fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT, look)
-        axes = list(fig.subplots(1, 2 if by else 1, squeeze=False, sharey=True)[0])
+        panels = 2 if by else 1
+        fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT, look, panels)
+        axes = list(fig.subplots(*look.grid(panels), squeeze=False, sharey=True).ravel())
         plot = Plot("silent", fig, _caption(frames, by, source, marked), look=look)
         several = len(frames) > 1
         for e, (name, frame) in enumerate(frames.items()):
@@ -186,7 +187,7 @@ def silent_figure(
             axes[0].set_title("silent groups")
             axes[1].set_title("all right and all wrong")
         else:
-            legend_above(axes[0], look=look)
+            legend_above(axes[0])
         if caption:
             add_caption(fig, plot.caption, look)
     return plot

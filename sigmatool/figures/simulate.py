@@ -71,8 +71,8 @@ def simulate_figure(
     steps = int(trace["step"].max())  # type: ignore[arg-type]
     look = look_of(style)
     with house_style(look):
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look)
-        left, right = fig.subplots(1, 2)
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
+        left, right = fig.subplots(*look.grid(2))
         plot = Plot("simulate", fig, "", look=look)
         top = max(float(trace["observed_silent"].max()), float(trace["predicted_silent"].max()))  # type: ignore[arg-type]
         left.plot([0, top], [0, top], color=GREY, linestyle="--", linewidth=0.8, label="observed = predicted")
@@ -98,11 +98,11 @@ def simulate_figure(
             percent_axis(left, axis)
         left.set_xlabel("predicted silent groups (%)")
         left.set_ylabel("observed silent groups (%)")
-        legend_above(left, look=look)
+        legend_above(left, ncols=1 if look.stacked else 2)  # R² makes the entries long
         right.set_xlabel("training step")
         right.set_ylabel("hardest start quartile: mean p")
         right.set_ylim(0, 1)
-        legend_above(right, ncols=3, look=look)
+        legend_above(right, ncols=3)
         plot.caption = (
             f"Controlled run ({steps} steps): left, each step's share of silent groups against the closed-form "
             "prediction mean p^G + (1 − p)^G at the step's p; right, the mean pass rate of the prompts that "

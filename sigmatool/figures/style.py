@@ -6,17 +6,15 @@ also reads in grey. Text is 8 pt at the printed size: a 3.4 in figure fits one c
 a 7 in figure the full width, both readable at 100 %.
 
 Two looks (:class:`Look`): ``screen``, the figures above, and ``paper``, every figure one column of a
-two-column template wide (3.25 in) with serif text in 8–9 pt that matches LaTeX's Computer Modern (matplotlib's
-bundled cmr10, DejaVu Serif for the glyphs cmr10 lacks; no TeX needed), thinner lines and legends above the
-axes.
+two-column template wide (3.25 in), its panels stacked, serif text in 8–9 pt close to LaTeX's (Computer
+Modern where CMU Serif or Latin Modern is installed, else matplotlib's bundled DejaVu Serif; no TeX needed),
+thinner lines and legends above the axes.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import textwrap
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -103,9 +101,11 @@ PAPER_FONT_SIZE = 9.0
 PAPER_SMALL_SIZE = 8.0
 PAPER_RC: dict[Any, Any] = {
     **RC,
-    # cmr10 first (Computer Modern, bundled with matplotlib); DejaVu Serif draws what cmr10 lacks (−, σ, ∞);
-    # the generic name last, so that an SVG viewer without either still sets serif text.
-    "font.family": ["cmr10", "DejaVu Serif", "serif"],
+    # Computer Modern where it is installed as a Unicode font (CMU Serif, Latin Modern), else DejaVu Serif
+    # (bundled with matplotlib), which also draws any glyph the first lacks. Not matplotlib's cmr10: its
+    # TeX encoding draws _ < > | { } " ² ± as other glyphs (a_b as a˙b, R² as Rffl). Math, if any, in cm.
+    "font.family": ["serif", "DejaVu Serif"],
+    "font.serif": ["CMU Serif", "Latin Modern Roman", "DejaVu Serif"],
     "mathtext.fontset": "cm",
     "text.usetex": False,
     "font.size": PAPER_FONT_SIZE,
@@ -132,7 +132,8 @@ PAPER_RC: dict[Any, Any] = {
 @dataclass(frozen=True)
 class Look:
     """How a figure is drawn: its rcParams, its width (``None``: as the figure asks), the factor on its
-    height, the size of its caption and of the notes inside its axes, and where its legends go."""
+    height, the size of its caption and of the notes inside its axes, and whether its panels are stacked
+    and its legends set above the axes (paper) or side by side and inside (screen)."""
 
     name: str
     rc: Mapping[Any, Any]
@@ -140,16 +141,21 @@ class Look:
     scale: float
     small: float
     note: float
-    legends_above: bool
+    stacked: bool
 
-    def size(self, width: float, height: float) -> tuple[float, float]:
-        """The (width, height) in inches of a figure that asks for ``width`` × ``height`` on screen."""
-        return (width, height) if self.width is None else (self.width, height * self.scale)
+    def size(self, width: float, height: float, panels: int = 1) -> tuple[float, float]:
+        """The (width, height) in inches of a figure that asks for ``width`` × ``height`` on screen, with
+        ``panels`` panels side by side."""
+        return (width, height) if self.width is None else (self.width, height * self.scale * panels)
+
+    def grid(self, panels: int) -> tuple[int, int]:
+        """(rows, columns) of ``panels`` panels that the screen draws side by side."""
+        return (panels, 1) if self.stacked else (1, panels)
 
 
-SCREEN = Look("screen", RC, None, 1.0, SMALL_SIZE, SMALL_SIZE - 1, legends_above=False)
-# A paper figure keeps the height of the screen's one-column figure, scaled to the narrower column: panels
-# drawn side by side on screen share the column.
+SCREEN = Look("screen", RC, None, 1.0, SMALL_SIZE, SMALL_SIZE - 1, stacked=False)
+# On paper every panel is one column wide, with the aspect of the screen's one-column figure (height by
+# aspect), and panels that the screen draws side by side are stacked.
 PAPER = Look(
     "paper", PAPER_RC, PAPER_COLUMN, PAPER_COLUMN / SINGLE_COLUMN, PAPER_SMALL_SIZE, PAPER_SMALL_SIZE - 1, True
 )
@@ -167,30 +173,15 @@ def look_of(style: str) -> Look:
 @contextmanager
 def house_style(look: Look = SCREEN) -> Iterator[None]:
     """Apply the look's rcParams for the duration of the block."""
-    with matplotlib.rc_context(dict(look.rc)), warnings.catch_warnings():
-        # cmr10 "should ideally be used with mathtext": tick labels are plain text here (a '$' in user text
-        # must not start mathtext), and DejaVu Serif draws the minus sign cmr10 lacks.
-        warnings.filterwarnings("ignore", message="cmr10 font should ideally be used with mathtext")
+    with matplotlib.rc_context(dict(look.rc)):
         yield
 
 
-@contextmanager
-def quiet_fonts() -> Iterator[None]:
-    """Silence fontTools' notes while a PDF embeds its fonts (cmr10's header dates read as 1970)."""
-    logger = logging.getLogger("fontTools")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def new_figure(width: float, height: float, look: Look = SCREEN) -> Figure:
+def new_figure(width: float, height: float, look: Look = SCREEN, panels: int = 1) -> Figure:
     """A figure with constrained layout on the Agg canvas, outside pyplot's global state; ``width`` ×
-    ``height`` are the screen's inches, which ``look`` maps to its own."""
+    ``height`` are the screen's inches for ``panels`` panels side by side, which ``look`` maps to its own."""
     with house_style(look):
-        fig = Figure(figsize=look.size(width, height), layout="constrained")
+        fig = Figure(figsize=look.size(width, height, panels), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
@@ -216,26 +207,20 @@ def add_caption(fig: Figure, text: str, look: Look = SCREEN) -> None:
     fig.text(0.01, share - 3 / 72 / (height + extra), "\n".join(lines), va="top", ha="left", size=look.small)
 
 
-def legend_above(ax: Axes, ncols: int = 2, look: Look = SCREEN, **kwargs: Any) -> None:
-    """The axes' legend in a block above them, clear of the data (constrained layout makes room); on paper
-    a panel that shares the column with another lists one entry per line."""
-    if look.legends_above and _beside_another(ax):
-        ncols = 1
+def legend_above(ax: Axes, ncols: int = 2, **kwargs: Any) -> None:
+    """The axes' legend in a block above them, clear of the data (constrained layout makes room)."""
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=ncols, borderaxespad=0.0, **kwargs)
 
 
-def legend_at(ax: Axes, loc: str, look: Look = SCREEN, **kwargs: Any) -> None:
-    """The axes' legend at ``loc`` inside them on screen; above them on paper, where the axes are too small
-    to keep a legend clear of the data."""
-    if look.legends_above:
-        legend_above(ax, 2, look, **kwargs)
+def legend_at(ax: Axes, loc: str, look: Look = SCREEN, beside: bool = False, **kwargs: Any) -> None:
+    """The axes' legend at ``loc`` inside them on screen; on paper, where the axes are too small to keep a
+    legend clear of the data, above them (``beside``: to their right, for axes that carry a title)."""
+    if look.stacked and beside:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
+    elif look.stacked:
+        legend_above(ax, 2, **kwargs)
     else:
         ax.legend(loc=loc, **kwargs)
-
-
-def _beside_another(ax: Axes) -> bool:
-    spec = ax.get_subplotspec()
-    return spec is not None and spec.get_gridspec().ncols > 1
 
 
 def percent_axis(ax: Axes, which: str = "y", decimals: int = 0) -> None:

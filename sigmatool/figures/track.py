@@ -83,7 +83,7 @@ def track_figure(
         ax.set_xlabel("training step")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("silent groups (%)")
-        legend_above(ax, look=look)
+        legend_above(ax)
         plot.caption = _caption(compared, band, z, source)
         if caption:
             add_caption(fig, plot.caption, look)
