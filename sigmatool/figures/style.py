@@ -157,7 +157,7 @@ SCREEN = Look("screen", RC, None, 1.0, SMALL_SIZE, SMALL_SIZE - 1, stacked=False
 # On paper every panel is one column wide, with the aspect of the screen's one-column figure (height by
 # aspect), and panels that the screen draws side by side are stacked.
 PAPER = Look(
-    "paper", PAPER_RC, PAPER_COLUMN, PAPER_COLUMN / SINGLE_COLUMN, PAPER_SMALL_SIZE, PAPER_SMALL_SIZE - 1, True
+    "paper", PAPER_RC, PAPER_COLUMN, PAPER_COLUMN / SINGLE_COLUMN, PAPER_SMALL_SIZE, PAPER_SMALL_SIZE, True
 )
 LOOKS = {look.name: look for look in (SCREEN, PAPER)}
 
