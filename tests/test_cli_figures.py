@@ -400,7 +400,9 @@ def test_every_command_draws_a_paper_figure_one_column_wide(tmp_path: Path, comm
 
 
 @pytest.mark.parametrize(("flags", "captioned"), [((), False), (("--caption",), True)])
-def test_a_paper_figure_has_a_caption_only_when_asked(tmp_path: Path, flags: tuple[str, ...], captioned: bool) -> None:
+def test_a_paper_figure_has_a_caption_only_when_asked(
+    tmp_path: Path, flags: tuple[str, ...], captioned: bool
+) -> None:
     invoke("silent", TOY, "--format", "csv", "--plot", tmp_path / "f.svg", "--style", "paper", *flags)
     assert captioned is ("Data:" in svg_texts(tmp_path / "f.svg"))
 

@@ -458,7 +458,9 @@ def test_files_are_identical_across_runs(two_runs: list[Path], suffix: str, styl
 @pytest.mark.parametrize(
     ("suffix", "stamp"), [("svg", b"<dc:date>"), ("pdf", b"/CreationDate"), ("png", b"Software")]
 )
-def test_files_carry_no_date_or_software_stamp(two_runs: list[Path], suffix: str, stamp: bytes, style: str) -> None:
+def test_files_carry_no_date_or_software_stamp(
+    two_runs: list[Path], suffix: str, stamp: bytes, style: str
+) -> None:
     assert stamp not in (two_runs[0] / f"{style}.{suffix}").read_bytes()
 
 

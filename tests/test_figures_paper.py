@@ -78,7 +78,9 @@ def test_paper_text_stays_text(paper_silent: Plot) -> None:
 
 @pytest.mark.parametrize("index", [0, 1])
 def test_paper_text_is_serif(paper_svgs: list[str], index: int) -> None:
-    families = {FAMILY.search(style).group(1).split(",")[-1].strip() for style in text_styles(paper_svgs[index])}  # type: ignore[union-attr]
+    families = {
+        FAMILY.search(style).group(1).split(",")[-1].strip() for style in text_styles(paper_svgs[index])
+    }  # type: ignore[union-attr]
     assert {"serif"} == families
 
 

@@ -72,9 +72,7 @@ def _regions(ax: Axes, part: pl.DataFrame, extreme: float, size: float) -> None:
             ax.axvspan(lo, hi, facecolor="none", edgecolor=LIGHT, hatch="////", zorder=0)
             spots = [(lo + hi) / 2]
         for x in spots:
-            ax.text(
-                x, 0.98, name, transform=ax.get_xaxis_transform(), ha="center", va="top", size=size
-            )
+            ax.text(x, 0.98, name, transform=ax.get_xaxis_transform(), ha="center", va="top", size=size)
 
 
 def _segments(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:

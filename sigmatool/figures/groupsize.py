@@ -19,8 +19,8 @@ from sigmatool.figures.style import (
     add_caption,
     house_style,
     legend_at,
-    look_of,
     log_count_axis,
+    look_of,
     new_figure,
     require,
 )

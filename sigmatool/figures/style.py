@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import matplotlib
 import polars as pl
@@ -36,6 +36,7 @@ PANEL_HEIGHT = 2.3
 FONT_SIZE = 8.0
 SMALL_SIZE = 7.0
 LABEL_MAX = 32  # characters of a group's name in a legend or panel title
+Inside = Literal["upper right", "upper center", "lower right"]  # where a legend sits inside the axes
 
 BLACK = "#000000"
 ORANGE = "#E69F00"
@@ -212,7 +213,7 @@ def legend_above(ax: Axes, ncols: int = 2, **kwargs: Any) -> None:
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=ncols, borderaxespad=0.0, **kwargs)
 
 
-def legend_at(ax: Axes, loc: str, look: Look = SCREEN, beside: bool = False, **kwargs: Any) -> None:
+def legend_at(ax: Axes, loc: Inside, look: Look = SCREEN, beside: bool = False, **kwargs: Any) -> None:
     """The axes' legend at ``loc`` inside them on screen; on paper, where the axes are too small to keep a
     legend clear of the data, above them (``beside``: to their right, for axes that carry a title)."""
     if look.stacked and beside:
