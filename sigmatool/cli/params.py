@@ -316,10 +316,9 @@ def plot_options(
         typer.Option(
             "--caption/--no-caption",
             help="Draw the caption (what is shown, the options, the data) under the --plot figure; "
-            "--no-caption for a paper, which sets its own (the file's embedded data keeps it). "
-            "Default: drawn in --style screen, not in --style paper.",
+            "--no-caption for a paper, which sets its own (the file's embedded data keeps it).",
             rich_help_panel=OUTPUT,
-            show_default=False,
+            show_default="caption on screen, none on paper",
         ),
     ] = None,
     style: Annotated[
