@@ -12,10 +12,11 @@ import pytest
 
 from sigmatool import budget, silent
 from sigmatool.errors import UsageError
-from sigmatool.figures import Plot, budget_figure, silent_figure
+from sigmatool.figures import Plot, budget_figure, silent_figure, simulate_figure
 from sigmatool.figures.style import look_of
 from sigmatool.load import read_histogram
 from sigmatool.options import FigureStyle, InputOptions, PlotOptions
+from sigmatool.simulate import simulate
 from tests.conftest import BIGMATH, TOY
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -132,3 +133,9 @@ def test_toy_groups_stack_their_panels() -> None:
     plot = silent_figure(silent.summarize(toy, ("source",), [2.0, 8.0]), by=("source",), style="paper")
     (top, bottom) = (ax.get_position() for ax in plot.figure.axes[:2])
     assert top.y0 > bottom.y1
+
+
+def test_a_paper_caption_names_the_stacked_panels() -> None:
+    trace, summary = simulate("beta-mix", prompts=100, steps=2, seed=3, methods="grpo")
+    caption = simulate_figure(trace, summary, style="paper").caption
+    assert "; bottom, the mean pass rate" in caption

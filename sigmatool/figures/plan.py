@@ -99,8 +99,9 @@ def plan_figure(
         _allocation(plot, left, allocation)
         _comparison(plot, right, comparison, objective)
         plot.caption = (
-            "A rollout plan: left, the group size it gives each pass rate (dot area: prompts), against the "
-            f"uniform G that spends the same rollouts; right, its {objective} per prompt against uniform G "
+            f"A rollout plan: {look.sides[0]}, the group size it gives each pass rate (dot area: prompts), "
+            f"against the uniform G that spends the same rollouts; {look.sides[1]}, its {objective} per prompt "
+            "against uniform G "
             f"at equal rollouts. Estimator: {estimator}"
             + (
                 ": each prompt valued by its posterior given its k of n, drawn at its p̂."

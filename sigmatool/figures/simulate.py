@@ -50,6 +50,14 @@ def _look(key: str, value: str, m: int) -> tuple[str, str]:
     return GROUP_COLOURS[m % len(GROUP_COLOURS)], value
 
 
+def _caption(steps: int, source: str, sides: tuple[str, str]) -> str:
+    return (
+        f"Controlled run ({steps} steps): {sides[0]}, each step's share of silent groups against the "
+        f"closed-form prediction mean p^G + (1 − p)^G at the step's p; {sides[1]}, the mean pass rate of the "
+        "prompts that started in the hardest quartile." + (f" Start population: {source}." if source else "")
+    )
+
+
 def simulate_figure(
     trace: pl.DataFrame,
     summary: pl.DataFrame | None = None,
@@ -103,11 +111,7 @@ def simulate_figure(
         right.set_ylabel("hardest start quartile: mean p")
         right.set_ylim(0, 1)
         legend_above(right, ncols=3)
-        plot.caption = (
-            f"Controlled run ({steps} steps): left, each step's share of silent groups against the closed-form "
-            "prediction mean p^G + (1 − p)^G at the step's p; right, the mean pass rate of the prompts that "
-            "started in the hardest quartile." + (f" Start population: {source}." if source else "")
-        )
+        plot.caption = _caption(steps, source, look.sides)
         if caption:
             add_caption(fig, plot.caption, look)
     return plot

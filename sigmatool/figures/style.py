@@ -153,6 +153,11 @@ class Look:
         """(rows, columns) of ``panels`` panels that the screen draws side by side."""
         return (panels, 1) if self.stacked else (1, panels)
 
+    @property
+    def sides(self) -> tuple[str, str]:
+        """How a caption names the first and the second of two panels."""
+        return ("top", "bottom") if self.stacked else ("left", "right")
+
 
 SCREEN = Look("screen", RC, None, 1.0, SMALL_SIZE, SMALL_SIZE - 1, stacked=False)
 # On paper every panel is one column wide, with the aspect of the screen's one-column figure (height by
