@@ -120,7 +120,16 @@ def test_an_unknown_style_is_a_usage_error() -> None:
 def test_the_caption_is_drawn_on_screen_and_on_paper_when_asked(
     caption: bool | None, style: str, drawn: bool
 ) -> None:
-    assert drawn is PlotOptions("f.pdf", caption, FigureStyle(style)).captioned
+    assert drawn is look_of(style).captions(caption)
+
+
+def test_the_command_leaves_the_caption_to_the_style() -> None:
+    assert PlotOptions("f.pdf", style=FigureStyle.paper).caption is None
+
+
+def test_a_paper_figure_draws_no_caption_by_default(bigmath: pl.DataFrame) -> None:
+    plot = silent_figure(silent.summarize(bigmath, (), [8.0]), source="sample", style="paper")
+    assert [] == plot.figure.texts
 
 
 def test_an_unknown_style_option_is_a_usage_error() -> None:

@@ -152,7 +152,7 @@ def budget_figure(
     by: Sequence[str] = (),
     extreme: float = DEFAULT_EXTREME,
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     estimator: str = "plug-in",
     style: str = "screen",
 ) -> Plot:
@@ -198,6 +198,6 @@ def budget_figure(
             first.set_ylim(0, 1.4 * _drawn_max(part))
         keys = [Patch(color=colour) for _, _, colour in METHODS] + [Line2D([], [], color=GREY)]
         fig.legend(keys, [m[1] for m in METHODS] + ["prompts"], loc="outside upper center", ncols=3)
-        if caption:
+        if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot

@@ -31,7 +31,7 @@ from sigmatool.simulate import SimulationRun
 from sigmatool.track import TrackResult
 
 
-def silent_plot(curve: SilentCurve, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def silent_plot(curve: SilentCurve, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """Silent share against G on a grid around the asked G, with the chosen estimator (and prior), per
     ``by`` group."""
     return silent_figure(
@@ -45,7 +45,9 @@ def silent_plot(curve: SilentCurve, source: str, caption: bool = True, style: st
     )
 
 
-def budget_plot(result: BudgetResult, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def budget_plot(
+    result: BudgetResult, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """The budget summary's shares per bin of p, one panel per G."""
     return budget_figure(
         result.summary,
@@ -58,7 +60,9 @@ def budget_plot(result: BudgetResult, source: str, caption: bool = True, style: 
     )
 
 
-def groupsize_plot(curve: GroupSizeCurve, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def groupsize_plot(
+    curve: GroupSizeCurve, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """The exact group size against p for these options, over the prompts' histogram of p."""
     return groupsize_figure(
         curve.curve,
@@ -73,12 +77,14 @@ def groupsize_plot(curve: GroupSizeCurve, source: str, caption: bool = True, sty
     )
 
 
-def simulate_plot(run: SimulationRun, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def simulate_plot(
+    run: SimulationRun, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """Observed against predicted silent share per step, and the hardest quartile's p."""
     return simulate_figure(run.trace, run.summary, source=source, caption=caption, style=style)
 
 
-def track_plot(result: TrackResult, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def track_plot(result: TrackResult, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """Measured against expected silent share per step, the expectation banded by the drift rule's z."""
     return track_figure(result.band, source=source, z=result.z_threshold, caption=caption, style=style)
 
@@ -88,7 +94,7 @@ def track_frame(result: TrackResult) -> pl.DataFrame:
     return result.band
 
 
-def plan_plot(frames: PlanFrames, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def plan_plot(frames: PlanFrames, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """A rollout plan's group size per p, and its objective against the best uniform G at equal rollouts."""
     return plan_figure(
         frames.allocation,
@@ -101,7 +107,9 @@ def plan_plot(frames: PlanFrames, source: str, caption: bool = True, style: str 
     )
 
 
-def preflight_plot(result: PreflightResult, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def preflight_plot(
+    result: PreflightResult, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """P(crash over the run) against the oversampling multiplier, and the wasted share of generation."""
     if result.curve is None:
         raise TypeError("preflight's result holds no curve: analyse it with figure=True")
@@ -111,9 +119,10 @@ def preflight_plot(result: PreflightResult, source: str, caption: bool = True, s
 
 
 @singledispatch
-def draw(drawn: object, source: str, caption: bool = True, style: str = "screen") -> Plot:
+def draw(drawn: object, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """The figure of a command's result (``source``: the data, as the caption names it; ``caption``: drawn
-    under the figure, else kept only in the file's embedded data; ``style``: ``screen`` or ``paper``)."""
+    under the figure, else kept only in the file's embedded data, None: on screen and not on paper;
+    ``style``: ``screen`` or ``paper``)."""
     raise TypeError(f"no figure draws a {type(drawn).__name__}")
 
 

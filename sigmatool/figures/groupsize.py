@@ -63,7 +63,7 @@ def groupsize_figure(
     by: Sequence[str] = (),
     bins: int | None = None,
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     points: pl.DataFrame | None = None,
     estimator: str = "plug-in",
     style: str = "screen",
@@ -110,6 +110,6 @@ def groupsize_figure(
         legend_at(top, "upper center", look)
         draw_difficulty(plot, bottom, hist, by, bins)
         bottom.set_xlim(0.0 - 0.02, 1.0 + 0.02)
-        if caption:
+        if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot

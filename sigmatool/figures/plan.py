@@ -70,7 +70,7 @@ def plan_figure(
     *,
     objective: str = "objective",
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     estimator: str = "plug-in",
     style: str = "screen",
 ) -> Plot:
@@ -110,6 +110,6 @@ def plan_figure(
             )
             + (f" Data: {source}." if source else "")
         )
-        if caption:
+        if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot

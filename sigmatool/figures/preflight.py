@@ -39,7 +39,7 @@ def preflight_figure(
     settings: LoopSettings,
     source: str = "",
     estimator: str = "plug-in",
-    caption: bool = True,
+    caption: bool | None = None,
     style: str = "screen",
 ) -> Plot:
     """P(crash over the run) and the wasted share of generation, each against the multiplier B / T.
@@ -70,6 +70,6 @@ def preflight_figure(
         for ax in (left, right):
             ax.axvline(asked, color=GREY, linestyle=":", linewidth=1.0)
             ax.set_xlabel("gen_batch_size ÷ train_batch_size")
-        if caption:
+        if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot

@@ -146,7 +146,7 @@ def silent_figure(
     estimator: str = "plugin",
     marked: Sequence[float] = (),
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     style: str = "screen",
 ) -> Plot:
     """Silent share against G (log axis), split into all right / all wrong, with the always-silent floor.
@@ -188,6 +188,6 @@ def silent_figure(
             axes[1].set_title("all right and all wrong")
         else:
             legend_above(axes[0])
-        if caption:
+        if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot

@@ -63,7 +63,7 @@ def simulate_figure(
     summary: pl.DataFrame | None = None,
     *,
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     style: str = "screen",
 ) -> Plot:
     """Left: each step's observed silent fraction against the predicted mean P_silent, per method (the
@@ -112,6 +112,6 @@ def simulate_figure(
         right.set_ylim(0, 1)
         legend_above(right, ncols=3)
         plot.caption = _caption(steps, source, look.sides)
-        if caption:
+        if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot

@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from sigmatool.errors import UsageError
+from sigmatool.options.figures import FigureStyle
 
 SINGLE_COLUMN = 3.4  # inches
 DOUBLE_COLUMN = 7.0
@@ -153,6 +154,11 @@ class Look:
         """(rows, columns) of ``panels`` panels that the screen draws side by side."""
         return (panels, 1) if self.stacked else (1, panels)
 
+    def captions(self, caption: bool | None) -> bool:
+        """Whether a figure draws its caption: as asked, else on screen and not on paper, whose captions
+        LaTeX sets."""
+        return not self.stacked if caption is None else caption
+
     @property
     def sides(self) -> tuple[str, str]:
         """How a caption names the first and the second of two panels."""
@@ -165,15 +171,15 @@ SCREEN = Look("screen", RC, None, 1.0, SMALL_SIZE, SMALL_SIZE - 1, stacked=False
 PAPER = Look(
     "paper", PAPER_RC, PAPER_COLUMN, PAPER_COLUMN / SINGLE_COLUMN, PAPER_SMALL_SIZE, PAPER_SMALL_SIZE, True
 )
-LOOKS = {look.name: look for look in (SCREEN, PAPER)}
+LOOKS = {FigureStyle.screen: SCREEN, FigureStyle.paper: PAPER}
 
 
 def look_of(style: str) -> Look:
     """The look a ``--style`` names: ``screen`` or ``paper``."""
-    look = LOOKS.get(str(getattr(style, "value", style)))
-    if look is None:
-        raise UsageError(f"a figure's style is screen or paper, not {style!r}")
-    return look
+    try:
+        return LOOKS[FigureStyle(style)]
+    except ValueError:
+        raise UsageError(f"a figure's style is screen or paper, not {style!r}") from None
 
 
 @contextmanager

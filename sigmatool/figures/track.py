@@ -35,7 +35,7 @@ def track_figure(
     by: Sequence[str] = (),
     source: str = "",
     z: float | None = None,
-    caption: bool = True,
+    caption: bool | None = None,
     style: str = "screen",
 ) -> Plot:
     """Measured against expected silent fraction per training step.
@@ -85,7 +85,7 @@ def track_figure(
         ax.set_ylabel("silent groups (%)")
         legend_above(ax)
         plot.caption = _caption(compared, band, z, source)
-        if caption:
+        if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot
 

@@ -35,7 +35,7 @@ class FigureStyle(str, Enum):
 @dataclass(frozen=True)
 class PlotOptions:
     """Where to draw the command's figure (None: no figure), in which style, and whether its caption is drawn
-    into it (None: on screen figures, not on paper ones, whose captions LaTeX sets); the extension is checked
+    into it (None: as the style has it, on screen figures and not on paper ones); the extension is checked
     here."""
 
     path: str | None = None
@@ -48,11 +48,6 @@ class PlotOptions:
         if self.style not in tuple(FigureStyle):
             raise UsageError(f"--style is screen or paper, not {self.style!r}")
         object.__setattr__(self, "style", FigureStyle(self.style))
-
-    @property
-    def captioned(self) -> bool:
-        """Whether the caption is drawn: as asked, else on screen figures only."""
-        return self.style is FigureStyle.screen if self.caption is None else self.caption
 
     @property
     def output(self) -> tuple[str, str | None]:
