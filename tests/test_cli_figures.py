@@ -383,3 +383,31 @@ def test_an_ascii_stdout_gets_the_sparkline_as_text(ascii_run: subprocess.Comple
 
 def test_an_ascii_stdout_gets_ascii_bars(ascii_run: subprocess.CompletedProcess[bytes]) -> None:
     assert "44.28% #####......." in ascii_run.stdout.decode("ascii")
+
+
+# --------------------------------------------------------------------------------------------- --style paper
+
+
+def svg_texts(path: Path) -> str:
+    return " ".join("".join(t.itertext()) for t in ET.parse(path).getroot().iter(f"{SVG_NS}text"))
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_draws_a_paper_figure_one_column_wide(tmp_path: Path, command: str) -> None:
+    args, _ = COMMANDS[command]
+    invoke(*args, "--format", "csv", "--plot", tmp_path / "f.svg", "--style", "paper")
+    assert "234pt" == ET.parse(tmp_path / "f.svg").getroot().attrib["width"]
+
+
+@pytest.mark.parametrize(("flags", "captioned"), [((), False), (("--caption",), True)])
+def test_a_paper_figure_has_a_caption_only_when_asked(
+    tmp_path: Path, flags: tuple[str, ...], captioned: bool
+) -> None:
+    invoke("silent", TOY, "--format", "csv", "--plot", tmp_path / "f.svg", "--style", "paper", *flags)
+    assert captioned is ("Data:" in svg_texts(tmp_path / "f.svg"))
+
+
+def test_a_paper_pdf_is_written(tmp_path: Path) -> None:
+    result = invoke("silent", TOY, "--format", "csv", "--plot", tmp_path / "fig.pdf", "--style", "paper")
+    assert 0 == result.exit_code
+    assert b"/MediaBox [ 0 0 234 " in (tmp_path / "fig.pdf").read_bytes()

@@ -428,9 +428,11 @@ from sigmatool import silent
 from sigmatool.figures import silent_figure
 from sigmatool.load import InputOptions, read_histogram
 hist = read_histogram(InputOptions(paths=(sys.argv[1],))).frame
-plot = silent_figure(silent.summarize(hist, (), [2.0, 8.0, 64.0]), source="sample")
-for suffix in ("svg", "pdf", "png"):
-    plot.save(f"{sys.argv[2]}/silent.{suffix}")
+summary = silent.summarize(hist, (), [2.0, 8.0, 64.0])
+for style in ("screen", "paper"):
+    plot = silent_figure(summary, source="sample", style=style)
+    for suffix in ("svg", "pdf", "png"):
+        plot.save(f"{sys.argv[2]}/{style}.{suffix}")
 """
 
 
@@ -445,17 +447,21 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     return out
 
 
+@pytest.mark.parametrize("style", ["screen", "paper"])
 @pytest.mark.parametrize("suffix", ["svg", "pdf", "png"])
-def test_files_are_identical_across_runs(two_runs: list[Path], suffix: str) -> None:
-    first, second = (folder / f"silent.{suffix}" for folder in two_runs)
+def test_files_are_identical_across_runs(two_runs: list[Path], suffix: str, style: str) -> None:
+    first, second = (folder / f"{style}.{suffix}" for folder in two_runs)
     assert first.read_bytes() == second.read_bytes()
 
 
+@pytest.mark.parametrize("style", ["screen", "paper"])
 @pytest.mark.parametrize(
     ("suffix", "stamp"), [("svg", b"<dc:date>"), ("pdf", b"/CreationDate"), ("png", b"Software")]
 )
-def test_files_carry_no_date_or_software_stamp(two_runs: list[Path], suffix: str, stamp: bytes) -> None:
-    assert stamp not in (two_runs[0] / f"silent.{suffix}").read_bytes()
+def test_files_carry_no_date_or_software_stamp(
+    two_runs: list[Path], suffix: str, stamp: bytes, style: str
+) -> None:
+    assert stamp not in (two_runs[0] / f"{style}.{suffix}").read_bytes()
 
 
 def test_matplotlib_is_not_loaded_at_start_up() -> None:

@@ -24,6 +24,7 @@ from sigmatool.options import (
     DEFAULT_SEED,
     Counts,
     Estimator,
+    FigureStyle,
     InputFormat,
     InputOptions,
     LogOptions,
@@ -311,17 +312,27 @@ def plot_options(
         ),
     ] = None,
     caption: Annotated[
-        bool,
+        bool | None,
         typer.Option(
             "--caption/--no-caption",
             help="Draw the caption (what is shown, the options, the data) under the --plot figure; "
             "--no-caption for a paper, which sets its own (the file's embedded data keeps it).",
             rich_help_panel=OUTPUT,
+            show_default="caption on screen, none on paper",
         ),
-    ] = True,
+    ] = None,
+    style: Annotated[
+        FigureStyle,
+        typer.Option(
+            "--style",
+            help="The --plot figure's look. paper: one column of a two-column paper (3.25 in), serif text "
+            "like LaTeX's, no caption unless --caption; best as .pdf or .svg.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = FigureStyle.screen,
 ) -> PlotOptions:
-    """Where the command's figure goes, if anywhere, and whether it carries its caption."""
-    return PlotOptions(plot, caption)
+    """Where the command's figure goes, if anywhere, in which style, and whether it carries its caption."""
+    return PlotOptions(plot, caption, style)
 
 
 # --------------------------------------------------------------------------------------------- the glossary

@@ -132,7 +132,7 @@ def save_plot(plot: PlotOptions, drawn: object, source: str) -> None:
     if plot.path is not None:
         from sigmatool.figures.commands import draw
 
-        draw(drawn, source, caption=plot.caption).save(plot.path)
+        draw(drawn, source, caption=plot.caption, style=plot.style).save(plot.path)
 
 
 def source_of(hist: Histogram | Rows) -> str:

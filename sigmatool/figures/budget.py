@@ -19,12 +19,12 @@ from sigmatool.figures.style import (
     LIGHT,
     PANEL_HEIGHT,
     SINGLE_COLUMN,
-    SMALL_SIZE,
     VERMILLION,
     add_caption,
     g_text,
     groups,
     house_style,
+    look_of,
     new_figure,
     percent_axis,
     require,
@@ -56,7 +56,7 @@ def _bins(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:
     plot.line(step, f"prompts · {where}", "p", "prompt_share", centre.tolist(), prompts, percent=True)
 
 
-def _regions(ax: Axes, part: pl.DataFrame, extreme: float) -> None:
+def _regions(ax: Axes, part: pl.DataFrame, extreme: float, size: float) -> None:
     """Shade the extreme ends (p < x or p > 1 − x), hatch the medium band, name them atop the panel."""
     for name in SEGMENTS:
         row = part.filter(pl.col("segment") == name)
@@ -72,9 +72,7 @@ def _regions(ax: Axes, part: pl.DataFrame, extreme: float) -> None:
             ax.axvspan(lo, hi, facecolor="none", edgecolor=LIGHT, hatch="////", zorder=0)
             spots = [(lo + hi) / 2]
         for x in spots:
-            ax.text(
-                x, 0.98, name, transform=ax.get_xaxis_transform(), ha="center", va="top", size=SMALL_SIZE - 1
-            )
+            ax.text(x, 0.98, name, transform=ax.get_xaxis_transform(), ha="center", va="top", size=size)
 
 
 def _segments(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:
@@ -99,7 +97,7 @@ def _segments(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:
         for xi, yi in zip(x + (i - 0.5) * 0.38, y, strict=True):
             if np.isfinite(yi):
                 ax.text(
-                    xi, yi, f" {100 * yi:.1f}", ha="center", va="bottom", rotation=90, size=SMALL_SIZE - 1
+                    xi, yi, f" {100 * yi:.1f}", ha="center", va="bottom", rotation=90, size=plot.look.note
                 )
     ax.set_xticks(x, list(SEGMENTS), rotation=90)
     ax.set_xlim(-0.6, len(SEGMENTS) - 0.4)
@@ -154,8 +152,9 @@ def budget_figure(
     by: Sequence[str] = (),
     extreme: float = DEFAULT_EXTREME,
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     estimator: str = "plug-in",
+    style: str = "screen",
 ) -> Plot:
     """GRPO's and Dr. GRPO's share per bin of p, side by side, one panel per G (and row per ``by`` group).
 
@@ -168,20 +167,23 @@ def budget_figure(
     sizes = summary["G"].unique(maintain_order=True).to_list()
     if summary.filter(pl.col("segment") == "bin").height == 0:
         raise UsageError("the budget figure needs the summary's bin rows")
-    with house_style():
+    look = look_of(style)
+    with house_style(look):
         width = DOUBLE_COLUMN if len(sizes) > 1 else SINGLE_COLUMN
-        fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25)
-        grid = fig.add_gridspec(len(parts), 2 * len(sizes), width_ratios=[4.0, 1.0] * len(sizes))
-        plot = Plot("budget", fig, _caption(summary, by, source, estimator, extreme))
+        fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25, look, len(sizes))
+        rows, cols = look.grid(len(sizes))
+        grid = fig.add_gridspec(len(parts) * rows, 2 * cols, width_ratios=[4.0, 1.0] * cols)
+        plot = Plot("budget", fig, _caption(summary, by, source, estimator, extreme), look=look)
         for r, (label, part) in enumerate(parts):
             first = None
             for c, G in enumerate(sizes):
                 one = part.filter(pl.col("G") == G)
                 where = f"G = {g_text(G)}" + (f" · {label}" if label else "")
-                ax = fig.add_subplot(grid[r, 2 * c], sharey=first)
-                side = fig.add_subplot(grid[r, 2 * c + 1], sharey=ax)
+                row, col = (r * rows + c, 0) if look.stacked else (r, 2 * c)
+                ax = fig.add_subplot(grid[row, col], sharey=first)
+                side = fig.add_subplot(grid[row, col + 1], sharey=ax)
                 first = first or ax
-                _regions(ax, one, extreme)
+                _regions(ax, one, extreme, look.note)
                 _bins(plot, ax, one, where)
                 _segments(plot, side, one, where)
                 ax.set_title(where, loc="left")
@@ -189,13 +191,13 @@ def budget_figure(
                 ax.set_xlabel("pass rate p")
                 side.tick_params(labelleft=False)
                 percent_axis(ax)
-                if c == 0:
+                if c == 0 or look.stacked:
                     ax.set_ylabel(Y_LABEL)
             assert first is not None
             # Headroom for the region names and the segment totals printed above their bars.
             first.set_ylim(0, 1.4 * _drawn_max(part))
         keys = [Patch(color=colour) for _, _, colour in METHODS] + [Line2D([], [], color=GREY)]
         fig.legend(keys, [m[1] for m in METHODS] + ["prompts"], loc="outside upper center", ncols=3)
-        if caption:
-            add_caption(fig, plot.caption)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
     return plot

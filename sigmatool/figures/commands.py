@@ -31,7 +31,7 @@ from sigmatool.simulate import SimulationRun
 from sigmatool.track import TrackResult
 
 
-def silent_plot(curve: SilentCurve, source: str, caption: bool = True) -> Plot:
+def silent_plot(curve: SilentCurve, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """Silent share against G on a grid around the asked G, with the chosen estimator (and prior), per
     ``by`` group."""
     return silent_figure(
@@ -41,10 +41,13 @@ def silent_plot(curve: SilentCurve, source: str, caption: bool = True) -> Plot:
         marked=curve.marked,
         source=source,
         caption=caption,
+        style=style,
     )
 
 
-def budget_plot(result: BudgetResult, source: str, caption: bool = True) -> Plot:
+def budget_plot(
+    result: BudgetResult, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """The budget summary's shares per bin of p, one panel per G."""
     return budget_figure(
         result.summary,
@@ -53,10 +56,13 @@ def budget_plot(result: BudgetResult, source: str, caption: bool = True) -> Plot
         source=source,
         estimator=result.estimator,
         caption=caption,
+        style=style,
     )
 
 
-def groupsize_plot(curve: GroupSizeCurve, source: str, caption: bool = True) -> Plot:
+def groupsize_plot(
+    curve: GroupSizeCurve, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """The exact group size against p for these options, over the prompts' histogram of p."""
     return groupsize_figure(
         curve.curve,
@@ -67,17 +73,20 @@ def groupsize_plot(curve: GroupSizeCurve, source: str, caption: bool = True) -> 
         points=curve.points,
         estimator=curve.estimator,
         caption=caption,
+        style=style,
     )
 
 
-def simulate_plot(run: SimulationRun, source: str, caption: bool = True) -> Plot:
+def simulate_plot(
+    run: SimulationRun, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """Observed against predicted silent share per step, and the hardest quartile's p."""
-    return simulate_figure(run.trace, run.summary, source=source, caption=caption)
+    return simulate_figure(run.trace, run.summary, source=source, caption=caption, style=style)
 
 
-def track_plot(result: TrackResult, source: str, caption: bool = True) -> Plot:
+def track_plot(result: TrackResult, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """Measured against expected silent share per step, the expectation banded by the drift rule's z."""
-    return track_figure(result.band, source=source, z=result.z_threshold, caption=caption)
+    return track_figure(result.band, source=source, z=result.z_threshold, caption=caption, style=style)
 
 
 def track_frame(result: TrackResult) -> pl.DataFrame:
@@ -85,7 +94,7 @@ def track_frame(result: TrackResult) -> pl.DataFrame:
     return result.band
 
 
-def plan_plot(frames: PlanFrames, source: str, caption: bool = True) -> Plot:
+def plan_plot(frames: PlanFrames, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """A rollout plan's group size per p, and its objective against the best uniform G at equal rollouts."""
     return plan_figure(
         frames.allocation,
@@ -94,22 +103,26 @@ def plan_plot(frames: PlanFrames, source: str, caption: bool = True) -> Plot:
         source=source,
         estimator=frames.estimator,
         caption=caption,
+        style=style,
     )
 
 
-def preflight_plot(result: PreflightResult, source: str, caption: bool = True) -> Plot:
+def preflight_plot(
+    result: PreflightResult, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
     """P(crash over the run) against the oversampling multiplier, and the wasted share of generation."""
     if result.curve is None:
         raise TypeError("preflight's result holds no curve: analyse it with figure=True")
     return preflight_figure(
-        result.curve, result.settings, source=source, estimator=result.estimator, caption=caption
+        result.curve, result.settings, source=source, estimator=result.estimator, caption=caption, style=style
     )
 
 
 @singledispatch
-def draw(drawn: object, source: str, caption: bool = True) -> Plot:
+def draw(drawn: object, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
     """The figure of a command's result (``source``: the data, as the caption names it; ``caption``: drawn
-    under the figure, else kept only in the file's embedded data)."""
+    under the figure, else kept only in the file's embedded data, None: on screen and not on paper;
+    ``style``: ``screen`` or ``paper``)."""
     raise TypeError(f"no figure draws a {type(drawn).__name__}")
 
 

@@ -18,7 +18,9 @@ from sigmatool.figures.style import (
     VERMILLION,
     add_caption,
     house_style,
+    legend_at,
     log_count_axis,
+    look_of,
     new_figure,
     require,
 )
@@ -61,9 +63,10 @@ def groupsize_figure(
     by: Sequence[str] = (),
     bins: int | None = None,
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     points: pl.DataFrame | None = None,
     estimator: str = "plug-in",
+    style: str = "screen",
 ) -> Plot:
     """Required G against p, with the prompts' histogram of p beneath on the same axis.
 
@@ -79,10 +82,11 @@ def groupsize_figure(
     curve = curve.sort("p")
     p = curve["p"].cast(pl.Float64).to_numpy()
     G = curve["group_size"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    with house_style():
-        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT * 1.55)
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT * 1.55, look)
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2.2, 1.0))
-        plot = Plot("groupsize", fig, _caption(o, source, by, estimator))
+        plot = Plot("groupsize", fig, _caption(o, source, by, estimator), look=look)
         posterior = points is not None
         plug_in = f"plug-in exact G (φ* = {o.target:g})" if posterior else f"exact G (φ* = {o.target:g})"
         (exact,) = top.plot(p, G, drawstyle="steps-mid", color=GREY if posterior else BLACK, label=plug_in)
@@ -103,9 +107,9 @@ def groupsize_figure(
         finite = G[np.isfinite(G)]
         top.set_ylim(max(1.0, 0.8 * o.min_size), float(finite.max()) * 1.25 if finite.size else o.max_size)
         top.set_ylabel("group size G (answers)")
-        top.legend(loc="upper center")
+        legend_at(top, "upper center", look)
         draw_difficulty(plot, bottom, hist, by, bins)
         bottom.set_xlim(0.0 - 0.02, 1.0 + 0.02)
-        if caption:
-            add_caption(fig, plot.caption)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
     return plot

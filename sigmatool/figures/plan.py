@@ -16,6 +16,8 @@ from sigmatool.figures.style import (
     PANEL_HEIGHT,
     add_caption,
     house_style,
+    legend_at,
+    look_of,
     new_figure,
     require,
 )
@@ -43,7 +45,7 @@ def _allocation(plot: Plot, ax: Axes, allocation: pl.DataFrame) -> None:
     ax.set_ylim(bottom=0)
     ax.set_xlabel("pass rate p")
     ax.set_ylabel("group size G (answers)")
-    ax.legend(loc="upper center")
+    legend_at(ax, "upper center", plot.look)
 
 
 def _comparison(plot: Plot, ax: Axes, comparison: pl.DataFrame, objective: str) -> None:
@@ -59,7 +61,7 @@ def _comparison(plot: Plot, ax: Axes, comparison: pl.DataFrame, objective: str) 
         plot.line(line, name, "rollouts_per_prompt", column, budget, values)
     ax.set_xlabel("rollouts per prompt (answers)")
     ax.set_ylabel(f"{objective} per prompt")
-    ax.legend(loc="lower right")
+    legend_at(ax, "lower right", plot.look)
 
 
 def plan_figure(
@@ -68,8 +70,9 @@ def plan_figure(
     *,
     objective: str = "objective",
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
     estimator: str = "plug-in",
+    style: str = "screen",
 ) -> Plot:
     """Left: the group size a plan gives each pass rate. Right: the plan's objective against uniform G.
 
@@ -88,15 +91,17 @@ def plan_figure(
     require(comparison, COMPARISON, "plan")
     if float(allocation["prompts"].sum()) <= 0:
         raise UsageError("the plan figure needs prompts with a positive weight")
-    with house_style():
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT)
-        left, right = fig.subplots(1, 2)
-        plot = Plot("plan", fig, "")
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
+        left, right = fig.subplots(*look.grid(2))
+        plot = Plot("plan", fig, "", look=look)
         _allocation(plot, left, allocation)
         _comparison(plot, right, comparison, objective)
         plot.caption = (
-            "A rollout plan: left, the group size it gives each pass rate (dot area: prompts), against the "
-            f"uniform G that spends the same rollouts; right, its {objective} per prompt against uniform G "
+            f"A rollout plan: {look.sides[0]}, the group size it gives each pass rate (dot area: prompts), "
+            f"against the uniform G that spends the same rollouts; {look.sides[1]}, its {objective} per prompt "
+            "against uniform G "
             f"at equal rollouts. Estimator: {estimator}"
             + (
                 ": each prompt valued by its posterior given its k of n, drawn at its p̂."
@@ -105,6 +110,6 @@ def plan_figure(
             )
             + (f" Data: {source}." if source else "")
         )
-        if caption:
-            add_caption(fig, plot.caption)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
     return plot

@@ -28,7 +28,7 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.style import g_text, house_style
+from sigmatool.figures.style import SCREEN, Look, g_text, house_style
 from sigmatool.options import figure_format
 from sigmatool.render.files import target
 
@@ -64,12 +64,13 @@ class Series:
 
 @dataclass
 class Plot:
-    """A finished figure, its caption and the series it shows (in drawing order)."""
+    """A finished figure, its caption, the series it shows (in drawing order) and the look it is drawn in."""
 
     name: str
     figure: Figure
     caption: str
     series: list[Series] = field(default_factory=list)
+    look: Look = SCREEN
 
     def get(self, label: str) -> Series:
         """The series with this label (labels are unique within a plot)."""
@@ -118,7 +119,7 @@ class Plot:
         if fmt not in METADATA:
             raise UsageError(f"figures are png, svg or pdf, not {fmt!r}")
         buffer = io.BytesIO()
-        with house_style():
+        with house_style(self.look):
             self.figure.savefig(buffer, format=fmt, metadata=METADATA[fmt])
         data = buffer.getvalue()
         if fmt == "svg":

@@ -13,6 +13,7 @@ from sigmatool.figures.style import (
     VERMILLION,
     add_caption,
     house_style,
+    look_of,
     new_figure,
     percent_axis,
     require,
@@ -20,14 +21,14 @@ from sigmatool.figures.style import (
 from sigmatool.options.preflight import LoopSettings
 
 
-def _caption(settings: LoopSettings, source: str, estimator: str) -> str:
+def _caption(settings: LoopSettings, source: str, estimator: str, sides: tuple[str, str]) -> str:
     cap = "no cap" if settings.max_gen_batches <= 0 else f"max_num_gen_batches {settings.max_gen_batches}"
     run = f"{settings.epochs} epochs" if settings.epochs is not None else f"{settings.steps:,} steps"
     data = f" Data: {source}." if source else ""
     return (
-        f"verl's DAPO loop with train_batch_size {settings.train_batch_size:,}, n {settings.n}, {cap}: left, "
+        f"verl's DAPO loop with train_batch_size {settings.train_batch_size:,}, n {settings.n}, {cap}: {sides[0]}, "
         f"the chance that the run ({run}) raises 'Generated too many' against gen_batch_size ÷ "
-        f"train_batch_size (dotted: the asked {settings.gen:,}; dashed: the risk {settings.risk:g}); right, the "
+        f"train_batch_size (dotted: the asked {settings.gen:,}; dashed: the risk {settings.risk:g}); {sides[1]}, the "
         f"share of generated rollouts that do not train (silent groups, surplus cut, a crashing step's). "
         f"Keep probabilities 1 − P_silent(p, n), {estimator}; prompts sampled with replacement.{data}"
     )
@@ -38,7 +39,8 @@ def preflight_figure(
     settings: LoopSettings,
     source: str = "",
     estimator: str = "plug-in",
-    caption: bool = True,
+    caption: bool | None = None,
+    style: str = "screen",
 ) -> Plot:
     """P(crash over the run) and the wasted share of generation, each against the multiplier B / T.
 
@@ -48,10 +50,11 @@ def preflight_figure(
     require(curve, ["multiplier", "p_crash_run", "waste_share"], "preflight")
     m = curve["multiplier"].to_list()
     asked = settings.gen / settings.train_batch_size
-    with house_style():
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT)
-        left, right = fig.subplots(1, 2)
-        plot = Plot("preflight", fig, _caption(settings, source, estimator))
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
+        left, right = fig.subplots(*look.grid(2))
+        plot = Plot("preflight", fig, _caption(settings, source, estimator, look.sides), look=look)
         crash = curve["p_crash_run"].to_list()
         (line,) = left.plot(m, crash, color=BLACK, marker="o", markersize=2.5)
         plot.line(line, "P(crash over the run)", "multiplier", "p_crash_run", m, crash)
@@ -67,6 +70,6 @@ def preflight_figure(
         for ax in (left, right):
             ax.axvline(asked, color=GREY, linestyle=":", linewidth=1.0)
             ax.set_xlabel("gen_batch_size ÷ train_batch_size")
-        if caption:
-            add_caption(fig, plot.caption)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
     return plot

@@ -27,7 +27,9 @@ from sigmatool.figures.style import (
     groups,
     house_style,
     legend_above,
+    legend_at,
     log2_axis,
+    look_of,
     new_figure,
     percent_axis,
     require,
@@ -129,12 +131,12 @@ def _grouped(
                 linestyle=":",
             )
     if e == 0:
-        axes[0].legend(loc="upper right")
+        legend_at(axes[0], "upper right", plot.look, beside=True)
         keys = [
             Line2D([], [], color=BLACK, linestyle="--", marker="^"),
             Line2D([], [], color=BLACK, linestyle=":", marker="v"),
         ]
-        axes[1].legend(keys, ["all right", "all wrong"], loc="upper right")
+        legend_at(axes[1], "upper right", plot.look, True, handles=keys, labels=["all right", "all wrong"])
 
 
 def silent_figure(
@@ -144,24 +146,27 @@ def silent_figure(
     estimator: str = "plugin",
     marked: Sequence[float] = (),
     source: str = "",
-    caption: bool = True,
+    caption: bool | None = None,
+    style: str = "screen",
 ) -> Plot:
     """Silent share against G (log axis), split into all right / all wrong, with the always-silent floor.
 
     ``summaries`` is :func:`sigmatool.silent.summarize` output without bins (usually over a grid of G such as
     2, 4, …, 256), or a mapping estimator name → summary to compare estimators (dashes tell them apart).
     With ``by``, one line per group, and the split in a second panel. ``marked`` G (the ones a user asked
-    for) get a thin vertical line.
+    for) get a thin vertical line. ``style``: ``screen`` or ``paper`` (see :mod:`sigmatool.figures.style`).
     """
     frames = _frames(summaries, estimator)
     for frame in frames.values():
         require(frame, [*by, *COLUMNS], "silent")
         if "p_lo" in frame.columns:
             raise UsageError("the silent figure plots a summary without bins of p (no --by-bins)")
-    with house_style():
-        fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT)
-        axes = list(fig.subplots(1, 2 if by else 1, squeeze=False, sharey=True)[0])
-        plot = Plot("silent", fig, _caption(frames, by, source, marked))
+    look = look_of(style)
+    with house_style(look):
+        panels = 2 if by else 1
+        fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT, look, panels)
+        axes = list(fig.subplots(*look.grid(panels), squeeze=False, sharey=True).ravel())
+        plot = Plot("silent", fig, _caption(frames, by, source, marked), look=look)
         several = len(frames) > 1
         for e, (name, frame) in enumerate(frames.items()):
             suffix = f" ({ESTIMATOR_LABELS.get(name, name)})" if several else ""
@@ -183,6 +188,6 @@ def silent_figure(
             axes[1].set_title("all right and all wrong")
         else:
             legend_above(axes[0])
-        if caption:
-            add_caption(fig, plot.caption)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
     return plot

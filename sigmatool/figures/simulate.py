@@ -17,6 +17,7 @@ from sigmatool.figures.style import (
     add_caption,
     house_style,
     legend_above,
+    look_of,
     new_figure,
     percent_axis,
     require,
@@ -49,8 +50,21 @@ def _look(key: str, value: str, m: int) -> tuple[str, str]:
     return GROUP_COLOURS[m % len(GROUP_COLOURS)], value
 
 
+def _caption(steps: int, source: str, sides: tuple[str, str]) -> str:
+    return (
+        f"Controlled run ({steps} steps): {sides[0]}, each step's share of silent groups against the "
+        f"closed-form prediction mean p^G + (1 − p)^G at the step's p; {sides[1]}, the mean pass rate of the "
+        "prompts that started in the hardest quartile." + (f" Start population: {source}." if source else "")
+    )
+
+
 def simulate_figure(
-    trace: pl.DataFrame, summary: pl.DataFrame | None = None, *, source: str = "", caption: bool = True
+    trace: pl.DataFrame,
+    summary: pl.DataFrame | None = None,
+    *,
+    source: str = "",
+    caption: bool | None = None,
+    style: str = "screen",
 ) -> Plot:
     """Left: each step's observed silent fraction against the predicted mean P_silent, per method (the
     diagonal is a perfect prediction; R² from ``summary`` in the legend). Right: the mean p of the hardest
@@ -63,10 +77,11 @@ def simulate_figure(
     key = _key(trace)
     methods = trace[key].unique(maintain_order=True).to_list()
     steps = int(trace["step"].max())  # type: ignore[arg-type]
-    with house_style():
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT)
-        left, right = fig.subplots(1, 2)
-        plot = Plot("simulate", fig, "")
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
+        left, right = fig.subplots(*look.grid(2))
+        plot = Plot("simulate", fig, "", look=look)
         top = max(float(trace["observed_silent"].max()), float(trace["predicted_silent"].max()))  # type: ignore[arg-type]
         left.plot([0, top], [0, top], color=GREY, linestyle="--", linewidth=0.8, label="observed = predicted")
         for m, method in enumerate(methods):
@@ -91,16 +106,12 @@ def simulate_figure(
             percent_axis(left, axis)
         left.set_xlabel("predicted silent groups (%)")
         left.set_ylabel("observed silent groups (%)")
-        legend_above(left)
+        legend_above(left, ncols=1 if look.stacked else 2)  # R² makes the entries long
         right.set_xlabel("training step")
         right.set_ylabel("hardest start quartile: mean p")
         right.set_ylim(0, 1)
         legend_above(right, ncols=3)
-        plot.caption = (
-            f"Controlled run ({steps} steps): left, each step's share of silent groups against the closed-form "
-            "prediction mean p^G + (1 − p)^G at the step's p; right, the mean pass rate of the prompts that "
-            "started in the hardest quartile." + (f" Start population: {source}." if source else "")
-        )
-        if caption:
-            add_caption(fig, plot.caption)
+        plot.caption = _caption(steps, source, look.sides)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
     return plot

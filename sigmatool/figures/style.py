@@ -4,15 +4,21 @@ Colours are the Okabe–Ito palette (M. Okabe and K. Ito, "Color Universal Desig
 under the common colour-vision deficiencies; lines differ by dash and marker as well as colour, so a figure
 also reads in grey. Text is 8 pt at the printed size: a 3.4 in figure fits one column of a two-column paper,
 a 7 in figure the full width, both readable at 100 %.
+
+Two looks (:class:`Look`): ``screen``, the figures above, and ``paper``, every figure one column of a
+two-column template wide (3.25 in), its panels stacked, serif text in 8–9 pt close to LaTeX's (Computer
+Modern where CMU Serif or Latin Modern is installed, else matplotlib's bundled DejaVu Serif; no TeX needed),
+thinner lines and legends above the axes.
 """
 
 from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import matplotlib
 import polars as pl
@@ -23,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
 from sigmatool.errors import UsageError
+from sigmatool.options.figures import FigureStyle
 
 SINGLE_COLUMN = 3.4  # inches
 DOUBLE_COLUMN = 7.0
@@ -30,6 +37,7 @@ PANEL_HEIGHT = 2.3
 FONT_SIZE = 8.0
 SMALL_SIZE = 7.0
 LABEL_MAX = 32  # characters of a group's name in a legend or panel title
+Inside = Literal["upper right", "upper center", "lower right"]  # where a legend sits inside the axes
 
 BLACK = "#000000"
 ORANGE = "#E69F00"
@@ -90,45 +98,141 @@ RC: dict[Any, Any] = {
 }
 
 
+PAPER_COLUMN = 3.25  # inches: one column of the common two-column templates (ACM, IEEE, NeurIPS's two)
+PAPER_FONT_SIZE = 9.0
+PAPER_SMALL_SIZE = 8.0
+PAPER_RC: dict[Any, Any] = {
+    **RC,
+    # Computer Modern where it is installed as a Unicode font (CMU Serif, Latin Modern), else DejaVu Serif
+    # (bundled with matplotlib), which also draws any glyph the first lacks. Not matplotlib's cmr10: its
+    # TeX encoding draws _ < > | { } " ² ± as other glyphs (a_b as a˙b, R² as Rffl). Math, if any, in cm.
+    "font.family": ["serif", "DejaVu Serif"],
+    "font.serif": ["CMU Serif", "Latin Modern Roman", "DejaVu Serif"],
+    "mathtext.fontset": "cm",
+    "text.usetex": False,
+    "font.size": PAPER_FONT_SIZE,
+    "axes.titlesize": PAPER_FONT_SIZE,
+    "axes.labelsize": PAPER_FONT_SIZE,
+    "xtick.labelsize": PAPER_SMALL_SIZE,
+    "ytick.labelsize": PAPER_SMALL_SIZE,
+    "legend.fontsize": PAPER_SMALL_SIZE,
+    "legend.handlelength": 1.8,
+    "legend.columnspacing": 1.0,
+    "axes.linewidth": 0.5,
+    "grid.linewidth": 0.35,
+    "xtick.major.width": 0.5,
+    "ytick.major.width": 0.5,
+    "xtick.minor.width": 0.35,
+    "ytick.minor.width": 0.35,
+    "lines.linewidth": 0.9,
+    "lines.markersize": 2.8,
+    "hatch.linewidth": 0.35,
+    "savefig.dpi": 300,
+}
+
+
+@dataclass(frozen=True)
+class Look:
+    """How a figure is drawn: its rcParams, its width (``None``: as the figure asks), the factor on its
+    height, the size of its caption and of the notes inside its axes, and whether its panels are stacked
+    and its legends set above the axes (paper) or side by side and inside (screen)."""
+
+    name: str
+    rc: Mapping[Any, Any]
+    width: float | None
+    scale: float
+    small: float
+    note: float
+    stacked: bool
+
+    def size(self, width: float, height: float, panels: int = 1) -> tuple[float, float]:
+        """The (width, height) in inches of a figure that asks for ``width`` × ``height`` on screen, with
+        ``panels`` panels side by side."""
+        return (width, height) if self.width is None else (self.width, height * self.scale * panels)
+
+    def grid(self, panels: int) -> tuple[int, int]:
+        """(rows, columns) of ``panels`` panels that the screen draws side by side."""
+        return (panels, 1) if self.stacked else (1, panels)
+
+    def captions(self, caption: bool | None) -> bool:
+        """Whether a figure draws its caption: as asked, else on screen and not on paper, whose captions
+        LaTeX sets."""
+        return not self.stacked if caption is None else caption
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        """How a caption names the first and the second of two panels."""
+        return ("top", "bottom") if self.stacked else ("left", "right")
+
+
+SCREEN = Look("screen", RC, None, 1.0, SMALL_SIZE, SMALL_SIZE - 1, stacked=False)
+# On paper every panel is one column wide, with the aspect of the screen's one-column figure (height by
+# aspect), and panels that the screen draws side by side are stacked.
+PAPER = Look(
+    "paper", PAPER_RC, PAPER_COLUMN, PAPER_COLUMN / SINGLE_COLUMN, PAPER_SMALL_SIZE, PAPER_SMALL_SIZE, True
+)
+LOOKS = {FigureStyle.screen: SCREEN, FigureStyle.paper: PAPER}
+
+
+def look_of(style: str) -> Look:
+    """The look a ``--style`` names: ``screen`` or ``paper``."""
+    try:
+        return LOOKS[FigureStyle(style)]
+    except ValueError:
+        raise UsageError(f"a figure's style is screen or paper, not {style!r}") from None
+
+
 @contextmanager
-def house_style() -> Iterator[None]:
-    """Apply the house style's rcParams for the duration of the block."""
-    with matplotlib.rc_context(RC):
+def house_style(look: Look = SCREEN) -> Iterator[None]:
+    """Apply the look's rcParams for the duration of the block."""
+    with matplotlib.rc_context(dict(look.rc)):
         yield
 
 
-def new_figure(width: float, height: float) -> Figure:
-    """A figure with constrained layout on the Agg canvas, outside pyplot's global state."""
-    with house_style():
-        fig = Figure(figsize=(width, height), layout="constrained")
+def new_figure(width: float, height: float, look: Look = SCREEN, panels: int = 1) -> Figure:
+    """A figure with constrained layout on the Agg canvas, outside pyplot's global state; ``width`` ×
+    ``height`` are the screen's inches for ``panels`` panels side by side, which ``look`` maps to its own."""
+    with house_style(look):
+        fig = Figure(figsize=look.size(width, height, panels), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
 
 
-def wrap_caption(text: str, width: float) -> list[str]:
-    """The caption in lines that fit a figure ``width`` inches wide at the caption's font size."""
-    per_line = max(20, int(width * 72 / (0.52 * SMALL_SIZE)))
+def wrap_caption(text: str, width: float, size: float = SMALL_SIZE) -> list[str]:
+    """The caption in lines that fit a figure ``width`` inches wide at ``size`` points."""
+    per_line = max(20, int(width * 72 / (0.52 * size)))
     return textwrap.wrap(text, per_line)
 
 
-def add_caption(fig: Figure, text: str) -> None:
+def add_caption(fig: Figure, text: str, look: Look = SCREEN) -> None:
     """Draw ``text`` under the axes: the figure grows by the caption's height and keeps its axes' size."""
     width, height = fig.get_size_inches()
-    lines = wrap_caption(text, width)
+    lines = wrap_caption(text, width, look.small)
     if not lines:
         return
-    extra = (len(lines) * SMALL_SIZE * 1.3 + 6) / 72
+    extra = (len(lines) * look.small * 1.3 + 6) / 72
     fig.set_size_inches(width, height + extra)
     share = extra / (height + extra)
     engine = fig.get_layout_engine()
     if engine is not None:
         engine.set(rect=(0.0, share, 1.0, 1.0 - share))  # type: ignore[call-arg]
-    fig.text(0.01, share - 3 / 72 / (height + extra), "\n".join(lines), va="top", ha="left", size=SMALL_SIZE)
+    fig.text(0.01, share - 3 / 72 / (height + extra), "\n".join(lines), va="top", ha="left", size=look.small)
 
 
 def legend_above(ax: Axes, ncols: int = 2, **kwargs: Any) -> None:
     """The axes' legend in a block above them, clear of the data (constrained layout makes room)."""
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.01), ncols=ncols, borderaxespad=0.0, **kwargs)
+
+
+def legend_at(ax: Axes, loc: Inside, look: Look = SCREEN, beside: bool = False, **kwargs: Any) -> None:
+    """The axes' legend at ``loc`` inside them on screen; on paper, where the axes are too small to keep a
+    legend clear of the data, above them (``beside``: to their right, for axes that carry a title)."""
+    if look.stacked and beside:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
+    elif look.stacked:
+        legend_above(ax, 2, **kwargs)
+    else:
+        ax.legend(loc=loc, **kwargs)
 
 
 def percent_axis(ax: Axes, which: str = "y", decimals: int = 0) -> None:

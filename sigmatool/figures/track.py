@@ -19,6 +19,7 @@ from sigmatool.figures.style import (
     groups,
     house_style,
     legend_above,
+    look_of,
     new_figure,
     percent_axis,
     require,
@@ -34,7 +35,8 @@ def track_figure(
     by: Sequence[str] = (),
     source: str = "",
     z: float | None = None,
-    caption: bool = True,
+    caption: bool | None = None,
+    style: str = "screen",
 ) -> Plot:
     """Measured against expected silent fraction per training step.
 
@@ -53,10 +55,11 @@ def track_figure(
     require(frame, [*by, *COLUMNS], "track")
     compared = frame["expected_silent"].is_not_null().any()
     band = compared and all(c in frame.columns for c in BAND)
-    with house_style():
-        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT)
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT, look)
         ax = fig.subplots()
-        plot = Plot("track", fig, "")
+        plot = Plot("track", fig, "", look=look)
         for g, (label, part) in enumerate(groups(frame.sort([*by, "step"], maintain_order=True), by)):
             colour = group_colour(g) if by else BLACK
             suffix = f" · {label}" if label else ""
@@ -82,8 +85,8 @@ def track_figure(
         ax.set_ylabel("silent groups (%)")
         legend_above(ax)
         plot.caption = _caption(compared, band, z, source)
-        if caption:
-            add_caption(fig, plot.caption)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
     return plot
 
 

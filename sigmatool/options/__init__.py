@@ -50,7 +50,7 @@ from sigmatool.options.common import (
     g_label,
     parse_group_sizes,
 )
-from sigmatool.options.figures import FIGURE_FORMATS, PlotOptions, ReportFile, figure_format
+from sigmatool.options.figures import FIGURE_FORMATS, FigureStyle, PlotOptions, ReportFile, figure_format
 from sigmatool.options.inputs import (
     COLUMN,
     COUNT_DIRECTIONS,
@@ -91,6 +91,7 @@ __all__ = [
     "Counts",
     "Dialect",
     "Estimator",
+    "FigureStyle",
     "GroupSizeOptions",
     "HistogramCommand",
     "InputFormat",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from enum import Enum
 
 from sigmatool.errors import UsageError
 from sigmatool.options.inputs import InputOptions
@@ -23,17 +24,30 @@ def figure_format(path: str, option: str = "--plot") -> str:
     return fmt
 
 
+class FigureStyle(str, Enum):
+    """How a figure looks: ``screen`` (sized for reading at 100 %) or ``paper`` (one column of a two-column
+    template, serif text like LaTeX's, no caption unless asked)."""
+
+    screen = "screen"
+    paper = "paper"
+
+
 @dataclass(frozen=True)
 class PlotOptions:
-    """Where to draw the command's figure (None: no figure), and whether its caption is drawn into it (a
-    paper sets its captions itself); the extension is checked here."""
+    """Where to draw the command's figure (None: no figure), in which style, and whether its caption is drawn
+    into it (None: as the style has it, on screen figures and not on paper ones); the extension is checked
+    here."""
 
     path: str | None = None
-    caption: bool = True
+    caption: bool | None = None
+    style: FigureStyle = FigureStyle.screen
 
     def __post_init__(self) -> None:
         if self.path is not None:
             figure_format(self.path)
+        if self.style not in tuple(FigureStyle):
+            raise UsageError(f"--style is screen or paper, not {self.style!r}")
+        object.__setattr__(self, "style", FigureStyle(self.style))
 
     @property
     def output(self) -> tuple[str, str | None]:
