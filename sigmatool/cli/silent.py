@@ -91,10 +91,12 @@ def silent_command(
     beyond.check(has_counts=True, estimator=options.estimator, per_prompt=options.per_prompt)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators, silent
+    from sigmatool.load import Rows
     from sigmatool.render import resolve_format, sink_frame, write_frame
 
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
-    with run.values_of(inputs, stream) as hist:
+    asked = None if options.per_prompt else silent.totals_asked(options, inputs.groups)
+    with run.values_of(inputs, stream, asked) as hist:
         beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
         val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
@@ -107,8 +109,10 @@ def silent_command(
             )
             return
         table = resolve_format(out.fmt, out.output) == "table"
+        totals = hist.totals if isinstance(hist, Rows) else None
         result = silent.analyse(
-            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=plot.path is not None
+            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=plot.path is not None,
+            totals=totals,
         )
         drawn = result.curve
         if drawn is not None:
