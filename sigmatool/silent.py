@@ -151,12 +151,12 @@ def summaries(
 
 
 def totals_asked(options: SilentOptions, by: Sequence[str]) -> Totals | None:
-    """What a plug-in summary over all rows (no --by, no bins, whole G) adds up, for the pass that checks
+    """What a plug-in summary over all rows (no --by, no bins, whole G, no per-prompt rows) adds up, for the pass that checks
     streamed rows to compute as well (:func:`sigmatool.load.rows.checked_totals`): the learnable rows and,
     per G, the all-right and all-wrong probabilities summed exactly (:func:`sigmatool.sums.fixed_point_sums`;
     the rows' values are the kernels', bit for bit). None for the other summaries."""
     whole = all(math.isfinite(G) and G == int(G) and 1 <= G <= MAX_G for G in options.sizes)
-    if by or options.bins is not None or options.estimator != "plugin" or not whole:
+    if by or options.bins is not None or options.estimator != "plugin" or options.per_prompt or not whole:
         return None
     p = pl.col("p")
     columns, aggregates = [], [((p > 0.0) & (p < 1.0)).sum().alias("learnable")]

@@ -115,9 +115,7 @@ def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, st
 
 
 @contextlib.contextmanager
-def values_of(
-    inputs: InputOptions, stream: bool, totals: Totals | None = None
-) -> Iterator[Histogram | Rows]:
+def values_of(inputs: InputOptions, stream: bool, totals: Totals | None = None) -> Iterator[Histogram | Rows]:
     """As :func:`histogram_of`, but with ``stream``, data whose pass rates are mostly distinct come as their
     checked rows instead (:class:`sigmatool.load.Rows`), for the analyses that can take them, with
     ``totals`` computed while they are checked where that can be done."""

@@ -91,12 +91,10 @@ def silent_command(
     beyond.check(has_counts=True, estimator=options.estimator, per_prompt=options.per_prompt)
     run.check(inputs, out, plot.output)
     from sigmatool import estimators, silent
-    from sigmatool.load import Rows
     from sigmatool.render import resolve_format, sink_frame, write_frame
 
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
-    asked = None if options.per_prompt else silent.totals_asked(options, inputs.groups)
-    with run.values_of(inputs, stream, asked) as hist:
+    with run.values_of(inputs, stream, silent.totals_asked(options, inputs.groups)) as hist:
         beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
         val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
@@ -109,12 +107,10 @@ def silent_command(
             )
             return
         table = resolve_format(out.fmt, out.output) == "table"
-        totals = hist.totals if isinstance(hist, Rows) else None
+        figure = plot.path is not None
         result = silent.analyse(
-            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=plot.path is not None,
-            totals=totals,
+            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=figure, totals=hist.totals
         )
-        drawn = result.curve
-        if drawn is not None:
-            run.save_plot(plot, drawn, run.source_of(hist))
+        if result.curve is not None:
+            run.save_plot(plot, result.curve, run.source_of(hist))
         write_frame(result.summary, out, silent.view(result))

@@ -21,9 +21,9 @@ from numpy.typing import ArrayLike, NDArray
 from sigmatool.kernels import beta as forms
 from sigmatool.kernels.silent import (
     all_right_in_range,
-    all_wrong_in_range,
     all_right_probability,
     all_right_probability_unbiased,
+    all_wrong_in_range,
     all_wrong_probability,
     all_wrong_probability_unbiased,
     bessel_factor,
