@@ -170,10 +170,12 @@ def batches(values: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:
     yield from values.collect_batches(chunk_size=BATCH_ROWS)
 
 
-# A column of values in [0, 1] summed exactly in one polars pass: each value times 2^30 splits into its whole
-# part (an integer below 2^30 + 1, summed exactly as Int64 for up to 2^33 rows, in any order) and its
-# fraction (in [0, 1), summed in float64: an error under 1e-8 of a unit, 1e-17 of the value, at 10^7 rows).
-FIXED_POINT = 2.0**30
+# A column of values in [0, 1] summed exactly in one polars pass, in any order: each value times 2^26 splits
+# into its whole part (an integer of at most 2^26) and its fraction (in [0, 1)). The whole parts' partial sums
+# are integers, exact in float64 below 2^53, so for up to 2^27 rows (134 million) in any order; the
+# fractions' float64 sum errs by under 1e-8 of a unit at 10^7 rows, 1e-16 of a unit of the value.
+FIXED_POINT = 2.0**26
+EXACT_ROWS = 2**27
 
 
 def fixed_point_sums(column: str) -> list[pl.Expr]:
@@ -181,22 +183,20 @@ def fixed_point_sums(column: str) -> list[pl.Expr]:
     named ``{column}.whole`` and ``{column}.fraction``."""
     scaled = pl.col(column) * FIXED_POINT  # exact: a power of two
     whole = scaled.floor()
-    return [
-        whole.cast(pl.Int64).sum().alias(f"{column}.whole"),
-        (scaled - whole).sum().alias(f"{column}.fraction"),  # exact differences
-    ]
+    return [whole.sum().alias(f"{column}.whole"), (scaled - whole).sum().alias(f"{column}.fraction")]
 
 
 def fixed_point_total(totals: pl.DataFrame, column: str) -> Fraction:
     """The sum of ``column`` from the aggregates of :func:`fixed_point_sums` (a one-row frame of them), as an
-    exact fraction: the order the rows came in changes it by under 1e-17, well below one rounding of a sum
-    of many values, so its float is the correctly rounded sum of the values to within that.
+    exact fraction: for up to :data:`EXACT_ROWS` rows the order they came in changes it by under 1e-16 of a
+    unit of the value, well below one rounding of a sum of many values, so its float is the correctly
+    rounded sum of the values to within that (beyond, the whole parts' sum is a float64 sum of integers).
 
     >>> import math
     >>> totals = pl.DataFrame({"x": [0.1, 0.2, 0.3]}).select(fixed_point_sums("x"))
     >>> float(fixed_point_total(totals, "x")) == math.fsum([0.1, 0.2, 0.3])
     True
     """
-    whole = int(totals[f"{column}.whole"].item())
+    whole = float(totals[f"{column}.whole"].item())
     fraction = float(totals[f"{column}.fraction"].item())
     return (Fraction(whole) + Fraction(fraction)) / Fraction(int(FIXED_POINT))
