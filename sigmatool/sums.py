@@ -170,33 +170,41 @@ def batches(values: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:
     yield from values.collect_batches(chunk_size=BATCH_ROWS)
 
 
-# A column of values in [0, 1] summed exactly in one polars pass, in any order: each value times 2^26 splits
-# into its whole part (an integer of at most 2^26) and its fraction (in [0, 1)). The whole parts' partial sums
-# are integers, exact in float64 below 2^53, so for up to 2^27 rows (134 million) in any order; the
-# fractions' float64 sum errs by under 1e-8 of a unit at 10^7 rows, 1e-16 of a unit of the value.
+# A column of values in [0, 1] summed in one polars pass, in any order, exactly but for a remainder below
+# 2^-52 per value: each value's first 26 bits after the binary point, its next 26, and the rest are summed
+# apart. The first two are whole numbers below 2^26 once scaled, so their float64 sums are exact in any order
+# for up to 2^27 rows (134 million; every partial sum is a whole number below 2^53); the rest's sum errs by
+# about 1e-25 at 10^7 rows. The total, rounded once, is the correctly rounded sum of the values (barring a
+# near tie) whenever their mean is above about 1e-15, whatever the order of the rows.
 FIXED_POINT = 2.0**26
 EXACT_ROWS = 2**27
 
 
 def fixed_point_sums(column: str) -> list[pl.Expr]:
-    """Two aggregates of ``column`` (values in [0, 1]) from which :func:`fixed_point_total` gives its sum;
-    named ``{column}.whole`` and ``{column}.fraction``."""
-    scaled = pl.col(column) * FIXED_POINT  # exact: a power of two
-    whole = scaled.floor()
-    return [whole.sum().alias(f"{column}.whole"), (scaled - whole).sum().alias(f"{column}.fraction")]
+    """Three aggregates of ``column`` (values in [0, 1]) from which :func:`fixed_point_total` gives its sum;
+    named ``{column}.high``, ``{column}.low`` and ``{column}.rest``. Every step is exact: a scaling by a
+    power of two, a floor, a difference of numbers that share their leading bits."""
+    scaled = pl.col(column) * FIXED_POINT
+    high = scaled.floor()
+    below = (scaled - high) * FIXED_POINT
+    low = below.floor()
+    return [
+        high.sum().alias(f"{column}.high"),
+        low.sum().alias(f"{column}.low"),
+        (below - low).sum().alias(f"{column}.rest"),
+    ]
 
 
 def fixed_point_total(totals: pl.DataFrame, column: str) -> Fraction:
     """The sum of ``column`` from the aggregates of :func:`fixed_point_sums` (a one-row frame of them), as an
-    exact fraction: for up to :data:`EXACT_ROWS` rows the order they came in changes it by under 1e-16 of a
-    unit of the value, well below one rounding of a sum of many values, so its float is the correctly
-    rounded sum of the values to within that (beyond, the whole parts' sum is a float64 sum of integers).
+    exact fraction of what they hold (see :data:`FIXED_POINT`; beyond :data:`EXACT_ROWS` rows the parts are
+    float64 sums of whole numbers).
 
     >>> import math
-    >>> totals = pl.DataFrame({"x": [0.1, 0.2, 0.3]}).select(fixed_point_sums("x"))
-    >>> float(fixed_point_total(totals, "x")) == math.fsum([0.1, 0.2, 0.3])
+    >>> totals = pl.DataFrame({"x": [0.1, 0.2, 0.3, 1e-20]}).select(fixed_point_sums("x"))
+    >>> float(fixed_point_total(totals, "x")) == math.fsum([0.1, 0.2, 0.3, 1e-20])
     True
     """
-    whole = float(totals[f"{column}.whole"].item())
-    fraction = float(totals[f"{column}.fraction"].item())
-    return (Fraction(whole) + Fraction(fraction)) / Fraction(int(FIXED_POINT))
+    high, low, rest = (Fraction(float(totals[f"{column}.{part}"].item())) for part in ("high", "low", "rest"))
+    scale = Fraction(int(FIXED_POINT))
+    return (high + (low + rest) / scale) / scale

@@ -224,3 +224,16 @@ def test_only_plain_plugin_summaries_are_asked_of_the_checking_pass() -> None:
         silent.totals_asked(SilentOptions((8,)), ("source",)),
         silent.totals_asked(SilentOptions((8, float("inf"))), ()),
     ]
+
+
+def test_sums_of_small_values_from_the_checking_pass_are_correctly_rounded(tmp_path: Path) -> None:
+    # p ≤ 1/2 at G = 40: every value below 2^-40, all of it past the first 26 bits after the point.
+    import math
+
+    p = np.random.default_rng(6).random(60_000) / 2
+    path = tmp_path / "low.parquet"
+    pl.DataFrame({"pass_rate": p}).write_parquet(path)
+    with dataset(InputOptions(paths=(str(path),))) as ds:
+        checked = rows(ds, totals=silent.totals_asked(SilentOptions((40,)), ()))
+        summary = silent.summaries(checked.frame, (), SilentOptions((40,)), totals=checked.totals).table
+    assert math.fsum(np.power(p, 40.0)) / p.size == summary["all_right_rate"][0]
