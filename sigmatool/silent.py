@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import polars as pl
@@ -48,7 +49,7 @@ from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.frames import series
 from sigmatool.joins import join_values
 from sigmatool.kernels import Quantity
-from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.load import Dataset, Totals, per_prompt_frame
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
     BOUNDS_LEVEL,
@@ -63,7 +64,7 @@ from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
 from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
-from sigmatool.sums import Cells, Summaries, labels_of
+from sigmatool.sums import Cells, Summaries, fixed_point_sums, fixed_point_total, labels_of
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -139,10 +140,15 @@ def summaries(
     by: Sequence[str],
     options: SilentOptions,
     prior: str | PriorSpec | Valuation | None = None,
+    totals: pl.DataFrame | None = None,
 ) -> Summaries:
     """:func:`summarize`'s table, and its overall summary (the table view's headline) from the same sums:
-    with ``by`` led by the ``column`` key, one per pass-rate column."""
+    with ``by`` led by the ``column`` key, one per pass-rate column; from ``totals`` (the aggregates of
+    :func:`totals_asked`, computed while the rows were checked) when given."""
     sizes, cap = options.sizes, options.cap
+    if totals is not None:
+        table = _summary(Cells(pl.DataFrame(), (), None), _sums_of_totals(totals, sizes), sizes, cap)
+        return Summaries(table, table)
     val = valuation(hist, by, sizes, options.estimator, prior)
     cells = Cells(labels_of(hist, by), by, options.bins)
     sums = cells.sums(hist, 3 + 3 * len(sizes), lambda batch: _cell_columns(batch, sizes, val))
@@ -158,6 +164,42 @@ def summaries(
 def _whole_is_table(by: Sequence[str], options: SilentOptions) -> bool:
     """Whether the summary is already over all prompts (of each pass-rate column, with several)."""
     return options.bins is None and len(by) == int(by_columns(by))
+
+
+def totals_asked(options: SilentOptions, by: Sequence[str]) -> Totals | None:
+    """What a plug-in summary over all rows (no --by, no bins, whole G, no per-prompt rows) adds up, for the pass that checks
+    streamed rows to compute as well (:func:`sigmatool.load.rows.checked_totals`): the learnable rows and,
+    per G, the all-right and all-wrong probabilities summed exactly (:func:`sigmatool.sums.fixed_point_sums`;
+    the rows' values are the kernels', bit for bit). None for the other summaries."""
+    whole = all(math.isfinite(G) and G == int(G) and 1 <= G <= MAX_G for G in options.sizes)
+    if by or options.bins is not None or options.estimator != "plugin" or options.per_prompt or not whole:
+        return None
+    p = pl.col("p")
+    columns, aggregates = [], [((p > 0.0) & (p < 1.0)).sum().alias("learnable")]
+    for G in options.sizes:
+        for quantity in (Quantity.ALL_RIGHT, Quantity.ALL_WRONG):
+            name = f"{quantity}.{int(G)}"
+            columns.append((name, elementwise(_in_range(quantity, int(G)), pl.Float64())))
+            aggregates += fixed_point_sums(name)
+    return Totals(tuple(columns), tuple(aggregates))
+
+
+def _in_range(quantity: Quantity, G: int) -> Callable[[FloatArray], FloatArray]:
+    return lambda p: quantity.plugin_in_range(p, G)
+
+
+def _sums_of_totals(totals: pl.DataFrame, sizes: Sequence[float]) -> FloatArray:
+    """:func:`_cell_columns`' sums over all rows (one cell) from :func:`totals_asked`'s aggregates, each
+    rounded once from its exact value. A row at p = 0 or 1 is silent with certainty (p^G + (1 − p)^G = 1
+    exactly), so the learnable rows' silent sum is the two sums less those rows."""
+    rows, learnable = int(totals["__rows"].item()), int(totals["learnable"].item())
+    always = rows - learnable
+    sums = [Fraction(rows), Fraction(always), Fraction(learnable)]
+    for G in sizes:
+        right = fixed_point_total(totals, f"{Quantity.ALL_RIGHT}.{int(G)}")
+        wrong = fixed_point_total(totals, f"{Quantity.ALL_WRONG}.{int(G)}")
+        sums += [right, wrong, right + wrong - always]
+    return np.array([[float(x)] for x in sums], dtype=np.float64)
 
 
 def _summary(cells: Cells, sums: FloatArray, sizes: Sequence[float], cap: int | None) -> pl.DataFrame:
@@ -510,11 +552,13 @@ def analyse(
     *,
     spark: bool = False,
     figure: bool = False,
+    totals: pl.DataFrame | None = None,
 ) -> SilentResult:
     """Everything ``silent`` shows: :func:`summaries` with :func:`with_ranges`, the headline over all prompts,
-    the notes, and with ``spark`` and ``figure`` the curves of the table's sparkline and of ``--plot``."""
+    the notes, and with ``spark`` and ``figure`` the curves of the table's sparkline and of ``--plot``;
+    ``totals`` as :func:`summaries` takes them."""
     drawn = curve(hist, options, by, val) if figure else None
-    summary, overall = summaries(hist, by, options, val)
+    summary, overall = summaries(hist, by, options, val, totals)
     summary = with_ranges(hist, summary, by, options, val, beyond)
     whole = summary if _whole_is_table(by, options) else overall  # with no --by and no bins, its ranges
     notes = [FOOTER]

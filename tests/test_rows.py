@@ -170,3 +170,70 @@ def test_a_user_that_stops_early_stops_the_maker() -> None:
             break
     assert not [t for t in threading.enumerate() if t.name == "sigmatool-batches"]
     assert len(made) <= 5 + 1 + 2 + 1  # what was used, the queue's depth, and the one being made
+
+
+def test_the_checking_pass_sums_plain_rates(continuous: Path) -> None:
+    from sigmatool.load import Totals
+
+    asked = silent.totals_asked(SilentOptions((2, 8, 100)), ())
+    assert isinstance(asked, Totals)
+    with dataset(InputOptions(paths=(str(continuous),))) as ds:
+        assert rows(ds, totals=asked).totals is not None
+
+
+def test_a_summary_from_the_checking_pass_is_the_streamed_rows(continuous: Path) -> None:
+    options = SilentOptions((2, 8, 100), cap=4)
+    with dataset(InputOptions(paths=(str(continuous),))) as ds:
+        checked = rows(ds, totals=silent.totals_asked(options, ()))
+        fused = silent.summaries(checked.frame, (), options, totals=checked.totals).table
+        streamed = silent.summarize(checked.frame, (), [2, 8, 100], cap=4)
+    assert_frame_equal(streamed, fused, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+
+
+@pytest.mark.parametrize("G", [2, 8, 100])
+def test_the_checking_pass_sums_are_correctly_rounded(continuous: Path, G: int) -> None:
+    import math
+
+    from sigmatool.kernels import all_right_probability, all_wrong_probability
+
+    p = pl.read_parquet(continuous)["pass_rate"].to_numpy()
+    with dataset(InputOptions(paths=(str(continuous),))) as ds:
+        checked = rows(ds, totals=silent.totals_asked(SilentOptions((G,)), ()))
+        summary = silent.summaries(checked.frame, (), SilentOptions((G,)), totals=checked.totals).table
+    assert math.fsum(all_right_probability(p, G)) / p.size == summary["all_right_rate"][0]
+    assert math.fsum(all_wrong_probability(p, G)) / p.size == summary["all_wrong_rate"][0]
+
+
+@pytest.mark.parametrize("bad", [1.5, float("nan"), None, -0.0 - 1e-9])
+def test_an_unusable_row_leaves_the_sums_to_the_checks(tmp_path: Path, bad: float | None) -> None:
+    from sigmatool.load.rows import checked_totals
+
+    p: list[float | None] = list(np.random.default_rng(3).random(30_000))
+    p[17] = bad
+    path = tmp_path / "rates.parquet"
+    pl.DataFrame({"pass_rate": p}, schema={"pass_rate": pl.Float64}).write_parquet(path)
+    asked = silent.totals_asked(SilentOptions((8,)), ())
+    assert asked is not None
+    with dataset(InputOptions(paths=(str(path),))) as ds:
+        assert checked_totals(ds, asked) is None
+
+
+def test_only_plain_plugin_summaries_are_asked_of_the_checking_pass() -> None:
+    assert [None, None, None] == [
+        silent.totals_asked(SilentOptions((8,), bins=4), ()),
+        silent.totals_asked(SilentOptions((8,)), ("source",)),
+        silent.totals_asked(SilentOptions((8, float("inf"))), ()),
+    ]
+
+
+def test_sums_of_small_values_from_the_checking_pass_are_correctly_rounded(tmp_path: Path) -> None:
+    # p ≤ 1/2 at G = 40: every value below 2^-40, all of it past the first 26 bits after the point.
+    import math
+
+    p = np.random.default_rng(6).random(60_000) / 2
+    path = tmp_path / "low.parquet"
+    pl.DataFrame({"pass_rate": p}).write_parquet(path)
+    with dataset(InputOptions(paths=(str(path),))) as ds:
+        checked = rows(ds, totals=silent.totals_asked(SilentOptions((40,)), ()))
+        summary = silent.summaries(checked.frame, (), SilentOptions((40,)), totals=checked.totals).table
+    assert math.fsum(np.power(p, 40.0)) / p.size == summary["all_right_rate"][0]

@@ -19,7 +19,7 @@ from sigmatool.errors import Interrupted, UsageError
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs, check_terminal
 
 if TYPE_CHECKING:
-    from sigmatool.load import Dataset, Histogram, Rows
+    from sigmatool.load import Dataset, Histogram, Rows, Totals
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 # The options that take a comma list of whole numbers.
@@ -115,13 +115,14 @@ def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, st
 
 
 @contextlib.contextmanager
-def values_of(inputs: InputOptions, stream: bool) -> Iterator[Histogram | Rows]:
+def values_of(inputs: InputOptions, stream: bool, totals: Totals | None = None) -> Iterator[Histogram | Rows]:
     """As :func:`histogram_of`, but with ``stream``, data whose pass rates are mostly distinct come as their
-    checked rows instead (:class:`sigmatool.load.Rows`), for the analyses that can take them."""
+    checked rows instead (:class:`sigmatool.load.Rows`), for the analyses that can take them, with
+    ``totals`` computed while they are checked where that can be done."""
     from sigmatool import load
 
     with load.dataset(inputs) as ds:
-        values = load.rows(ds) if stream and load.streams(ds) else _histogram(ds)
+        values = load.rows(ds, totals=totals) if stream and load.streams(ds) else _histogram(ds)
         note(values.notes)
         yield values
 

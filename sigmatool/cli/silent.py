@@ -94,7 +94,7 @@ def silent_command(
     from sigmatool.render import resolve_format, sink_frame, write_frame
 
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
-    with run.values_of(inputs, stream) as hist:
+    with run.values_of(inputs, stream, silent.totals_asked(options, inputs.groups)) as hist:
         beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
         val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
         run.note(val.notes())
@@ -107,10 +107,10 @@ def silent_command(
             )
             return
         table = resolve_format(out.fmt, out.output) == "table"
+        figure = plot.path is not None
         result = silent.analyse(
-            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=plot.path is not None
+            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=figure, totals=hist.totals
         )
-        drawn = result.curve
-        if drawn is not None:
-            run.save_plot(plot, drawn, run.source_of(hist))
+        if result.curve is not None:
+            run.save_plot(plot, result.curve, run.source_of(hist))
         write_frame(result.summary, out, silent.view(result))

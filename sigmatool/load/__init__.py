@@ -38,7 +38,7 @@ from sigmatool.load.histogram import Histogram, Progress, aggregate
 from sigmatool.load.loaded import Values, counted
 from sigmatool.load.logs import trainer_dataset, trainer_log
 from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
-from sigmatool.load.rows import Rows
+from sigmatool.load.rows import Rows, Totals
 from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
@@ -59,6 +59,7 @@ __all__ = [
     "InputOptions",
     "Rows",
     "Source",
+    "Totals",
     "Values",
     "aggregate",
     "bundled_sample",
@@ -214,10 +215,11 @@ def with_originals(ds: Dataset) -> Dataset:
     return load(ds.options, ds.sources, (), ds.text_cols, originals=True)
 
 
-def rows(ds: Dataset, on_rows: Progress | None = None) -> Rows:
-    """The checked usable rows, lazily, for data with many distinct pass rates (see :func:`streams`)."""
+def rows(ds: Dataset, on_rows: Progress | None = None, totals: Totals | None = None) -> Rows:
+    """The checked usable rows, lazily, for data with many distinct pass rates (see :func:`streams`); with
+    ``totals`` computed in the pass that checks them where that can be done (:class:`Rows`)."""
     if not ds.parts:
-        return _rows.rows(ds, reload, on_rows)
+        return _rows.rows(ds, reload, on_rows, totals)
     parts = [rows(part, on_rows) for part in ds.parts]
     return Rows(several.stacked([r.frame for r in parts], ds.options.cols), ds, _notes(ds, parts))
 

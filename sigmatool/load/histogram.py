@@ -50,6 +50,9 @@ class Histogram:
     frame: pl.DataFrame
     dataset: Dataset
     notes: tuple[str, ...] = ()
+    # What streamed rows may bring, summed while checked (sigmatool.load.rows.Rows): a histogram's sums
+    # come from its distinct values.
+    totals: None = None
 
 
 def _counting(lf: pl.LazyFrame, on_rows: Progress | None) -> pl.LazyFrame:

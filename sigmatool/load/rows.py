@@ -28,14 +28,28 @@ MIN_ROWS = 20_000
 DISTINCT_SHARE = 0.5
 
 
+UNUSABLE = "__unusable_rows"
+
+
+@dataclass(frozen=True)
+class Totals:
+    """What an analysis adds up over the rows, asked for before they are read so that the pass that checks
+    them computes it too: ``columns`` made from each row's ``p`` (named), then ``aggregates`` of them."""
+
+    columns: tuple[tuple[str, pl.Expr], ...]
+    aggregates: tuple[pl.Expr, ...]
+
+
 @dataclass(frozen=True)
 class Rows:
     """The usable rows, lazily: the ``--by`` columns, ``p`` (Float64) and ``prompts`` (each row's weight, the
-    histogram's column name); with notes for people."""
+    histogram's column name); with notes for people, and the :class:`Totals` asked for (a one-row frame of
+    its aggregates) when the pass that checked the rows computed them."""
 
     frame: pl.LazyFrame
     dataset: Dataset
     notes: tuple[str, ...] = ()
+    totals: pl.DataFrame | None = None
 
 
 def streams(ds: Dataset) -> bool:
@@ -61,10 +75,40 @@ def _suspects(ds: Dataset) -> tuple[pl.DataFrame, float]:
     return finish_group(grouped, ds), float(total.item() or 0.0)
 
 
-def rows(ds: Dataset, reload: Reload, on_rows: Callable[[int], None] | None = None) -> Rows:
+def checked_totals(ds: Dataset, totals: Totals) -> pl.DataFrame | None:
+    """``totals`` over the rows of unweighted pass rates with no ``--by``, in the one pass that checks them:
+    their aggregates when every row is usable, else None (and the rows are read again to name or note the
+    others; no aggregate of an unusable row is ever used)."""
+    if ds.by or ds.options.weight_col or ds.form != "rate" or ds.has_counts:
+        return None
+    rates = ds.frame.select(rate_value(ds).alias("p"), (~usable_expr(ds)).alias(UNUSABLE))
+    query = rates.with_columns(expr.alias(name) for name, expr in totals.columns).select(
+        pl.len().alias("__rows"), pl.col(UNUSABLE).sum(), *totals.aggregates
+    )
+    try:
+        found = query.collect(engine="streaming")
+    except pl.exceptions.PolarsError:
+        return None  # text past the type guess, say: the checking pass reports it
+    if found[UNUSABLE].item() or not found["__rows"].item():
+        return None
+    return found.drop(UNUSABLE)
+
+
+def _usable(ds: Dataset) -> pl.LazyFrame:
+    return ds.frame.filter(usable_expr(ds)).select(
+        *[pl.col(b) for b in ds.by], rate_value(ds).alias("p"), weight_expr()
+    )
+
+
+def rows(
+    ds: Dataset, reload: Reload, on_rows: Callable[[int], None] | None = None, totals: Totals | None = None
+) -> Rows:
     """The checked usable rows of a plain pass-rate dataset (see :class:`Rows`); bad values raise as in
     :func:`~sigmatool.load.histogram.histogram`, and a column holding text past the type guess is read
-    again as text."""
+    again as text. ``totals``: computed in the same pass as the checks where :func:`checked_totals` can."""
+    found = None if totals is None else checked_totals(ds, totals)
+    if found is not None:
+        return Rows(_usable(ds), ds, ds.notes, found)
     try:
         suspects, weight = _suspects(ds)
     except pl.exceptions.PolarsError as exc:
@@ -75,7 +119,4 @@ def rows(ds: Dataset, reload: Reload, on_rows: Callable[[int], None] | None = No
     notes = check_rows(suspects, ds, reload)
     if weight <= 0:
         raise DataError("no usable prompts in the input (every row was empty, null or skipped)")
-    frame = ds.frame.filter(usable_expr(ds)).select(
-        *[pl.col(b) for b in ds.by], rate_value(ds).alias("p"), weight_expr()
-    )
-    return Rows(frame, ds, (*ds.notes, *notes))
+    return Rows(_usable(ds), ds, (*ds.notes, *notes))
