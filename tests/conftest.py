@@ -108,6 +108,13 @@ def run_cli(
     )
 
 
+def run_in(*args: object) -> subprocess.CompletedProcess[str]:
+    """:func:`run_cli`'s result from an in-process run (:func:`invoke`): for the many cases of a class of
+    input that another test already runs through a real process."""
+    result = invoke(*args)
+    return subprocess.CompletedProcess([str(a) for a in args], result.exit_code, result.stdout, result.stderr)
+
+
 def one_error_line(stderr: str) -> str:
     """The single `error: …` line a failed run prints (notes may precede it); fails if there is not one."""
     errors = [line for line in stderr.splitlines() if line.startswith("error: ")]

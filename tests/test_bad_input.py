@@ -18,7 +18,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from tests.conftest import BIGMATH, TOY, invoke, one_error_line, run_cli
+from tests.conftest import BIGMATH, TOY, invoke, one_error_line, run_cli, run_in
 
 # --------------------------------------------------------------------------------------------- stdin
 
@@ -116,8 +116,8 @@ def test_a_column_reaching_100_is_an_error_with_a_hint(write) -> None:  # type: 
 
 @pytest.mark.parametrize("text", ["pass_rate\n45%\n30%\n", "pass_rate\n45\n30\n"])
 def test_percent_reads_percentages_as_fractions(write, text: str) -> None:  # type: ignore[no-untyped-def]
-    fractions = run_cli("silent", write("pass_rate\n0.45\n0.3\n", "f.csv"), "--format", "csv")
-    percent = run_cli("silent", write(text), "--percent", "--format", "csv")
+    fractions = run_in("silent", write("pass_rate\n0.45\n0.3\n", "f.csv"), "--format", "csv")
+    percent = run_in("silent", write(text), "--percent", "--format", "csv")
     assert fractions.stdout == percent.stdout
 
 
@@ -133,14 +133,14 @@ def test_a_nan_threshold_is_a_usage_error(write) -> None:  # type: ignore[no-unt
 @pytest.mark.parametrize("size", ["4294967296", "9223372036854775808", "0", "-3", "8.5"])
 @pytest.mark.parametrize("command", ["silent", "budget"])
 def test_a_group_size_outside_what_the_kernels_handle_is_a_usage_error(command: str, size: str) -> None:
-    done = run_cli(command, TOY, "--G", size)
+    done = run_in(command, TOY, "--G", size)
     assert 2 == done.returncode
     assert "--G" in one_error_line(done.stderr)
 
 
 @pytest.mark.parametrize(("command", "bins"), [("silent", "--by-bins"), ("groupsize", "--bins")])
 def test_an_option_that_would_be_ignored_is_a_usage_error(command: str, bins: str) -> None:
-    done = run_cli(command, TOY, "--per-prompt", bins, "5")
+    done = run_in(command, TOY, "--per-prompt", bins, "5")
     assert 2 == done.returncode
     assert bins in one_error_line(done.stderr)
 
@@ -166,7 +166,7 @@ def test_per_prompt_with_samples_gives_every_prompt_its_values(
     write, samples: int, rates: list[float]
 ) -> None:  # type: ignore[no-untyped-def]
     path = write("pass_rate\n" + "".join(f"{r!r}\n" for r in rates))
-    done = run_cli("silent", path, "--samples", samples, "--per-prompt", "--format", "csv")
+    done = run_in("silent", path, "--samples", samples, "--per-prompt", "--format", "csv")
     out = pl.read_csv(io.StringIO(done.stdout))
     assert 0 == out["p_silent"].null_count()
     assert rates == out["p"].to_list()
@@ -185,7 +185,7 @@ BINS = {"silent": "--by-bins", "budget": "--bins", "groupsize": "--bins"}
 @pytest.mark.parametrize("command", ["silent", "budget", "groupsize"])
 def test_a_rate_on_a_bin_edge_lies_in_the_bin_it_starts(write, command: str) -> None:  # type: ignore[no-untyped-def]
     path = write("pass_rate\n0.29\n0.3\n0.295\n")
-    done = run_cli(command, path, BINS[command], "100", "--format", "csv")
+    done = run_in(command, path, BINS[command], "100", "--format", "csv")
     out = pl.read_csv(io.StringIO(done.stdout)).filter(pl.col("prompts") > 0)
     edges = out.filter(pl.col("p_hi") < 1.0).select("p_lo", "p_hi").unique().sort("p_lo").rows()
     assert [(0.29, 0.3), (0.3, 0.31)] == edges
@@ -195,7 +195,7 @@ def test_bin_edges_join_across_commands(write) -> None:  # type: ignore[no-untyp
     path = write("pass_rate\n" + "".join(f"{k / 37!r}\n" for k in range(38)))
     frames = []
     for command in ("silent", "budget", "groupsize"):
-        out = pl.read_csv(io.StringIO(run_cli(command, path, BINS[command], "100", "--format", "csv").stdout))
+        out = pl.read_csv(io.StringIO(run_in(command, path, BINS[command], "100", "--format", "csv").stdout))
         if "segment" in out.columns:
             out = out.filter(pl.col("segment") == "bin")
         frames.append(out.select("p_lo", "p_hi", "prompts").unique())
@@ -288,10 +288,10 @@ def test_a_folder_as_data_says_what_to_give(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("separator", "explicit"), [(";", False), ("|", False), ("\t", False), ("|", True)])
 def test_other_separators_are_detected_or_given(write, separator: str, explicit: bool) -> None:  # type: ignore[no-untyped-def]
-    comma = run_cli("silent", write("id,pass_rate\n1,0.5\n2,0.25\n", "comma.csv"), "--format", "csv")
+    comma = run_in("silent", write("id,pass_rate\n1,0.5\n2,0.25\n", "comma.csv"), "--format", "csv")
     path = write(f"id{separator}pass_rate\n1{separator}0.5\n2{separator}0.25\n", "other.csv")
     args = ("--separator", separator) if explicit else ()
-    done = run_cli("silent", path, *args, "--format", "csv")
+    done = run_in("silent", path, *args, "--format", "csv")
     assert comma.stdout == done.stdout
     assert explicit or "detected" in done.stderr
 

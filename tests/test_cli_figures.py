@@ -195,6 +195,7 @@ def _silent_svg_in_a_process(folder: Path) -> bytes:
     return path.read_bytes()
 
 
+@pytest.mark.slow  # two processes; tests/test_figures.py checks every format in-process too
 def test_the_svg_is_byte_identical_across_runs(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()

@@ -165,6 +165,9 @@ def regenerated(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+# The committed examples against a fresh `make figures` (every figure and the report, a few seconds): run by
+# `make test-slow`.
+@pytest.mark.slow
 @pytest.mark.parametrize("name", FIGURES)
 def test_committed_figures_show_what_make_figures_makes(regenerated: Path, name: str) -> None:
     committed = png_data((ROOT / "docs" / "figures" / f"{name}.png").read_bytes())
@@ -172,12 +175,14 @@ def test_committed_figures_show_what_make_figures_makes(regenerated: Path, name:
     assert same_data(committed, fresh)
 
 
+@pytest.mark.slow
 def test_committed_report_says_what_make_figures_makes(regenerated: Path) -> None:
     committed = (ROOT / "docs" / REPORT).read_text()
     fresh = (regenerated / REPORT).read_text()
     assert COMMAND.sub("", SVG_BLOCK.sub("", fresh)) == COMMAND.sub("", SVG_BLOCK.sub("", committed))
 
 
+@pytest.mark.slow
 def test_committed_report_plots_what_make_figures_makes(regenerated: Path) -> None:
     committed = numbers((ROOT / "docs" / REPORT).read_text())
     fresh = numbers((regenerated / REPORT).read_text())
@@ -216,6 +221,7 @@ def test_a_file_in_the_way_of_the_figures_folder_is_one_line(tmp_path: Path) -> 
     assert "cannot make the figures' folder" in result.stderr
 
 
+@pytest.mark.slow  # a whole report of the 215,608-prompt sample, in a process
 def test_with_no_data_the_report_is_of_the_bundled_sample(tmp_path: Path) -> None:
     done = _report(["-o", "r.html"], tmp_path)
     cards = re.findall(r'<article class="card"><h3>([^<]*)</h3>', (tmp_path / "r.html").read_text())

@@ -145,8 +145,16 @@ def routes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Route]:
     }
 
 
+# A prior fitted to 50 or 64 samples per prompt costs seconds per command: those cases run in `make test-slow`.
+HEAVY = {(route, estimator) for route in ("samples_50", "samples_64") for estimator in ("npmle", "beta")}
 CASES = [
-    pytest.param(command, route, estimator, id=f"{command}-{route}-{estimator}")
+    pytest.param(
+        command,
+        route,
+        estimator,
+        id=f"{command}-{route}-{estimator}",
+        marks=[pytest.mark.slow] if (route, estimator) in HEAVY else [],
+    )
     for command, estimators in ACCEPTS.items()
     for route in ROUTES
     for estimator in estimators

@@ -155,7 +155,18 @@ def continuous(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 # Each objective once, and the signal at a tight, a middling and a loose budget.
 @pytest.mark.parametrize(
     ("objective", "budget"),
-    [("signal", 1.5), ("signal", 6.0), ("signal", 13.0), ("learnable", 6.0), ("knapsack-rl", 6.0)],
+    [
+        ("signal", 6.0),
+        *[
+            pytest.param(objective, budget, marks=pytest.mark.slow)
+            for objective, budget in (
+                ("signal", 1.5),
+                ("signal", 13.0),
+                ("learnable", 6.0),
+                ("knapsack-rl", 6.0),
+            )
+        ],
+    ],
 )
 def test_threshold_search_at_scale_meets_the_sorted_lp(objective: str, budget: float) -> None:
     values, counts = continuous(500, seed=3)

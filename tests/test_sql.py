@@ -177,6 +177,7 @@ REWARDS = st.one_of(
 )
 
 
+@pytest.mark.slow  # a DuckDB query per example: `make test-slow`
 @settings(max_examples=60, deadline=None)
 @given(
     rows=st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d", "e"]), REWARDS), min_size=1, max_size=40),
@@ -191,6 +192,7 @@ def test_duckdb_counts_what_the_rules_say(rows: list[tuple[str, object]], thresh
     assert bad == result["bad_rewards"].sum()
 
 
+@pytest.mark.slow  # a DuckDB query per example: `make test-slow`
 @settings(max_examples=40, deadline=None)
 @given(
     rows=st.lists(

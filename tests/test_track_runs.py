@@ -153,7 +153,10 @@ def test_the_figure_plots_the_measured_share_of_each_step(runs) -> None:  # type
     assert tuple(_silent_by_step(groups).values()) == plot.get("measured").y
 
 
-@pytest.mark.parametrize("name", RUNS)
+# A report per run layout is a few seconds each: the single-step run here, the others in `make test-slow`.
+@pytest.mark.parametrize(
+    "name", [RUNS[0], *[pytest.param(name, marks=pytest.mark.slow) for name in RUNS[1:]]]
+)
 def test_the_report_tracks_the_run(runs, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     folder, trainer, groups = runs[name]
     result = invoke("report", folder, "--from", trainer, "-o", tmp_path / "r.md")
