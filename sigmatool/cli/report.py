@@ -27,6 +27,7 @@ from sigmatool.options.analyses import groupsize_options, trainer_std
 from sigmatool.progress import working
 
 if TYPE_CHECKING:
+    from sigmatool.options.preflight import LoopSettings
     from sigmatool.report import ReportInput, ReportOptions
 
 
@@ -120,6 +121,7 @@ def report_command(
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     check_prior(prior, has_counts=True, estimator=estimator.value)
     run.check(everything, OutputOptions(), ("-o", target.path))
+    loop = _loop_settings(preflight_config)  # a bad config is refused before the data are read
     from sigmatool.report import ReportOptions, build_report, tracked_run
 
     items = _items(everything)
@@ -134,7 +136,7 @@ def report_command(
         result = tracked_run(everything)
         options = replace(options, track=result.band, track_headline=headline(result))
     with working("building the report"):
-        options = _sections(options, items[0], plan_budget, preflight_config)
+        options = _sections(options, items[0], plan_budget, loop)
         report = build_report(items, options=options)
         if target.format == "md":
             report.write_markdown(target.path)
@@ -169,8 +171,18 @@ def _items(everything: InputOptions) -> list[ReportInput]:
     return items
 
 
+def _loop_settings(config: str | None) -> LoopSettings | None:
+    """The batch loop of ``--preflight-config FILE``, checked."""
+    if config is None:
+        return None
+    from sigmatool.options.preflight import LoopSettings, from_config, read_config
+
+    settings, _ = from_config(read_config(config, "--preflight-config"), LoopSettings(), config)
+    return settings.checked()
+
+
 def _sections(
-    options: ReportOptions, item: ReportInput, plan_budget: float | None, preflight_config: str | None
+    options: ReportOptions, item: ReportInput, plan_budget: float | None, loop: LoopSettings | None
 ) -> ReportOptions:
     """The options with the rollout plan and the batch loop asked for (one input)."""
     from sigmatool.report import plan_frames_of
@@ -178,8 +190,8 @@ def _sections(
 
     if plan_budget is not None:
         options = replace(options, plan=plan_frames_of(item, plan_budget, options))
-    if preflight_config is not None:
-        options = replace(options, preflight=preflight_of(item, preflight_config, options))
+    if loop is not None:
+        options = replace(options, preflight=preflight_of(item, loop, options))
     return options
 
 

@@ -26,6 +26,7 @@ from sigmatool.figures import (
 )
 from sigmatool.figures.preflight import preflight_figure
 from sigmatool.options import InputOptions, resolve_prior
+from sigmatool.options.preflight import LoopSettings
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
 from sigmatool.report.html import render_html
@@ -232,13 +233,9 @@ def _loop(result: PreflightResult | None) -> tuple[str, pl.DataFrame] | None:
     return preflight.headline(result), result.summary
 
 
-def preflight_of(item: ReportInput, config: str, options: ReportOptions) -> PreflightResult:
-    """What ``sigmatool preflight DATA --config FILE`` finds, for the report's batch-loop section (under the
-    report's prior and estimator)."""
-    from sigmatool.options.preflight import LoopSettings, from_config, read_config
-
-    settings, _ = from_config(read_config(config, "--preflight-config"), LoopSettings(), config)
-    settings = settings.checked()
+def preflight_of(item: ReportInput, settings: LoopSettings, options: ReportOptions) -> PreflightResult:
+    """What ``sigmatool preflight DATA --config FILE`` finds with the loop ``settings`` (read from FILE), for
+    the report's batch-loop section (under the report's prior and estimator)."""
     val = estimators.valuation(item.hist, (), settings.group_sizes, options.estimator, options.prior)
     return preflight.analyse(item.hist, settings, val, figure=True)
 
