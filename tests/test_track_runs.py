@@ -113,6 +113,17 @@ def test_a_single_step_says_why_nothing_is_compared(runs) -> None:  # type: igno
     assert "Nothing is compared: the run has one step" in said
 
 
+@pytest.mark.parametrize("name", [RUNS[0], RUNS[3]])
+def test_a_run_with_nothing_compared_shows_no_comparison_columns(runs, name: str) -> None:  # type: ignore[no-untyped-def]
+    folder, trainer, _ = runs[name]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("COLUMNS", "80")
+        lines = invoke("track", folder, "--from", trainer, "--format", "table").stdout.splitlines()
+    cells = {cell.strip() for line in lines if "┃" in line for cell in line.split("┃")}
+    assert {"step", "silent"} <= cells
+    assert set() == cells & {"expected", "silent", "z", "drift", "compared", "min", "max"} - {"silent"}
+
+
 def test_a_run_whose_prompts_never_recur_says_why_nothing_is_compared(runs) -> None:  # type: ignore[no-untyped-def]
     folder, trainer, _ = runs[RUNS[3]]
     said = " ".join(invoke("track", folder, "--from", trainer, "--format", "table").stdout.split())

@@ -30,13 +30,18 @@ EXPECTED_SAYS = {
 }
 
 
+SILENT_SAYS = "silent: share of the step's groups with σ = 0 (all right or all wrong), what TRL logs as frac_reward_zero_std"
+
+
 def _footer(result: TrackResult) -> list[str]:
+    """What the columns mean; the comparison's only when some step was compared."""
+    if not bool((result.steps["compared_groups"] > 0).any()):
+        return [SILENT_SAYS]
     says = EXPECTED_SAYS.get(result.estimator) or EXPECTED_SAYS["leave-one-step-out"].replace(
         "in the other steps", "in the window's other steps"
     )
     return [
-        "silent: share of the step's groups with σ = 0 (all right or all wrong), what TRL logs as "
-        f"frac_reward_zero_std; expected: {says} ({result.estimator}); "
+        f"{SILENT_SAYS}; expected: {says} ({result.estimator}); "
         f"z: (silent − expected) in binomial standard deviations; drift: |z| ≥ {result.z_threshold:g} and a "
         f"gap of at least {100 * result.min_gap:g} points"
     ]
@@ -61,16 +66,35 @@ def _summary_view(result: TrackResult) -> View:
     )
 
 
+# Shown only when they say something: the comparison's columns when a step was compared, the smallest and
+# largest group when some step's groups differ in size.
+COMPARISON = ("compared_groups", "compared_silent_fraction", "expected_silent_fraction", "silent_z", "drift")
+SPREAD = ("min_group_size", "max_group_size")
+
+
+def _hidden(steps: pl.DataFrame) -> tuple[str, ...]:
+    """The step table's columns that restate others: the rollouts (groups × mean G), the compared counts
+    when every group was compared, the whole comparison when none was, min and max G when every step's
+    groups have one size."""
+    hidden = ["rollouts"]
+    compared = steps["compared_groups"]
+    if not bool((compared > 0).any()):
+        hidden += COMPARISON
+    elif bool((compared == steps["groups"]).all()):
+        hidden += COMPARISON[:2]
+    if bool((steps["min_group_size"] == steps["max_group_size"]).all()):
+        hidden += SPREAD
+    return tuple(hidden)
+
+
 def view(result: TrackResult, summary: bool = False) -> View:
     """The table view: the headline, then the per-step rows (or, with ``summary``, the run's one row)."""
     if summary:
         return _summary_view(result)
-    all_compared = bool((result.steps["compared_groups"] == result.steps["groups"]).all())
-    hidden = ("rollouts", "compared_groups", "compared_silent_fraction") if all_compared else ("rollouts",)
     return View(
         headline=headline(result),
         percent=percent(STEP_COLUMNS),
-        hide=hidden,
+        hide=_hidden(result.steps),
         labels=labels(STEP_COLUMNS),
         footer=_footer(result),
     )
