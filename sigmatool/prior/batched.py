@@ -1,0 +1,164 @@
+"""The NPMLE fitted to many weightings of the same cells at once (a bootstrap's replicates).
+
+A bootstrap of prompts over the distinct (k, n) cells only reweights the cells, so every replicate's fit
+uses the same binomial matrix L (cells × grid). This module runs :func:`sigmatool.prior.fit.mixing_weights`
+— the dual interior-point start (:mod:`sigmatool.prior.dual`), then accelerated EM to the same KKT gap —
+for R weightings together: the same steps, the same step-size choices and the same stopping rule per
+replicate, with the matrix products of all replicates done as one matrix–matrix product. A replicate that
+has met its stopping rule is set aside (its rows masked) while the others go on, so each stops where its
+own fit would; the answers differ from one fit at a time only by the order of floating-point sums.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sigmatool.prior.dual import _GAP, _MAX_NEWTON, _NEWTON_TOL, _SHRINK
+from sigmatool.prior.fit import EMOptions, mixing_weights
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+def _barriers(L: FloatArray, W: FloatArray, nu: FloatArray, t: float) -> FloatArray:
+    """The dual barrier of each row (:func:`sigmatool.prior.dual._barrier`), inf where infeasible."""
+    slack = 1.0 - nu @ L
+    bad = (nu <= 0).any(axis=1) | (slack <= 0).any(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = -(W * np.log(nu)).sum(axis=1) - t * np.log(slack).sum(axis=1)
+    return np.where(bad, np.inf, value)
+
+
+def _newton_steps(
+    L: FloatArray, pairs: FloatArray, W: FloatArray, nu: FloatArray, t: float
+) -> tuple[FloatArray, FloatArray]:
+    """Each row's Newton step on the barrier at t and its decrement; ``pairs[i, a·C + b] = L_ai L_bi`` makes
+    every row's Hessian ``L diag(t / slack²) Lᵀ`` one product."""
+    C = L.shape[0]
+    inv_slack = 1.0 / (1.0 - nu @ L)
+    grad = -W / nu + t * (inv_slack @ L.T)
+    hess = ((t * inv_slack**2) @ pairs).reshape(-1, C, C)
+    hess[:, np.arange(C), np.arange(C)] += W / nu**2
+    scale = 1.0 / np.sqrt(np.diagonal(hess, axis1=1, axis2=2))
+    scaled = hess * scale[:, :, None] * scale[:, None, :]
+    step = -scale * np.linalg.solve(scaled, (grad * scale)[:, :, None])[:, :, 0]
+    return step, -(grad * step).sum(axis=1)
+
+
+def _center(L: FloatArray, pairs: FloatArray, W: FloatArray, nu: FloatArray, t: float) -> FloatArray:
+    """:func:`sigmatool.prior.dual._center` for every row: Newton with backtracking until each row's
+    decrement is below the tolerance (that row then stays where it is)."""
+    nu = nu.copy()
+    active = np.arange(nu.shape[0])
+    for _ in range(_MAX_NEWTON):
+        if active.size == 0:
+            break
+        step, decrement = _newton_steps(L, pairs, W[active], nu[active], t)
+        going = decrement / 2.0 >= _NEWTON_TOL
+        active, step, decrement = active[going], step[going], decrement[going]
+        now, w = nu[active], W[active]
+        size, before = np.ones(active.size), _barriers(L, w, now, t)
+        while True:
+            worse = _barriers(L, w, now + size[:, None] * step, t) > before - 0.25 * size * decrement
+            worse &= size > 1e-12
+            if not worse.any():
+                break
+            size[worse] *= 0.5
+        nu[active] = now + size[:, None] * step
+    return nu
+
+
+def interior_starts(L: FloatArray, W: FloatArray) -> FloatArray:
+    """:func:`sigmatool.prior.dual.interior_start` for each row of weights ``W`` (replicates × cells, every
+    weight positive, rows summing to 1): the same path of t, the same Newton steps per row."""
+    C = L.shape[0]
+    pairs = (L[:, None, :] * L[None, :, :]).reshape(C * C, L.shape[1]).T.copy()
+    nu = np.full(W.shape, 0.5 / float(L.sum(axis=0).max()))
+    t = 1.0
+    while True:
+        nu = _center(L, pairs, W, nu, t)
+        if t * L.shape[1] <= _GAP:
+            break
+        t *= _SHRINK
+    mass = t / (1.0 - nu @ L)
+    return np.asarray(mass / mass.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+def _em(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
+    """One EM step per row (:func:`sigmatool.prior.fit._em`): two matrix products for all rows."""
+    return np.asarray(mass * ((W / (mass @ L.T)) @ L), dtype=np.float64)
+
+
+def _loglik(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore"):
+        return np.asarray((W * np.log(mass @ L.T)).sum(axis=1), dtype=np.float64)
+
+
+def _gaps(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
+    """Each row's KKT gap ``max_i D(p_i) − 1``."""
+    return np.asarray(((W / (mass @ L.T)) @ L).max(axis=1) - 1.0, dtype=np.float64)
+
+
+def _squarem(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
+    """:func:`sigmatool.prior.fit._squarem` for every row: each row's own step length, backtracked alone."""
+    once = _em(L, W, mass)
+    twice = _em(L, W, once)
+    twice_value = _loglik(L, W, twice)
+    r, v = once - mass, twice - 2.0 * once + mass
+    norm_v = np.sqrt((v * v).sum(axis=1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        alpha = np.minimum(-1.0, -np.sqrt((r * r).sum(axis=1)) / norm_v)
+    out = twice.copy()
+    pending = (norm_v > 0.0) & (alpha < -1.0)
+    while pending.any():
+        rows = np.flatnonzero(pending)
+        a = alpha[rows, None]
+        jump = mass[rows] - 2.0 * a * r[rows] + a * a * v[rows]
+        feasible = (jump >= 0.0).all(axis=1)
+        tried = rows[feasible]
+        if tried.size:
+            moved = jump[feasible]
+            moved = _em(L, W[tried], moved / moved.sum(axis=1, keepdims=True))
+            better = _loglik(L, W[tried], moved) >= twice_value[tried]
+            out[tried[better]] = moved[better]
+            pending[tried[better]] = False
+        left = rows[pending[rows]]
+        alpha[left] = np.where(alpha[left] < -1.01, (alpha[left] - 1.0) / 2.0, -1.0)
+        pending[left] = alpha[left] < -1.0
+    return out
+
+
+def _em_rows(L: FloatArray, W: FloatArray, mass: FloatArray, options: EMOptions) -> FloatArray:
+    """Accelerated EM per row from ``mass`` until its KKT gap is ≤ ``options.tol`` (or ``max_iter`` steps),
+    as :func:`sigmatool.prior.fit.mixing_weights` runs it; rows that have stopped are left out."""
+    mass = mass.copy()
+    steps = np.zeros(W.shape[0], dtype=np.int64)
+    active = np.flatnonzero(_gaps(L, W, mass) > options.tol)
+    while active.size:
+        moved = _squarem(L, W[active], mass[active])
+        moved /= moved.sum(axis=1, keepdims=True)
+        mass[active] = moved
+        steps[active] += 1
+        going = (_gaps(L, W[active], moved) > options.tol) & (steps[active] < options.max_iter)
+        active = active[going]
+    return mass
+
+
+def batched_masses(L: FloatArray, W: FloatArray, options: EMOptions | None = None) -> FloatArray:
+    """The NPMLE's masses (rows) for each row of cell weights ``W`` (replicates × cells, any scale), as
+    :func:`sigmatool.prior.fit.mixing_weights` fits each on its cells with weight; rows with an empty cell
+    (whose start is fitted on fewer cells) are fitted one at a time."""
+    options = options or EMOptions()
+    W = np.asarray(W, dtype=np.float64)
+    W = W / W.sum(axis=1, keepdims=True)
+    out = np.zeros((W.shape[0], L.shape[1]))
+    full = (W > 0).all(axis=1)
+    if full.any():
+        rows = W[full]
+        start = interior_starts(L, rows) if options.start == "interior" else np.full(out[full].shape, 1 / L.shape[1])
+        out[full] = _em_rows(L, rows, start, options)
+    for i in np.flatnonzero(~full).tolist():
+        keep = W[i] > 0
+        out[i] = mixing_weights(L[keep], W[i, keep], options)[0]
+    return out
