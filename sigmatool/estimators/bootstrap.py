@@ -18,11 +18,14 @@ from numpy.typing import NDArray
 
 from sigmatool.estimators.value import Valuation
 from sigmatool.options import BeyondOptions
-from sigmatool.progress import steps
+from sigmatool.progress import bar
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]
 Summary = Callable[[pl.DataFrame, Valuation], pl.DataFrame]
+
+# Replicates refitted together (a prior's fits share their matrix products; the bar advances per chunk).
+CHUNK = 100
 
 
 def replicate_weights(hist: pl.DataFrame, by: Sequence[str], seed: int) -> Iterator[FloatArray]:
@@ -49,10 +52,13 @@ def interval_columns(
     draw = replicate_weights(hist, by, seed)
     dtype = hist.schema["prompts"]
     values = []
-    for _ in steps(range(replicates), "--ci: bootstrap replicates", replicates):
-        weights = next(draw)
-        again = hist.with_columns(pl.Series("prompts", weights).cast(dtype))
-        values.append(summary(again, val.refit(weights)).select(columns).cast(pl.Float64).to_numpy())
+    with bar("--ci: bootstrap replicates", replicates) as advance:
+        for start in range(0, replicates, CHUNK):
+            weights = np.asarray([next(draw) for _ in range(min(CHUNK, replicates - start))])
+            for row, again_val in zip(weights, val.refit_all(weights), strict=True):
+                again = hist.with_columns(pl.Series("prompts", row).cast(dtype))
+                values.append(summary(again, again_val).select(columns).cast(pl.Float64).to_numpy())
+            advance(weights.shape[0])
     stack = np.asarray(values, dtype=np.float64)  # replicates × rows × columns
     with warnings.catch_warnings():
         # A rate that is undefined in every replicate (an empty segment) stays null, silently.

@@ -150,30 +150,37 @@ class Valuation:
     def refit(self, weights: FloatArray) -> Valuation:
         """The priors refitted to other prompt weights on the same cells (a bootstrap replicate), as
         :func:`sigmatool.prior.fit_prior` fits them (same start, same stopping rule)."""
+        return self.refit_all(np.asarray(weights, dtype=np.float64)[None, :])[0]
+
+    def refit_all(self, weights: FloatArray) -> list[Valuation]:
+        """:meth:`refit` for each row of ``weights`` (replicates × histogram rows); each group's NPMLEs are
+        fitted together (:func:`sigmatool.prior.batched.batched_masses`: the same fit, one matrix product
+        for all replicates)."""
         if not self.posterior or self.prior.kind == "fixed":
-            return self
+            return [self] * weights.shape[0]
         from sigmatool.prior import fit_prior
-        from sigmatool.prior.fit import EMOptions, mixing_weights
+        from sigmatool.prior.batched import batched_masses
         from sigmatool.prior.model import grid_prior
 
         group = self.cells["__group"].to_numpy()
-        priors = []
+        fitted: list[list[Prior]] = []
         for g in range(len(self.priors)):
             k, n = self._group_cells(g)
-            w = np.asarray(weights, dtype=np.float64)[group == g]
-            keep = w > 0
+            w = weights[:, group == g]
             if self.prior.kind == "beta":
-                priors.append(fit_prior(k[keep], n[keep], w[keep], kind="beta"))
+                fitted.append([fit_prior(k[r > 0], n[r > 0], r[r > 0], kind="beta") for r in w])
                 continue
             grid, L = self._matrix(g)
-            mass, _, _ = mixing_weights(L[keep], w[keep] / w.sum(), EMOptions())
-            priors.append(grid_prior(grid, mass))
+            fitted.append([grid_prior(grid, mass) for mass in batched_masses(L, w)])
+        return [self._with(tuple(priors)) for priors in zip(*fitted, strict=True)]
+
+    def _with(self, priors: tuple[Prior, ...]) -> Valuation:
         return Valuation(
             self.estimator,
             self.prior,
             self.by,
             self.cells,
-            tuple(priors),
+            priors,
             self.labels,
             short=self.short,
             _matrices=self._matrices,

@@ -126,7 +126,7 @@ def _squarem(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
         left = rows[pending[rows]]
         alpha[left] = np.where(alpha[left] < -1.01, (alpha[left] - 1.0) / 2.0, -1.0)
         pending[left] = alpha[left] < -1.0
-    return out
+    return np.asarray(out, dtype=np.float64)
 
 
 def _em_rows(L: FloatArray, W: FloatArray, mass: FloatArray, options: EMOptions) -> FloatArray:
@@ -156,7 +156,11 @@ def batched_masses(L: FloatArray, W: FloatArray, options: EMOptions | None = Non
     full = (W > 0).all(axis=1)
     if full.any():
         rows = W[full]
-        start = interior_starts(L, rows) if options.start == "interior" else np.full(out[full].shape, 1 / L.shape[1])
+        start = (
+            interior_starts(L, rows)
+            if options.start == "interior"
+            else np.full(out[full].shape, 1 / L.shape[1])
+        )
         out[full] = _em_rows(L, rows, start, options)
     for i in np.flatnonzero(~full).tolist():
         keep = W[i] > 0
