@@ -95,14 +95,16 @@ def _loglik(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
         return np.asarray((W * np.log(mass @ L.T)).sum(axis=1), dtype=np.float64)
 
 
-def _gaps(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
-    """Each row's KKT gap ``max_i D(p_i) − 1``."""
-    return np.asarray(((W / (mass @ L.T)) @ L).max(axis=1) - 1.0, dtype=np.float64)
+def _gradients(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
+    """Each row's ``D(p_i) = Σ_c w_c L_ci / (L mass)_c``: its maximum − 1 is the KKT gap, and ``mass · D`` the
+    next EM step."""
+    return np.asarray((W / (mass @ L.T)) @ L, dtype=np.float64)
 
 
-def _squarem(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
-    """:func:`sigmatool.prior.fit._squarem` for every row: each row's own step length, backtracked alone."""
-    once = _em(L, W, mass)
+def _squarem(L: FloatArray, W: FloatArray, mass: FloatArray, gradient: FloatArray) -> FloatArray:
+    """:func:`sigmatool.prior.fit._squarem` for every row (``gradient``: :func:`_gradients` at ``mass``):
+    each row's own step length, backtracked alone."""
+    once = mass * gradient
     twice = _em(L, W, once)
     twice_value = _loglik(L, W, twice)
     r, v = once - mass, twice - 2.0 * once + mass
@@ -134,14 +136,17 @@ def _em_rows(L: FloatArray, W: FloatArray, mass: FloatArray, options: EMOptions)
     as :func:`sigmatool.prior.fit.mixing_weights` runs it; rows that have stopped are left out."""
     mass = mass.copy()
     steps = np.zeros(W.shape[0], dtype=np.int64)
-    active = np.flatnonzero(_gaps(L, W, mass) > options.tol)
+    gradient = _gradients(L, W, mass)
+    going = gradient.max(axis=1) - 1.0 > options.tol
+    active, gradient = np.flatnonzero(going), gradient[going]
     while active.size:
-        moved = _squarem(L, W[active], mass[active])
+        moved = _squarem(L, W[active], mass[active], gradient)
         moved /= moved.sum(axis=1, keepdims=True)
         mass[active] = moved
         steps[active] += 1
-        going = (_gaps(L, W[active], moved) > options.tol) & (steps[active] < options.max_iter)
-        active = active[going]
+        gradient = _gradients(L, W[active], moved)
+        going = (gradient.max(axis=1) - 1.0 > options.tol) & (steps[active] < options.max_iter)
+        active, gradient = active[going], gradient[going]
     return mass
 
 
