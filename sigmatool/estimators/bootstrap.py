@@ -24,8 +24,9 @@ from sigmatool.segments import group_index
 FloatArray = NDArray[np.float64]
 Summary = Callable[[pl.DataFrame, Valuation], pl.DataFrame]
 
-# Replicates refitted together (a prior's fits share their matrix products; the bar advances per chunk).
-CHUNK = 100
+# Replicates are drawn and refitted together, as many as hold this many histogram rows' weights in all (8 MB):
+# a prior's fits then share their matrix products, and the slowest fit's last EM steps are paid once.
+CHUNK_CELLS = 1 << 20
 
 
 def replicate_weights(hist: pl.DataFrame, by: Sequence[str], seed: int) -> Iterator[FloatArray]:
@@ -51,14 +52,16 @@ def interval_columns(
     """``{column}_ci_lo`` and ``{column}_ci_hi`` per row of ``summary(hist, val)``; null where a rate is."""
     draw = replicate_weights(hist, by, seed)
     dtype = hist.schema["prompts"]
+    chunk = max(1, min(replicates, CHUNK_CELLS // max(hist.height, 1)))
+    fits = len(val.priors) if val.posterior and val.prior.kind != "fixed" else 0
     values = []
-    with bar("--ci: bootstrap replicates", replicates) as advance:
-        for start in range(0, replicates, CHUNK):
-            weights = np.asarray([next(draw) for _ in range(min(CHUNK, replicates - start))])
-            for row, again_val in zip(weights, val.refit_all(weights), strict=True):
+    with bar("--ci: bootstrap replicates (refits, then summaries)", replicates * (fits + 1)) as advance:
+        for start in range(0, replicates, chunk):
+            weights = np.asarray([next(draw) for _ in range(min(chunk, replicates - start))])
+            for row, again_val in zip(weights, val.refit_all(weights, advance), strict=True):
                 again = hist.with_columns(pl.Series("prompts", row).cast(dtype))
                 values.append(summary(again, again_val).select(columns).cast(pl.Float64).to_numpy())
-            advance(weights.shape[0])
+                advance(1)
     stack = np.asarray(values, dtype=np.float64)  # replicates × rows × columns
     with warnings.catch_warnings():
         # A rate that is undefined in every replicate (an empty segment) stays null, silently.

@@ -9,7 +9,7 @@ place for its per-prompt values, once per distinct value of the histogram.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -152,10 +152,11 @@ class Valuation:
         :func:`sigmatool.prior.fit_prior` fits them (same start, same stopping rule)."""
         return self.refit_all(np.asarray(weights, dtype=np.float64)[None, :])[0]
 
-    def refit_all(self, weights: FloatArray) -> list[Valuation]:
+    def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
         """:meth:`refit` for each row of ``weights`` (replicates × histogram rows); each group's NPMLEs are
         fitted together (:func:`sigmatool.prior.batched.batched_masses`: the same fit, one matrix product
-        for all replicates)."""
+        for all replicates). ``advance`` is told of each group's fit as it finishes."""
+        advance = advance or (lambda done: None)
         if not self.posterior or self.prior.kind == "fixed":
             return [self] * weights.shape[0]
         from sigmatool.prior import fit_prior
@@ -169,9 +170,10 @@ class Valuation:
             w = weights[:, group == g]
             if self.prior.kind == "beta":
                 fitted.append([fit_prior(k[r > 0], n[r > 0], r[r > 0], kind="beta") for r in w])
+                advance(len(w))
                 continue
             grid, L = self._matrix(g)
-            fitted.append([grid_prior(grid, mass) for mass in batched_masses(L, w)])
+            fitted.append([grid_prior(grid, mass) for mass in batched_masses(L, w, advance=advance)])
         return [self._with(tuple(priors)) for priors in zip(*fitted, strict=True)]
 
     def _with(self, priors: tuple[Prior, ...]) -> Valuation:

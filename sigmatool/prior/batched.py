@@ -11,6 +11,8 @@ own fit would; the answers differ from one fit at a time only by the order of fl
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -131,14 +133,18 @@ def _squarem(L: FloatArray, W: FloatArray, mass: FloatArray, gradient: FloatArra
     return np.asarray(out, dtype=np.float64)
 
 
-def _em_rows(L: FloatArray, W: FloatArray, mass: FloatArray, options: EMOptions) -> FloatArray:
+def _em_rows(
+    L: FloatArray, W: FloatArray, mass: FloatArray, options: EMOptions, advance: Callable[[int], None]
+) -> FloatArray:
     """Accelerated EM per row from ``mass`` until its KKT gap is ≤ ``options.tol`` (or ``max_iter`` steps),
-    as :func:`sigmatool.prior.fit.mixing_weights` runs it; rows that have stopped are left out."""
+    as :func:`sigmatool.prior.fit.mixing_weights` runs it; rows that have stopped are left out, and
+    ``advance`` is told how many stopped at each step."""
     mass = mass.copy()
     steps = np.zeros(W.shape[0], dtype=np.int64)
     gradient = _gradients(L, W, mass)
     going = gradient.max(axis=1) - 1.0 > options.tol
     active, gradient = np.flatnonzero(going), gradient[going]
+    advance(W.shape[0] - active.size)
     while active.size:
         moved = _squarem(L, W[active], mass[active], gradient)
         moved /= moved.sum(axis=1, keepdims=True)
@@ -147,13 +153,23 @@ def _em_rows(L: FloatArray, W: FloatArray, mass: FloatArray, options: EMOptions)
         gradient = _gradients(L, W[active], moved)
         going = (gradient.max(axis=1) - 1.0 > options.tol) & (steps[active] < options.max_iter)
         active, gradient = active[going], gradient[going]
+        advance(going.size - active.size)
     return mass
 
 
-def batched_masses(L: FloatArray, W: FloatArray, options: EMOptions | None = None) -> FloatArray:
+def _nothing(done: int) -> None:
+    pass
+
+
+def batched_masses(
+    L: FloatArray,
+    W: FloatArray,
+    options: EMOptions | None = None,
+    advance: Callable[[int], None] = _nothing,
+) -> FloatArray:
     """The NPMLE's masses (rows) for each row of cell weights ``W`` (replicates × cells, any scale), as
     :func:`sigmatool.prior.fit.mixing_weights` fits each on its cells with weight; rows with an empty cell
-    (whose start is fitted on fewer cells) are fitted one at a time."""
+    (whose start is fitted on fewer cells) are fitted one at a time. ``advance`` is told of each finished fit."""
     options = options or EMOptions()
     W = np.asarray(W, dtype=np.float64)
     W = W / W.sum(axis=1, keepdims=True)
@@ -166,8 +182,9 @@ def batched_masses(L: FloatArray, W: FloatArray, options: EMOptions | None = Non
             if options.start == "interior"
             else np.full(out[full].shape, 1 / L.shape[1])
         )
-        out[full] = _em_rows(L, rows, start, options)
+        out[full] = _em_rows(L, rows, start, options, advance)
     for i in np.flatnonzero(~full).tolist():
         keep = W[i] > 0
         out[i] = mixing_weights(L[keep], W[i, keep], options)[0]
+        advance(1)
     return out
