@@ -35,17 +35,27 @@ def _barriers(L: FloatArray, W: FloatArray, nu: FloatArray, t: float) -> FloatAr
 def _newton_steps(
     L: FloatArray, pairs: FloatArray, W: FloatArray, nu: FloatArray, t: float
 ) -> tuple[FloatArray, FloatArray]:
-    """Each row's Newton step on the barrier at t and its decrement; ``pairs[i, a·C + b] = L_ai L_bi`` makes
-    every row's Hessian ``L diag(t / slack²) Lᵀ`` one product."""
+    """Each row's Newton step on the barrier at t and its decrement; ``pairs`` (:func:`_pairs`) makes the
+    upper triangle of every row's Hessian ``L diag(t / slack²) Lᵀ`` one matrix product."""
     C = L.shape[0]
+    rows, cols = np.triu_indices(C)
     inv_slack = 1.0 / (1.0 - nu @ L)
     grad = -W / nu + t * (inv_slack @ L.T)
-    hess = ((t * inv_slack**2) @ pairs).reshape(-1, C, C)
+    triangle = (t * inv_slack**2) @ pairs
+    hess = np.empty((nu.shape[0], C, C))
+    hess[:, rows, cols] = triangle
+    hess[:, cols, rows] = triangle
     hess[:, np.arange(C), np.arange(C)] += W / nu**2
     scale = 1.0 / np.sqrt(np.diagonal(hess, axis1=1, axis2=2))
     scaled = hess * scale[:, :, None] * scale[:, None, :]
     step = -scale * np.linalg.solve(scaled, (grad * scale)[:, :, None])[:, :, 0]
     return step, -(grad * step).sum(axis=1)
+
+
+def _pairs(L: FloatArray) -> FloatArray:
+    """``pairs[i, j] = L_ai L_bi`` for the j-th pair a ≤ b of cells (grid × C(C + 1)/2)."""
+    rows, cols = np.triu_indices(L.shape[0])
+    return np.ascontiguousarray((L[rows] * L[cols]).T)
 
 
 def _center(L: FloatArray, pairs: FloatArray, W: FloatArray, nu: FloatArray, t: float) -> FloatArray:
@@ -74,8 +84,7 @@ def _center(L: FloatArray, pairs: FloatArray, W: FloatArray, nu: FloatArray, t: 
 def interior_starts(L: FloatArray, W: FloatArray) -> FloatArray:
     """:func:`sigmatool.prior.dual.interior_start` for each row of weights ``W`` (replicates × cells, every
     weight positive, rows summing to 1): the same path of t, the same Newton steps per row."""
-    C = L.shape[0]
-    pairs = (L[:, None, :] * L[None, :, :]).reshape(C * C, L.shape[1]).T.copy()
+    pairs = _pairs(L)
     nu = np.full(W.shape, 0.5 / float(L.sum(axis=0).max()))
     t = 1.0
     while True:
