@@ -17,9 +17,11 @@ import numpy as np
 import polars as pl
 import pytest
 
+from sigmatool.prior import batched
 from sigmatool.prior.batched import batched_masses
 from sigmatool.prior.bootstrap import replicate_weights
 from sigmatool.prior.cells import Cells, binomial_matrix, cells, p_grid
+from sigmatool.prior.dual import interior_start
 from sigmatool.prior.fit import EMOptions, mixing_weights
 
 from .conftest import BIGMATH_COUNTS, SAMPLE
@@ -99,3 +101,17 @@ def test_every_replicate_meets_the_single_fits_stopping_rule() -> None:
     shares = weights / weights.sum(axis=1, keepdims=True)
     gaps = ((shares / (masses @ L.T)) @ L).max(axis=1) - 1.0
     assert gaps.max() <= EMOptions().tol
+
+
+def test_starts_in_batches_or_alone_equal_the_starts_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    c = _eight_answers()
+    L = binomial_matrix(c, p_grid(41))
+    weights = replicate_weights(c, 5, seed=2)
+    shares = weights / weights.sum(axis=1, keepdims=True)
+    together = batched.interior_starts(L, shares)
+    alone = np.asarray([interior_start(L, w) for w in shares])
+    assert np.abs(alone - together).max() <= 1e-9
+    monkeypatch.setattr(batched, "_START_FLOATS", 2 * 9 * 9)  # two replicates per batch
+    assert np.abs(together - batched._starts(L, shares)).max() <= 1e-9
+    monkeypatch.setattr(batched, "_START_FLOATS", 9)  # too many cells: one start at a time
+    assert np.abs(alone - batched._starts(L, shares)).max() == 0.0

@@ -16,11 +16,14 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import NDArray
 
-from sigmatool.prior.dual import _GAP, _MAX_NEWTON, _NEWTON_TOL, _SHRINK
+from sigmatool.prior.dual import _GAP, _MAX_NEWTON, _NEWTON_TOL, _SHRINK, interior_start
 from sigmatool.prior.fit import EMOptions, mixing_weights
 
 FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
+
+# The starts' largest arrays, in floats (64 MB): the grid's products of cell pairs (grid × C(C + 1)/2; past
+# this, about 140 cells on the default grid, each start is computed alone) and a batch's Hessians (rows × C²).
+_START_FLOATS = 1 << 23
 
 
 def _barriers(L: FloatArray, W: FloatArray, nu: FloatArray, t: float) -> FloatArray:
@@ -94,6 +97,16 @@ def interior_starts(L: FloatArray, W: FloatArray) -> FloatArray:
         t *= _SHRINK
     mass = t / (1.0 - nu @ L)
     return np.asarray(mass / mass.sum(axis=1, keepdims=True), dtype=np.float64)
+
+
+def _starts(L: FloatArray, W: FloatArray) -> FloatArray:
+    """:func:`interior_starts` in batches whose Hessians fit in :data:`_START_FLOATS`, or one at a time
+    (:func:`sigmatool.prior.dual.interior_start`) when the cells are too many for the pairs' products."""
+    C, M = L.shape
+    if C * (C + 1) // 2 * M > _START_FLOATS:
+        return np.asarray([interior_start(L, w) for w in W], dtype=np.float64)
+    rows = max(1, _START_FLOATS // (C * C))
+    return np.concatenate([interior_starts(L, W[i : i + rows]) for i in range(0, W.shape[0], rows)])
 
 
 def _em(L: FloatArray, W: FloatArray, mass: FloatArray) -> FloatArray:
@@ -186,11 +199,7 @@ def batched_masses(
     full = (W > 0).all(axis=1)
     if full.any():
         rows = W[full]
-        start = (
-            interior_starts(L, rows)
-            if options.start == "interior"
-            else np.full(out[full].shape, 1 / L.shape[1])
-        )
+        start = _starts(L, rows) if options.start == "interior" else np.full(rows.shape, 1.0 / L.shape[1])
         out[full] = _em_rows(L, rows, start, options, advance)
     for i in np.flatnonzero(~full).tolist():
         keep = W[i] > 0
