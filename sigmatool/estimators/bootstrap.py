@@ -18,11 +18,15 @@ from numpy.typing import NDArray
 
 from sigmatool.estimators.value import Valuation
 from sigmatool.options import BeyondOptions, by_columns
-from sigmatool.progress import steps
+from sigmatool.progress import bar
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]
 Summary = Callable[[pl.DataFrame, Valuation], pl.DataFrame]
+
+# Replicates are drawn and refitted together, as many as hold this many histogram rows' weights in all (8 MB):
+# a prior's fits then share their matrix products, and the slowest fit's last EM steps are paid once.
+CHUNK_CELLS = 1 << 20
 
 
 def replicate_weights(hist: pl.DataFrame, by: Sequence[str], seed: int) -> Iterator[FloatArray]:
@@ -64,11 +68,16 @@ def interval_columns(
     """``{column}_ci_lo`` and ``{column}_ci_hi`` per row of ``summary(hist, val)``; null where a rate is."""
     draw = replicate_weights(hist, by, seed)
     dtype = hist.schema["prompts"]
+    chunk = max(1, min(replicates, CHUNK_CELLS // max(hist.height, 1)))
+    fits = len(val.priors) if val.posterior and val.prior.kind != "fixed" else 0
     values = []
-    for _ in steps(range(replicates), "--ci: bootstrap replicates", replicates):
-        weights = next(draw)
-        again = hist.with_columns(pl.Series("prompts", weights).cast(dtype))
-        values.append(summary(again, val.refit(weights)).select(columns).cast(pl.Float64).to_numpy())
+    with bar("--ci: bootstrap replicates (refits, then summaries)", replicates * (fits + 1)) as advance:
+        for start in range(0, replicates, chunk):
+            weights = np.asarray([next(draw) for _ in range(min(chunk, replicates - start))])
+            for row, again_val in zip(weights, val.refit_all(weights, advance), strict=True):
+                again = hist.with_columns(pl.Series("prompts", row).cast(dtype))
+                values.append(summary(again, again_val).select(columns).cast(pl.Float64).to_numpy())
+                advance(1)
     stack = np.asarray(values, dtype=np.float64)  # replicates × rows × columns
     with warnings.catch_warnings():
         # A rate that is undefined in every replicate (an empty segment) stays null, silently.

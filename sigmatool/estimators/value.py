@@ -154,30 +154,39 @@ class Valuation:
     def refit(self, weights: FloatArray) -> Valuation:
         """The priors refitted to other prompt weights on the same cells (a bootstrap replicate), as
         :func:`sigmatool.prior.fit_prior` fits them (same start, same stopping rule)."""
+        return self.refit_all(np.asarray(weights, dtype=np.float64)[None, :])[0]
+
+    def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
+        """:meth:`refit` for each row of ``weights`` (replicates × histogram rows); each group's NPMLEs are
+        fitted together (:func:`sigmatool.prior.batched.batched_masses`: the same fit, one matrix product
+        for all replicates). ``advance`` is told of each group's fit as it finishes."""
+        advance = advance or (lambda done: None)
         if not self.posterior or self.prior.kind == "fixed":
-            return self
+            return [self] * weights.shape[0]
         from sigmatool.prior import fit_prior
-        from sigmatool.prior.fit import EMOptions, mixing_weights
+        from sigmatool.prior.batched import batched_masses
         from sigmatool.prior.model import grid_prior
 
         group = self.cells["__group"].to_numpy()
-        priors = []
+        fitted: list[list[Prior]] = []
         for g in range(len(self.priors)):
             k, n = self._group_cells(g)
-            w = np.asarray(weights, dtype=np.float64)[group == g]
-            keep = w > 0
+            w = weights[:, group == g]
             if self.prior.kind == "beta":
-                priors.append(fit_prior(k[keep], n[keep], w[keep], kind="beta"))
+                fitted.append([fit_prior(k[r > 0], n[r > 0], r[r > 0], kind="beta") for r in w])
+                advance(len(w))
                 continue
             grid, L = self._matrix(g)
-            mass, _, _ = mixing_weights(L[keep], w[keep] / w.sum(), EMOptions())
-            priors.append(grid_prior(grid, mass))
+            fitted.append([grid_prior(grid, mass) for mass in batched_masses(L, w, advance=advance)])
+        return [self._with(tuple(priors)) for priors in zip(*fitted, strict=True)]
+
+    def _with(self, priors: tuple[Prior, ...]) -> Valuation:
         return Valuation(
             self.estimator,
             self.prior,
             self.by,
             self.cells,
-            tuple(priors),
+            priors,
             self.labels,
             short=self.short,
             _matrices=self._matrices,
@@ -300,9 +309,17 @@ class PerColumn(Valuation):
 
     def refit(self, weights: FloatArray) -> Valuation:
         """Each column's priors refitted to its rows' share of the replicate's weights."""
+        return self.refit_all(np.asarray(weights, dtype=np.float64)[None, :])[0]
+
+    def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
+        """:meth:`refit` for each row of ``weights``: each column's replicates fitted together."""
         w = np.asarray(weights, dtype=np.float64)
-        parts = tuple((name, part.refit(w[self.index == i])) for i, (name, part) in enumerate(self.parts))
-        return replace(self, parts=parts)
+        fitted = [part.refit_all(w[:, self.index == i], advance) for i, (_, part) in enumerate(self.parts)]
+        names = [name for name, _ in self.parts]
+        return [
+            replace(self, parts=tuple(zip(names, (f[r] for f in fitted), strict=True)))
+            for r in range(w.shape[0])
+        ]
 
     def bias_note(self) -> str:
         """None for the columns together: each column's headline carries its own (:meth:`headlines`)."""

@@ -101,7 +101,8 @@ def _npmle_interval(
     Only for a rate the data identify (f a polynomial of degree ≤ n): the NPMLE's fitted histogram is unique,
     so is such a rate, and support reduction and EM give it alike (within REFIT_TOL's accuracy). Beyond n
     the NPMLEs of equal likelihood disagree (support reduction's sparse one puts 4–9 % of the bundled
-    8-answer file's prompts at p ∈ {0, 1}, EM's 0.2–0.6 %), and the replicates are fitted as the estimate is."""
+    8-answer file's prompts at p ∈ {0, 1}, EM's 0.2–0.6 %), and the replicates are fitted as the estimate is
+    (:func:`_npmle_refits`)."""
     if replicates < 2 or not 0.0 < level < 1.0:
         raise UsageError(f"--ci needs a level in (0, 1) and ≥ 2 replicates, not {level:g}, {replicates}")
     grid = p_grid()
@@ -114,6 +115,33 @@ def _npmle_interval(
         r = joint / joint.sum(axis=1, keepdims=True)
         per_cell = cell_means(grid_prior(grid, mass), c.k, c.n, quantity, sizes, std, responsibilities=r)
         values.append(float(w @ per_cell / w.sum()))
+    prior = fit_prior(c.k, c.n, c.weight, kind="npmle")
+    estimate = float(c.weight @ cell_means(prior, c.k, c.n, quantity, sizes, std) / c.total)
+    return percentile_interval(estimate, np.asarray(values), level)
+
+
+def _npmle_refits(
+    c: Cells,
+    quantity: str,
+    sizes: NDArray[np.int64] | None,
+    std: str,
+    replicates: int,
+    level: float,
+    seed: int,
+) -> Interval:
+    """The interval with the NPMLE refitted per replicate as the estimate is fitted (interior-point start,
+    EM), every replicate at once (:func:`sigmatool.prior.batched.batched_masses`)."""
+    if replicates < 2 or not 0.0 < level < 1.0:
+        raise UsageError(f"--ci needs a level in (0, 1) and ≥ 2 replicates, not {level:g}, {replicates}")
+    from sigmatool.prior.batched import batched_masses
+
+    grid = p_grid()
+    weights = replicate_weights(c, replicates, seed)
+    masses = batched_masses(binomial_matrix(c, grid), weights)
+    values = [
+        float(w @ cell_means(grid_prior(grid, mass), c.k, c.n, quantity, sizes, std) / w.sum())
+        for w, mass in zip(weights, masses, strict=True)
+    ]
     prior = fit_prior(c.k, c.n, c.weight, kind="npmle")
     estimate = float(c.weight @ cell_means(prior, c.k, c.n, quantity, sizes, std) / c.total)
     return percentile_interval(estimate, np.asarray(values), level)
@@ -145,6 +173,8 @@ def bootstrap_rate(
         per_cell = cell_means(prior, c.k, c.n, quantity, sizes, std)
     elif estimator == "npmle" and identified(quantity, G, int(c.n.min())):
         return _npmle_interval(c, quantity, sizes, std, replicates, level, seed)
+    elif estimator == "npmle":
+        return _npmle_refits(c, quantity, sizes, std, replicates, level, seed)
     else:
 
         def refitted(r: Cells) -> float:
