@@ -69,8 +69,7 @@ def bootstrap(
     c: Cells, statistic: Statistic, replicates: int = 1000, level: float = 0.95, seed: int = 0
 ) -> Interval:
     """Percentile interval of any statistic of the cells (called once per replicate)."""
-    if replicates < 2 or not 0.0 < level < 1.0:
-        raise UsageError(f"--ci needs a level in (0, 1) and ≥ 2 replicates, not {level:g}, {replicates}")
+    _check_replicates(replicates, level)
     weights = replicate_weights(c, replicates, seed)
     values = np.array([statistic(c.with_weight(w)) for w in weights])
     return percentile_interval(statistic(c), values, level)
@@ -84,6 +83,11 @@ def _values(c: Cells, quantity: str, G: int | None, std: str, estimator: str) ->
     if not q.has_unbiased or G is None or (q.degree(G) or 0) > int(c.n.min()):
         raise UsageError(f"no unbiased estimate of {quantity} at G = {G} from {int(c.n.min())} samples")
     return q.unbiased(c.k, c.n, G, std)
+
+
+def _check_replicates(replicates: int, level: float) -> None:
+    if replicates < 2 or not 0.0 < level < 1.0:
+        raise UsageError(f"--ci needs a level in (0, 1) and ≥ 2 replicates, not {level:g}, {replicates}")
 
 
 def _npmle_interval(
@@ -103,8 +107,7 @@ def _npmle_interval(
     the NPMLEs of equal likelihood disagree (support reduction's sparse one puts 4–9 % of the bundled
     8-answer file's prompts at p ∈ {0, 1}, EM's 0.2–0.6 %), and the replicates are fitted as the estimate is
     (:func:`_npmle_refits`)."""
-    if replicates < 2 or not 0.0 < level < 1.0:
-        raise UsageError(f"--ci needs a level in (0, 1) and ≥ 2 replicates, not {level:g}, {replicates}")
+    _check_replicates(replicates, level)
     grid = p_grid()
     L = binomial_matrix(c, grid)
     start, _ = support_reduction(L, c.weight / c.total)
@@ -131,8 +134,7 @@ def _npmle_refits(
 ) -> Interval:
     """The interval with the NPMLE refitted per replicate as the estimate is fitted (interior-point start,
     EM), every replicate at once (:func:`sigmatool.prior.batched.batched_masses`)."""
-    if replicates < 2 or not 0.0 < level < 1.0:
-        raise UsageError(f"--ci needs a level in (0, 1) and ≥ 2 replicates, not {level:g}, {replicates}")
+    _check_replicates(replicates, level)
     from sigmatool.prior.batched import batched_masses
 
     grid = p_grid()
