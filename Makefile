@@ -7,7 +7,7 @@ TESTING := $(VENV)/.testing
 ENGINES := $(VENV)/.engines
 JAVA_PACKAGE := openjdk-17-jre-headless
 
-.PHONY: help install demo test test-slow test-engines java lint typecheck pytest docs test-floors bench bench-quick clean figures \
+.PHONY: help install demo test test-slow test-engines java lint typecheck pytest docs test-floors bench bench-quick bench-latency clean figures \
 	test-browser
 
 help:
@@ -18,7 +18,8 @@ help:
 	@echo "make docs         rewrite the output shown under every example in README.md and docs/ from real runs"
 	@echo "make test-floors  run a smoke subset of the tests on the oldest declared dependencies"
 	@echo "make bench-quick  a benchmark that finishes in under a minute"
-	@echo "make bench        the full benchmark (10^8-row datasets; needs several GB of disk)"
+	@echo "make bench        the full benchmark (10^8-row datasets; needs several GB of disk), then the latency cases"
+	@echo "make bench-latency the interactive cases (--ci, --bounds, report, continuous rates) against their references"
 	@echo "make figures      regenerate docs/figures/*.png (one per command) and docs/example-report.html with the CLI"
 	@echo "make test-browser open the HTML report in headless Chromium (installs it with apt-get as root)"
 
@@ -99,6 +100,10 @@ test-floors: $(FLOORS_STAMP)
 
 bench: $(TESTING)
 	$(BIN)/python bench/run.py --size full
+	$(BIN)/python bench/latency.py
+
+bench-latency: $(TESTING)
+	$(BIN)/python bench/latency.py
 
 bench-quick: $(TESTING)
 	$(BIN)/python bench/run.py --size quick
