@@ -24,13 +24,14 @@ from scipy.special import comb
 from scipy.stats import hypergeom
 
 from sigmatool import kernels
+from sigmatool.kernels import Quantity
 from sigmatool.prior import cells, fit_prior
 from sigmatool.prior.bootstrap import bootstrap_rate
 from sigmatool.prior.bounds import bounds
 from sigmatool.prior.fit import EMOptions, mixing_weights
 from sigmatool.prior.groupsize import posterior_group_size
 from sigmatool.prior.model import Prior
-from sigmatool.prior.posterior import atom_values, expected_rate
+from sigmatool.prior.posterior import expected_rate
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNTS = ROOT / "sample_data" / "bigmath_solve_rate_counts.csv"
@@ -148,7 +149,7 @@ def identified_shares(k: np.ndarray, count: np.ndarray) -> list[str]:
         ("GRPO G = 16, medium", "sigma", 16, medium),
     ]:
         b = bounds(j, 8, h, quantity, G, segment=segment)
-        w = full.atom_mass * atom_values(quantity, full.atoms, G)
+        w = full.atom_mass * Quantity(quantity).plugin(full.atoms, G)
         share = float(w[segment(full.atoms)].sum() / w.sum())
         lines.append(f"| {label} | {100 * b.lo:.2f}–{100 * b.hi:.2f} | {100 * share:.2f} |")
     return lines

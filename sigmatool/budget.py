@@ -357,8 +357,8 @@ def with_ranges(
             parts.append(bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)[0])
     if beyond.ci is not None:
 
-        def again(h: pl.DataFrame, v: Valuation) -> pl.DataFrame:
-            return summarize(h, by, options.sizes, segments=options.segments, prior=v)
+        def again(h: pl.DataFrame, keys: Sequence[str], v: Valuation) -> pl.DataFrame:
+            return summarize(h, keys, options.sizes, segments=options.segments, prior=v)
 
         parts.append(beyond_intervals(hist, by, val, again, RATES, beyond))
     return pl.concat(parts, how="horizontal")

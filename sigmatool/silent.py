@@ -412,8 +412,8 @@ def with_ranges(
         parts.append(_bounds(hist, summary, by, options.cap))
     if beyond.ci is not None:
 
-        def again(h: pl.DataFrame, v: Valuation) -> pl.DataFrame:
-            return summarize(h, by, options.sizes, cap=options.cap, bins=options.bins, prior=v)
+        def again(h: pl.DataFrame, keys: Sequence[str], v: Valuation) -> pl.DataFrame:
+            return summarize(h, keys, options.sizes, cap=options.cap, bins=options.bins, prior=v)
 
         rates = [c for c in RATES if c in summary.columns]
         parts.append(beyond_intervals(hist, by, val, again, rates, beyond))

@@ -368,3 +368,60 @@ def test_a_bad_option_exits_2_with_one_line_before_loading_anything(
     assert 1 == len(done.stderr.splitlines())
     assert named in done.stderr
     assert "" == done.stdout.strip()
+
+
+def _split_histogram() -> pl.DataFrame:
+    """Two --by groups of k of 8 (and a few of 6): the 8-answer file's counts, and a second group of them
+    reversed and thinned, as a histogram of distinct values."""
+    k, n, w = _eight()
+    rows = pl.DataFrame(
+        {
+            "split": ["a"] * k.size + ["b"] * k.size + ["b"] * 3,
+            "k": np.r_[k, k, [0, 3, 6]],
+            "n": np.r_[n, n, [6, 6, 6]],
+            "prompts": np.r_[w // 1000, w[::-1] // 3000 + 1, [4, 9, 2]].astype(np.int64),
+        }
+    )
+    return rows.with_columns((pl.col("k") / pl.col("n")).alias("p"))
+
+
+@pytest.mark.parametrize(
+    ("command", "by", "prior"),
+    [
+        ("silent", (), "npmle"),
+        ("silent", ("split",), "npmle"),
+        ("silent", ("split",), "none"),
+        ("budget", ("split",), "beta"),
+        ("budget", (), "npmle"),
+    ],
+)
+def test_replicates_summarised_together_are_each_replicate_summarised_alone(
+    command: str, by: tuple[str, ...], prior: str
+) -> None:
+    # --ci stacks a chunk of replicates' histograms and values them at once (Valuation.stacked); each
+    # replicate summarised alone under its own refitted priors must give the same interval.
+    from sigmatool import budget, silent
+    from sigmatool.estimators import valuation
+    from sigmatool.estimators.bootstrap import interval_columns, replicate_weights
+
+    hist, sizes = _split_histogram(), (4, 16)
+    if not by:  # the histogram of distinct values a run without --by reads
+        hist = hist.group_by("k", "n", "p", maintain_order=True).agg(pl.col("prompts").sum())
+    val = valuation(hist, by, sizes, "plugin", prior)
+
+    def summary(h: pl.DataFrame, keys: object, v: object) -> pl.DataFrame:
+        module = silent if command == "silent" else budget
+        return module.summarize(h, keys, sizes, prior=v)  # type: ignore[arg-type]
+
+    columns = ["silent_rate", "all_wrong_rate"] if command == "silent" else ["grpo_share", "silent_rate"]
+    got = interval_columns(hist, by, val, summary, columns, level=0.8, replicates=12, seed=3)
+    draw = replicate_weights(hist, by, 3)
+    weights = np.asarray([next(draw) for _ in range(12)])
+    alone = []
+    for w, refitted in zip(weights, val.refit_all(weights), strict=True):
+        again = hist.with_columns(pl.Series("prompts", w).cast(pl.Int64))
+        alone.append(summary(again, by, refitted).select(columns).to_numpy())
+    lo, hi = np.quantile(np.asarray(alone), [0.1, 0.9], axis=0)
+    for j, column in enumerate(columns):
+        assert np.allclose(lo[:, j], got[f"{column}_ci_lo"].to_numpy(), rtol=1e-12, atol=0, equal_nan=True)
+        assert np.allclose(hi[:, j], got[f"{column}_ci_hi"].to_numpy(), rtol=1e-12, atol=0, equal_nan=True)

@@ -20,10 +20,17 @@ from sigmatool.prior import cells, fit_prior, p_grid
 from sigmatool.prior.bootstrap import bootstrap_rate, replicate_weights
 from sigmatool.prior.bounds import bounds
 from sigmatool.prior.cells import binomial_matrix
-from sigmatool.prior.fit import EMOptions, fit_beta, mixing_weights, refit_masses, support_reduction
+from sigmatool.prior.fit import (
+    EMOptions,
+    fit_beta,
+    mixing_weights,
+    refit_masses,
+    support_reduction,
+)
 from sigmatool.prior.groupsize import posterior_group_size
 from sigmatool.prior.model import Prior
 from sigmatool.prior.posterior import expected_rate, posterior_mean
+from sigmatool.prior.refit import npmle_refits
 
 from .conftest import BIGMATH_COUNTS
 
@@ -304,6 +311,22 @@ def test_bootstrap_interval_covers_the_truth_in_at_least_93_percent_of_datasets(
     assert hits / 500 >= 0.93
 
 
+@pytest.mark.slow
+def test_the_npmle_interval_covers_the_truth_as_often_as_the_unbiased_one() -> None:
+    # 120 datasets of 400 prompts, 16 answers each, from 15 % at p = 0 and 85 % Beta(0.5, 0.6); the silent
+    # rate at G = 8 (identified), 200 replicates each, the NPMLE refitted per replicate as --ci refits it.
+    rng = np.random.default_rng(12)
+    truth = 0.15 + 0.85 * float(stats.beta(0.5, 0.6).expect(lambda p: p**8 + (1 - p) ** 8))
+    hits = {"npmle": 0, "unbiased": 0}
+    for seed in range(120):
+        k = rng.binomial(16, np.where(rng.random(400) < 0.15, 0.0, rng.beta(0.5, 0.6, 400)))
+        for estimator in hits:
+            ci = bootstrap_rate(k, 16, None, "silent", 8, estimator=estimator, replicates=200, seed=seed)
+            hits[estimator] += ci.lo <= truth <= ci.hi
+    assert hits["npmle"] >= hits["unbiased"] - 3
+    assert hits["npmle"] >= 0.85 * 120
+
+
 def test_bootstrap_refuses_an_unbiased_estimate_beyond_the_samples() -> None:
     with pytest.raises(UsageError, match="no unbiased estimate"):
         bootstrap_rate([0, 3, 8], 8, None, "sigma", 16, estimator="unbiased")
@@ -334,15 +357,14 @@ def _silent_mean(L: np.ndarray, grid: np.ndarray, mass: np.ndarray, w: np.ndarra
 def test_support_reduction_reaches_the_kkt_gap_it_is_asked(thinned_bigmath: tuple) -> None:
     k, counts = thinned_bigmath
     L = binomial_matrix(cells(k, 16, counts), p_grid())
-    _, gap = support_reduction(L, counts / counts.sum(), tol=1e-6)
-    assert gap <= 1e-6
+    assert support_reduction(L, counts / counts.sum(), tol=1e-6).gap <= 1e-6
 
 
 def test_support_reduction_is_at_least_as_likely_as_the_em_fit(thinned_bigmath: tuple) -> None:
     k, counts = thinned_bigmath
     L, w = binomial_matrix(cells(k, 16, counts), p_grid()), counts / counts.sum()
     em, _, _ = mixing_weights(L, w, EMOptions())
-    reduced, _ = support_reduction(L, w, tol=1e-6)
+    reduced = support_reduction(L, w, tol=1e-6).mass
     # Both stop within a KKT gap of 1e-6, which bounds how far each log-likelihood is from the maximum.
     assert float(w @ np.log(L @ em)) - 1e-6 <= float(w @ np.log(L @ reduced))
 
@@ -352,13 +374,14 @@ def test_a_replicate_refit_matches_a_cold_em_refit(thinned_bigmath: tuple) -> No
     c = cells(k, 16, counts)
     grid = p_grid()
     L = binomial_matrix(c, grid)
-    start, _ = support_reduction(L, c.weight / c.total)
+    start = support_reduction(L, c.weight / c.total).mass
     worst = 0.0
     for w in replicate_weights(c, 10, seed=3):
         keep = w > 0
         cold = np.zeros(grid.size)
         cold[:] = mixing_weights(L[keep], w[keep] / w.sum(), EMOptions())[0]
         warm = refit_masses(L, w / w.sum(), start)
+        assert warm is not None
         worst = max(worst, abs(_silent_mean(L, grid, cold, w, 8) - _silent_mean(L, grid, warm, w, 8)))
     # REFIT_TOL's accuracy (sigmatool.prior.fit): within 6e-5 where the replicates spread by 3e-3.
     assert worst <= 1e-4
@@ -379,6 +402,78 @@ def test_the_npmle_interval_is_the_percentile_of_cold_em_refits(thinned_bigmath:
     ci = bootstrap_rate(k, 16, counts, "silent", 8, estimator="npmle", replicates=40, seed=4)
     assert float(lo) == pytest.approx(ci.lo, abs=1e-4)
     assert float(hi) == pytest.approx(ci.hi, abs=1e-4)
+
+
+def test_the_npmle_is_the_sparse_one_support_reduction_finds(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    c = cells(k, 16, counts)
+    L = binomial_matrix(c, p_grid())
+    cold = support_reduction(L, c.weight / c.total)
+    prior = fit_prior(k, 16, counts, kind="npmle")
+    assert np.allclose(cold.mass, prior.atom_mass, rtol=0, atol=1e-15)
+
+
+def test_the_npmle_has_no_more_atoms_than_its_histogram_has_cells(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    assert fit_prior(k, 16, counts, kind="npmle").summary()["support_size"] <= k.size
+
+
+def test_the_npmle_is_at_least_as_likely_as_a_tight_em_fit(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    em = fit_prior(k, 16, counts, kind="npmle", options=EMOptions(tol=1e-8, max_iter=50000))
+    # Each stops within its KKT gap of the maximum, which bounds how far each log-likelihood is from it.
+    assert em.log_likelihood - 1e-6 * counts.sum() <= fit_prior(k, 16, counts, kind="npmle").log_likelihood
+
+
+def _eight_answers() -> tuple[np.ndarray, np.ndarray]:
+    """The Big-Math prompts' expected histogram of 8 of their 64 answers (hypergeometric thinning)."""
+    table = np.loadtxt(BIGMATH_COUNTS, delimiter=",", skiprows=1)
+    k, count, j = table[:, 0].astype(int), table[:, 3], np.arange(9)
+    return j, (count[:, None] * stats.hypergeom.pmf(j[None, :], 64, k[:, None], 8)).sum(axis=0)
+
+
+def test_a_fit_that_reproduces_its_histogram_is_the_interior_point_em_fit() -> None:
+    # 215,608 prompts of 8 answers lie inside the set of binomial mixtures: the NPMLE is not unique there,
+    # and the estimate is the spread-out one of the interior-point start and EM.
+    j, counts = _eight_answers()
+    c = cells(j, 8, counts)
+    em = mixing_weights(binomial_matrix(c, p_grid()), c.weight / c.total, EMOptions())[0]
+    prior = fit_prior(j, 8, counts, kind="npmle")
+    assert prior.reproduced
+    assert np.array_equal(em, prior.atom_mass)
+
+
+def test_a_fit_that_does_not_reproduce_its_histogram_is_the_sparse_one(thinned_bigmath: tuple) -> None:
+    k, counts = thinned_bigmath
+    assert not fit_prior(k, 16, counts, kind="npmle").reproduced
+
+
+def _replicate_values(L: np.ndarray, grid: np.ndarray, masses: np.ndarray) -> np.ndarray:
+    """Per replicate: the silent rate at G = 8 and 64, and the mass at p ∈ {0, 1}, from the masses alone."""
+    edge = (grid == 0) | (grid == 1)
+    return np.stack(
+        [masses @ (grid**8 + (1 - grid) ** 8), masses @ (grid**64 + (1 - grid) ** 64), masses @ edge]
+    )
+
+
+@pytest.mark.parametrize("data", ["thinned", "eight"])
+def test_replicate_refits_give_the_interval_of_the_estimate_refitted(
+    data: str, thinned_bigmath: tuple
+) -> None:
+    # Every replicate fitted as the estimate is (fit_prior, cold) gives interval ends within 5 % of the
+    # interval's width of the refits --ci uses, beyond n (G = 64) and at p ∈ {0, 1} too: warm support
+    # reduction to REFIT_TOL where the NPMLE is unique, the interior-point start and EM where it is not.
+    k, counts = thinned_bigmath if data == "thinned" else _eight_answers()
+    n = 16 if data == "thinned" else 8
+    c, grid = cells(k, n, counts), p_grid()
+    L = binomial_matrix(c, grid)
+    weights = replicate_weights(c, 40, seed=7)
+    fast = _replicate_values(L, grid, npmle_refits(L, weights, fit_prior(k, n, counts, kind="npmle")))
+    alone = np.asarray([fit_prior(k, n, w, kind="npmle").atom_mass for w in weights])
+    slow = _replicate_values(L, grid, alone)
+    ends = [np.quantile(v, [0.025, 0.975], axis=1) for v in (fast, slow)]
+    width = ends[1][1] - ends[1][0]
+    assert (np.abs(ends[0] - ends[1]) <= 0.05 * width).all()
 
 
 # ------------------------------------------------------------------------------------ Big-Math split test

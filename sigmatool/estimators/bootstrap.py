@@ -17,15 +17,16 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.estimators.value import Valuation
+from sigmatool.load.columns import free_name
 from sigmatool.options import BeyondOptions, by_columns
 from sigmatool.progress import bar
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]
-Summary = Callable[[pl.DataFrame, Valuation], pl.DataFrame]
+Summary = Callable[[pl.DataFrame, Sequence[str], Valuation], pl.DataFrame]
 
-# Replicates are drawn and refitted together, as many as hold this many histogram rows' weights in all (8 MB):
-# a prior's fits then share their matrix products, and the slowest fit's last EM steps are paid once.
+# Replicates are drawn, refitted and summarised together, as many as hold this many histogram rows in all
+# (the stacked histogram of one chunk).
 CHUNK_CELLS = 1 << 20
 
 
@@ -65,20 +66,24 @@ def interval_columns(
     replicates: int,
     seed: int,
 ) -> pl.DataFrame:
-    """``{column}_ci_lo`` and ``{column}_ci_hi`` per row of ``summary(hist, val)``; null where a rate is."""
+    """``{column}_ci_lo`` and ``{column}_ci_hi`` per row of ``summary(hist, by, val)``; null where a rate is.
+
+    A chunk of replicates is summarised at once: their histograms stacked, each replicate's rows keyed by its
+    number as one more --by column, and valued under its own refitted priors (:meth:`Valuation.stacked`)."""
     draw = replicate_weights(hist, by, seed)
-    dtype = hist.schema["prompts"]
+    key = free_name("__replicate", hist.columns)
     chunk = max(1, min(replicates, CHUNK_CELLS // max(hist.height, 1)))
     fits = len(val.priors) if val.posterior and val.prior.kind != "fixed" else 0
     values = []
     with bar("--ci: bootstrap replicates (refits, then summaries)", replicates * (fits + 1)) as advance:
         for start in range(0, replicates, chunk):
             weights = np.asarray([next(draw) for _ in range(min(chunk, replicates - start))])
-            for row, again_val in zip(weights, val.refit_all(weights, advance), strict=True):
-                again = hist.with_columns(pl.Series("prompts", row).cast(dtype))
-                values.append(summary(again, again_val).select(columns).cast(pl.Float64).to_numpy())
-                advance(1)
-    stack = np.asarray(values, dtype=np.float64)  # replicates × rows × columns
+            stacked = val.stacked(val.refit_all(weights, advance), key)
+            table = summary(_stack(hist, weights, key), [*by, key], stacked)
+            rows = table.sort(key, maintain_order=True).select(columns).cast(pl.Float64).to_numpy()
+            values.append(rows.reshape(weights.shape[0], -1, len(columns)))
+            advance(weights.shape[0])
+    stack = np.concatenate(values)  # replicates × rows × columns
     with warnings.catch_warnings():
         # A rate that is undefined in every replicate (an empty segment) stays null, silently.
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -88,6 +93,16 @@ def interval_columns(
         out[f"{column}_ci_lo"] = lo[:, j]
         out[f"{column}_ci_hi"] = hi[:, j]
     return pl.DataFrame(out).fill_nan(None)
+
+
+def _stack(hist: pl.DataFrame, weights: FloatArray, key: str) -> pl.DataFrame:
+    """The histogram once per replicate (rows of ``weights``), with its prompts and its number ``key``."""
+    count, height = weights.shape
+    rows = hist[np.tile(np.arange(height), count)]
+    return rows.with_columns(
+        pl.Series("prompts", weights.ravel()).cast(hist.schema["prompts"]),
+        pl.Series(key, np.repeat(np.arange(count, dtype=np.int64), height)),
+    )
 
 
 def beyond_intervals(

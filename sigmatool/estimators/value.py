@@ -35,6 +35,10 @@ IntArray = NDArray[np.int64]
 Sizes = float | int | NDArray[np.generic]
 
 
+# Below this, a posterior's normaliser Σ_i m_i Bin(k; n, p_i) has lost digits to underflow in linear space.
+_LINEAR_FLOOR = 1e-250
+
+
 def _size(G: Sizes | None) -> int | NDArray[np.generic]:
     # G is None only for the quantities that take none (the limits and "interior").
     return int(G) if isinstance(G, (int, float)) else np.asarray(G if G is not None else 0)
@@ -132,6 +136,10 @@ class Valuation:
 
         group, local = self.locate(frame)
         sizes = None if G is None else np.broadcast_to(np.asarray(G, dtype=np.int64), (frame.height,))
+        if len(self.priors) > 1 and self._shared_grid() is not None:
+            found = self._grid_values(frame, group, quantity, sizes, std)
+            if found is not None:
+                return found
         out = np.empty(frame.height, dtype=np.float64)
         for g in np.unique(group).tolist():
             rows = np.flatnonzero(group == g)
@@ -140,6 +148,58 @@ class Valuation:
             size = None if sizes is None else sizes[rows]
             out[rows] = cell_means(self.priors[g], k, n, quantity, size, std, responsibilities=r)
         return out
+
+    def _shared_grid(self) -> FloatArray | None:
+        """The one grid of p every prior's point masses sit on (no Beta component), or None."""
+        first = self.priors[0].atoms
+        for prior in self.priors:
+            if prior.beta_a.size or not (prior.atoms is first or np.array_equal(prior.atoms, first)):
+                return None
+        return first
+
+    def _grid_values(
+        self, frame: pl.DataFrame, group: IntArray, quantity: str, sizes: IntArray | None, std: str
+    ) -> FloatArray | None:
+        """:meth:`values` for priors on one grid (the NPMLE's, and its bootstrap replicates'), every group at
+        once: the posterior mean of f for group g and cell (k, n) is ``Σ_i m_gi L_i f_i / Σ_i m_gi L_i`` with
+        ``L_i = Bin(k; n, p_i)``, two matrix products over (groups × grid) and (grid × distinct cells).
+        None where some posterior's normaliser is too small for linear space (the log-space path then)."""
+        from sigmatool.prior.cells import binomial_pmf
+
+        grid = self._shared_grid()
+        assert grid is not None
+        masses = np.stack([prior.atom_mass for prior in self.priors])
+        pairs = np.stack([frame[c].cast(pl.Int64).to_numpy() for c in ("k", "n")])
+        keys, cell = np.unique(pairs, axis=1, return_inverse=True)
+        L = binomial_pmf(keys[0], keys[1], grid)  # distinct cells × grid
+        norm = (masses @ L.T)[group, cell.ravel()]
+        if not (norm > _LINEAR_FLOOR).all():
+            return None
+        q = Quantity(quantity)
+        out = np.empty(frame.height, dtype=np.float64)
+        given = np.zeros(frame.height, dtype=np.int64) if sizes is None else sizes
+        for size in np.unique(given).tolist():
+            rows = np.flatnonzero(given == size)
+            f = q.plugin(grid, None if sizes is None else int(size), std)
+            out[rows] = ((masses * f[None, :]) @ L.T)[group[rows], cell.ravel()[rows]] / norm[rows]
+        return out
+
+    def stacked(self, replicas: Sequence[Valuation], key: str) -> Valuation:
+        """One valuation of a histogram stacked from bootstrap replicates: replicate r's rows carry ``key`` = r
+        (the last ``--by`` column) and are valued under ``replicas[r]`` (this valuation's refits)."""
+        if not self.posterior:
+            return replace(self, by=(*self.by, key), _located=[])
+        groups, count, height = len(self.priors), len(replicas), self.cells.height
+        replicate = np.repeat(np.arange(count, dtype=np.int64), height)
+        cells = self.cells[np.tile(np.arange(height), count)].with_columns(
+            pl.Series(key, replicate),
+            pl.col("__group") + pl.Series(replicate * groups),
+        )
+        cells = cells.select(*self.by, key, "k", "n", "__group", "__local")
+        priors = tuple(prior for replica in replicas for prior in replica.priors)
+        return Valuation(
+            self.estimator, self.prior, (*self.by, key), cells, priors, self.labels, short=self.short
+        )
 
     def _matrix(self, g: int) -> tuple[FloatArray, FloatArray]:
         """The p grid and the binomial matrix of group g's cells on it (computed once for every replicate)."""
@@ -153,19 +213,18 @@ class Valuation:
 
     def refit(self, weights: FloatArray) -> Valuation:
         """The priors refitted to other prompt weights on the same cells (a bootstrap replicate), as
-        :func:`sigmatool.prior.fit_prior` fits them (same start, same stopping rule)."""
+        :func:`sigmatool.prior.fit_prior` fits them (see :meth:`refit_all`)."""
         return self.refit_all(np.asarray(weights, dtype=np.float64)[None, :])[0]
 
     def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
-        """:meth:`refit` for each row of ``weights`` (replicates × histogram rows); each group's NPMLEs are
-        fitted together (:func:`sigmatool.prior.batched.batched_masses`: the same fit, one matrix product
-        for all replicates). ``advance`` is told of each group's fit as it finishes."""
+        """:meth:`refit` for each row of ``weights`` (replicates × histogram rows): each group's NPMLE by
+        support reduction (:func:`sigmatool.prior.refit.npmle_refits`). ``advance`` is told of each fit."""
         advance = advance or (lambda done: None)
         if not self.posterior or self.prior.kind == "fixed":
             return [self] * weights.shape[0]
         from sigmatool.prior import fit_prior
-        from sigmatool.prior.batched import batched_masses
         from sigmatool.prior.model import grid_prior
+        from sigmatool.prior.refit import npmle_refits
 
         group = self.cells["__group"].to_numpy()
         fitted: list[list[Prior]] = []
@@ -177,7 +236,8 @@ class Valuation:
                 advance(len(w))
                 continue
             grid, L = self._matrix(g)
-            fitted.append([grid_prior(grid, mass) for mass in batched_masses(L, w, advance=advance)])
+            masses = npmle_refits(L, w, self.priors[g], advance)
+            fitted.append([grid_prior(grid, mass) for mass in masses])
         return [self._with(tuple(priors)) for priors in zip(*fitted, strict=True)]
 
     def _with(self, priors: tuple[Prior, ...]) -> Valuation:
@@ -320,6 +380,14 @@ class PerColumn(Valuation):
             replace(self, parts=tuple(zip(names, (f[r] for f in fitted), strict=True)))
             for r in range(w.shape[0])
         ]
+
+    def stacked(self, replicas: Sequence[Valuation], key: str) -> Valuation:
+        """Each column's valuation stacked from its replicates (:meth:`Valuation.stacked`)."""
+        parts = tuple(
+            (name, part.stacked([replica.part(name) for replica in replicas], key))
+            for name, part in self.parts
+        )
+        return replace(self, by=(*self.by, key), parts=parts, _located=[])
 
     def bias_note(self) -> str:
         """None for the columns together: each column's headline carries its own (:meth:`headlines`)."""

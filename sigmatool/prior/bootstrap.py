@@ -16,11 +16,11 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.errors import UsageError
 from sigmatool.kernels import Quantity
-from sigmatool.prior.bounds import identified
-from sigmatool.prior.cells import Cells, binomial_matrix, cells, p_grid
-from sigmatool.prior.fit import fit_prior, refit_masses, support_reduction
+from sigmatool.prior.cells import Cells, binomial_matrix, cells
+from sigmatool.prior.fit import fit_prior
 from sigmatool.prior.model import grid_prior
 from sigmatool.prior.posterior import cell_means, check_quantity, check_std
+from sigmatool.prior.refit import npmle_refits
 
 FloatArray = NDArray[np.float64]
 Statistic = Callable[[Cells], float]
@@ -99,52 +99,19 @@ def _npmle_interval(
     level: float,
     seed: int,
 ) -> Interval:
-    """The interval with the NPMLE refitted per replicate by support reduction from the full data's fit
-    (:func:`sigmatool.prior.fit.refit_masses`); the estimate is the full data's EM fit, as without --ci.
-
-    Only for a rate the data identify (f a polynomial of degree ≤ n): the NPMLE's fitted histogram is unique,
-    so is such a rate, and support reduction and EM give it alike (within REFIT_TOL's accuracy). Beyond n
-    the NPMLEs of equal likelihood disagree (support reduction's sparse one puts 4–9 % of the bundled
-    8-answer file's prompts at p ∈ {0, 1}, EM's 0.2–0.6 %), and the replicates are fitted as the estimate is
-    (:func:`_npmle_refits`)."""
+    """The interval with the NPMLE refitted per replicate (:func:`sigmatool.prior.refit.npmle_refits`); the estimate is the full
+    data's fit, as without an interval."""
     _check_replicates(replicates, level)
-    grid = p_grid()
+    prior = fit_prior(c.k, c.n, c.weight, kind="npmle")
+    grid = prior.atoms
     L = binomial_matrix(c, grid)
-    start, _ = support_reduction(L, c.weight / c.total)
+    weights = replicate_weights(c, replicates, seed)
     values = []
-    for w in replicate_weights(c, replicates, seed):
-        mass = refit_masses(L, w / w.sum(), start)
+    for w, mass in zip(weights, npmle_refits(L, weights, prior), strict=True):
         joint = L * mass[None, :]
         r = joint / joint.sum(axis=1, keepdims=True)
         per_cell = cell_means(grid_prior(grid, mass), c.k, c.n, quantity, sizes, std, responsibilities=r)
         values.append(float(w @ per_cell / w.sum()))
-    prior = fit_prior(c.k, c.n, c.weight, kind="npmle")
-    estimate = float(c.weight @ cell_means(prior, c.k, c.n, quantity, sizes, std) / c.total)
-    return percentile_interval(estimate, np.asarray(values), level)
-
-
-def _npmle_refits(
-    c: Cells,
-    quantity: str,
-    sizes: NDArray[np.int64] | None,
-    std: str,
-    replicates: int,
-    level: float,
-    seed: int,
-) -> Interval:
-    """The interval with the NPMLE refitted per replicate as the estimate is fitted (interior-point start,
-    EM), every replicate at once (:func:`sigmatool.prior.batched.batched_masses`)."""
-    _check_replicates(replicates, level)
-    from sigmatool.prior.batched import batched_masses
-
-    grid = p_grid()
-    weights = replicate_weights(c, replicates, seed)
-    masses = batched_masses(binomial_matrix(c, grid), weights)
-    values = [
-        float(w @ cell_means(grid_prior(grid, mass), c.k, c.n, quantity, sizes, std) / w.sum())
-        for w, mass in zip(weights, masses, strict=True)
-    ]
-    prior = fit_prior(c.k, c.n, c.weight, kind="npmle")
     estimate = float(c.weight @ cell_means(prior, c.k, c.n, quantity, sizes, std) / c.total)
     return percentile_interval(estimate, np.asarray(values), level)
 
@@ -173,10 +140,8 @@ def bootstrap_rate(
     elif not refit:
         prior = fit_prior(c.k, c.n, c.weight, kind=estimator)
         per_cell = cell_means(prior, c.k, c.n, quantity, sizes, std)
-    elif estimator == "npmle" and identified(quantity, G, int(c.n.min())):
-        return _npmle_interval(c, quantity, sizes, std, replicates, level, seed)
     elif estimator == "npmle":
-        return _npmle_refits(c, quantity, sizes, std, replicates, level, seed)
+        return _npmle_interval(c, quantity, sizes, std, replicates, level, seed)
     else:
 
         def refitted(r: Cells) -> float:

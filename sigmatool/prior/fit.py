@@ -21,6 +21,9 @@ KINDS = ("beta", "npmle")
 # k = 0, or a histogram with less spread than a binomial), and the summary shows it.
 _LOG_AB_BOUNDS = (math.log(1e-6), math.log(1e8))
 
+# The NPMLE's stopping rule: KKT gap max_i D(p_i) − 1 ≤ FIT_TOL.
+FIT_TOL = 1e-6
+
 
 @dataclass(frozen=True)
 class EMOptions:
@@ -123,11 +126,23 @@ def mixing_weights(L: FloatArray, w: FloatArray, options: EMOptions) -> tuple[Fl
 
 
 def fit_npmle(c: Cells, grid: FloatArray | None = None, options: EMOptions | None = None) -> Prior:
-    """The Kiefer–Wolfowitz NPMLE of the pass-rate distribution on a grid of p (0 and 1 included)."""
+    """The Kiefer–Wolfowitz NPMLE of the pass-rate distribution on a grid of p (0 and 1 included).
+
+    By support reduction (:func:`support_reduction`, cold) to a KKT gap of :data:`FIT_TOL`: where its fit
+    does not reproduce the data's histogram, the NPMLE is unique and this is it. Where it does (the data lie
+    inside the set of binomial mixtures: many NPMLEs, equal up to n moments), and with ``options``, by
+    accelerated EM from the dual interior-point start (:func:`mixing_weights`): a spread-out NPMLE, the
+    analytic centre of the optimal face, which predicts beyond n better than a sparse one (docs/prior.md)."""
     atoms = p_grid() if grid is None else np.asarray(grid, dtype=np.float64)
     L = binomial_matrix(c, atoms)
-    mass, history, gap = mixing_weights(L, c.weight / c.total, options or EMOptions())
-    prior = replace(grid_prior(atoms, mass), iterations=len(history) - 1, kkt_gap=gap)
+    w = c.weight / c.total
+    reduced = support_reduction(L, w, tol=FIT_TOL, record=True) if options is None else None
+    reproduced = reduced is not None and reproduces(L, w, reduced.mass, FIT_TOL)
+    if reduced is not None and reduced.gap <= FIT_TOL and not reproduced:
+        mass, history, gap = reduced.mass, reduced.history, reduced.gap
+    else:
+        mass, history, gap = mixing_weights(L, w, options or EMOptions())
+    prior = replace(grid_prior(atoms, mass), iterations=len(history) - 1, kkt_gap=gap, reproduced=reproduced)
     return replace(prior.describe(c), history=tuple(float(h) * c.total for h in history))
 
 
@@ -159,17 +174,19 @@ _COARSE = 50
 _MAX_HALVINGS = 40
 
 
-def _objective(L: FloatArray, w: FloatArray, mass: FloatArray, support: IntArray) -> float:
-    """``Σ_c w_c log (L mass)_c − Σ_i mass_i`` (mass zero off the support): maximised over mass ≥ 0 by the
-    NPMLE, where Σ mass = 1."""
-    with np.errstate(divide="ignore"):
-        return float(w @ np.log(L[:, support] @ mass[support])) - float(mass[support].sum())
+# A fitted probability below this is taken as this in the objective's logarithm (log 0 would be −inf).
+_TINY = 1e-300
 
 
-def _newton_target(L: FloatArray, w: FloatArray, mass: FloatArray, support: IntArray) -> FloatArray:
-    """The maximiser over the support of the objective's second-order expansion at ``mass``."""
-    on = L[:, support]
-    fitted = on @ mass[support]
+def _objective(on: FloatArray, w: FloatArray, now: FloatArray) -> float:
+    """``Σ_c w_c log (L mass)_c − Σ_i mass_i`` for the support's columns ``on`` of L and masses ``now``:
+    maximised over mass ≥ 0 by the NPMLE, where Σ mass = 1."""
+    return float(w @ np.log(np.maximum(on @ now, _TINY))) - float(now.sum())
+
+
+def _newton_target(on: FloatArray, w: FloatArray, now: FloatArray) -> FloatArray:
+    """The maximiser over the support of the objective's second-order expansion at ``now``."""
+    fitted = on @ now
     A = (np.sqrt(w) / fitted)[:, None] * on
     gradient = (w / fitted) @ on - 1.0
     H = A.T @ A
@@ -179,74 +196,106 @@ def _newton_target(L: FloatArray, w: FloatArray, mass: FloatArray, support: IntA
         step = np.linalg.solve(scaled, gradient * scale)
     except np.linalg.LinAlgError:  # support points closer than the data can tell apart
         step = np.linalg.lstsq(scaled, gradient * scale, rcond=None)[0]
-    return np.asarray(mass[support] + scale * step, dtype=np.float64)
+    return np.asarray(now + scale * step, dtype=np.float64)
 
 
 def _reduce(L: FloatArray, w: FloatArray, mass: FloatArray, support: IntArray) -> tuple[FloatArray, IntArray]:
     """Step towards the Newton target; while it has a negative mass, stop where the first mass reaches 0,
     drop that point and aim again (Groeneboom, Jongbloed & Wellner 2008, the support reduction step)."""
-    target = _newton_target(L, w, mass, support)
+    on, now = L[:, support], mass[support]
+    target = _newton_target(on, w, now)
     while (target < 0).any() and support.size > 1:
-        now, negative = mass[support], target < 0
+        negative = target < 0
         ratios = np.where(negative, now / np.where(negative, now - target, 1.0), np.inf)
         first = int(np.argmin(ratios))
         moved = now + float(ratios[first]) * (target - now)
         moved[first] = 0.0
-        mass[support] = np.maximum(moved, 0.0)
-        support = support[moved > 0]
-        target = _newton_target(L, w, mass, support)
-    before, trial = _objective(L, w, mass, support), mass.copy()
+        keep = moved > 0
+        support, now, on = support[keep], moved[keep], on[:, keep]
+        target = _newton_target(on, w, now)
+    before, step = _objective(on, w, now), np.maximum(target, 0.0) - now
+    trial = now
     for halving in range(_MAX_HALVINGS):
-        trial[support] = mass[support] + 0.5**halving * (np.maximum(target, 0.0) - mass[support])
-        if _objective(L, w, trial, support) >= before:
+        if _objective(on, w, now + 0.5**halving * step) >= before:
+            trial = now + 0.5**halving * step
             break
-    else:
-        trial = mass
-    return trial, support[trial[support] > 0]
+    out = np.zeros_like(mass)
+    out[support] = trial
+    return out, support[trial > 0]
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """What :func:`support_reduction` ends with: the masses (normalised), the KKT gap (NaN if it did not get
+    below the tolerance), the steps taken and, when asked, the log-likelihood after each."""
+
+    mass: FloatArray
+    gap: float
+    steps: int
+    history: list[float]
 
 
 def support_reduction(
-    L: FloatArray, w: FloatArray, start: FloatArray | None = None, tol: float = 1e-6, max_iter: int = 500
-) -> tuple[FloatArray, float]:
+    L: FloatArray,
+    w: FloatArray,
+    start: FloatArray | None = None,
+    tol: float = 1e-6,
+    max_iter: int = 500,
+    record: bool = False,
+) -> Reduced:
     """The NPMLE's masses by support reduction: add the grid point of largest ``D(p_i)``, then Newton steps
     on the support's masses, until the KKT gap ``max_i D(p_i) − 1`` is ≤ ``tol`` (EM's stopping rule).
 
-    From ``start`` (a fit to nearby weights, e.g. the full data's for a bootstrap replicate) it needs a few
-    dozen steps where EM needs hundreds. Returns the masses (normalised) and the final KKT gap (NaN if it
-    did not get below ``tol``; the caller then fits by EM).
+    From a cold start (every 50th grid point) it finds the sparse NPMLE; from ``start`` (a fit to nearby
+    weights, e.g. the full data's for a bootstrap replicate) it needs fewer steps. ``record`` keeps the
+    log-likelihood after each step. Cells without weight add nothing to the likelihood and are left out.
     """
+    seen = w > 0
+    L, w = L[seen], w[seen]
     mass = np.zeros(L.shape[1]) if start is None else np.array(start, dtype=np.float64)
     if start is None:
         mass[:: max(1, L.shape[1] // _COARSE)] = 1.0
         mass /= mass.sum()
     support = np.flatnonzero(mass > 0)
-    for _ in range(max_iter):
-        D = (w / (L @ mass)) @ L
-        gap = float(D.max() - 1.0)
-        if gap <= tol and abs(mass.sum() - 1.0) <= tol:
-            return mass / mass.sum(), gap
+    history = [_loglik(L, w, mass / mass.sum())] if record else []
+    for step in range(max_iter + 1):
+        D = (w / (L[:, support] @ mass[support])) @ L
         best = int(np.argmax(D))
-        if best not in support:
+        gap = float(D[best] - 1.0)
+        if gap <= tol and abs(mass.sum() - 1.0) <= tol:
+            return Reduced(mass / mass.sum(), gap, step, history)
+        if step == max_iter:
+            break
+        if mass[best] == 0.0:
             support = np.append(support, best)
         mass, support = _reduce(L, w, mass, support)
-    return mass / mass.sum(), math.nan
+        if record:
+            history.append(_loglik(L, w, mass / mass.sum()))
+    return Reduced(mass / mass.sum(), math.nan, max_iter, history)
 
 
-# A bootstrap replicate's refit stops at this KKT gap. Measured on a 12,500-prompt MATH-sized sample of
-# Big-Math (k of 64) and on the bundled 8-sample file, 40 replicates against EM refits to 1e-6: replicate
-# silent rates within 6e-5 (their spread: 3e-3) and 2.5 % / 97.5 % quantiles within 2e-5, ten times below
-# the Monte Carlo error of those quantiles at 1,000 replicates; 1e-6 took three times as long (bench/README.md).
+# A bootstrap replicate's refit by support reduction stops at this KKT gap. Measured on a 12,500-prompt
+# MATH-sized sample of Big-Math (k of 64), 300 replicates against refits to 1e-6: the interval's ends moved by
+# at most 1e-4 (rates at G = 8 to 128, spreads 0.012–0.013) and 6e-4 (the mass at p ∈ {0, 1}, spread 0.049),
+# below the Monte Carlo error of those ends at 1,000 replicates; 1e-6 took three to five times as long.
 REFIT_TOL = 1e-4
 
 
-def refit_masses(L: FloatArray, w: FloatArray, start: FloatArray) -> FloatArray:
-    """The NPMLE's masses for other weights ``w`` (summing to 1) on the cells of ``L``: support reduction
-    from ``start`` (:func:`support_reduction` of the full data) to a KKT gap of :data:`REFIT_TOL`, or, if
-    it does not get there, the cold fit by EM on the cells with weight."""
-    mass, gap = support_reduction(L, w, start, REFIT_TOL)
-    if gap <= REFIT_TOL:
-        return mass
-    keep = w > 0
-    out = np.zeros(L.shape[1])
-    out[:] = mixing_weights(L[keep], w[keep] / w[keep].sum(), EMOptions())[0]
-    return out
+def reproduces(L: FloatArray, w: FloatArray, mass: FloatArray, gap: float) -> bool:
+    """Whether the masses' fitted histogram may be the data's ``w``: their Kullback–Leibler divergence per
+    prompt is within what the KKT gap ``gap`` of the fit allows (the log-likelihood of a fit is within ``gap``
+    of the maximum). Then the data lie inside the set of binomial mixtures, or too near it to tell, and NPMLEs
+    of equal likelihood may differ beyond n."""
+    fitted = L @ mass
+    seen = w > 0
+    return float(w[seen] @ np.log(w[seen] / fitted[seen])) <= 2.0 * max(gap, 0.0) + 1e-12
+
+
+def refit_masses(L: FloatArray, w: FloatArray, start: FloatArray) -> FloatArray | None:
+    """The NPMLE's masses for other weights ``w`` (summing to 1) on the cells of ``L`` by support reduction
+    from ``start`` (the full data's masses) to a KKT gap of :data:`REFIT_TOL`; None where that is not the
+    NPMLE :func:`fit_npmle` gives (the fit reproduces ``w``, or does not get there)."""
+    reduced = support_reduction(L, w, start, REFIT_TOL)
+    if reduced.gap <= REFIT_TOL and not reproduces(L, w, reduced.mass, reduced.gap):
+        return reduced.mass
+    return None

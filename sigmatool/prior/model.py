@@ -24,8 +24,9 @@ class Prior:
     ``kind`` is ``beta`` (one Beta by maximum likelihood), ``fixed`` (a user's Beta(a, b)) or ``npmle`` (point
     masses on a grid, Kiefer–Wolfowitz); other mixtures of atoms and Beta components work the same way. The
     fit fields hold the data's log-likelihood ``Σ_c w_c log m(k_c; n_c)``, the EM iterations and history,
-    the largest KKT gap ``max_i D(p_i) − 1`` (grid priors) and the expected number of prompts with p̂ = 0 (or
-    1) whose posterior puts p inside (0, 1).
+    the largest KKT gap ``max_i D(p_i) − 1`` (grid priors), whether the fit reproduces the data's histogram
+    (``reproduced``: the data lie inside the set of mixtures, and NPMLEs of equal likelihood differ beyond
+    it), and the expected number of prompts with p̂ = 0 (or 1) whose posterior puts p inside (0, 1).
     """
 
     kind: str
@@ -42,6 +43,7 @@ class Prior:
     moved_off_one: float = math.nan
     iterations: int = 0
     kkt_gap: float = math.nan
+    reproduced: bool = False
     history: tuple[float, ...] = field(default=(), repr=False)
 
     @property
