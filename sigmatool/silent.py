@@ -64,7 +64,14 @@ from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
 from sigmatool.render.spark import Sparkline
 from sigmatool.segments import bin_edges
-from sigmatool.sums import Cells, Summaries, fixed_point_sums, fixed_point_total, labels_of
+from sigmatool.sums import (
+    Cells,
+    Summaries,
+    fixed_point_stages,
+    fixed_point_sums,
+    fixed_point_total,
+    labels_of,
+)
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -181,7 +188,8 @@ def totals_asked(options: SilentOptions, by: Sequence[str]) -> Totals | None:
             name = f"{quantity}.{int(G)}"
             columns.append((name, elementwise(_in_range(quantity, int(G)), pl.Float64())))
             aggregates += fixed_point_sums(name)
-    return Totals(tuple(columns), tuple(aggregates))
+    stages = fixed_point_stages([name for name, _ in columns])
+    return Totals((tuple(columns), *stages), tuple(aggregates))
 
 
 def _in_range(quantity: Quantity, G: int) -> Callable[[FloatArray], FloatArray]:

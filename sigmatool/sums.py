@@ -193,20 +193,36 @@ def batches(values: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:
 FIXED_POINT = 2.0**26
 EXACT_ROWS = 2**27
 
+Stage = tuple[tuple[str, pl.Expr], ...]
+
+
+def fixed_point_stages(columns: Sequence[str]) -> tuple[Stage, ...]:
+    """The parts of each of ``columns`` (values in [0, 1]) that :func:`fixed_point_sums` adds up, as steps
+    of named columns, each step made from the ones before: applied one ``with_columns`` per step, every part
+    is computed once per row (polars shares no subexpression between aggregates, so one expression per sum
+    scaled each value six times: 2.3 times the time of these four steps). Every step is exact: a scaling by
+    a power of two, a floor, a difference of numbers that share their leading bits."""
+    scaled = tuple((f"{c}.scaled", pl.col(c) * FIXED_POINT) for c in columns)
+    high = tuple((f"{c}.high", pl.col(f"{c}.scaled").floor()) for c in columns)
+    below = tuple(
+        (f"{c}.below", (pl.col(f"{c}.scaled") - pl.col(f"{c}.high")) * FIXED_POINT) for c in columns
+    )
+    low = tuple((f"{c}.low", pl.col(f"{c}.below").floor()) for c in columns)
+    return scaled, high, below, low
+
+
+def with_stages(frame: pl.LazyFrame, stages: Sequence[Stage]) -> pl.LazyFrame:
+    """``frame`` with the named columns of each step added in turn (one ``with_columns`` per step)."""
+    for stage in stages:
+        frame = frame.with_columns(expr.alias(name) for name, expr in stage)
+    return frame
+
 
 def fixed_point_sums(column: str) -> list[pl.Expr]:
-    """Three aggregates of ``column`` (values in [0, 1]) from which :func:`fixed_point_total` gives its sum;
-    named ``{column}.high``, ``{column}.low`` and ``{column}.rest``. Every step is exact: a scaling by a
-    power of two, a floor, a difference of numbers that share their leading bits."""
-    scaled = pl.col(column) * FIXED_POINT
-    high = scaled.floor()
-    below = (scaled - high) * FIXED_POINT
-    low = below.floor()
-    return [
-        high.sum().alias(f"{column}.high"),
-        low.sum().alias(f"{column}.low"),
-        (below - low).sum().alias(f"{column}.rest"),
-    ]
+    """Three aggregates of ``column``'s parts (made by :func:`fixed_point_stages`) from which
+    :func:`fixed_point_total` gives its sum; named ``{column}.high``, ``{column}.low`` and ``{column}.rest``."""
+    below, low = pl.col(f"{column}.below"), pl.col(f"{column}.low")
+    return [pl.col(f"{column}.high").sum(), low.sum(), (below - low).sum().alias(f"{column}.rest")]
 
 
 def fixed_point_total(totals: pl.DataFrame, column: str) -> Fraction:
@@ -215,7 +231,8 @@ def fixed_point_total(totals: pl.DataFrame, column: str) -> Fraction:
     float64 sums of whole numbers).
 
     >>> import math
-    >>> totals = pl.DataFrame({"x": [0.1, 0.2, 0.3, 1e-20]}).select(fixed_point_sums("x"))
+    >>> parts = with_stages(pl.LazyFrame({"x": [0.1, 0.2, 0.3, 1e-20]}), fixed_point_stages(["x"]))
+    >>> totals = parts.select(fixed_point_sums("x")).collect()
     >>> float(fixed_point_total(totals, "x")) == math.fsum([0.1, 0.2, 0.3, 1e-20])
     True
     """

@@ -6,6 +6,7 @@ import contextlib
 import contextvars
 import errno
 import gc
+import importlib
 import itertools
 import os
 import signal
@@ -92,11 +93,18 @@ def _stray_number(paths: Sequence[str]) -> Callable[[str], bool]:
     return lambda arg: (arg.isdigit() or arg == "inf") and arg in paths and not os.path.exists(arg)
 
 
-def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, str | None]) -> None:
+def check(
+    inputs: InputOptions | None,
+    out: OutputOptions,
+    *extra: tuple[str, str | None],
+    imports: Sequence[str] = (),
+) -> None:
     """Before anything is read: DATA where they are required; no output may name an input file, or another.
 
-    Then load polars and give Ctrl-C back to Python: polars installs its own SIGINT handler, which restarts
-    an interrupted system call, so a read from a pipe that never ends could not be interrupted.
+    Then load polars (and the modules named in ``imports``: the command's analysis, which lives as long as
+    the process, so that the collector, still off, does not walk its import) and give Ctrl-C back to
+    Python: polars installs its own SIGINT handler, which restarts an interrupted system call, so a read
+    from a pipe that never ends could not be interrupted.
     """
     if inputs is not None:
         spaced_list(inputs.paths)
@@ -105,6 +113,8 @@ def check(inputs: InputOptions | None, out: OutputOptions, *extra: tuple[str, st
     check_terminal(out.fmt, out.output)
     import polars  # noqa: F401
 
+    for module in imports:
+        importlib.import_module(module)
     if not gc.isenabled():
         # The console script started without the collector (sigmatool.entry); what start-up made lives
         # as long as the process, so collections from here on skip it.

@@ -33,6 +33,9 @@ from sigmatool.options import (
 if TYPE_CHECKING:
     pass
 
+# What the command runs once its options are checked (imported before the garbage collector resumes).
+ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render")
+
 ByBins = Annotated[
     int | None,
     typer.Option(
@@ -89,7 +92,7 @@ def silent_command(
     )
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=options.estimator, per_prompt=options.per_prompt)
-    run.check(inputs, out, plot.output)
+    run.check(inputs, out, plot.output, imports=ANALYSIS)
     from sigmatool import estimators, silent
     from sigmatool.render import resolve_format, sink_frame, write_frame
 

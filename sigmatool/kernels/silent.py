@@ -96,8 +96,13 @@ def all_wrong_in_range(p: FloatArray, G: int) -> FloatArray:
     >>> round(float(all_wrong_in_range(np.array([0.1]), 8)[0]), 4)
     0.4305
     """
+    # In place on one new array: the same operations as all_wrong_probability's, without a temporary per step.
+    out = np.negative(p, dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(np.exp(float(G) * np.log1p(-p)), dtype=np.float64)
+        np.log1p(out, out=out)
+        np.multiply(out, float(G), out=out)
+        np.exp(out, out=out)
+    return out
 
 
 def silent_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:

@@ -19,6 +19,7 @@ from sigmatool.load.histogram import Reload, check_rows, finish_group, suspect_q
 from sigmatool.load.names import RAW_P
 from sigmatool.load.sources import first_line
 from sigmatool.load.validate import usable_expr
+from sigmatool.sums import Stage, with_stages
 
 # The first rows decide: this many are read, and if more than this share of them are distinct (a distinct
 # (--by group, p̂) pair with --by), the rows stream. Either way the answers agree (to 1e-15); only the time
@@ -34,9 +35,10 @@ UNUSABLE = "__unusable_rows"
 @dataclass(frozen=True)
 class Totals:
     """What an analysis adds up over the rows, asked for before they are read so that the pass that checks
-    them computes it too: ``columns`` made from each row's ``p`` (named), then ``aggregates`` of them."""
+    them computes it too: ``stages`` of named columns made from each row's ``p``, each step from the ones
+    before (see :func:`sigmatool.sums.with_stages`), then ``aggregates`` of them."""
 
-    columns: tuple[tuple[str, pl.Expr], ...]
+    stages: tuple[Stage, ...]
     aggregates: tuple[pl.Expr, ...]
 
 
@@ -82,7 +84,7 @@ def checked_totals(ds: Dataset, totals: Totals) -> pl.DataFrame | None:
     if ds.by or ds.options.weight_col or ds.form != "rate" or ds.has_counts:
         return None
     rates = ds.frame.select(rate_value(ds).alias("p"), (~usable_expr(ds)).alias(UNUSABLE))
-    query = rates.with_columns(expr.alias(name) for name, expr in totals.columns).select(
+    query = with_stages(rates, totals.stages).select(
         pl.len().alias("__rows"), pl.col(UNUSABLE).sum(), *totals.aggregates
     )
     try:
