@@ -557,3 +557,22 @@ def test_histogram_that_is_no_binomial_mixture_is_a_data_error() -> None:
     # Half the prompts all right or all wrong, half exactly 4 of 8: no mixture of Binomial(8, p) makes that.
     with pytest.raises(DataError, match="no pass-rate distribution"):
         bounds([0, 4, 8], 8, [2500, 5000, 2500], "silent", 16)
+
+
+def test_refits_shared_with_a_second_process_are_the_refits_of_this_one(
+    thinned_bigmath: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sigmatool.prior import refit
+
+    k, counts = thinned_bigmath
+    c = cells(k, 16, counts)
+    L, prior = binomial_matrix(c, p_grid()), fit_prior(k, 16, counts, kind="npmle")
+    weights = replicate_weights(c, 23, seed=2)
+    alone = npmle_refits(L, weights, prior)
+    monkeypatch.setattr(refit, "SHARED_FROM", 2)
+    monkeypatch.setattr(refit, "CHUNK", 4)
+    monkeypatch.setattr(refit, "_cores", lambda: 2)
+    told: list[int] = []
+    shared = npmle_refits(L, weights, prior, told.append)
+    assert np.array_equal(alone, shared)
+    assert 23 == sum(told)

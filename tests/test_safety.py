@@ -298,3 +298,54 @@ def test_output_to_a_link_to_stdout_redirected_to_a_file_fills_that_file(tmp_pat
     assert 0 == done.returncode
     assert link.is_symlink()
     assert captured.read_text().startswith("G,prompts,silent_rate")
+
+
+def _children(pid: int) -> list[int]:
+    found = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in found.read_text().split()] if found.exists() else []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_replicates_are_refitted_in_two_processes_leaves_none(signum: int) -> None:
+    # Many NPMLE refits are shared with a helper process; Ctrl-C (to the whole process group, as a terminal
+    # sends it) or SIGTERM (to the command alone) ends both, with no traceback.
+    args = (
+        "silent",
+        BIGMATH,
+        "--prior",
+        "npmle",
+        "--ci",
+        "0.95",
+        "--replicates",
+        "100000",
+        "--format",
+        "csv",
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sigmatool", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_default_signals,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # the helper and multiprocessing's resource tracker
+    helpers = _children(proc.pid)
+    time.sleep(0.5)
+    if signum == signal.SIGINT:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=30)
+    assert 128 + signum == proc.returncode
+    assert b"Traceback" not in err
+    time.sleep(0.5)
+    assert [] == [p for p in helpers if Path(f"/proc/{p}").exists() and "zombie" not in _state(p)]
+
+
+def _state(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split("\n")[0].lower()
+    return ""

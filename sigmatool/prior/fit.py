@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+from scipy.linalg.lapack import dposv as _posv
 
 from sigmatool.errors import UsageError
 from sigmatool.prior.cells import Cells, binomial_matrix, cells, p_grid
@@ -192,9 +193,11 @@ def _newton_target(on: FloatArray, w: FloatArray, now: FloatArray) -> FloatArray
     H = A.T @ A
     scale = 1.0 / np.sqrt(np.maximum(H.diagonal(), 1e-300))
     scaled = H * scale[:, None] * scale[None, :]
-    try:
-        step = np.linalg.solve(scaled, gradient * scale)
-    except np.linalg.LinAlgError:  # support points closer than the data can tell apart
+    # A Gram matrix: Cholesky through LAPACK directly (numpy's solve costs more in checks than in work on
+    # a support of a few dozen points); not positive definite when support points are closer than the data
+    # can tell apart, then least squares.
+    _, step, info = _posv(scaled, gradient * scale, lower=True)
+    if info != 0:
         step = np.linalg.lstsq(scaled, gradient * scale, rcond=None)[0]
     return np.asarray(now + scale * step, dtype=np.float64)
 

@@ -4,11 +4,17 @@ Where the full data's NPMLE is unique (its fit does not reproduce the histogram)
 support reduction from the full data's masses, a few steps each; a replicate whose fit reproduces its own
 histogram, and every replicate of data whose fit does, takes the interior-point start and EM, as the
 estimate does there (:func:`sigmatool.prior.batched.batched_masses`, all such replicates together).
+
+Many warm refits are shared with a second process when the machine has a second core: the replicates go in
+chunks, this process claiming them from the first and the helper from the last until they meet (each
+replicate's fit is the same wherever it runs).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -19,9 +25,101 @@ from sigmatool.prior.model import Prior
 
 FloatArray = NDArray[np.float64]
 
+# Warm refits go to a second process only when there are at least this many (a process takes about 0.2 s
+# to start, about a hundred refits' worth), in chunks of this size.
+SHARED_FROM = 400
+CHUNK = 50
+# How long this process waits for the helper's next chunk before checking that it is still alive (seconds).
+_WAIT = 1.0
+
 
 def _nothing(done: int) -> None:
     pass
+
+
+def warm_refits(
+    L: FloatArray, weights: FloatArray, start: FloatArray
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Support reduction from ``start`` for each row of ``weights``: the masses, and which rows it could not
+    fit as the NPMLE (:func:`sigmatool.prior.fit.refit_masses` gave None; their masses are zero)."""
+    out = np.zeros((weights.shape[0], L.shape[1]), dtype=np.float64)
+    failed = np.zeros(weights.shape[0], dtype=bool)
+    for i, row in enumerate(weights):
+        mass = refit_masses(L, row / row.sum(), start)
+        if mass is None:
+            failed[i] = True
+        else:
+            out[i] = mass
+    return out, failed
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _helper(L: FloatArray, weights: FloatArray, start: FloatArray, size: int, claims: Any, done: Any) -> None:
+    """The second process: claim chunks from the last, refit them, and send each back, until the chunks
+    meet the ones this process has claimed from the first. Ctrl-C is left to this process, which stops
+    the helper on its way out (a helper of its own would print a traceback)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        with claims.get_lock():
+            if claims[1] <= claims[0]:
+                return
+            claims[1] -= 1
+            mine = int(claims[1])
+        done.put((mine, warm_refits(L, weights[mine * size : (mine + 1) * size], start)))
+
+
+def _shared(
+    L: FloatArray, weights: FloatArray, start: FloatArray, advance: Callable[[int], None]
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """:func:`warm_refits` in chunks, shared with one helper process working from the last chunk. The helper
+    is a fresh interpreter (no threads or locks inherited) and is stopped on any way out."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    chunks = -(-weights.shape[0] // CHUNK)
+    claims = context.Array("q", [0, chunks])  # the next chunk from the first, and one past the helper's last
+    done = context.Queue()
+    helper = context.Process(target=_helper, args=(L, weights, start, CHUNK, claims, done), daemon=True)
+    results: dict[int, tuple[FloatArray, NDArray[np.bool_]]] = {}
+    helper.start()
+    try:
+        while True:
+            with claims.get_lock():
+                if claims[0] >= claims[1]:
+                    break
+                mine = int(claims[0])
+                claims[0] += 1
+            results[mine] = warm_refits(L, weights[mine * CHUNK : (mine + 1) * CHUNK], start)
+            advance(int((~results[mine][1]).sum()))
+        while len(results) < chunks:
+            mine, result = (
+                done.get(timeout=_WAIT) if helper.is_alive() else _in_place(L, weights, start, results)
+            )
+            results[mine] = result
+            advance(int((~result[1]).sum()))
+        helper.join()
+    finally:
+        if helper.is_alive():
+            helper.terminate()
+            helper.join()
+    order = range(chunks)
+    return np.concatenate([results[c][0] for c in order]), np.concatenate([results[c][1] for c in order])
+
+
+def _in_place(
+    L: FloatArray, weights: FloatArray, start: FloatArray, results: dict[int, Any]
+) -> tuple[int, tuple[FloatArray, NDArray[np.bool_]]]:
+    """A chunk the helper claimed but did not send back (it ended), refitted here."""
+    mine = min(c for c in range(-(-weights.shape[0] // CHUNK)) if c not in results)
+    return mine, warm_refits(L, weights[mine * CHUNK : (mine + 1) * CHUNK], start)
 
 
 def npmle_refits(
@@ -29,16 +127,13 @@ def npmle_refits(
 ) -> FloatArray:
     """The NPMLE's masses (rows) for each row of ``weights`` (replicates × cells of ``L``, prompt counts),
     given the full data's fit ``full``; ``advance`` is told of each finished fit."""
-    out = np.zeros((weights.shape[0], L.shape[1]), dtype=np.float64)
-    spread = np.full(weights.shape[0], full.reproduced)
-    if not full.reproduced:
-        for i, row in enumerate(weights):
-            mass = refit_masses(L, row / row.sum(), full.atom_mass)
-            if mass is None:
-                spread[i] = True
-                continue
-            out[i] = mass
-            advance(1)
-    if spread.any():
-        out[spread] = batched_masses(L, weights[spread], advance=advance)
+    if full.reproduced:
+        return batched_masses(L, weights, advance=advance)
+    if weights.shape[0] >= SHARED_FROM and _cores() > 1:
+        out, failed = _shared(L, weights, full.atom_mass, advance)
+    else:
+        out, failed = warm_refits(L, weights, full.atom_mass)
+        advance(int((~failed).sum()))
+    if failed.any():
+        out[failed] = batched_masses(L, weights[failed], advance=advance)
     return out
