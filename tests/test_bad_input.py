@@ -160,9 +160,7 @@ def test_float32_rates_of_k_over_50_are_valid_counts(tmp_path: Path) -> None:
     k = np.random.default_rng(0).integers(0, 51, 12_500)
     path = tmp_path / "rates.parquet"
     pl.DataFrame({"pass_rate": (k / 50).astype(np.float32)}).write_parquet(path)
-    done = run_in(
-        "silent", path, "--samples", "50", "--estimator", "unbiased", "--G", "8", "--format", "csv"
-    )
+    done = run_in("silent", path, "--samples", "50", "--estimator", "unbiased", "--G", "8", "--format", "csv")
     assert 0 == done.returncode
     assert [12_500] == pl.read_csv(io.StringIO(done.stdout))["prompts"].to_list()
 
