@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from click.testing import Result
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sigmatool.figures.plot import png_data
@@ -354,8 +354,11 @@ def test_a_narrow_terminal_keeps_the_bars() -> None:
 
 
 VALUES = st.lists(st.fractions(min_value=0, max_value=1, max_denominator=10**6), min_size=1, max_size=30)
+# Sized for a CI run: exact fractions are slow to draw, and each example checks every block of its list.
+SOME = settings(max_examples=50)
 
 
+@SOME
 @given(VALUES)
 def test_a_block_is_within_a_sixteenth_of_its_share_of_the_largest(values: list[Fraction]) -> None:
     top = max(values)
@@ -374,6 +377,7 @@ def test_all_zero_values_are_the_lowest_blocks() -> None:
     assert "▁▁" == blocks([0.0, 0.0])
 
 
+@SOME
 @given(VALUES)
 def test_a_larger_value_never_gets_a_lower_block(values: list[Fraction]) -> None:
     drawn = [BLOCKS.index(b) for b in blocks([float(v) for v in values])]
