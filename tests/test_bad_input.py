@@ -1,4 +1,6 @@
-"""Every class of bad or odd input, run as a user would, in a real process: one line, a documented exit code.
+"""Every class of bad or odd input, run as a user would: one line, a documented exit code. Each class has a
+case in a real process (and every way of giving stdin runs in one); its other cases run in-process through the
+same entry point (tests/conftest.py `run_in`).
 
 Never a traceback and never a plausible wrong number with exit 0: either a clear error (exit 1 for data, 2
 for usage) or, where a sensible reading exists, the answer and a note on stderr saying what was done.
@@ -19,6 +21,12 @@ import polars as pl
 import pytest
 
 from tests.conftest import BIGMATH, TOY, invoke, one_error_line, run_cli, run_in
+
+
+def run(*args: object, real: bool = False) -> subprocess.CompletedProcess[str]:
+    """A run in a real process for the case of a class that stands for it, in-process for the others."""
+    return run_cli(*args) if real else run_in(*args)
+
 
 # --------------------------------------------------------------------------------------------- stdin
 
@@ -85,31 +93,31 @@ def write(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_a_duplicated_column_that_is_used_is_an_error(write) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("silent", write("pass_rate,pass_rate\n0.5,0.1\n"))
+    done = run("silent", write("pass_rate,pass_rate\n0.5,0.1\n"), real=True)
     assert 1 == done.returncode
     assert "more than once" in one_error_line(done.stderr)
 
 
 def test_a_duplicated_column_that_is_not_used_is_noted(write) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("silent", write("pass_rate,x,x\n0.5,1,2\n"), "--format", "csv")
+    done = run_in("silent", write("pass_rate,x,x\n0.5,1,2\n"), "--format", "csv")
     assert 0 == done.returncode
     assert "'x' appears more than once" in done.stderr
 
 
 def test_booleans_in_a_rate_column_are_an_error(write) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("silent", write("pass_rate\ntrue\nfalse\n"))
+    done = run_in("silent", write("pass_rate\ntrue\nfalse\n"))
     assert 1 == done.returncode
     assert "true/false" in one_error_line(done.stderr)
 
 
 def test_percent_signs_are_an_error_naming_the_rows(write) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("silent", write("pass_rate\n45%\n30%\n"))
+    done = run_in("silent", write("pass_rate\n45%\n30%\n"))
     assert 1 == done.returncode
     assert "a percentage" in one_error_line(done.stderr)
 
 
 def test_a_column_reaching_100_is_an_error_with_a_hint(write) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("silent", write("pass_rate\n45\n100\n"))
+    done = run_in("silent", write("pass_rate\n45\n100\n"))
     assert 1 == done.returncode
     assert "--percent" in one_error_line(done.stderr)
 
@@ -123,7 +131,7 @@ def test_percent_reads_percentages_as_fractions(write, text: str) -> None:  # ty
 
 def test_a_nan_threshold_is_a_usage_error(write) -> None:  # type: ignore[no-untyped-def]
     path = write("id,r\na,0.5\n")
-    done = run_cli(
+    done = run_in(
         "silent", path, "--rollouts", "--prompt-col", "id", "--reward-col", "r", "--threshold", "nan"
     )
     assert 2 == done.returncode
@@ -152,9 +160,7 @@ def test_float32_rates_of_k_over_50_are_valid_counts(tmp_path: Path) -> None:
     k = np.random.default_rng(0).integers(0, 51, 12_500)
     path = tmp_path / "rates.parquet"
     pl.DataFrame({"pass_rate": (k / 50).astype(np.float32)}).write_parquet(path)
-    done = run_cli(
-        "silent", path, "--samples", "50", "--estimator", "unbiased", "--G", "8", "--format", "csv"
-    )
+    done = run_in("silent", path, "--samples", "50", "--estimator", "unbiased", "--G", "8", "--format", "csv")
     assert 0 == done.returncode
     assert [12_500] == pl.read_csv(io.StringIO(done.stdout))["prompts"].to_list()
 
@@ -175,7 +181,7 @@ def test_per_prompt_with_samples_gives_every_prompt_its_values(
 def test_per_prompt_prints_a_float32_rate_as_written(tmp_path: Path) -> None:
     path = tmp_path / "rates.parquet"
     pl.DataFrame({"pass_rate": np.array([0.7, 0.86], dtype=np.float32)}).write_parquet(path)
-    done = run_cli("silent", path, "--samples", "50", "--per-prompt", "--format", "csv")
+    done = run_in("silent", path, "--samples", "50", "--per-prompt", "--format", "csv")
     assert ["0.7", "0.86"] == [line.split(",")[1] for line in done.stdout.splitlines()[1:]]
 
 
@@ -210,21 +216,21 @@ def test_json_lines_with_an_unused_column_of_mixed_types_are_read(write) -> None
     path = write(
         '{"pass_rate":0.5,"x":[1,2]}\n{"pass_rate":0.25,"x":3}\n{"pass_rate":0.75,"x":{"a":1}}\n', "m.jsonl"
     )
-    done = run_cli("silent", path, "--format", "csv")
+    done = run("silent", path, "--format", "csv", real=True)
     assert 0 == done.returncode
     assert [3] == pl.read_csv(io.StringIO(done.stdout))["prompts"].to_list()
 
 
 def test_a_json_array_with_an_unused_column_of_mixed_types_is_read(write) -> None:  # type: ignore[no-untyped-def]
     path = write(json.dumps([{"pass_rate": 0.5, "x": [1]}, {"pass_rate": 0.25, "x": 2}]), "m.json")
-    done = run_cli("silent", path, "--format", "csv")
+    done = run_in("silent", path, "--format", "csv")
     assert 0 == done.returncode
 
 
 @pytest.mark.parametrize("value", ["[0.3]", '{"a": 0.3}'])
 def test_a_nested_value_in_the_used_column_names_the_row(write, value: str) -> None:  # type: ignore[no-untyped-def]
     path = write(f'{{"pass_rate": 0.5}}\n{{"pass_rate": {value}}}\n', "n.jsonl")
-    done = run_cli("silent", path)
+    done = run_in("silent", path)
     assert 1 == done.returncode
     assert "list or record, not a number at row 2" in one_error_line(done.stderr)
 
@@ -248,7 +254,7 @@ def test_an_unreadable_file_is_one_line_naming_it(
 ) -> None:
     path = tmp_path / name
     path.write_bytes(content)
-    done = run_cli("silent", path)
+    done = run("silent", path, real=name == "garbage.csv")
     assert 1 == done.returncode
     line = one_error_line(done.stderr)
     assert name in line
@@ -258,7 +264,7 @@ def test_an_unreadable_file_is_one_line_naming_it(
 def test_a_symlink_loop_says_so(tmp_path: Path) -> None:
     (tmp_path / "a.csv").symlink_to("b.csv")
     (tmp_path / "b.csv").symlink_to("a.csv")
-    done = run_cli("silent", tmp_path / "a.csv")
+    done = run_in("silent", tmp_path / "a.csv")
     assert 1 == done.returncode
     assert "symbolic link loop" in one_error_line(done.stderr)
 
@@ -272,16 +278,17 @@ def test_a_symlink_loop_says_so(tmp_path: Path) -> None:
     ],
 )
 def test_a_missing_or_unknown_file_is_one_line(
-    tmp_path: Path, args: tuple[str, ...], code: int, expected: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...], code: int, expected: str
 ) -> None:
     (tmp_path / "data.xlsx").write_bytes(b"PK\x03\x04")
-    done = run_cli("silent", *args, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    done = run("silent", *args, real=args == ("nope.csv",))
     assert code == done.returncode
     assert expected in one_error_line(done.stderr)
 
 
 def test_a_folder_as_data_says_what_to_give(tmp_path: Path) -> None:
-    done = run_cli("silent", tmp_path)
+    done = run_in("silent", tmp_path)
     assert 1 == done.returncode
     assert "is a folder" in one_error_line(done.stderr)
 
@@ -297,7 +304,7 @@ def test_other_separators_are_detected_or_given(write, separator: str, explicit:
 
 
 def test_a_separator_of_two_characters_is_a_usage_error() -> None:
-    done = run_cli("silent", TOY, "--separator", ";;")
+    done = run_in("silent", TOY, "--separator", ";;")
     assert 2 == done.returncode
     assert "--separator" in one_error_line(done.stderr)
 
@@ -307,7 +314,7 @@ def test_a_separator_of_two_characters_is_a_usage_error() -> None:
 
 def test_a_json_object_of_ids_to_values_is_read_as_rows(write) -> None:  # type: ignore[no-untyped-def]
     records = invoke("silent", write("id,pass_rate\na,0.5\nb,0.25\nc,1.0\n"), "--format", "csv")
-    done = run_cli("silent", write('{"a": 0.5, "b": 0.25, "c": 1.0}', "object.json"), "--format", "csv")
+    done = run_in("silent", write('{"a": 0.5, "b": 0.25, "c": 1.0}', "object.json"), "--format", "csv")
     assert 0 == done.returncode
     assert records.stdout == done.stdout
 
@@ -321,13 +328,13 @@ def test_a_json_object_on_stdin_is_read_as_rows(write) -> None:  # type: ignore[
 
 def test_a_list_of_lists_column_is_one_line_naming_file_column_and_form(write) -> None:  # type: ignore[no-untyped-def]
     path = write('{"id": 1, "pass_rate": [[0.5, 0.25], [1.0]]}\n{"id": 2, "pass_rate": [[0.5]]}\n', "n.jsonl")
-    done = run_cli("silent", path)
+    done = run_in("silent", path)
     assert 1 == done.returncode
     assert "n.jsonl: column 'pass_rate' holds lists of lists of numbers" in one_error_line(done.stderr)
 
 
 def test_a_1_to_10_rating_is_said_to_be_maybe_no_pass_rate(write) -> None:  # type: ignore[no-untyped-def]
-    done = run_cli("silent", write("id,rating\n1,9.5\n2,3.0\n3,7.5\n4,1\n"), "--col", "rating")
+    done = run_in("silent", write("id,rating\n1,9.5\n2,3.0\n3,7.5\n4,1\n"), "--col", "rating")
     assert 1 == done.returncode
     assert "may be a rating, not a pass rate" in one_error_line(done.stderr)
 
@@ -343,7 +350,7 @@ def test_the_percent_hint_says_the_column_may_be_no_pass_rate(write) -> None:  #
 
 
 def test_rate_col_is_another_spelling_of_col() -> None:
-    done = run_cli("silent", TOY, "--rate-col", "pass_rate", "--format", "csv")
+    done = run_in("silent", TOY, "--rate-col", "pass_rate", "--format", "csv")
     assert 0 == done.returncode
     assert invoke("silent", TOY, "--col", "pass_rate", "--format", "csv").stdout == done.stdout
 

@@ -172,7 +172,7 @@ def assert_exact_sums(out: pl.DataFrame, p: list[float], prompts: list[float], G
                 assert row[column] is None, name
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(
     st.lists(
         st.tuples(

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from sigmatool.figures.plot import png_data
-from tests.conftest import BIGMATH, ROOT, TOY, csv_of, invoke
+from tests.conftest import BIGMATH, ROOT, TOY, csv_of, invoke, run_in
 from tests.make_figures import FIGURES, REPORT, make
 
 SVG_BLOCK = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
@@ -65,9 +65,18 @@ def test_the_page_fetches_nothing(page: str) -> None:
     assert [] == [t for t in targets if not (t.startswith("#") or t == "data:,")]
 
 
-def test_the_title_is_the_users(tmp_path: Path) -> None:
-    invoke("report", TOY, "--title", "Toy <set>", "-o", tmp_path / "r.html")
-    assert "<h1>Toy &lt;set&gt;</h1>" in (tmp_path / "r.html").read_text()
+# One report of the toy set with the options that do not change its series' labels, read by the tests of each.
+@pytest.fixture(scope="module")
+def toy_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("toy") / "r.html"
+    options = ("--k-col", "k", "--n-col", "n", "--estimator", "unbiased", "--title", "Toy <set>")
+    result = invoke("report", TOY, *options, "-o", path)
+    assert 0 == result.exit_code, result.stderr
+    return path
+
+
+def test_the_title_is_the_users(toy_report: Path) -> None:
+    assert "<h1>Toy &lt;set&gt;</h1>" in toy_report.read_text()
 
 
 def test_each_data_is_an_input(tmp_path: Path) -> None:
@@ -99,10 +108,9 @@ def test_markdown_writes_its_figures_beside_it(tmp_path: Path) -> None:
     assert ["budget.png", "difficulty.png", "groupsize.png", "silent.png"] == figures
 
 
-def test_the_report_file_follows_the_umask(tmp_path: Path) -> None:
-    invoke("report", TOY, "-o", tmp_path / "r.html")
+def test_the_report_file_follows_the_umask(toy_report: Path) -> None:
     expected = 0o666 & ~_umask()
-    assert expected == (tmp_path / "r.html").stat().st_mode & 0o777
+    assert expected == toy_report.stat().st_mode & 0o777
 
 
 def _umask() -> int:
@@ -111,11 +119,8 @@ def _umask() -> int:
     return mask
 
 
-def test_the_unbiased_estimator_reaches_the_report(tmp_path: Path) -> None:
-    invoke(
-        "report", TOY, "--k-col", "k", "--n-col", "n", "--estimator", "unbiased", "-o", tmp_path / "r.html"
-    )
-    assert "silent (unbiased)" in (tmp_path / "r.html").read_text()
+def test_the_unbiased_estimator_reaches_the_report(toy_report: Path) -> None:
+    assert "silent (unbiased)" in toy_report.read_text()
 
 
 # --------------------------------------------------------------------------------------------- refusals
@@ -144,9 +149,13 @@ def _report(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         (["data.csv", "--format", "md", "-o", "r.html"], "--format no longer applies here"),
     ],
 )
-def test_a_refused_report_is_one_line_and_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+def test_a_refused_report_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str
+) -> None:
     shutil.copy(TOY, tmp_path / "data.csv")
-    done = _report(args, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    # The first case in a real process, the others in-process through the same entry point.
+    done = _report(args, tmp_path) if args == ["data.csv"] else run_in("report", *args)
     lines = done.stderr.splitlines()
     assert 2 == done.returncode, done.stderr
     assert 1 == len(lines), done.stderr

@@ -311,7 +311,7 @@ def test_null_value_is_missing_not_bad() -> None:
 # ------------------------------------------------------------------------------------------ properties
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10**6), st.integers(0, 10**6), st.text(" ", max_size=2), st.text(" ", max_size=2))
 def test_fraction_parses_any_well_formed_text(k: int, extra: int, left: str, right: str) -> None:
     n = k + extra
@@ -322,7 +322,7 @@ def test_fraction_parses_any_well_formed_text(k: int, extra: int, left: str, rig
     assert expected == out.row(0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.one_of(st.none(), st.booleans()), max_size=12))
 def test_list_counts_trues_among_graded_answers(grades: list[bool | None]) -> None:
     frame = pl.DataFrame({"v": [grades]}, schema={"v": pl.List(pl.Boolean)})

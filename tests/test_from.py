@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from sigmatool.options.analyses import TRAINER_STD
-from tests.conftest import csv_of, invoke
+from tests.conftest import csv_of, invoke, run_in
 from tests.trainer_fixtures import WRITERS, Group, rollouts_csv, write_areal, write_trl, write_verl
 
 T, F = True, False
@@ -233,7 +233,9 @@ BAD_DUMPS = {
 @pytest.mark.parametrize("case", list(BAD_DUMPS))
 def test_bad_dumps_end_in_one_line_and_exit_1(case: str, tmp_path: Path) -> None:
     make, trainer, expected = BAD_DUMPS[case]
-    done = sigmatool("silent", make(tmp_path / "run"), "--from", trainer)
+    # The first case in a real process, the others in-process through the same entry point.
+    run = sigmatool if case == next(iter(BAD_DUMPS)) else run_in
+    done = run("silent", make(tmp_path / "run"), "--from", trainer)
     assert 1 == done.returncode
     assert 1 == len(done.stderr.splitlines())
     assert done.stderr.startswith("error: ")
@@ -248,7 +250,8 @@ def test_bad_dumps_end_in_one_line_and_exit_1(case: str, tmp_path: Path) -> None
     ],
 )
 def test_missing_dumps_end_in_one_line_and_exit_1(args: list[str], expected: str, tmp_path: Path) -> None:
-    done = sigmatool("silent", *args, "--from", "verl")
+    run = sigmatool if args == ["nothing/here"] else run_in
+    done = run("silent", *args, "--from", "verl")
     assert 1 == done.returncode
     assert [expected] == done.stderr.splitlines()
 
@@ -264,7 +267,8 @@ def test_missing_dumps_end_in_one_line_and_exit_1(args: list[str], expected: str
     ],
 )
 def test_misused_from_is_a_usage_error(args: list[str], expected: str) -> None:
-    done = sigmatool("silent", *args)
+    run = sigmatool if args == ["--from", "verl"] else run_in
+    done = run("silent", *args)
     assert 2 == done.returncode
     assert 1 == len(done.stderr.splitlines())
     assert expected in done.stderr

@@ -94,7 +94,7 @@ def test_fidelity_and_silent_at_group_size_are_the_kernels_at_that_g(paper_csv: 
 # --------------------------------------------------------------------------------------------- minimality
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=75, deadline=None)
 @given(
     p=st.floats(min_value=0.0, max_value=1.0, exclude_min=True, exclude_max=True),
     target=st.floats(min_value=0.5, max_value=0.995),

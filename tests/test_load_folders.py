@@ -112,7 +112,7 @@ NEAR = sorted(
 )
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     rewards=st.lists(st.sampled_from(NEAR) | st.floats(0, 1, width=32), min_size=1, max_size=30),
     threshold=st.sampled_from(THRESHOLDS) | st.floats(0, 1, width=32),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 
@@ -20,10 +21,12 @@ def test_an_unknown_name_is_an_attribute_error() -> None:
         _ = sigmatool.nope  # type: ignore[attr-defined]
 
 
-def _loaded_by(code: str) -> set[str]:
+# Each start-up is run once, in a fresh process, and every module test below reads that run.
+@functools.cache
+def _loaded_by(code: str) -> frozenset[str]:
     script = f"import sys; {code}; print(' '.join(sorted(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    return set(done.stdout.split())
+    return frozenset(done.stdout.split())
 
 
 @pytest.mark.parametrize(
@@ -60,6 +63,7 @@ def test_a_commands_help_imports_no_heavy_library(flag: str, module: str) -> Non
     assert module not in _loaded_by(f"from sigmatool.cli import main; main(['plan', '{flag}'])")
 
 
+@functools.cache
 def _version_run() -> subprocess.CompletedProcess[str]:
     script = (
         "import sys; sys.argv = ['sigmatool', '--version']\n"

@@ -13,7 +13,7 @@ from sigmatool.plan import curves, parse_sizes, plan, plan_options, plan_values
 from sigmatool.plan.hull import upper_hull
 from tests.plan_reference import dp_optimum, lp_optimum
 
-SOME = settings(max_examples=80, deadline=None)
+SOME = settings(max_examples=40, deadline=None)
 TOL = 1e-9
 OBJECTIVES = ["signal", "learnable", "knapsack-rl", "fidelity"]
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from sigmatool import kernels
 from sigmatool.plan import curves, plan_options
 
-FEW = settings(max_examples=150, deadline=None)
+FEW = settings(max_examples=75, deadline=None)
 any_p = st.floats(min_value=0.0, max_value=1.0, allow_subnormal=False)
 rational_p = st.fractions(min_value=0, max_value=1, max_denominator=64)
 

@@ -16,7 +16,7 @@ from sigmatool.plan import plan
 from sigmatool.plan.export import ADDED_COLUMNS, export, group_sizes_for
 from tests.conftest import ROOT, invoke
 
-SOME = settings(max_examples=40, deadline=None)
+SOME = settings(max_examples=20, deadline=None)
 
 
 def dataset(n: int, seed: int) -> pl.DataFrame:

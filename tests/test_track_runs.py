@@ -10,6 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from click.testing import Result
 
 from sigmatool import examplerun as er
 from tests.conftest import csv_of, invoke
@@ -77,40 +78,65 @@ def _share(groups: Sequence[Group]) -> float:
     return sum(len(set(g.rewards)) == 1 for g in groups) / len(groups)
 
 
+# Each run is tracked once per output (its CSV, its table, its plot with the CSV beside it), and every test
+# reads those runs.
+@pytest.fixture(scope="module")
+def tables(runs) -> dict[str, pl.DataFrame]:  # type: ignore[no-untyped-def]
+    return {
+        name: csv_of(invoke("track", folder, "--from", trainer, "--format", "csv"))
+        for name, (folder, trainer, _) in runs.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def shown(runs) -> dict[str, Result]:  # type: ignore[no-untyped-def]
+    return {
+        name: invoke("track", folder, "--from", trainer, "--format", "table")
+        for name, (folder, trainer, _) in runs.items()
+    }
+
+
+def _said(shown: dict[str, Result], name: str) -> str:
+    return " ".join(shown[name].stdout.split())
+
+
+@pytest.fixture(scope="module")
+def plotted(runs, tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Result, Path]]:  # type: ignore[no-untyped-def]
+    out = {}
+    for name, (folder, trainer, _) in runs.items():
+        where = tmp_path_factory.mktemp("plotted")
+        result = invoke("track", folder, "--from", trainer, "--plot", where / "t.svg", "-o", where / "t.csv")
+        out[name] = (result, where)
+    return out
+
+
 @pytest.mark.parametrize("name", RUNS)
-def test_the_step_table_is_the_measured_series(runs, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, groups = runs[name]
-    table = csv_of(invoke("track", folder, "--from", trainer, "--format", "csv"))
+def test_the_step_table_is_the_measured_series(runs, tables, name: str) -> None:  # type: ignore[no-untyped-def]
+    _, _, groups = runs[name]
+    table = tables[name]
     assert _silent_by_step(groups) == dict(zip(table["step"], table["silent_fraction"], strict=True))
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_no_group_is_compared(runs, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, _ = runs[name]
-    table = csv_of(invoke("track", folder, "--from", trainer, "--format", "csv"))
-    assert 0 == table["compared_groups"].sum()
+def test_no_group_is_compared(tables, name: str) -> None:  # type: ignore[no-untyped-def]
+    assert 0 == tables[name]["compared_groups"].sum()
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_the_headline_states_the_measured_share(runs, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, groups = runs[name]
-    result = invoke("track", folder, "--from", trainer, "--format", "table")
-    assert 0 == result.exit_code, result.stderr
-    said = " ".join(result.stdout.split())
+def test_the_headline_states_the_measured_share(runs, shown, name: str) -> None:  # type: ignore[no-untyped-def]
+    _, _, groups = runs[name]
+    assert 0 == shown[name].exit_code, shown[name].stderr
+    said = _said(shown, name)
     assert f"{100 * _share(groups):.1f}% of the {len(groups):,} groups silent (measured)" in said
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_the_headline_says_how_to_compare(runs, name: str) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, _ = runs[name]
-    said = " ".join(invoke("track", folder, "--from", trainer, "--format", "table").stdout.split())
-    assert "To compare, give --pass-rates FILE" in said
+def test_the_headline_says_how_to_compare(shown, name: str) -> None:  # type: ignore[no-untyped-def]
+    assert "To compare, give --pass-rates FILE" in _said(shown, name)
 
 
-def test_a_single_step_says_why_nothing_is_compared(runs) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, _ = runs[RUNS[0]]
-    said = " ".join(invoke("track", folder, "--from", trainer, "--format", "table").stdout.split())
-    assert "Nothing is compared: the run has one step" in said
+def test_a_single_step_says_why_nothing_is_compared(shown) -> None:  # type: ignore[no-untyped-def]
+    assert "Nothing is compared: the run has one step" in _said(shown, RUNS[0])
 
 
 @pytest.mark.parametrize("name", [RUNS[0], RUNS[3]])
@@ -124,33 +150,27 @@ def test_a_run_with_nothing_compared_shows_no_comparison_columns(runs, name: str
     assert set() == cells & {"expected", "silent", "z", "drift", "compared", "min", "max"} - {"silent"}
 
 
-def test_a_run_whose_prompts_never_recur_says_why_nothing_is_compared(runs) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, _ = runs[RUNS[3]]
-    said = " ".join(invoke("track", folder, "--from", trainer, "--format", "table").stdout.split())
+def test_a_run_whose_prompts_never_recur_says_why_nothing_is_compared(shown) -> None:  # type: ignore[no-untyped-def]
+    said = _said(shown, RUNS[3])
     assert f"every prompt appears in one step only ({ONE_EPOCH.prompts} prompts)" in said
 
 
-def test_groups_of_one_are_said_to_be_silent_whatever_the_prompt(runs) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, _ = runs[RUNS[1]]
-    said = " ".join(invoke("track", folder, "--from", trainer, "--format", "table").stdout.split())
-    assert "a group of one is silent whatever its prompt" in said
+def test_groups_of_one_are_said_to_be_silent_whatever_the_prompt(shown) -> None:  # type: ignore[no-untyped-def]
+    assert "a group of one is silent whatever its prompt" in _said(shown, RUNS[1])
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_the_plot_draws_the_measured_series(runs, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, _ = runs[name]
-    result = invoke(
-        "track", folder, "--from", trainer, "--plot", tmp_path / "t.svg", "-o", tmp_path / "t.csv"
-    )
+def test_the_plot_draws_the_measured_series(plotted, name: str) -> None:  # type: ignore[no-untyped-def]
+    result, where = plotted[name]
     assert 0 == result.exit_code, result.stderr
-    assert (tmp_path / "t.svg").stat().st_size > 0
+    assert (where / "t.svg").stat().st_size > 0
 
 
 @pytest.mark.parametrize("name", RUNS)
-def test_the_csv_is_written_beside_the_plot(runs, name: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    folder, trainer, groups = runs[name]
-    invoke("track", folder, "--from", trainer, "--plot", tmp_path / "t.svg", "-o", tmp_path / "t.csv")
-    assert len(_silent_by_step(groups)) == pl.read_csv(tmp_path / "t.csv").height
+def test_the_csv_is_written_beside_the_plot(runs, plotted, name: str) -> None:  # type: ignore[no-untyped-def]
+    _, _, groups = runs[name]
+    _, where = plotted[name]
+    assert len(_silent_by_step(groups)) == pl.read_csv(where / "t.csv").height
 
 
 def test_the_figure_plots_the_measured_share_of_each_step(runs) -> None:  # type: ignore[no-untyped-def]
