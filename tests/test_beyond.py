@@ -370,33 +370,44 @@ def test_a_bad_option_exits_2_with_one_line_before_loading_anything(
     assert "" == done.stdout.strip()
 
 
-def _split_histogram() -> pl.DataFrame:
-    """Two --by groups of k of 8 (and a few of 6): the 8-answer file's counts, and a second group of them
-    reversed and thinned, as a histogram of distinct values."""
-    k, n, w = _eight()
-    rows = pl.DataFrame(
-        {
-            "split": ["a"] * k.size + ["b"] * k.size + ["b"] * 3,
-            "k": np.r_[k, k, [0, 3, 6]],
-            "n": np.r_[n, n, [6, 6, 6]],
-            "prompts": np.r_[w // 1000, w[::-1] // 3000 + 1, [4, 9, 2]].astype(np.int64),
-        }
-    )
+def _split_histogram(data: str) -> pl.DataFrame:
+    """Two --by groups as a histogram of distinct values. ``eight``: the 8-answer file's counts, and a second
+    group of them reversed and thinned, with a few of 6 answers (their NPMLEs reproduce the histograms: EM
+    refits). ``sixteen``: 1,500 and 600 prompts of 16 answers drawn from 20 % at p = 0 and Beta(0.5, 0.6)
+    (unique NPMLEs: warm support reduction)."""
+    if data == "sixteen":
+        rng = np.random.default_rng(5)
+        parts = []
+        for group, size in (("a", 1500), ("b", 600)):
+            k = rng.binomial(16, np.where(rng.random(size) < 0.2, 0.0, rng.beta(0.5, 0.6, size)))
+            counts = np.bincount(k, minlength=17)
+            parts.append(pl.DataFrame({"split": group, "k": np.arange(17), "n": 16, "prompts": counts}))
+        rows = pl.concat(parts).filter(pl.col("prompts") > 0)
+    else:
+        k, n, w = _eight()
+        rows = pl.DataFrame(
+            {
+                "split": ["a"] * k.size + ["b"] * k.size + ["b"] * 3,
+                "k": np.r_[k, k, [0, 3, 6]],
+                "n": np.r_[n, n, [6, 6, 6]],
+                "prompts": np.r_[w // 1000, w[::-1] // 3000 + 1, [4, 9, 2]].astype(np.int64),
+            }
+        )
     return rows.with_columns((pl.col("k") / pl.col("n")).alias("p"))
 
 
 @pytest.mark.parametrize(
-    ("command", "by", "prior"),
+    ("command", "by", "prior", "data"),
     [
-        ("silent", (), "npmle"),
-        ("silent", ("split",), "npmle"),
-        ("silent", ("split",), "none"),
-        ("budget", ("split",), "beta"),
-        ("budget", (), "npmle"),
+        ("silent", (), "npmle", "sixteen"),
+        ("silent", ("split",), "npmle", "sixteen"),
+        ("silent", ("split",), "none", "eight"),
+        ("budget", ("split",), "beta", "eight"),
+        ("budget", (), "npmle", "eight"),
     ],
 )
 def test_replicates_summarised_together_are_each_replicate_summarised_alone(
-    command: str, by: tuple[str, ...], prior: str
+    command: str, by: tuple[str, ...], prior: str, data: str
 ) -> None:
     # --ci stacks a chunk of replicates' histograms and values them at once (Valuation.stacked); each
     # replicate summarised alone under its own refitted priors must give the same interval.
@@ -404,7 +415,7 @@ def test_replicates_summarised_together_are_each_replicate_summarised_alone(
     from sigmatool.estimators import valuation
     from sigmatool.estimators.bootstrap import interval_columns, replicate_weights
 
-    hist, sizes = _split_histogram(), (4, 16)
+    hist, sizes = _split_histogram(data), (4, 16)
     if not by:  # the histogram of distinct values a run without --by reads
         hist = hist.group_by("k", "n", "p", maintain_order=True).agg(pl.col("prompts").sum())
     val = valuation(hist, by, sizes, "plugin", prior)
