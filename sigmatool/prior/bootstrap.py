@@ -99,8 +99,8 @@ def _npmle_interval(
     level: float,
     seed: int,
 ) -> Interval:
-    """The interval with the NPMLE refitted per replicate (:func:`sigmatool.prior.refit.npmle_refits`); the estimate is the full
-    data's fit, as without an interval."""
+    """The interval with the NPMLE refitted per replicate (:func:`sigmatool.prior.refit.npmle_refits`); the
+    estimate is the full data's fit, as without an interval."""
     _check_replicates(replicates, level)
     prior = fit_prior(c.k, c.n, c.weight, kind="npmle")
     grid = prior.atoms

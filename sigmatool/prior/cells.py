@@ -81,8 +81,8 @@ def binomial_matrix(c: Cells, grid: FloatArray) -> FloatArray:
 
 
 def binomial_pmf(k: IntArray, n: IntArray, grid: FloatArray) -> FloatArray:
-    """``Bin(k_c; n_c, p_i)`` for cells c (rows) and grid points i (columns), in log space with exact binomial
-    coefficients: scipy.stats' pmf (to 1e-13) without its import.
+    """``Bin(k_c; n_c, p_i)`` for cells c (rows) and grid points i (columns), in log space with exact
+    binomial coefficients: the pmf scipy.stats gives (to 1e-13), without the second its import costs.
 
     >>> binomial_pmf(np.array([0, 1]), np.array([2, 2]), np.array([0.0, 0.5, 1.0])).tolist()
     [[1.0, 0.25, 0.0], [0.0, 0.5, 0.0]]
@@ -92,23 +92,16 @@ def binomial_pmf(k: IntArray, n: IntArray, grid: FloatArray) -> FloatArray:
     log_choose = np.array([math.log(math.comb(int(b), int(a))) for a, b in pairs], dtype=np.float64)[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         log_p, log_q = np.log(grid)[None, :], np.log1p(-grid)[None, :]
+        # 0 · log 0 = 0: at p = 0 all the mass is on k = 0, at p = 1 on k = n.
         right = np.where(kk > 0, kk * log_p, 0.0)
         wrong = np.where(kk < nn, (nn - kk) * log_q, 0.0)
     return np.asarray(np.exp(log_choose + right + wrong), dtype=np.float64)
 
 
 def binomial_rows(n: int, grid: FloatArray) -> FloatArray:
-    """``Bin(k; n, p)`` for k = 0 … n (rows) at every p of ``grid`` (columns), in log space with exact
-    binomial coefficients: the pmf scipy.stats gives (to 1e-13), without the second its import costs.
+    """``Bin(k; n, p)`` for k = 0 … n (rows) at every p of ``grid`` (columns) (:func:`binomial_pmf`).
 
     >>> binomial_rows(2, np.array([0.0, 0.5, 1.0])).tolist()
     [[1.0, 0.25, 0.0], [0.0, 0.5, 0.0], [0.0, 0.25, 1.0]]
     """
-    k = np.arange(n + 1, dtype=np.float64)[:, None]
-    log_choose = np.array([math.log(math.comb(n, j)) for j in range(n + 1)])[:, None]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_p, log_q = np.log(grid)[None, :], np.log1p(-grid)[None, :]
-        # 0 · log 0 = 0: at p = 0 all the mass is on k = 0, at p = 1 on k = n.
-        right = np.where(k > 0, k * log_p, 0.0)
-        wrong = np.where(k < n, (n - k) * log_q, 0.0)
-    return np.asarray(np.exp(log_choose + right + wrong), dtype=np.float64)
+    return binomial_pmf(np.arange(n + 1), np.full(n + 1, n), grid)
