@@ -576,3 +576,49 @@ def test_refits_shared_with_a_second_process_are_the_refits_of_this_one(
     shared = npmle_refits(L, weights, prior, told.append)
     assert np.array_equal(alone, shared)
     assert 23 == sum(told)
+
+
+def _refits_with(monkeypatch: pytest.MonkeyPatch, thinned_bigmath: tuple, **patches: object) -> tuple:
+    """The refits of 23 replicates in this process alone, and shared in chunks of 4 with ``patches`` applied
+    to sigmatool.prior.refit."""
+    from sigmatool.prior import refit
+
+    k, counts = thinned_bigmath
+    c = cells(k, 16, counts)
+    L, prior = binomial_matrix(c, p_grid()), fit_prior(k, 16, counts, kind="npmle")
+    weights = replicate_weights(c, 23, seed=2)
+    alone = npmle_refits(L, weights, prior)
+    monkeypatch.setattr(refit, "SHARED_FROM", 2)
+    monkeypatch.setattr(refit, "CHUNK", 4)
+    monkeypatch.setattr(refit, "_cores", lambda: 2)
+    for name, value in patches.items():
+        monkeypatch.setattr(refit, name, value)
+    return alone, npmle_refits(L, weights, prior)
+
+
+def test_refits_are_made_here_where_no_second_process_can_start(
+    thinned_bigmath: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import multiprocessing
+
+    def refused(method: str) -> None:
+        raise OSError("no shared memory here")
+
+    monkeypatch.setattr(multiprocessing, "get_context", refused)
+    alone, shared = _refits_with(monkeypatch, thinned_bigmath)
+    assert np.array_equal(alone, shared)
+
+
+def helper_that_claims_and_ends(*args: object) -> None:
+    """A helper process that claims the last chunk and ends without sending it (run in the spawned child)."""
+    claims = args[4]
+    with claims.get_lock():  # type: ignore[attr-defined]
+        claims[1] -= 1  # type: ignore[index]
+
+
+@pytest.mark.slow
+def test_a_chunk_the_helper_claimed_and_never_sent_is_refitted_here(
+    thinned_bigmath: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alone, shared = _refits_with(monkeypatch, thinned_bigmath, _helper=helper_that_claims_and_ends)
+    assert np.array_equal(alone, shared)

@@ -76,20 +76,40 @@ def _helper(L: FloatArray, weights: FloatArray, start: FloatArray, size: int, cl
         done.put((mine, warm_refits(L, weights[mine * size : (mine + 1) * size], start)))
 
 
+def _start_helper(
+    L: FloatArray, weights: FloatArray, start: FloatArray, chunks: int
+) -> tuple[Any, Any, Any] | None:
+    """The helper process, started, with the shared claims and the queue it answers on; None where this
+    system gives no second process or shared memory (then every chunk is refitted here)."""
+    import multiprocessing
+
+    try:
+        context = multiprocessing.get_context("spawn")
+        claims = context.Array("q", [0, chunks])  # the next chunk from the first, one past the helper's last
+        done = context.Queue()
+        helper = context.Process(target=_helper, args=(L, weights, start, CHUNK, claims, done), daemon=True)
+        helper.start()
+    except (OSError, ValueError, ImportError):
+        return None
+    return helper, claims, done
+
+
 def _shared(
     L: FloatArray, weights: FloatArray, start: FloatArray, advance: Callable[[int], None]
 ) -> tuple[FloatArray, NDArray[np.bool_]]:
     """:func:`warm_refits` in chunks, shared with one helper process working from the last chunk. The helper
-    is a fresh interpreter (no threads or locks inherited) and is stopped on any way out."""
-    import multiprocessing
+    is a fresh interpreter (no threads or locks inherited) and is stopped on any way out; a chunk it claimed
+    and never sent (it ended) is refitted here."""
+    import queue
 
-    context = multiprocessing.get_context("spawn")
     chunks = -(-weights.shape[0] // CHUNK)
-    claims = context.Array("q", [0, chunks])  # the next chunk from the first, and one past the helper's last
-    done = context.Queue()
-    helper = context.Process(target=_helper, args=(L, weights, start, CHUNK, claims, done), daemon=True)
+    started = _start_helper(L, weights, start, chunks)
+    if started is None:
+        out, failed = warm_refits(L, weights, start)
+        advance(int((~failed).sum()))
+        return out, failed
+    helper, claims, done = started
     results: dict[int, tuple[FloatArray, NDArray[np.bool_]]] = {}
-    helper.start()
     try:
         while True:
             with claims.get_lock():
@@ -100,9 +120,12 @@ def _shared(
             results[mine] = warm_refits(L, weights[mine * CHUNK : (mine + 1) * CHUNK], start)
             advance(int((~results[mine][1]).sum()))
         while len(results) < chunks:
-            mine, result = (
-                done.get(timeout=_WAIT) if helper.is_alive() else _in_place(L, weights, start, results)
-            )
+            try:
+                mine, result = done.get(timeout=_WAIT)
+            except queue.Empty:
+                if helper.is_alive():
+                    continue
+                mine, result = _in_place(L, weights, start, results)
             results[mine] = result
             advance(int((~result[1]).sum()))
         helper.join()
