@@ -404,6 +404,7 @@ def _split_histogram(data: str) -> pl.DataFrame:
         ("silent", ("split",), "none", "eight"),
         ("budget", ("split",), "beta", "eight"),
         ("budget", (), "npmle", "eight"),
+        ("silent", ("split",), "0.5,2", "eight"),
     ],
 )
 def test_replicates_summarised_together_are_each_replicate_summarised_alone(

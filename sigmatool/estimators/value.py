@@ -191,12 +191,14 @@ class Valuation:
             return replace(self, by=(*self.by, key), _located=[])
         groups, count, height = len(self.priors), len(replicas), self.cells.height
         replicate = np.repeat(np.arange(count, dtype=np.int64), height)
+        # A prior that is not refitted (a fixed Beta) is the same in every replicate: one set of priors.
+        same = all(replica is self for replica in replicas)
         cells = self.cells[np.tile(np.arange(height), count)].with_columns(
             pl.Series(key, replicate),
-            pl.col("__group") + pl.Series(replicate * groups),
+            pl.col("__group") + pl.Series(replicate * (0 if same else groups)),
         )
         cells = cells.select(*self.by, key, "k", "n", "__group", "__local")
-        priors = tuple(prior for replica in replicas for prior in replica.priors)
+        priors = self.priors if same else tuple(prior for replica in replicas for prior in replica.priors)
         return Valuation(
             self.estimator, self.prior, (*self.by, key), cells, priors, self.labels, short=self.short
         )
