@@ -24,8 +24,8 @@ def shown() -> bool:
     return stream is not None and stream.isatty() and not _SHOWING
 
 
-def _nothing(done: int) -> None:
-    pass
+def nothing(done: int) -> None:
+    """An :data:`Advance` that shows nothing (where no one watches, or no caller asked)."""
 
 
 @contextlib.contextmanager
@@ -33,7 +33,7 @@ def bar(label: str, total: int | None = None, unit: str = "") -> Iterator[Advanc
     """Show ``label`` with a bar of ``total`` steps (a spinner without one) while the block runs; the block
     gets the function that advances it by a number of steps."""
     if not shown():
-        yield _nothing
+        yield nothing
         return
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn

@@ -136,10 +136,10 @@ class Valuation:
 
         group, local = self.locate(frame)
         sizes = None if G is None else np.broadcast_to(np.asarray(G, dtype=np.int64), (frame.height,))
-        if len(self.priors) > 1 and self._shared_grid() is not None:
-            found = self._grid_values(frame, group, quantity, sizes, std)
-            if found is not None:
-                return found
+        grid = self._shared_grid() if len(self.priors) > 1 else None
+        found = None if grid is None else self._grid_values(frame, group, grid, quantity, sizes, std)
+        if found is not None:
+            return found
         out = np.empty(frame.height, dtype=np.float64)
         for g in np.unique(group).tolist():
             rows = np.flatnonzero(group == g)
@@ -158,7 +158,13 @@ class Valuation:
         return first
 
     def _grid_values(
-        self, frame: pl.DataFrame, group: IntArray, quantity: str, sizes: IntArray | None, std: str
+        self,
+        frame: pl.DataFrame,
+        group: IntArray,
+        grid: FloatArray,
+        quantity: str,
+        sizes: IntArray | None,
+        std: str,
     ) -> FloatArray | None:
         """:meth:`values` for priors on one grid (the NPMLE's, and its bootstrap replicates'), every group at
         once: the posterior mean of f for group g and cell (k, n) is ``Σ_i m_gi L_i f_i / Σ_i m_gi L_i`` with
@@ -166,13 +172,12 @@ class Valuation:
         None where some posterior's normaliser is too small for linear space (the log-space path then)."""
         from sigmatool.prior.cells import binomial_pmf
 
-        grid = self._shared_grid()
-        assert grid is not None
         masses = np.stack([prior.atom_mass for prior in self.priors])
         pairs = np.stack([frame[c].cast(pl.Int64).to_numpy() for c in ("k", "n")])
-        keys, cell = np.unique(pairs, axis=1, return_inverse=True)
+        keys, inverse = np.unique(pairs, axis=1, return_inverse=True)
+        cell = inverse.ravel()
         L = binomial_pmf(keys[0], keys[1], grid)  # distinct cells × grid
-        norm = (masses @ L.T)[group, cell.ravel()]
+        norm = (masses @ L.T)[group, cell]
         if not (norm > _LINEAR_FLOOR).all():
             return None
         q = Quantity(quantity)
@@ -181,7 +186,7 @@ class Valuation:
         for size in np.unique(given).tolist():
             rows = np.flatnonzero(given == size)
             f = q.plugin(grid, None if sizes is None else int(size), std)
-            out[rows] = ((masses * f[None, :]) @ L.T)[group[rows], cell.ravel()[rows]] / norm[rows]
+            out[rows] = ((masses * f[None, :]) @ L.T)[group[rows], cell[rows]] / norm[rows]
         return out
 
     def stacked(self, replicas: Sequence[Valuation], key: str) -> Valuation:

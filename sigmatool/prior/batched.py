@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from sigmatool.prior.dual import _GAP, _MAX_NEWTON, _NEWTON_TOL, _SHRINK, interior_start
 from sigmatool.prior.fit import EMOptions, mixing_weights
+from sigmatool.progress import nothing
 
 FloatArray = NDArray[np.float64]
 
@@ -179,15 +180,11 @@ def _em_rows(
     return mass
 
 
-def _nothing(done: int) -> None:
-    pass
-
-
 def batched_masses(
     L: FloatArray,
     W: FloatArray,
     options: EMOptions | None = None,
-    advance: Callable[[int], None] = _nothing,
+    advance: Callable[[int], None] = nothing,
 ) -> FloatArray:
     """The NPMLE's masses (rows) for each row of cell weights ``W`` (replicates × cells, any scale), as
     :func:`sigmatool.prior.fit.mixing_weights` fits each on its cells with weight; rows with an empty cell

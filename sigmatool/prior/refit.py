@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from sigmatool.prior.batched import batched_masses
 from sigmatool.prior.fit import refit_masses
 from sigmatool.prior.model import Prior
+from sigmatool.progress import nothing
 
 FloatArray = NDArray[np.float64]
 
@@ -33,13 +34,10 @@ CHUNK = 50
 _WAIT = 1.0
 
 
-def _nothing(done: int) -> None:
-    pass
+Refits = tuple[FloatArray, NDArray[np.bool_]]
 
 
-def warm_refits(
-    L: FloatArray, weights: FloatArray, start: FloatArray
-) -> tuple[FloatArray, NDArray[np.bool_]]:
+def warm_refits(L: FloatArray, weights: FloatArray, start: FloatArray) -> Refits:
     """Support reduction from ``start`` for each row of ``weights``: the masses, and which rows it could not
     fit as the NPMLE (:func:`sigmatool.prior.fit.refit_masses` gave None; their masses are zero)."""
     out = np.zeros((weights.shape[0], L.shape[1]), dtype=np.float64)
@@ -51,6 +49,15 @@ def warm_refits(
         else:
             out[i] = mass
     return out, failed
+
+
+def _fitted(refits: Refits) -> int:
+    """How many rows :func:`warm_refits` fitted (for the progress count)."""
+    return int((~refits[1]).sum())
+
+
+def _chunk(weights: FloatArray, index: int, size: int) -> FloatArray:
+    return weights[index * size : (index + 1) * size]
 
 
 def _cores() -> int:
@@ -73,7 +80,7 @@ def _helper(L: FloatArray, weights: FloatArray, start: FloatArray, size: int, cl
                 return
             claims[1] -= 1
             mine = int(claims[1])
-        done.put((mine, warm_refits(L, weights[mine * size : (mine + 1) * size], start)))
+        done.put((mine, warm_refits(L, _chunk(weights, mine, size), start)))
 
 
 def _start_helper(
@@ -96,20 +103,18 @@ def _start_helper(
 
 def _shared(
     L: FloatArray, weights: FloatArray, start: FloatArray, advance: Callable[[int], None]
-) -> tuple[FloatArray, NDArray[np.bool_]]:
-    """:func:`warm_refits` in chunks, shared with one helper process working from the last chunk. The helper
-    is a fresh interpreter (no threads or locks inherited) and is stopped on any way out; a chunk it claimed
-    and never sent (it ended) is refitted here."""
+) -> Refits | None:
+    """:func:`warm_refits` in chunks, shared with one helper process working from the last chunk; None where
+    no helper can start. The helper is a fresh interpreter (no threads or locks inherited) and is stopped on
+    any way out; a chunk it claimed and never sent (it ended) is refitted here."""
     import queue
 
     chunks = -(-weights.shape[0] // CHUNK)
     started = _start_helper(L, weights, start, chunks)
     if started is None:
-        out, failed = warm_refits(L, weights, start)
-        advance(int((~failed).sum()))
-        return out, failed
+        return None
     helper, claims, done = started
-    results: dict[int, tuple[FloatArray, NDArray[np.bool_]]] = {}
+    results: dict[int, Refits] = {}
     try:
         while True:
             with claims.get_lock():
@@ -117,17 +122,19 @@ def _shared(
                     break
                 mine = int(claims[0])
                 claims[0] += 1
-            results[mine] = warm_refits(L, weights[mine * CHUNK : (mine + 1) * CHUNK], start)
-            advance(int((~results[mine][1]).sum()))
+            results[mine] = warm_refits(L, _chunk(weights, mine, CHUNK), start)
+            advance(_fitted(results[mine]))
         while len(results) < chunks:
             try:
                 mine, result = done.get(timeout=_WAIT)
             except queue.Empty:
                 if helper.is_alive():
                     continue
-                mine, result = _in_place(L, weights, start, results)
+                # The helper ended with a chunk claimed and never sent: the first one missing.
+                mine = min(set(range(chunks)) - set(results))
+                result = warm_refits(L, _chunk(weights, mine, CHUNK), start)
             results[mine] = result
-            advance(int((~result[1]).sum()))
+            advance(_fitted(result))
         helper.join()
     finally:
         if helper.is_alive():
@@ -137,26 +144,19 @@ def _shared(
     return np.concatenate([results[c][0] for c in order]), np.concatenate([results[c][1] for c in order])
 
 
-def _in_place(
-    L: FloatArray, weights: FloatArray, start: FloatArray, results: dict[int, Any]
-) -> tuple[int, tuple[FloatArray, NDArray[np.bool_]]]:
-    """A chunk the helper claimed but did not send back (it ended), refitted here."""
-    mine = min(c for c in range(-(-weights.shape[0] // CHUNK)) if c not in results)
-    return mine, warm_refits(L, weights[mine * CHUNK : (mine + 1) * CHUNK], start)
-
-
 def npmle_refits(
-    L: FloatArray, weights: FloatArray, full: Prior, advance: Callable[[int], None] = _nothing
+    L: FloatArray, weights: FloatArray, full: Prior, advance: Callable[[int], None] = nothing
 ) -> FloatArray:
     """The NPMLE's masses (rows) for each row of ``weights`` (replicates × cells of ``L``, prompt counts),
     given the full data's fit ``full``; ``advance`` is told of each finished fit."""
     if full.reproduced:
         return batched_masses(L, weights, advance=advance)
-    if weights.shape[0] >= SHARED_FROM and _cores() > 1:
-        out, failed = _shared(L, weights, full.atom_mass, advance)
-    else:
-        out, failed = warm_refits(L, weights, full.atom_mass)
-        advance(int((~failed).sum()))
+    many = weights.shape[0] >= SHARED_FROM and _cores() > 1
+    refits = _shared(L, weights, full.atom_mass, advance) if many else None
+    if refits is None:
+        refits = warm_refits(L, weights, full.atom_mass)
+        advance(_fitted(refits))
+    out, failed = refits
     if failed.any():
         out[failed] = batched_masses(L, weights[failed], advance=advance)
     return out
