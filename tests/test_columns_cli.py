@@ -73,12 +73,17 @@ def _one(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     return frame.filter(pl.col("column") == column).drop("column")
 
 
+def _assert_its_own_run(args: tuple[str, ...], folder: Path, column: str) -> None:
+    """The rows of ``column`` in a run with both columns are the run with that one column."""
+    both = csv_of(run(*args, two(folder), "--col", A, "--col", B, "-f", "csv"))
+    alone = csv_of(run(*args, two(folder), "--col", column, "-f", "csv"))
+    assert_frame_equal(alone, _one(both, column), check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+
+
 @pytest.mark.parametrize("command", COMMANDS)
 @pytest.mark.parametrize("column", [A, B])
 def test_each_column_is_its_own_run(folder: Path, command: str, column: str) -> None:
-    both = csv_of(run(*COMMANDS[command], two(folder), "--col", A, "--col", B, "-f", "csv"))
-    alone = csv_of(run(*COMMANDS[command], two(folder), "--col", column, "-f", "csv"))
-    assert_frame_equal(alone, _one(both, column), check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+    _assert_its_own_run(COMMANDS[command], folder, column)
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -148,9 +153,7 @@ def test_the_per_prompt_export_has_a_row_per_prompt_and_column(folder: Path, com
 @pytest.mark.parametrize("command", PER_PROMPT)
 @pytest.mark.parametrize("column", [A, B])
 def test_the_per_prompt_export_of_a_column_is_its_own_run(folder: Path, command: str, column: str) -> None:
-    both = csv_of(run(*PER_PROMPT[command], two(folder), "--col", A, "--col", B, "-f", "csv"))
-    alone = csv_of(run(*PER_PROMPT[command], two(folder), "--col", column, "-f", "csv"))
-    assert_frame_equal(alone, _one(both, column), check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+    _assert_its_own_run(PER_PROMPT[command], folder, column)
 
 
 # --------------------------------------------------------------------------------------------- 8 and 64 samples

@@ -4,6 +4,7 @@ conditions, the identified bounds, the bootstrap's coverage and the Big-Math spl
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -559,28 +560,14 @@ def test_histogram_that_is_no_binomial_mixture_is_a_data_error() -> None:
         bounds([0, 4, 8], 8, [2500, 5000, 2500], "silent", 16)
 
 
-def test_refits_shared_with_a_second_process_are_the_refits_of_this_one(
-    thinned_bigmath: tuple, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from sigmatool.prior import refit
-
-    k, counts = thinned_bigmath
-    c = cells(k, 16, counts)
-    L, prior = binomial_matrix(c, p_grid()), fit_prior(k, 16, counts, kind="npmle")
-    weights = replicate_weights(c, 23, seed=2)
-    alone = npmle_refits(L, weights, prior)
-    monkeypatch.setattr(refit, "SHARED_FROM", 2)
-    monkeypatch.setattr(refit, "CHUNK", 4)
-    monkeypatch.setattr(refit, "_cores", lambda: 2)
-    told: list[int] = []
-    shared = npmle_refits(L, weights, prior, told.append)
-    assert np.array_equal(alone, shared)
-    assert 23 == sum(told)
-
-
-def _refits_with(monkeypatch: pytest.MonkeyPatch, thinned_bigmath: tuple, **patches: object) -> tuple:
+def _refits_with(
+    monkeypatch: pytest.MonkeyPatch,
+    thinned_bigmath: tuple,
+    advance: Callable[[int], None] | None = None,
+    **patches: object,
+) -> tuple:
     """The refits of 23 replicates in this process alone, and shared in chunks of 4 with ``patches`` applied
-    to sigmatool.prior.refit."""
+    to sigmatool.prior.refit (the shared ones telling ``advance`` of their progress)."""
     from sigmatool.prior import refit
 
     k, counts = thinned_bigmath
@@ -593,7 +580,16 @@ def _refits_with(monkeypatch: pytest.MonkeyPatch, thinned_bigmath: tuple, **patc
     monkeypatch.setattr(refit, "_cores", lambda: 2)
     for name, value in patches.items():
         monkeypatch.setattr(refit, name, value)
-    return alone, npmle_refits(L, weights, prior)
+    return alone, npmle_refits(L, weights, prior, advance or (lambda done: None))
+
+
+def test_refits_shared_with_a_second_process_are_the_refits_of_this_one(
+    thinned_bigmath: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told: list[int] = []
+    alone, shared = _refits_with(monkeypatch, thinned_bigmath, told.append)
+    assert np.array_equal(alone, shared)
+    assert 23 == sum(told)
 
 
 def test_refits_are_made_here_where_no_second_process_can_start(
