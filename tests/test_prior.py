@@ -32,6 +32,7 @@ from sigmatool.prior.groupsize import posterior_group_size
 from sigmatool.prior.model import Prior
 from sigmatool.prior.posterior import expected_rate, posterior_mean
 from sigmatool.prior.refit import npmle_refits
+from sigmatool.progress import nothing
 
 from .conftest import BIGMATH_COUNTS
 
@@ -580,7 +581,7 @@ def _refits_with(
     monkeypatch.setattr(refit, "_cores", lambda: 2)
     for name, value in patches.items():
         monkeypatch.setattr(refit, name, value)
-    return alone, npmle_refits(L, weights, prior, advance or (lambda done: None))
+    return alone, npmle_refits(L, weights, prior, advance or nothing)
 
 
 def test_refits_shared_with_a_second_process_are_the_refits_of_this_one(

@@ -25,6 +25,7 @@ from sigmatool.estimators.checks import check_estimator
 from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct
 from sigmatool.options import COLUMN, PriorSpec, by_columns, check_prior, parse_prior, resolve_prior
+from sigmatool.progress import nothing
 from sigmatool.segments import group_index
 
 if TYPE_CHECKING:
@@ -224,9 +225,10 @@ class Valuation:
         return self.refit_all(np.asarray(weights, dtype=np.float64)[None, :])[0]
 
     def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
-        """:meth:`refit` for each row of ``weights`` (replicates × histogram rows): each group's NPMLE by
-        support reduction (:func:`sigmatool.prior.refit.npmle_refits`). ``advance`` is told of each fit."""
-        advance = advance or (lambda done: None)
+        """:meth:`refit` for each row of ``weights`` (replicates × histogram rows): each group's Beta fitted
+        again, or its NPMLE refitted as the estimate is fitted (:func:`sigmatool.prior.refit.npmle_refits`).
+        ``advance`` is told of each fit."""
+        advance = advance or nothing
         if not self.posterior or self.prior.kind == "fixed":
             return [self] * weights.shape[0]
         from sigmatool.prior import fit_prior
@@ -373,10 +375,6 @@ class PerColumn(Valuation):
         for rows, part in self._split(frame):
             out[rows] = part.group_sizes(frame[rows], target, **rules)
         return out
-
-    def refit(self, weights: FloatArray) -> Valuation:
-        """Each column's priors refitted to its rows' share of the replicate's weights."""
-        return self.refit_all(np.asarray(weights, dtype=np.float64)[None, :])[0]
 
     def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
         """:meth:`refit` for each row of ``weights``: each column's replicates fitted together."""
