@@ -61,6 +61,7 @@ from sigmatool.options import (
     Segments,
     by_columns,
     g_label,
+    over_all_prompts,
 )
 from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
@@ -225,7 +226,7 @@ def summaries(
     cells = Cells(labels_of(hist, by), by, pieces.codes.size, pieces.of)
     sums = cells.sums(hist, 1 + 3 * len(sizes), lambda batch: _cell_columns(val, batch, sizes))
     table = _summary(cells.labels, sums.cells, sizes, pieces)
-    if len(by) == int(by_columns(by)):  # already over all prompts (of each pass-rate column)
+    if over_all_prompts(by):  # already over all prompts (of each pass-rate column)
         return Summaries(table, table)
     if by_columns(by):
         return Summaries(table, _summary(*cells.lead(sums.cells, bins=True), sizes, pieces))
@@ -399,7 +400,7 @@ def analyse(
                 "a segment's share is not identified by the data at any G (prompts are placed by p̂, their "
                 "weights depend on p): the bounds are what it can be"
             )
-    whole = summary if len(by) == int(by_columns(by)) else overall
+    whole = summary if over_all_prompts(by) else overall
     lead = val.headlines(whole, lambda frame, _: headline(frame))
     return BudgetResult(
         summary,

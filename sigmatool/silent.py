@@ -59,6 +59,7 @@ from sigmatool.options import (
     SilentOptions,
     by_columns,
     g_label,
+    over_all_prompts,
 )
 from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
@@ -170,7 +171,7 @@ def summaries(
 
 def _whole_is_table(by: Sequence[str], options: SilentOptions) -> bool:
     """Whether the summary is already over all prompts (of each pass-rate column, with several)."""
-    return options.bins is None and len(by) == int(by_columns(by))
+    return options.bins is None and over_all_prompts(by)
 
 
 def totals_asked(options: SilentOptions, by: Sequence[str]) -> Totals | None:

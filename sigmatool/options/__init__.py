@@ -64,6 +64,7 @@ from sigmatool.options.inputs import (
     check_folder,
     check_outputs,
     check_terminal,
+    over_all_prompts,
     written_in_place,
 )
 from sigmatool.options.plan import PlanOptions, parse_sizes, plan_options
@@ -122,6 +123,7 @@ __all__ = [
     "check_terminal",
     "figure_format",
     "g_label",
+    "over_all_prompts",
     "parse_group_sizes",
     "parse_medium",
     "parse_methods",

@@ -218,6 +218,12 @@ def by_columns(by: Sequence[str]) -> bool:
     return tuple(by[:1]) == (COLUMN,)
 
 
+def over_all_prompts(by: Sequence[str]) -> bool:
+    """Whether groups ``by`` are all the prompts: no --by, or only the ``column`` key (each pass-rate column
+    over all its prompts)."""
+    return len(by) == int(by_columns(by))
+
+
 def _input_files(paths: Sequence[str]) -> list[str]:
     """The files the DATA arguments name; a folder (a trainer's dump folder) stands for every file below it."""
     files: list[str] = []
