@@ -184,31 +184,27 @@ def batches(values: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:
     yield from values.collect_batches(chunk_size=BATCH_ROWS)
 
 
-# A column of values in [0, 1] summed in one polars pass, in any order, exactly but for a remainder below
-# 2^-52 per value: each value's first 26 bits after the binary point, its next 26, and the rest are summed
-# apart. The first two are whole numbers below 2^26 once scaled, so their float64 sums are exact in any order
-# for up to 2^27 rows (134 million; every partial sum is a whole number below 2^53); the rest's sum errs by
-# about 1e-25 at 10^7 rows. The total, rounded once, is the correctly rounded sum of the values (barring a
-# near tie) whenever their mean is above about 1e-15, whatever the order of the rows.
+# A column of values in [0, 1] summed in one polars pass, in any order, to far below one rounding: each value
+# scaled by 2^26 (exact) splits into its whole part, a whole number below 2^26 (2^26 itself at 1), and the
+# rest, in [0, 1), both exact. The whole parts' float64 sum is exact in any order for up to 2^27 rows (134
+# million; every partial sum is a whole number below 2^53); the rests' sum errs by a few units in its last
+# place, which is 2^-26 of the total's scale: about 1e-22 of the total at 10^7 rows. The total, rounded
+# once, is the correctly rounded sum of the values (barring a near tie) whenever their mean is above about
+# 1e-15, whatever the order or batching of the rows.
 FIXED_POINT = 2.0**26
 EXACT_ROWS = 2**27
 
 Stage = tuple[tuple[str, pl.Expr], ...]
 
 
-def fixed_point_stages(columns: Sequence[str]) -> tuple[Stage, ...]:
-    """The parts of each of ``columns`` (values in [0, 1]) that :func:`fixed_point_sums` adds up, as steps
-    of named columns, each step made from the ones before: applied one ``with_columns`` per step, every part
-    is computed once per row (polars shares no subexpression between aggregates, so one expression per sum
-    scaled each value six times: 2.3 times the time of these four steps). Every step is exact: a scaling by
-    a power of two, a floor, a difference of numbers that share their leading bits."""
-    scaled = tuple((f"{c}.scaled", pl.col(c) * FIXED_POINT) for c in columns)
-    high = tuple((f"{c}.high", pl.col(f"{c}.scaled").floor()) for c in columns)
-    below = tuple(
-        (f"{c}.below", (pl.col(f"{c}.scaled") - pl.col(f"{c}.high")) * FIXED_POINT) for c in columns
-    )
-    low = tuple((f"{c}.low", pl.col(f"{c}.below").floor()) for c in columns)
-    return scaled, high, below, low
+def fixed_point_stages(columns: Sequence[tuple[str, pl.Expr]]) -> tuple[Stage, ...]:
+    """The parts of each named expression (values in [0, 1]) that :func:`fixed_point_sums` adds up, as two
+    steps of named columns, the second made from the first: applied one ``with_columns`` per step, every
+    part is computed once per row (polars shares no subexpression between aggregates: one expression per
+    sum computes each value twice). Both steps are exact: a scaling by a power of two, a floor."""
+    scaled = tuple((f"{name}.scaled", expr * FIXED_POINT) for name, expr in columns)
+    high = tuple((f"{name}.high", pl.col(f"{name}.scaled").floor()) for name, _ in columns)
+    return scaled, high
 
 
 def with_stages(frame: pl.LazyFrame, stages: Sequence[Stage]) -> pl.LazyFrame:
@@ -219,23 +215,23 @@ def with_stages(frame: pl.LazyFrame, stages: Sequence[Stage]) -> pl.LazyFrame:
 
 
 def fixed_point_sums(column: str) -> list[pl.Expr]:
-    """Three aggregates of ``column``'s parts (made by :func:`fixed_point_stages`) from which
-    :func:`fixed_point_total` gives its sum; named ``{column}.high``, ``{column}.low`` and ``{column}.rest``."""
-    below, low = pl.col(f"{column}.below"), pl.col(f"{column}.low")
-    return [pl.col(f"{column}.high").sum(), low.sum(), (below - low).sum().alias(f"{column}.rest")]
+    """Two aggregates of ``column``'s parts (made by :func:`fixed_point_stages`) from which
+    :func:`fixed_point_total` gives its sum; named ``{column}.high`` and ``{column}.rest``."""
+    high = pl.col(f"{column}.high")
+    return [high.sum(), (pl.col(f"{column}.scaled") - high).sum().alias(f"{column}.rest")]
 
 
 def fixed_point_total(totals: pl.DataFrame, column: str) -> Fraction:
     """The sum of ``column`` from the aggregates of :func:`fixed_point_sums` (a one-row frame of them), as an
-    exact fraction of what they hold (see :data:`FIXED_POINT`; beyond :data:`EXACT_ROWS` rows the parts are
-    float64 sums of whole numbers).
+    exact fraction of what they hold (see :data:`FIXED_POINT`; beyond :data:`EXACT_ROWS` rows the whole
+    parts are float64 sums of whole numbers).
 
     >>> import math
-    >>> parts = with_stages(pl.LazyFrame({"x": [0.1, 0.2, 0.3, 1e-20]}), fixed_point_stages(["x"]))
+    >>> x = [0.1, 0.2, 0.3, 1e-20]
+    >>> parts = with_stages(pl.LazyFrame({"x": x}), fixed_point_stages([("x", pl.col("x"))]))
     >>> totals = parts.select(fixed_point_sums("x")).collect()
-    >>> float(fixed_point_total(totals, "x")) == math.fsum([0.1, 0.2, 0.3, 1e-20])
+    >>> float(fixed_point_total(totals, "x")) == math.fsum(x)
     True
     """
-    high, low, rest = (Fraction(float(totals[f"{column}.{part}"].item())) for part in ("high", "low", "rest"))
-    scale = Fraction(int(FIXED_POINT))
-    return (high + (low + rest) / scale) / scale
+    high, rest = (Fraction(float(totals[f"{column}.{part}"].item())) for part in ("high", "rest"))
+    return (high + rest) / Fraction(int(FIXED_POINT))

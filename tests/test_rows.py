@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,9 @@ from sigmatool.options import BudgetOptions, GroupSizeOptions, InputOptions, Seg
 from tests.conftest import BIGMATH, invoke
 
 RELATIVE = 1e-15
+# The checking pass's sums against the exact ones: the mean's own rounding (half a unit in the last place, up
+# to 2^-53 relative) and the rows' powers' rounding errors, of either sign, averaged.
+TWO_ROUNDINGS = 2.0**-52
 
 
 @pytest.fixture(scope="module")
@@ -190,18 +194,46 @@ def test_a_summary_from_the_checking_pass_is_the_streamed_rows(continuous: Path)
     assert_frame_equal(streamed, fused, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
 
 
+def exact_mean_of_powers(values: np.ndarray, G: int, complement: bool = False) -> Fraction:
+    """The exact mean of x^G (of (1 − x)^G with ``complement``) over float64 values in [0, 1], in integers:
+    each value is n / 2^e, so each power is n^G / 2^(eG), all put over the largest such denominator."""
+    ratios = [float(x).as_integer_ratio() for x in values]
+    if complement:
+        ratios = [(d - n, d) for n, d in ratios]
+    shifts = [d.bit_length() - 1 for _, d in ratios]
+    top = max(shifts) * G
+    total = sum(n**G << (top - e * G) for (n, _), e in zip(ratios, shifts, strict=True))
+    return Fraction(total, (1 << top) * len(values))
+
+
 @pytest.mark.parametrize("G", [2, 8, 100])
-def test_the_checking_pass_sums_are_correctly_rounded(continuous: Path, G: int) -> None:
-    import math
-
-    from sigmatool.kernels import all_right_probability, all_wrong_probability
-
+def test_the_checking_pass_sums_are_the_exact_sums(continuous: Path, G: int) -> None:
+    # polars' powers of each row (repeated products below G = 10) and the fixed-point sums, against the
+    # exact powers of the rows' p and 1 − p, added up as fractions.
     p = pl.read_parquet(continuous)["pass_rate"].to_numpy()
     with dataset(InputOptions(paths=(str(continuous),))) as ds:
         checked = rows(ds, totals=silent.totals_asked(SilentOptions((G,)), ()))
         summary = silent.summaries(checked.frame, (), SilentOptions((G,)), totals=checked.totals).table
-    assert math.fsum(all_right_probability(p, G)) / p.size == summary["all_right_rate"][0]
-    assert math.fsum(all_wrong_probability(p, G)) / p.size == summary["all_wrong_rate"][0]
+    for column, complement in (("all_right_rate", False), ("all_wrong_rate", True)):
+        exact = exact_mean_of_powers(p, G, complement)
+        assert abs(Fraction(summary[column][0]) - exact) <= TWO_ROUNDINGS * exact
+
+
+def test_fixed_point_sums_are_correctly_rounded_in_any_order() -> None:
+    # Large and small values (means 0.5 and 1e-7), in several batches and shuffled: the same bits, those of
+    # the correctly rounded sum.
+    import math
+
+    from sigmatool.sums import fixed_point_stages, fixed_point_sums, fixed_point_total, with_stages
+
+    rng = np.random.default_rng(11)
+    for values in (rng.random(50_000), rng.random(50_000) ** 12 * 1e-6):
+        totals = set()
+        for order in (values, rng.permutation(values)):
+            batches = pl.concat([pl.LazyFrame({"x": part}) for part in np.array_split(order, 7)])
+            parts = with_stages(batches, fixed_point_stages([("x", pl.col("x"))]))
+            totals.add(float(fixed_point_total(parts.select(fixed_point_sums("x")).collect(), "x")))
+        assert {math.fsum(values)} == totals
 
 
 @pytest.mark.parametrize("bad", [1.5, float("nan"), None, -0.0 - 1e-9])
@@ -226,14 +258,14 @@ def test_only_plain_plugin_summaries_are_asked_of_the_checking_pass() -> None:
     ]
 
 
-def test_sums_of_small_values_from_the_checking_pass_are_correctly_rounded(tmp_path: Path) -> None:
-    # p ≤ 1/2 at G = 40: every value below 2^-40, all of it past the first 26 bits after the point.
-    import math
-
+def test_sums_of_small_values_from_the_checking_pass_are_the_exact_sums(tmp_path: Path) -> None:
+    # p ≤ 1/2 at G = 40: every value below 2^-40, so no whole part after scaling by 2^26; the remainders'
+    # float sum is then the sum, within a rounding or so.
     p = np.random.default_rng(6).random(60_000) / 2
     path = tmp_path / "low.parquet"
     pl.DataFrame({"pass_rate": p}).write_parquet(path)
     with dataset(InputOptions(paths=(str(path),))) as ds:
         checked = rows(ds, totals=silent.totals_asked(SilentOptions((40,)), ()))
         summary = silent.summaries(checked.frame, (), SilentOptions((40,)), totals=checked.totals).table
-    assert math.fsum(np.power(p, 40.0)) / p.size == summary["all_right_rate"][0]
+    exact = exact_mean_of_powers(p, 40)
+    assert abs(Fraction(summary["all_right_rate"][0]) - exact) <= TWO_ROUNDINGS * exact
