@@ -181,10 +181,11 @@ def totals_asked(options: SilentOptions, by: Sequence[str]) -> Totals | None:
     (:func:`sigmatool.sums.fixed_point_sums`). None for the other summaries.
 
     Here each row's p^G and (1 − p)^G are polars' own powers, computed in the pass without a round trip
-    through Python: within two units in the last place of the exact power of the row's p (or of 1 − p
-    rounded), where the kernels' are within one (p^G) and |G log(1 − p)| + 2 ((1 − p)^G). Rounding errors of
-    either sign that small leave a sum over many rows within about one rounding of the kernels' sum (the
-    same float64, mostly); tests/test_rows.py holds both to the exact sums."""
+    through numpy: below G = 10 repeated products, within G − 1 roundings of the exact power of the row's p
+    (of 1 − p rounded to float64), and from 10 up ``pow``, within one. The kernels' (numpy's ``power``, and
+    ``exp(G log1p(−p))``) differ from them in the last bits of many rows; rounding errors of either sign that
+    small leave a sum over many rows within about one rounding of the exact one (tests/test_rows.py holds
+    the rates to the exact sums of the rows' powers)."""
     whole = all(math.isfinite(G) and G == int(G) and 1 <= G <= MAX_G for G in options.sizes)
     if by or options.bins is not None or options.estimator != "plugin" or options.per_prompt or not whole:
         return None

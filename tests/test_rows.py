@@ -219,6 +219,25 @@ def test_the_checking_pass_sums_are_the_exact_sums(continuous: Path, G: int) -> 
         assert abs(Fraction(summary[column][0]) - exact) <= TWO_ROUNDINGS * exact
 
 
+@pytest.mark.parametrize("G", [2, 5, 8, 9, 10, 100])
+def test_each_rows_powers_in_the_checking_pass_are_within_their_roundings(G: int) -> None:
+    # Below G = 10 repeated products (G − 1 roundings), from 10 up pow (one), each against the exact power
+    # of p, and of 1 − p as rounded to float64; below float64's normal range, within G of its least step.
+    from sigmatool.sums import FIXED_POINT
+
+    rng = np.random.default_rng(G)
+    p = np.concatenate([rng.random(1500) + rng.random(1500) * 2.0**-60, rng.random(300) ** 6])
+    asked = silent.totals_asked(SilentOptions((G,)), ())
+    assert asked is not None
+    scaled = pl.LazyFrame({"p": p}).select(expr.alias(name) for name, expr in asked.stages[0]).collect()
+    roundings = Fraction(max(G - 1, 1) if G < 10 else 1, 2**53)
+    for column, base in ((f"all_right.{G}", p), (f"all_wrong.{G}", 1.0 - p)):
+        got = scaled[f"{column}.scaled"].to_numpy() / FIXED_POINT
+        for value, x in zip(got, base, strict=True):
+            exact = Fraction(float(x)) ** G
+            assert abs(Fraction(float(value)) - exact) <= max(roundings * exact, Fraction(G, 2**1074))
+
+
 def test_fixed_point_sums_are_correctly_rounded_in_any_order() -> None:
     # Large and small values (means 0.5 and 1e-7), in several batches and shuffled: the same bits, those of
     # the correctly rounded sum.

@@ -20,10 +20,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.kernels import beta as forms
 from sigmatool.kernels.silent import (
-    all_right_in_range,
     all_right_probability,
     all_right_probability_unbiased,
-    all_wrong_in_range,
     all_wrong_probability,
     all_wrong_probability_unbiased,
     bessel_factor,
@@ -101,19 +99,6 @@ class Quantity(str, Enum):
             return np.asarray((q > 0.0) & (q < 1.0), dtype=np.float64)
         learnable = 1.0 - silent_probability(q, size)
         return np.asarray(learnable * q * (1.0 - q) ** 2, dtype=np.float64)
-
-    def plugin_in_range(self, p: FloatArray, G: int) -> FloatArray:
-        """:meth:`plugin` at p already checked to lie in [0, 1] and one whole G ≥ 1: the same numbers; the
-        all-right and all-wrong probabilities skip the domain checks, the other quantities check as usual.
-
-        >>> float(Quantity.ALL_WRONG.plugin_in_range(np.array([0.5]), 2)[0])
-        0.25
-        """
-        if self is Quantity.ALL_RIGHT:
-            return all_right_in_range(p, G)
-        if self is Quantity.ALL_WRONG:
-            return all_wrong_in_range(p, G)
-        return self.plugin(p, G)
 
     @property
     def has_unbiased(self) -> bool:

@@ -64,17 +64,6 @@ def all_right_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     return np.asarray(np.where(valid, prob, np.nan), dtype=np.float64)
 
 
-def all_right_in_range(p: FloatArray, G: int) -> FloatArray:
-    """:func:`all_right_probability` at p already checked to lie in [0, 1], for one whole G ≥ 1, without
-    checking again: the same numbers, a pass or two fewer over a large column.
-
-    >>> float(all_right_in_range(np.array([0.5]), 4)[0])
-    0.0625
-    """
-    with np.errstate(invalid="ignore"):
-        return np.asarray(np.power(p, float(G)), dtype=np.float64)
-
-
 def all_wrong_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     """Probability that all G answers are wrong: ``(1 − p)^G``, evaluated as ``exp(G log1p(−p))``.
 
@@ -87,22 +76,6 @@ def all_wrong_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
     with np.errstate(invalid="ignore", divide="ignore"):
         prob = np.exp(G_arr * np.log1p(-p_arr))
     return np.asarray(np.where(valid, prob, np.nan), dtype=np.float64)
-
-
-def all_wrong_in_range(p: FloatArray, G: int) -> FloatArray:
-    """:func:`all_wrong_probability` at p already checked to lie in [0, 1], for one whole G ≥ 1, without
-    checking again: the same numbers.
-
-    >>> round(float(all_wrong_in_range(np.array([0.1]), 8)[0]), 4)
-    0.4305
-    """
-    # In place on one new array: the same operations as all_wrong_probability's, without a temporary per step.
-    out = np.negative(p, dtype=np.float64)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        np.log1p(out, out=out)
-        np.multiply(out, float(G), out=out)
-        np.exp(out, out=out)
-    return out
 
 
 def silent_probability(p: ArrayLike, G: ArrayLike) -> FloatArray:
