@@ -177,7 +177,7 @@ def _whole_is_table(by: Sequence[str], options: SilentOptions) -> bool:
 def totals_asked(options: SilentOptions, by: Sequence[str]) -> Totals | None:
     """What a plug-in summary over all rows (no --by, no bins, whole G, no per-prompt rows) adds up, for the
     pass that checks streamed rows to compute as well (:func:`sigmatool.load.rows.checked_totals`): the
-    learnable rows and, per G, the all-right and all-wrong probabilities summed exactly
+    learnable rows and, per G, the all-right and all-wrong probabilities summed in fixed point
     (:func:`sigmatool.sums.fixed_point_sums`). None for the other summaries.
 
     Here each row's p^G and (1 − p)^G are polars' own powers, computed in the pass without a round trip

@@ -187,10 +187,11 @@ def batches(values: pl.DataFrame | pl.LazyFrame) -> Iterator[pl.DataFrame]:
 # A column of values in [0, 1] summed in one polars pass, in any order, to far below one rounding: each value
 # scaled by 2^26 (exact) splits into its whole part, a whole number below 2^26 (2^26 itself at 1), and the
 # rest, in [0, 1), both exact. The whole parts' float64 sum is exact in any order for up to 2^27 rows (134
-# million; every partial sum is a whole number below 2^53); the rests' sum errs by a few units in its last
-# place, which is 2^-26 of the total's scale: about 1e-22 of the total at 10^7 rows. The total, rounded
-# once, is the correctly rounded sum of the values (barring a near tie) whenever their mean is above about
-# 1e-15, whatever the order or batching of the rows.
+# million; every partial sum is a whole number below 2^53); the rests' float sum errs by a few units in its
+# last place, which weigh about 2^-27 / mean units in the last place of the total (1e-7 of one at a mean of
+# 0.15). So the total, rounded once, is the correctly rounded sum of the values (barring a near tie),
+# whatever the order or batching of the rows, when their mean is well above 2^-26 (1.5e-8); values all
+# below that have no whole part, and their sum is the rests' float sum, within a rounding or so.
 FIXED_POINT = 2.0**26
 EXACT_ROWS = 2**27
 
