@@ -177,6 +177,13 @@ def _reason(error: BaseException, url: str, environ: Mapping[str, str] | None) -
         return f"no answer from {endpoint} (each try was given {limit:g} s; {TIMEOUT_ENV} sets it)"
     if isinstance(error, ConnectionError) or "error sending request" in text or "dns error" in text:
         return f"cannot connect to {endpoint}"
+    if "Range request not supported" in text:
+        # A plain static server (python -m http.server, say) sends whole files only; object stores and the
+        # usual file hosts answer ranges.
+        return (
+            "the server sends whole files only (no range requests), and inputs are read in place in ranges: "
+            f"download it first (curl -fLO {url}) and give the local file"
+        )
     return f"cannot read it: {_plain(text)}"
 
 

@@ -122,8 +122,10 @@ class Source:
 
     def shape(self) -> ObjectTable | None:
         """What a JSON file holding one object (not records) stands for (:mod:`sigmatool.load.objects`)."""
-        if self.fmt != "json" or self.remote:
+        if self.fmt != "json":
             return None
+        if self.remote:
+            return _remote_json(self.path, self.label)[1]
         return object_in(self.path, self.label)
 
     def _read_json(self, schema: dict[str, pl.DataType] | None) -> pl.LazyFrame:
@@ -131,9 +133,8 @@ class Source:
         (see :mod:`sigmatool.load.objects`), or JSON lines in a .json file."""
         table = self.shape()
         if self.remote:
-            text = remote.read_text(self.path).encode()
+            text = _remote_json(self.path, self.label)[0]
             head = text[:4096].lstrip()
-            table = object_in_text(text, self.label)
         else:
             with open(self.path, "rb") as handle:
                 head = handle.read(4096).lstrip()
@@ -146,6 +147,15 @@ class Source:
             return self._scan_ndjson(schema)
         source = io.BytesIO(text) if self.remote else self.path
         return pl.read_json(source, infer_schema_length=INFER_ROWS, schema=schema or None).lazy()
+
+
+@functools.lru_cache(maxsize=2)
+def _remote_json(url: str, label: str) -> tuple[bytes, ObjectTable | None]:
+    """A remote .json file's text, fetched once while its sources are open (:func:`opened`: its shape, its
+    schema and its rows each read it, and a JSON array is read whole in any case), and the table it stands
+    for when it holds one object."""
+    text = remote.read_text(url).encode()
+    return text, object_in_text(text, label)
 
 
 def csv_header(source: Source) -> list[str] | None:
@@ -372,7 +382,10 @@ def opened(options: InputOptions) -> Iterator[tuple[list[Source], list[str]]]:
             found, found_notes = _file_sources(arg, options)
             sources += found
             notes += found_notes
-        yield sources, [*notes, *_shape_notes(sources)]
+        try:
+            yield sources, [*notes, *_shape_notes(sources)]
+        finally:
+            _remote_json.cache_clear()  # a later command reads the object as it is then
 
 
 def _shape_notes(sources: Sequence[Source]) -> list[str]:
