@@ -450,3 +450,44 @@ def test_a_log_is_read_again_only_when_some_reward_is_not_0_or_1(
     monkeypatch.setattr(module, "_log_passes", spy)
     read_histogram(InputOptions(paths=(str(path),), rollouts=True, prompt_col="pid", reward_col="r"))
     assert ([False] if clean else [False, True]) == calls
+
+
+HISTOGRAM_NOTE = "weighs it so"
+
+
+@pytest.mark.parametrize(
+    ("text", "column", "extra"),
+    [
+        ("k,n,count\n0,4,30\n1,4,12\n2,4,9\n4,4,20\n", "count", ()),
+        ("k,n,prompts\n0,8,5\n3,8,2\n8,8,7\n", "prompts", ()),  # as sigmatool sql writes it
+        ("pass_rate,Frequency\n0.0,40\n0.25,3\n0.5,6\n0.75,2\n1.0,11\n", "Frequency", ("--samples", "4")),
+    ],
+)
+def test_a_histogram_read_without_its_weight_column_gets_a_note(
+    write_csv, text: str, column: str, extra: tuple[str, ...]
+) -> None:
+    path = write_csv(text)
+    rows = text.count("\n") - 1
+    plain = invoke("silent", path, "--G", "8", *extra, "--format", "csv")
+    assert [rows] == csv_of(plain)["prompts"].to_list()
+    assert f"column {column!r} holds whole numbers" in plain.stderr
+    assert f"--weight-col {column} {HISTOGRAM_NOTE}" in plain.stderr
+    weighted = invoke("silent", path, "--G", "8", *extra, "--weight-col", column, "--format", "csv")
+    assert HISTOGRAM_NOTE not in weighted.stderr
+    assert csv_of(weighted)["prompts"][0] > rows
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "k,n,count\n0,4,3\n0,4,5\n2,4,1\n",  # a (k, n) on two rows: prompts, not a histogram
+        "k,n,count\n0,4,3.5\n2,4,1\n",  # not whole numbers
+        "k,n,count\n0,4,1\n2,4,1\n",  # adds up to the rows
+        "k,n,tokens\n0,4,300\n2,4,120\n",  # not named as a count of prompts
+        "pass_rate,count\n0.1234,3\n0.5678,9\n",  # rates, not counts
+    ],
+)
+def test_no_histogram_note_where_the_rows_are_prompts(write_csv, text: str) -> None:
+    done = invoke("silent", write_csv(text), "--G", "8", "--format", "csv")
+    assert 0 == done.exit_code, done.stderr
+    assert HISTOGRAM_NOTE not in done.stderr

@@ -12,7 +12,12 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load.columns import numeric, packed_rollout_aggregates, unpacked_rollout_columns
+from sigmatool.load.columns import (
+    needed_columns,
+    numeric,
+    packed_rollout_aggregates,
+    unpacked_rollout_columns,
+)
 from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
 from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import EVIDENCE, rate_grid
@@ -125,7 +130,54 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         trainer = ds.log.trainer if ds.log is not None else None
         key = "" if trainer else repr(ds.options.prompt_col)
         notes += key_notes(frame, ds.by, trainer=trainer, key=key)
+    notes += weight_hint(frame, ds)
     return Histogram(frame, ds, (*ds.notes, *notes))
+
+
+# Names a column of prompts per row goes by in a histogram of counts (``sigmatool sql`` writes ``prompts``).
+WEIGHT_NAMES = frozenset(
+    {"count", "counts", "prompts", "n_prompts", "num_prompts", "prompt_count", "frequency", "freq", "weight"}
+)
+
+
+def weight_hint(frame: pl.DataFrame, ds: Dataset) -> list[str]:
+    """A note when the input looks like a histogram read without ``--weight-col``: counts k of n, each
+    (k, n) one row, and a column named as a count of prompts (:data:`WEIGHT_NAMES`) holding whole numbers
+    ≥ 1 that add up to more than the rows. Read as given, each row is one prompt; the note names the option
+    that weighs each row by that column. (Each value once makes the input as small as its histogram, so the
+    column is read again at no real cost.)"""
+    if ds.options.weight_col or ds.is_log or not ds.has_counts or frame.height < 2:
+        return []
+    if int(frame["rows"].max() or 0) != 1:  # type: ignore[arg-type]
+        return []
+    used = set(needed_columns(ds.options))
+    for source in ds.sources:
+        try:
+            schema = source.scan().collect_schema()
+        except (pl.exceptions.PolarsError, OSError):
+            return []
+        for name, dtype in schema.items():
+            if name.lower() not in WEIGHT_NAMES or name in used or not dtype.is_numeric():
+                continue
+            try:
+                values = pl.concat([s.scan().select(pl.col(name).cast(pl.Float64)) for s in ds.sources])
+                stats = values.select(
+                    pl.col(name).sum().alias("total"),
+                    (pl.col(name).is_null() | (pl.col(name) < 1) | (pl.col(name) != pl.col(name).round(0)))
+                    .any()
+                    .alias("odd"),
+                ).collect()
+            except (pl.exceptions.PolarsError, OSError):
+                return []
+            total = stats["total"].item()
+            if stats["odd"].item() or not total or total <= frame.height:
+                return []
+            return [
+                f"each (k, n) is one row, and column {name!r} holds whole numbers ({total:,.0f} in all): if "
+                f"a row stands for that many prompts (a histogram), --weight-col {name} weighs it so; as "
+                f"read, each row is one prompt ({frame.height:,} prompts)"
+            ]
+    return []
 
 
 def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
