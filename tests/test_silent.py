@@ -149,6 +149,25 @@ def test_per_prompt_has_one_row_per_prompt_and_g_in_input_order() -> None:
     assert [4, 8] * 20 == out["G"].to_list()
 
 
+@pytest.mark.parametrize("command", ["silent", "groupsize"])
+def test_per_prompt_row_numbers_beside_the_inputs_own_ids_get_a_note(command: str) -> None:
+    # The toy file names its prompts in 'prompt_id'; the output's id is the row number unless --id-col.
+    numbered = invoke(command, TOY, "--per-prompt", "--format", "csv")
+    assert 1 == csv_of(numbered)["id"][0]
+    assert (
+        "the input's own 'prompt_id' is not used: --id-col prompt_id names each row by it" in numbered.stderr
+    )
+    named = invoke(command, TOY, "--per-prompt", "--id-col", "prompt_id", "--format", "csv")
+    assert "p01" == csv_of(named)["id"][0]
+    assert "--id-col" not in named.stderr
+
+
+def test_no_id_note_without_an_id_column(write_csv) -> None:
+    done = invoke("silent", write_csv("pass_rate\n0.25\n0.5\n"), "--per-prompt", "--format", "csv")
+    assert [1, 2] == csv_of(done)["id"].to_list()
+    assert "--id-col" not in done.stderr
+
+
 def test_per_prompt_writes_infinite_draws_as_null() -> None:
     out = csv_of(invoke("silent", TOY, "--per-prompt", "--format", "csv"))
     assert [None] * 4 == out.filter(pl.col("p").is_in([0.0, 1.0]))["dapo_expected_draws"].to_list()

@@ -108,13 +108,14 @@ def groupsize_command(
     cut = summary_bins(bins, per_prompt)
     check_prior(prior, has_counts=True, law=law)  # counts are checked once read (a 1/n grid is counts)
     run.check(inputs, out, plot.output)
-    from sigmatool import estimators, groupsize
+    from sigmatool import estimators, groupsize, load
     from sigmatool.render import sink_frame, write_frame
 
     with run.values_of(inputs, stream=not prior.active) as hist:
         val = estimators.valuation(hist.frame, inputs.groups, prior=prior)
         run.note([*val.notes(), *([std_note] if std_note else [])])
         if per_prompt:
+            run.note(load.id_notes(hist.dataset))
             _plot_sizes(plot, hist, inputs.groups, target, val)
             sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
             return

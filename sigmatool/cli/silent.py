@@ -93,14 +93,14 @@ def silent_command(
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=options.estimator, per_prompt=options.per_prompt)
     run.check(inputs, out, plot.output, imports=ANALYSIS)
-    from sigmatool import estimators, silent
+    from sigmatool import estimators, load, silent
     from sigmatool.render import resolve_format, sink_frame, write_frame
 
     stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
     with run.values_of(inputs, stream, silent.totals_asked(options, inputs.groups)) as hist:
         beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
         val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
-        run.note(val.notes())
+        run.note([*val.notes(), *(load.id_notes(hist.dataset) if options.per_prompt else [])])
         if options.per_prompt:
             if plot.path is not None:
                 grid = silent.curve(hist.frame, options, inputs.groups, val)
