@@ -146,38 +146,42 @@ def weight_hint(frame: pl.DataFrame, ds: Dataset) -> list[str]:
     ≥ 1 that add up to more than the rows. Read as given, each row is one prompt; the note names the option
     that weighs each row by that column. (Each value once makes the input as small as its histogram, so the
     column is read again at no real cost.)"""
-    if ds.options.weight_col or ds.is_log or not ds.has_counts or frame.height < 2:
-        return []
-    if int(frame["rows"].max() or 0) != 1:  # type: ignore[arg-type]
+    if (
+        ds.options.weight_col
+        or ds.is_log
+        or not ds.has_counts
+        or frame.height < 2
+        or frame["rows"].max() != 1
+    ):
         return []
     used = set(needed_columns(ds.options))
-    for source in ds.sources:
-        try:
-            schema = source.scan().collect_schema()
-        except (pl.exceptions.PolarsError, OSError):
+    try:
+        schema = ds.sources[0].scan().collect_schema()
+        name = next(
+            (
+                c
+                for c, dtype in schema.items()
+                if c.lower() in WEIGHT_NAMES and c not in used and dtype.is_numeric()
+            ),
+            None,
+        )
+        if name is None:
             return []
-        for name, dtype in schema.items():
-            if name.lower() not in WEIGHT_NAMES or name in used or not dtype.is_numeric():
-                continue
-            try:
-                values = pl.concat([s.scan().select(pl.col(name).cast(pl.Float64)) for s in ds.sources])
-                stats = values.select(
-                    pl.col(name).sum().alias("total"),
-                    (pl.col(name).is_null() | (pl.col(name) < 1) | (pl.col(name) != pl.col(name).round(0)))
-                    .any()
-                    .alias("odd"),
-                ).collect()
-            except (pl.exceptions.PolarsError, OSError):
-                return []
-            total = stats["total"].item()
-            if stats["odd"].item() or not total or total <= frame.height:
-                return []
-            return [
-                f"each (k, n) is one row, and column {name!r} holds whole numbers ({total:,.0f} in all): if "
-                f"a row stands for that many prompts (a histogram), --weight-col {name} weighs it so; as "
-                f"read, each row is one prompt ({frame.height:,} prompts)"
-            ]
-    return []
+        w = pl.col(name).cast(pl.Float64)
+        values = pl.concat([source.scan().select(w) for source in ds.sources])
+        stats = values.select(
+            w.sum().alias("total"), (w.is_null() | (w < 1) | (w != w.round(0))).any().alias("odd")
+        ).collect()
+    except (pl.exceptions.PolarsError, OSError):
+        return []
+    total = stats["total"].item()
+    if stats["odd"].item() or not total or total <= frame.height:
+        return []
+    return [
+        f"each (k, n) is one row, and column {name!r} holds whole numbers ({total:,.0f} in all): if a row "
+        f"stands for that many prompts (a histogram), --weight-col {name} weighs it so; as read, each row is "
+        f"one prompt ({frame.height:,} prompts)"
+    ]
 
 
 def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
