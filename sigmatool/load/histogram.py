@@ -16,6 +16,7 @@ from sigmatool.load.columns import (
     needed_columns,
     numeric,
     packed_rollout_aggregates,
+    source_schema,
     unpacked_rollout_columns,
 )
 from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
@@ -156,22 +157,22 @@ def weight_hint(frame: pl.DataFrame, ds: Dataset) -> list[str]:
         return []
     used = set(needed_columns(ds.options))
     try:
-        schema = ds.sources[0].scan().collect_schema()
-        name = next(
-            (
-                c
-                for c, dtype in schema.items()
-                if c.lower() in WEIGHT_NAMES and c not in used and dtype.is_numeric()
-            ),
-            None,
+        schema = source_schema(ds.sources[0])[0]
+    except DataError:
+        return []
+    wanted = (
+        c for c, dtype in schema.items() if c.lower() in WEIGHT_NAMES and c not in used and dtype.is_numeric()
+    )
+    name = next(wanted, None)
+    if name is None:
+        return []
+    w = pl.col(name).cast(pl.Float64)
+    try:
+        stats = (
+            pl.concat([source.scan().select(w) for source in ds.sources])
+            .select(w.sum().alias("total"), (w.is_null() | (w < 1) | (w != w.round(0))).any().alias("odd"))
+            .collect()
         )
-        if name is None:
-            return []
-        w = pl.col(name).cast(pl.Float64)
-        values = pl.concat([source.scan().select(w) for source in ds.sources])
-        stats = values.select(
-            w.sum().alias("total"), (w.is_null() | (w < 1) | (w != w.round(0))).any().alias("odd")
-        ).collect()
     except (pl.exceptions.PolarsError, OSError):
         return []
     total = stats["total"].item()
