@@ -66,6 +66,7 @@ from sigmatool.options import (
 from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
 from sigmatool.segments import bin_edges, bin_index
+from sigmatool.silent import unidentified
 from sigmatool.sums import Cells, Summaries, labels_of
 
 COLUMNS = (
@@ -79,7 +80,10 @@ COLUMNS = (
     "drgrpo_share",
     "grpo_over_drgrpo",
     "silent_rate",
+    "estimator",
 )
+# What each row adds to its piece per G: GRPO, Dr. GRPO and silent weights, and its weight valued beyond n.
+WIDTH = 4
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -224,25 +228,36 @@ def summaries(
     val = valuation(hist, by, sizes, options.estimator, prior)
     pieces = Pieces(options.segments)
     cells = Cells(labels_of(hist, by), by, pieces.codes.size, pieces.of)
-    sums = cells.sums(hist, 1 + 3 * len(sizes), lambda batch: _cell_columns(val, batch, sizes))
-    table = _summary(cells.labels, sums.cells, sizes, pieces)
+    sums = cells.sums(hist, 1 + WIDTH * len(sizes), lambda batch: _cell_columns(val, batch, sizes))
+    table = _summary(cells.labels, sums.cells, sizes, pieces, val)
     if over_all_prompts(by):  # already over all prompts (of each pass-rate column)
         return Summaries(table, table)
     if by_columns(by):
-        return Summaries(table, _summary(*cells.lead(sums.cells, bins=True), sizes, pieces))
-    return Summaries(table, _summary(pl.DataFrame(), sums.by_bin, sizes, pieces))
+        return Summaries(table, _summary(*cells.lead(sums.cells, bins=True), sizes, pieces, val))
+    return Summaries(table, _summary(pl.DataFrame(), sums.by_bin, sizes, pieces, val))
 
 
-def _summary(labels: pl.DataFrame, sums: FloatArray, sizes: Sequence[float], pieces: Pieces) -> pl.DataFrame:
-    """The summary's rows from the sums per (group, piece): by --by values, then G, then segment."""
-    per_piece = sums.reshape(len(sums), max(labels.height, 1), pieces.codes.size)
+def _summary(
+    labels: pl.DataFrame, sums: FloatArray, sizes: Sequence[float], pieces: Pieces, val: Valuation
+) -> pl.DataFrame:
+    """The summary's rows from the sums per (group, piece): by --by values, then G, then segment, each
+    named by the estimator behind it."""
+    groups = max(labels.height, 1)
+    per_piece = sums.reshape(len(sums), groups, pieces.codes.size)
     prompt_sums = pieces.segment_sums(per_piece[0])
+    keys = labels.select(pl.all().gather(np.repeat(np.arange(groups), prompt_sums.shape[1])))
     ascending = sorted(range(len(sizes)), key=lambda i: float(sizes[i]))
-    blocks = []
+    blocks, named = [], []
     for i in ascending:
-        grpo, drgrpo, silent = (pieces.segment_sums(per_piece[1 + 3 * i + j]) for j in range(3))
-        blocks.append(_segment_columns(prompt_sums, (grpo, drgrpo, None if math.isinf(sizes[i]) else silent)))
+        grpo, drgrpo, silent, outside = (
+            pieces.segment_sums(per_piece[1 + WIDTH * i + j]) for j in range(WIDTH)
+        )
+        block = _segment_columns(prompt_sums, (grpo, drgrpo, None if math.isinf(sizes[i]) else silent))
+        blocks.append(block)
+        found = val.cell_labels(keys, outside.ravel(), prompt_sums.ravel(), block["grpo_share"].ravel())
+        named.append(np.array(found, dtype=object).reshape(prompt_sums.shape))
     out = _summary_frame(labels, [sizes[i] for i in ascending], pieces.seg, blocks)
+    out = out.with_columns(pl.Series("estimator", np.stack(named, axis=1).ravel().tolist(), dtype=pl.String))
     whole = bool(np.all(sums[0] == np.round(sums[0]))) and float(sums[0].max(initial=0.0)) < 2.0**53
     # Rows come by --by values (the labels are sorted), then G; segments keep their fixed order.
     return out.with_columns(pl.col("prompts").cast(pl.Int64 if whole else pl.Float64)).select(
@@ -260,6 +275,7 @@ def _cell_columns(val: Valuation, batch: pl.DataFrame, sizes: Sequence[float]) -
     columns = [w]
     for G in sizes:
         columns += [w * values for values in _kernel_values(val, batch, G)]
+        columns.append(w * val.outside(batch, None if math.isinf(G) else G))
     return columns
 
 
@@ -390,6 +406,7 @@ def analyse(
     """Everything ``budget`` shows: :func:`summaries` with :func:`with_ranges`, the headline over all prompts
     and the notes."""
     summary, overall = summaries(hist, by, options, val)
+    beyond = beyond.bounding(unidentified(summary))
     summary = with_ranges(hist, summary, by, options, val, beyond)
     footer = notes(options.segments, val.posterior)
     counted = histogram_of(hist)

@@ -60,6 +60,7 @@ from numpy.typing import NDArray
 from scipy import stats
 
 from sigmatool.columns import labels, percent
+from sigmatool.errors import DataError
 from sigmatool.estimators import Valuation
 from sigmatool.kernels import Quantity
 from sigmatool.options import COLUMN
@@ -389,9 +390,16 @@ def analyse(
 ) -> PreflightResult:
     """The loop's figures for ``settings`` on the histogram ``hist`` (``p``, [``k``, ``n``], ``prompts``)."""
     keep = keep_probabilities(hist, settings.n, val)
+    if np.isnan(keep.q).any():
+        raise DataError(
+            f"the chance that a group of n = {settings.n} rollouts is kept is not identified by these counts "
+            f"(some prompts have fewer than {settings.n} samples, and no prior is identified for them: "
+            f"{'; '.join(val.why_not()) or 'see the notes'}); give --prior npmle or --estimator plugin to "
+            "assume one"
+        )
     summary, s = summarize(keep, settings)
     drawn = curve(keep, settings) if figure and settings.filter else None
-    return PreflightResult(summary, settings, s, val.label, drawn)
+    return PreflightResult(summary, settings, s, val.label_at(hist, settings.n), drawn)
 
 
 def _run_words(settings: LoopSettings) -> str:

@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from sigmatool import kernels
 from sigmatool.columns import labels, percent
 from sigmatool.estimators import (
+    NOT_IDENTIFIED,
     Bounded,
     Cut,
     Valuation,
@@ -77,6 +78,10 @@ from sigmatool.sums import (
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 PER_GROUP = ("p_silent", "p_all_right", "p_all_wrong", "dapo_expected_draws")
+# Each row of a summary names the estimator behind its numbers (docs/prior.md, "One rule for every cell").
+ESTIMATOR = "estimator"
+# What each row adds to its cell per G: all right, all wrong, learnable silent, weight valued beyond n.
+WIDTH = 4
 SUMMARY_RATES = (
     "prompts",
     "silent_rate",
@@ -155,18 +160,25 @@ def summaries(
     :func:`totals_asked`, computed while the rows were checked) when given."""
     sizes, cap = options.sizes, options.cap
     if totals is not None:
-        table = _summary(Cells(pl.DataFrame(), (), None), _sums_of_totals(totals, sizes), sizes, cap)
+        table = _summary(
+            Cells(pl.DataFrame(), (), None), _sums_of_totals(totals, sizes), sizes, cap, Valuation()
+        )
         return Summaries(table, table)
     val = valuation(hist, by, sizes, options.estimator, prior)
     cells = Cells(labels_of(hist, by), by, options.bins)
-    sums = cells.sums(hist, 3 + 3 * len(sizes), lambda batch: _cell_columns(batch, sizes, val))
-    table = _summary(cells, sums.cells, sizes, cap)
+    sums = cells.sums(hist, 3 + WIDTH * len(sizes), lambda batch: _cell_columns(batch, sizes, val))
+    table = _summary(cells, sums.cells, sizes, cap, val)
     if _whole_is_table(by, options):
         return Summaries(table, table)
     if by_columns(by):  # each pass-rate column over all its prompts
         lead, lead_sums = cells.lead(sums.cells)
-        return Summaries(table, _summary(Cells(lead, by[:1], None), lead_sums, sizes, cap))
-    return Summaries(table, _summary(Cells(pl.DataFrame(), (), None), sums.total, sizes, cap))
+        return Summaries(table, _summary(Cells(lead, by[:1], None), lead_sums, sizes, cap, val))
+    return Summaries(table, _summary(Cells(pl.DataFrame(), (), None), sums.total, sizes, cap, val))
+
+
+def unidentified(summary: pl.DataFrame) -> bool:
+    """Whether some row of a summary is not identified by the data (its estimator column says so)."""
+    return ESTIMATOR in summary.columns and bool((summary[ESTIMATOR] == NOT_IDENTIFIED).any())
 
 
 def _whole_is_table(by: Sequence[str], options: SilentOptions) -> bool:
@@ -187,7 +199,8 @@ def totals_asked(options: SilentOptions, by: Sequence[str]) -> Totals | None:
     small leave a sum over many rows within about one rounding of the exact one (tests/test_rows.py holds
     the rates to the exact sums of the rows' powers)."""
     whole = all(math.isfinite(G) and G == int(G) and 1 <= G <= MAX_G for G in options.sizes)
-    if by or options.bins is not None or options.estimator != "plugin" or options.per_prompt or not whole:
+    plain = options.estimator in ("auto", "plugin")  # rows stream only as pass rates, whose plug-in is exact
+    if by or options.bins is not None or not plain or options.per_prompt or not whole:
         return None
     p = pl.col("p")
     columns, aggregates = [], [((p > 0.0) & (p < 1.0)).sum().alias("learnable")]
@@ -209,19 +222,21 @@ def _sums_of_totals(totals: pl.DataFrame, sizes: Sequence[float]) -> FloatArray:
     for G in sizes:
         right = fixed_point_total(totals, f"{Quantity.ALL_RIGHT}.{int(G)}")
         wrong = fixed_point_total(totals, f"{Quantity.ALL_WRONG}.{int(G)}")
-        sums += [right, wrong, right + wrong - always]
+        sums += [right, wrong, right + wrong - always, Fraction(0)]
     return np.array([[float(x)] for x in sums], dtype=np.float64)
 
 
-def _summary(cells: Cells, sums: FloatArray, sizes: Sequence[float], cap: int | None) -> pl.DataFrame:
+def _summary(
+    cells: Cells, sums: FloatArray, sizes: Sequence[float], cap: int | None, val: Valuation
+) -> pl.DataFrame:
     """The summary's rows from the cells' sums: by --by values, then G, then bin."""
-    out = pl.concat(_rates(cells, sums, i, G, cap) for i, G in enumerate(sizes))
+    out = pl.concat(_rates(cells, sums, i, G, cap, val) for i, G in enumerate(sizes))
     keys = [*cells.by, "G", *(["bin"] if cells.binned else [])]
     columns = [*cells.by, "G", *(["p_lo", "p_hi"] if cells.binned else []), *SUMMARY_RATES]
     if cap is not None:
         out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
         columns.append("dapo_unfilled_rate")
-    return out.sort(keys, maintain_order=True).select(columns)
+    return out.sort(keys, maintain_order=True).select([*columns, ESTIMATOR])
 
 
 def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -> list[FloatArray]:
@@ -249,17 +264,26 @@ def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -
             val.values(batch, Quantity.ALL_RIGHT, int(G)),
             val.values(batch, Quantity.ALL_WRONG, int(G)),
         )
-        columns += [weighted(right), weighted(wrong), np.where(learnable, weighted(right + wrong), 0.0)]
+        outside = weighted(val.outside(batch, int(G)).astype(np.float64))
+        columns += [
+            weighted(right),
+            weighted(wrong),
+            np.where(learnable, weighted(right + wrong), 0.0),
+            outside,
+        ]
     return columns
 
 
-def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None) -> pl.DataFrame:
-    """The summary rows of one G (the ``i``-th) from the cells' sums."""
+def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None, val: Valuation) -> pl.DataFrame:
+    """The summary rows of one G (the ``i``-th) from the cells' sums, each named by its estimator."""
     prompts, always, learnable = sums[0], sums[1], sums[2]
-    right, wrong, learnable_silent = sums[3 + 3 * i], sums[4 + 3 * i], sums[5 + 3 * i]
+    at = 3 + WIDTH * i
+    right, wrong, learnable_silent, outside = sums[at], sums[at + 1], sums[at + 2], sums[at + 3]
     with np.errstate(invalid="ignore", divide="ignore"):
         silent_rate = (right + wrong) / prompts
-        frame = cells.frame().with_columns(
+        keys = cells.frame()
+        frame = keys.with_columns(
+            pl.Series(ESTIMATOR, val.cell_labels(keys, outside, prompts, silent_rate), dtype=pl.String),
             pl.lit(int(G), dtype=pl.Int64).alias("G"),
             _counts(prompts),
             series("silent_rate", silent_rate),
@@ -444,25 +468,38 @@ def _contradicted(row: dict[str, object], who: str) -> str:
 
 
 def headline(
-    summary: pl.DataFrame, posterior: bool = False, level: float | None = None, bias: str = "", who: str = ""
+    summary: pl.DataFrame,
+    posterior: bool = False,
+    level: float | None = None,
+    bias: str = "",
+    who: str = "",
+    counts: bool = False,
 ) -> str:
     """One plain sentence for the table view, from an overall (no --by, no bins) summary; ``bias`` says
     which estimator answers beyond the samples (:meth:`Valuation.bias_note`); ``who`` names it
-    (:attr:`Valuation.label`) where a rate lies outside the bounds the data allow.
+    (:attr:`Valuation.label`) where a rate lies outside the bounds the data allow; with ``counts`` each rate
+    names its estimator (the summary's ``estimator`` column) and a rate that is not identified gives the
+    range the data allow in its place.
 
     Under a prior the share of prompts silent at every G (p exactly 0 or 1) is the prior's, not the data's:
-    no number of samples tells p = 0 from a small p, so it is given as not identified.
+    no number of samples tells p = 0 from a small p, so it is given as not identified; from counts without
+    a prior it is what the samples show, prompts never or always right in them.
     """
     parts = []
     for r in summary.iter_rows(named=True):
+        allowed = _range_text(r, "silent_rate", ("lo", "hi"), "the data allow")
         ranges = [
-            _range_text(r, "silent_rate", ("lo", "hi"), "the data allow") + _contradicted(r, who),
+            allowed + _contradicted(r, who),
             _range_text(r, "silent_rate", ("ci_lo", "ci_hi"), f"{100 * (level or 0):g}% CI"),
         ]
         extra = "; ".join(text for text in ranges if text)
-        parts.append(f"{100 * r['silent_rate']:.1f}% at G={r['G']}" + (f" ({extra})" if extra else ""))
+        tag = f" [{r[ESTIMATOR]}]" if counts and r.get(ESTIMATOR) else ""
+        if r["silent_rate"] is None:
+            parts.append(f"not identified at G={r['G']}" + (f" ({allowed})" if allowed else ""))
+            continue
+        parts.append(f"{100 * r['silent_rate']:.1f}% at G={r['G']}{tag}" + (f" ({extra})" if extra else ""))
     always = float(summary["always_silent_share"][0])
-    if len(parts) == 1:
+    if len(parts) == 1 and not parts[0].startswith("not identified"):
         lead = f"{parts[0].replace(' at ', ' of groups are silent at ', 1)}"
     else:
         lead = "Silent groups: " + ", ".join(parts)
@@ -472,6 +509,8 @@ def headline(
             f"{lead}; the share of prompts silent at every G is not identified by the data (the prior puts "
             f"{100 * always:.1f}% at p = 0 or 1).{tail}"
         )
+    if counts:
+        return f"{lead}; {100 * always:.1f}% of prompts were never or always right in their samples.{tail}"
     return f"{lead}; {100 * always:.1f}% of prompts are silent at every G (never or always solved).{tail}"
 
 
@@ -510,10 +549,14 @@ class SilentCurve:
     estimator: str
     marked: tuple[float, ...]
 
-    def sparkline(self) -> Sparkline:
-        """The silent share against G, for the table view (of a curve over all prompts)."""
-        labels = tuple(g_label(G) for G in self.summary["G"])
-        return Sparkline("silent vs G", "G", labels, tuple(self.summary["silent_rate"]))
+    def sparkline(self) -> Sparkline | None:
+        """The silent share against G, for the table view (of a curve over all prompts), at the G where the
+        data give it; None where they give it at fewer than two."""
+        known = self.summary.filter(pl.col("silent_rate").is_not_null())
+        if known.height < 2:
+            return None
+        labels = tuple(g_label(G) for G in known["G"])
+        return Sparkline("silent vs G", "G", labels, tuple(known["silent_rate"]))
 
 
 def curve(
@@ -570,6 +613,7 @@ def analyse(
     ``totals`` as :func:`summaries` takes them."""
     drawn = curve(hist, options, by, val) if figure else None
     summary, overall = summaries(hist, by, options, val, totals)
+    beyond = beyond.bounding(unidentified(summary))
     summary = with_ranges(hist, summary, by, options, val, beyond)
     whole = summary if _whole_is_table(by, options) else overall  # with no --by and no bins, its ranges
     notes = [FOOTER]
@@ -582,7 +626,9 @@ def analyse(
         line = (drawn if drawn is not None and not by else curve(hist, options, (), val.prior)).sparkline()
 
     def lead(frame: pl.DataFrame, v: Valuation) -> str:
-        return headline(frame, v.posterior, beyond.ci, v.bias_note(), v.label)
+        return headline(
+            frame, v.posterior, beyond.ci, v.bias_note(), v.label, counts=v.keyed and not v.posterior
+        )
 
     return SilentResult(summary, overall, tuple(by), val.headlines(whole, lead), tuple(notes), line, drawn)
 

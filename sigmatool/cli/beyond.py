@@ -20,8 +20,9 @@ def prior_option(
             "--prior",
             metavar="[auto|none|beta|npmle|A,B]",
             help="Read each prompt by its posterior mean under a prior on p fitted to each --by group's counts. "
-            "beta: one Beta; npmle: nonparametric, recommended; A,B: a fixed Beta(A, B); none: p̂ itself; "
-            "auto: npmle where a G exceeds the samples n of counts (the plug-in is biased there), else none.",
+            "beta: one Beta; npmle: nonparametric; A,B: a fixed Beta(A, B). auto: the NPMLE answers only "
+            "the cells beyond a prompt's n samples, where its group identifies one; none: no prior (those "
+            "cells are not identified; --estimator plugin gives p̂).",
             rich_help_panel=BEYOND,
         ),
     ] = "auto",

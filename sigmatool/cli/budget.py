@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -31,8 +31,8 @@ from sigmatool.options import (
     parse_medium,
 )
 
-if TYPE_CHECKING:
-    pass
+# What the command runs once its options are checked (imported before the garbage collector resumes).
+ANALYSIS = ("sigmatool.estimators", "sigmatool.budget", "sigmatool.render", "sigmatool.views")
 
 ExtremeOpt = Annotated[
     float,
@@ -47,7 +47,7 @@ MediumOpt = Annotated[
 @uses(inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options)
 def budget_command(
     group_sizes: GroupSizes = None,
-    estimator: EstimatorOpt = Estimator.plugin,
+    estimator: EstimatorOpt = Estimator.auto,
     bins: Bins = None,
     extreme: ExtremeOpt = 0.1,
     medium: MediumOpt = "0.4,0.6",
@@ -76,22 +76,7 @@ def budget_command(
         sigmatool budget sample_data/toy_pass_rates.csv --G 8,inf --plot budget.png
     """
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
-    options = BudgetOptions(
-        sizes,
-        estimator.value,
-        Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium)),
-    )
-    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
-    beyond.check(has_counts=True, estimator=options.estimator)
-    run.check(inputs, out, plot.output)
-    from sigmatool import budget, estimators
-    from sigmatool.render import write_frame
-
-    stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
-    with run.values_of(inputs, stream) as hist:
-        beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
-        val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
-        run.note(val.notes())
-        result = budget.analyse(hist.frame, inputs.groups, options, val, beyond)
-        run.save_plot(plot, result, run.source_of(hist))
-        write_frame(result.summary, out, budget.view(result))
+    segments = Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium))
+    options = BudgetOptions(sizes, estimator.value, segments)
+    with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS) as s:
+        run.show(s.budget(options), out, plot, run.source_of(s))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -24,6 +24,7 @@ from sigmatool.cli.params import (
     uses,
 )
 from sigmatool.options import (
+    BeyondOptions,
     InputOptions,
     Method,
     OutputOptions,
@@ -34,10 +35,8 @@ from sigmatool.options import (
 )
 from sigmatool.options.analyses import groupsize_options, trainer_std
 
-if TYPE_CHECKING:
-    from sigmatool.estimators import Valuation
-    from sigmatool.load import Histogram, Rows
-    from sigmatool.options import GroupSizeOptions
+# What the command runs once its options are checked (imported before the garbage collector resumes).
+ANALYSIS = ("sigmatool.estimators", "sigmatool.groupsize", "sigmatool.render", "sigmatool.views")
 
 MaxSilentOpt = Annotated[
     float | None,
@@ -107,32 +106,12 @@ def groupsize_command(
     )  # fmt: skip
     cut = summary_bins(bins, per_prompt)
     check_prior(prior, has_counts=True, law=law)  # counts are checked once read (a 1/n grid is counts)
-    run.check(inputs, out, plot.output)
-    from sigmatool import estimators, groupsize, load
-    from sigmatool.render import sink_frame, write_frame
-
-    with run.values_of(inputs, stream=not prior.active) as hist:
-        val = estimators.valuation(hist.frame, inputs.groups, prior=prior)
-        run.note([*val.notes(), *([std_note] if std_note else [])])
+    with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS) as s:
+        run.note([std_note] if std_note else [])
         if per_prompt:
-            run.note(load.id_notes(hist.dataset))
-            _plot_sizes(plot, hist, inputs.groups, target, val)
-            sink_frame(groupsize.per_prompt(hist.dataset, hist.frame, target, prior=val), out)
-            return
-        result = groupsize.analyse(hist.frame, inputs.groups, target, val, bins=cut, figure=bool(plot.path))
-        grid = result.curve
-        if grid is not None:
-            run.save_plot(plot, grid, run.source_of(hist))
-        write_frame(result.summary, out, groupsize.view(result))
-
-
-def _plot_sizes(
-    plot: PlotOptions, hist: Histogram | Rows, by: tuple[str, ...], target: GroupSizeOptions, val: Valuation
-) -> None:
-    """``--plot`` beside ``--per-prompt``: the curve of the summary's figure, made for it alone."""
-    if plot.path is None:
-        return
-    from sigmatool import groupsize
-
-    drawn = groupsize.plotted(hist.frame, by, target, val)
-    run.save_plot(plot, drawn, run.source_of(hist))
+            run.note(s.id_notes())
+            run.save_plot(plot, s.groupsize_curve(target), run.source_of(s))
+        result = (
+            s.groupsize_rows(target) if per_prompt else s.groupsize(target, bins=cut, figure=bool(plot.path))
+        )
+        run.show(result, out, plot, run.source_of(s))

@@ -448,7 +448,9 @@ EstimatorOpt = Annotated[
     Estimator,
     typer.Option(
         "--estimator",
-        help="plugin uses p̂ as p, unbiased draws the group from the logged samples (needs counts).",
+        help="auto: exact for pass rates; for counts k of n, unbiased where G ≤ n and a prior's "
+        "posterior mean beyond n where the data identify one, else not identified (docs/prior.md). "
+        "plugin: p̂ as p everywhere; unbiased: the group drawn from the logged samples (G ≤ n only).",
     ),
 ]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -12,19 +12,19 @@ from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import EstimatorOpt, PerPrompt, input_options, output_options, plot_options, uses
 from sigmatool.cli.plan_params import for_trainer, plan_request
 from sigmatool.options import (
+    BeyondOptions,
     Estimator,
     InputOptions,
     OutputOptions,
     PlanOptions,
     PlotOptions,
     PriorSpec,
-    check_prior,
 )
 from sigmatool.options.plan import check_plan_output
-from sigmatool.progress import working
+from sigmatool.views import Distribution
 
-if TYPE_CHECKING:
-    pass
+# What the command runs once its options are checked (imported before the garbage collector resumes).
+ANALYSIS = ("sigmatool.estimators", "sigmatool.plan", "sigmatool.render")
 
 
 DistributionOpt = Annotated[
@@ -38,7 +38,7 @@ DistributionOpt = Annotated[
 def plan_command(
     request: PlanOptions = PlanOptions(),
     per_prompt: PerPrompt = False,
-    estimator: EstimatorOpt = Estimator.plugin,
+    estimator: EstimatorOpt = Estimator.auto,
     distribution: DistributionOpt = False,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
@@ -64,34 +64,13 @@ def plan_command(
         sigmatool plan sample_data/toy_pass_rates.csv --per-prompt -o plan.csv
     """
     request, std_notes = for_trainer(request, inputs.trainer)
-    check_plan_output(
-        request,
-        inputs.groups,
-        per_prompt=per_prompt,
-        distribution=distribution,
-        weighted=bool(inputs.weight_col),
-        plot=plot.path is not None,
-    )
-    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
-    check_prior(prior, has_counts=True, estimator=estimator.value)
-    run.check(inputs, out, plot.output)
-    from sigmatool import estimators
-    from sigmatool.plan import groups, report, rows
-    from sigmatool.plan.core import plan_frames
-    from sigmatool.render import sink_frame, write_frame
-
-    with run.histogram_of(inputs) as hist:
-        val = estimators.valuation(hist.frame, inputs.groups, request.sizes, estimator.value, prior)
-        run.note([*val.notes(), *std_notes])
-        with working("planning"):
-            plans = groups.plan_histogram(hist.frame, inputs.groups, request, val)
-        if plot.path is not None:
-            frames = plan_frames(plans.plans[0])
-            run.save_plot(plot, frames, run.source_of(hist))
+    check_plan_output(request, inputs.groups, per_prompt=per_prompt, distribution=distribution,
+                      weighted=bool(inputs.weight_col), plot=plot.path is not None)  # fmt: skip
+    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, sizes=request.sizes,
+                     stream=False, imports=ANALYSIS) as s:  # fmt: skip
+        run.note(std_notes)
+        plans = s.plans(request)
         if per_prompt:
-            run.note(rows.split_notes(plans, inputs.id_col))
-            sink_frame(rows.dataset_rows(hist, plans), out)
-        elif distribution:
-            write_frame(plans.distribution, out, report.distribution_view(plans))
-        else:
-            write_frame(plans.summary, out, report.view(plans))
+            run.note(s.plan_notes(plans))
+        shown = s.plan_rows(plans) if per_prompt else Distribution(plans) if distribution else plans
+        run.show(shown, out, plot, run.source_of(s), figure=plans)

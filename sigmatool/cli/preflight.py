@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import click
 import typer
@@ -15,7 +15,7 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import EstimatorOpt, Steps, input_options, output_options, plot_options, uses
 from sigmatool.errors import UsageError
-from sigmatool.options import Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec, check_prior
+from sigmatool.options import BeyondOptions, Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec
 from sigmatool.options.preflight import (
     DEFAULT_RISK,
     DEFAULT_SILENT_OVER,
@@ -25,11 +25,10 @@ from sigmatool.options.preflight import (
     overrides,
     read_config,
 )
+from sigmatool.views import Columns
 
-if TYPE_CHECKING:
-    import polars as pl
-
-    from sigmatool.preflight import PreflightResult
+# What the command runs once its options are checked (imported before the garbage collector resumes).
+ANALYSIS = ("sigmatool.estimators", "sigmatool.preflight", "sigmatool.render")
 
 LOOP = "The trainer's loop (flags win over --config and key=value overrides)"
 
@@ -157,7 +156,7 @@ def loop_options(
 @uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, loop=loop_options)
 def preflight_command(
     config: ConfigOpt = None,
-    estimator: EstimatorOpt = Estimator.plugin,
+    estimator: EstimatorOpt = Estimator.auto,
     loop: dict[str, object] = {},  # noqa: B006 - replaced by the loop's flags
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
@@ -181,46 +180,21 @@ def preflight_command(
         sigmatool preflight sample_data/bigmath_solve_rates.parquet --no-filter
     """
     settings, inputs, read = _settings(inputs, config, loop)
+    _check(inputs, plot, read, config)
+    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, stream=False,
+                     sizes=settings.group_sizes, imports=ANALYSIS) as s:  # fmt: skip
+        each = {c: s.column(c).preflight(settings) for c in inputs.cols}
+        result = Columns(each) if each else s.preflight(settings, figure=plot.path is not None)
+        if plot.path is not None and getattr(result, "curve", True) is None:
+            raise UsageError("--plot draws the filtered loop's crash chance: drop --no-filter")
+        run.show(result, out, plot, run.source_of(s))
+
+
+def _check(inputs: InputOptions, plot: PlotOptions, read: list[str], config: str | None) -> None:
+    """What a loop over one dataset cannot take; the settings read from a config, noted."""
     if read:
         run.note([f"read from {config or 'the command line'}: {', '.join(read)}"])
     if inputs.by:
         raise UsageError("preflight describes one loop over the whole dataset: --by does not apply")
     if inputs.cols and plot.path is not None:
         raise UsageError("preflight --plot draws the loop on one pass-rate column: give one --col")
-    check_prior(prior, has_counts=inputs.has_counts)
-    run.check(inputs, out, plot.output)
-    from sigmatool import estimators, preflight
-    from sigmatool.render import write_frame
-
-    with run.histogram_of(inputs) as hist:
-        if inputs.cols:
-            results = _columns(hist.frame, hist.dataset.options.cols, settings, estimator.value, prior)
-            write_frame(preflight.stacked(results), out, preflight.columns_view(results))
-            return
-        val = estimators.valuation(
-            hist.frame, (), sizes=settings.group_sizes, estimator=estimator.value, prior=prior
-        )
-        run.note(val.notes())
-        result = preflight.analyse(hist.frame, settings, val, figure=plot.path is not None)
-        if plot.path is not None and result.curve is None:
-            raise UsageError("--plot draws the filtered loop's crash chance: drop --no-filter")
-        run.save_plot(plot, result, run.source_of(hist))
-        write_frame(result.summary, out, preflight.view(result))
-
-
-def _columns(
-    hist: pl.DataFrame, columns: tuple[str, ...], settings: LoopSettings, estimator: str, prior: PriorSpec
-) -> dict[str, PreflightResult]:
-    """The loop on each pass-rate column, as a run with that one --col finds it (its own prior)."""
-    import polars as pl
-
-    from sigmatool import estimators, preflight
-    from sigmatool.options import COLUMN
-
-    results = {}
-    for column in columns:
-        part = hist.filter(pl.col(COLUMN) == column).drop(COLUMN)
-        val = estimators.valuation(part, (), sizes=settings.group_sizes, estimator=estimator, prior=prior)
-        run.note([f"--col {column}: {note}" for note in val.notes()])
-        results[column] = preflight.analyse(part, settings, val)
-    return results

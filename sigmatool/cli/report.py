@@ -87,7 +87,7 @@ def report_command(
     output: OutputFile = None,
     data: ReportData = None,
     title: Annotated[str, typer.Option("--title", help="The report's title.")] = "sigmatool report",
-    estimator: EstimatorOpt = Estimator.plugin,
+    estimator: EstimatorOpt = Estimator.auto,
     plan_budget: PlanBudgetOpt = None,
     preflight_config: PreflightConfigOpt = None,
     by: tuple[str, ...] = (),

@@ -13,14 +13,22 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sigmatool import progress
 from sigmatool.errors import Interrupted, UsageError
-from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs, check_terminal
+from sigmatool.options import (
+    BeyondOptions,
+    InputOptions,
+    OutputOptions,
+    PlotOptions,
+    check_outputs,
+    check_terminal,
+)
 
 if TYPE_CHECKING:
     from sigmatool.load import Dataset, Histogram, Rows, Totals
+    from sigmatool.session import Session
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 # The options that take a comma list of whole numbers.
@@ -137,6 +145,74 @@ def values_of(inputs: InputOptions, stream: bool, totals: Totals | None = None) 
         yield values
 
 
+@contextlib.contextmanager
+def session(
+    inputs: InputOptions,
+    out: OutputOptions,
+    plot: PlotOptions = PlotOptions(),
+    beyond: BeyondOptions = BeyondOptions(),
+    asked: object = None,
+    *,
+    estimator: str | None = None,
+    sizes: Sequence[float] = (),
+    stream: bool = True,
+    imports: Sequence[str] = (),
+) -> Iterator[Session]:
+    """A command's run, wired once: its options checked before anything is read, the input read once
+    (streamed rows where ``stream`` allows and the rows are many distinct pass rates, else the histogram),
+    the options checked against what was read, and the :class:`~sigmatool.session.Session` whose one
+    valuation every answer comes from. ``asked``: the analysis' options (their estimator, G and per-prompt
+    flag; silent's whole-dataset sums are made while the rows are checked). What the answers leave to say
+    (fitted priors, cells not identified) is noted on stderr when the block ends."""
+    estimator = estimator or str(getattr(asked, "estimator", "auto"))
+    sizes = tuple(getattr(asked, "sizes", sizes))
+    per_prompt = bool(getattr(asked, "per_prompt", False))
+    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
+    beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
+    check(inputs, out, plot.output, imports=imports)
+    from sigmatool.options import SilentOptions
+    from sigmatool.session import Session
+
+    plain = estimator in ("auto", "plugin") and not (beyond.prior.active or beyond.dataset_level)
+    totals = None
+    if plain and isinstance(asked, SilentOptions):
+        from sigmatool.silent import totals_asked
+
+        totals = totals_asked(asked, inputs.groups)
+    with values_of(inputs, stream and plain, totals) as loaded:
+        beyond.check(has_counts=loaded.dataset.has_counts, estimator=estimator)
+        run = Session(loaded.frame, inputs.groups, estimator, beyond, sizes, loaded.dataset, loaded.totals)
+        yield run
+        note(run.notes())
+
+
+def show(
+    result: Any, out: OutputOptions, plot: PlotOptions = PlotOptions(), source: str = "", figure: Any = None
+) -> None:
+    """Write a command's answer: per-prompt rows (a LazyFrame) streamed to the output, any other result as its
+    table view or data format (:mod:`sigmatool.views`); when --plot names a file, the figure of ``figure``
+    (by default of the result) is drawn first."""
+    import polars as pl
+
+    from sigmatool.render import sink_frame, write_frame
+    from sigmatool.views import drawn_of, summary_of, view_of
+
+    drawn = drawn_of(result if figure is None else figure)
+    if drawn is not None:
+        save_plot(plot, drawn, source)
+    if isinstance(result, pl.LazyFrame):
+        sink_frame(result, out)
+    else:
+        write_frame(summary_of(result), out, view_of(result))
+
+
+def is_table(out: OutputOptions) -> bool:
+    """Whether the output is the table view (on a terminal, or asked for)."""
+    from sigmatool.render import resolve_format
+
+    return resolve_format(out.fmt, out.output) == "table"
+
+
 def save_plot(plot: PlotOptions, drawn: object, source: str) -> None:
     """Draw the figure of a command's result and write it when --plot names a file (only then is matplotlib
     imported)."""
@@ -146,9 +222,10 @@ def save_plot(plot: PlotOptions, drawn: object, source: str) -> None:
         draw(drawn, source, caption=plot.caption, style=plot.style).save(plot.path)
 
 
-def source_of(hist: Histogram | Rows) -> str:
+def source_of(hist: Histogram | Rows | Session) -> str:
     """The input's files as a figure's caption names them."""
-    return ", ".join(source.label for source in hist.dataset.sources)
+    dataset = hist.dataset
+    return "" if dataset is None else ", ".join(source.label for source in dataset.sources)
 
 
 @contextlib.contextmanager

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -30,11 +30,8 @@ from sigmatool.options import (
     parse_group_sizes,
 )
 
-if TYPE_CHECKING:
-    pass
-
 # What the command runs once its options are checked (imported before the garbage collector resumes).
-ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render")
+ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render", "sigmatool.views")
 
 ByBins = Annotated[
     int | None,
@@ -59,7 +56,7 @@ OldBins = Annotated[
 @uses(inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options)
 def silent_command(
     group_sizes: GroupSizes = None,
-    estimator: EstimatorOpt = Estimator.plugin,
+    estimator: EstimatorOpt = Estimator.auto,
     dapo_cap: DapoCap = None,
     bins: ByBins = None,
     per_prompt: PerPrompt = False,
@@ -90,30 +87,11 @@ def silent_command(
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
-    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
-    beyond.check(has_counts=True, estimator=options.estimator, per_prompt=options.per_prompt)
-    run.check(inputs, out, plot.output, imports=ANALYSIS)
-    from sigmatool import estimators, load, silent
-    from sigmatool.render import resolve_format, sink_frame, write_frame
-
-    stream = options.estimator == "plugin" and not (beyond.prior.active or beyond.bounds or beyond.ci)
-    with run.values_of(inputs, stream, silent.totals_asked(options, inputs.groups)) as hist:
-        beyond.check(has_counts=hist.dataset.has_counts, estimator=options.estimator)
-        val = estimators.valuation(hist.frame, inputs.groups, options.sizes, options.estimator, beyond.prior)
-        run.note([*val.notes(), *(load.id_notes(hist.dataset) if options.per_prompt else [])])
-        if options.per_prompt:
-            if plot.path is not None:
-                grid = silent.curve(hist.frame, options, inputs.groups, val)
-                run.save_plot(plot, grid, run.source_of(hist))
-            sink_frame(
-                silent.per_prompt(hist.dataset, hist.frame, options.sizes, cap=options.cap, prior=val), out
-            )
-            return
-        table = resolve_format(out.fmt, out.output) == "table"
-        figure = plot.path is not None
-        result = silent.analyse(
-            hist.frame, inputs.groups, options, val, beyond, spark=table, figure=figure, totals=hist.totals
-        )
-        if result.curve is not None:
-            run.save_plot(plot, result.curve, run.source_of(hist))
-        write_frame(result.summary, out, silent.view(result))
+    with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS) as s:
+        if per_prompt:
+            run.note(s.id_notes())
+            run.save_plot(plot, s.silent_curve(options), run.source_of(s))
+            run.show(s.silent_rows(options), out)
+        else:
+            spark = run.is_table(out)
+            run.show(s.silent(options, spark=spark, figure=bool(plot.path)), out, plot, run.source_of(s))

@@ -10,12 +10,15 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import log_options, output_options, plot_options, renamed, uses
+from sigmatool.cli.beyond import prior_option
+from sigmatool.cli.params import EstimatorOpt, log_options, output_options, plot_options, renamed, uses
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import (
+    Estimator,
     LogOptions,
     OutputOptions,
     PlotOptions,
+    PriorSpec,
     TrackOptions,
     parse_steps,
 )
@@ -175,13 +178,15 @@ def _window(expect: Expect, window: int | None) -> int | None:
 
 
 @app.command("track")
-@uses(log=log_options, options=track_options, out=output_options, plot=plot_options)
+@uses(log=log_options, options=track_options, out=output_options, plot=plot_options, prior=prior_option)
 def track_command(
     dumps: DumpsArg,
+    estimator: EstimatorOpt = Estimator.auto,
     log: LogOptions = LogOptions(),
     options: TrackOptions = TrackOptions(),
     out: OutputOptions = OutputOptions(),
     plot: PlotOptions = PlotOptions(),
+    prior: PriorSpec = PriorSpec(),
 ) -> None:
     """A training run step by step: the silent groups each step measured against how many were expected.
 
@@ -217,7 +222,12 @@ def track_command(
         rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
         run.note(notes)
     result = track.track_groups(
-        groups, rates, z_threshold=options.z_threshold, min_gap=options.min_gap, window=options.window
+        groups,
+        rates,
+        z_threshold=options.z_threshold,
+        min_gap=options.min_gap,
+        window=options.window,
+        estimate=(estimator.value, prior),
     )
     _check_matched(result, options)
     run.save_plot(plot, result, ", ".join(dumps))

@@ -12,7 +12,6 @@ and its own fitted priors, never one fitted to another column's counts.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -21,18 +20,16 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool.estimators.checks import check_estimator
 from sigmatool.kernels import Quantity
-from sigmatool.load.loaded import distinct
-from sigmatool.options import COLUMN, PriorSpec, by_columns, check_prior, parse_prior, resolve_prior
+from sigmatool.options import COLUMN, PriorSpec
 from sigmatool.progress import nothing
-from sigmatool.segments import group_index
 
 if TYPE_CHECKING:
     from sigmatool.prior import Prior
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+BoolArray = NDArray[np.bool_]
 Sizes = float | int | NDArray[np.generic]
 
 
@@ -92,6 +89,33 @@ class Valuation:
     def posterior(self) -> bool:
         """Whether values are posterior means under fitted priors."""
         return bool(self.priors)
+
+    @property
+    def keyed(self) -> bool:
+        """Whether a row's value depends on its --by group (and not on its p̂ alone): rows are then matched
+        by their group and counts."""
+        return self.posterior
+
+    def outside(self, frame: pl.DataFrame, G: Sizes | None) -> BoolArray:
+        """The rows valued beyond their logged samples by the default rule (:class:`PerCell`); none here."""
+        return np.zeros(frame.height, dtype=np.bool_)
+
+    def cell_labels(
+        self, cells: pl.DataFrame, outside: FloatArray, prompts: FloatArray, value: FloatArray
+    ) -> list[str]:
+        """The estimator behind each summary row (``cells``: the rows' keys), from the weight of its prompts
+        valued beyond n, its prompts and its value (NaN: not identified)."""
+        return [self.label] * len(prompts)
+
+    def why_not(self) -> list[str]:
+        """Why some cells have no value (:meth:`PerCell.why_not`)."""
+        return []
+
+    def label_at(self, frame: pl.DataFrame, G: Sizes | None) -> str:
+        """The estimator behind a number over all of ``frame``'s prompts at G (:meth:`cell_labels`)."""
+        w = frame["prompts"].cast(pl.Float64).to_numpy()
+        outside = np.array([float((w * self.outside(frame, G)).sum())])
+        return self.cell_labels(frame.head(1), outside, np.array([w.sum()]), np.array([0.0]))[0]
 
     def _group_cells(self, g: int) -> tuple[IntArray, IntArray]:
         rows = self.cells.filter(pl.col("__group") == g)
@@ -351,6 +375,34 @@ class PerColumn(Valuation):
         """Whether some column's values are posterior means (its rows are then matched by (k, n))."""
         return any(part.posterior for _, part in self.parts)
 
+    @property
+    def keyed(self) -> bool:
+        return any(part.keyed for _, part in self.parts)
+
+    def outside(self, frame: pl.DataFrame, G: Sizes | None) -> BoolArray:
+        out = np.zeros(frame.height, dtype=np.bool_)
+        for rows, part in self._split(frame):
+            out[rows] = part.outside(
+                frame[rows], None if G is None else np.broadcast_to(G, (frame.height,))[rows]
+            )
+        return out
+
+    def cell_labels(
+        self, cells: pl.DataFrame, outside: FloatArray, prompts: FloatArray, value: FloatArray
+    ) -> list[str]:
+        """Each summary row's estimator, by its column's valuation."""
+        out = [""] * len(prompts)
+        names = cells[COLUMN]
+        for name in names.unique(maintain_order=True).to_list():
+            rows = np.flatnonzero((names == name).to_numpy())
+            found = self.part(name).cell_labels(cells[rows], outside[rows], prompts[rows], value[rows])
+            for i, label in zip(rows.tolist(), found, strict=True):
+                out[i] = label
+        return out
+
+    def why_not(self) -> list[str]:
+        return [f"--col {name}: {line}" for name, part in self.parts for line in part.why_not()]
+
     def _split(self, frame: pl.DataFrame) -> list[tuple[IntArray, Valuation]]:
         """The frame's rows of each column that has some, with that column's valuation."""
         names = frame[COLUMN]
@@ -360,8 +412,8 @@ class PerColumn(Valuation):
     def values(
         self, frame: pl.DataFrame, quantity: str, G: Sizes | None = None, std: str = "population"
     ) -> FloatArray:
-        """f of each frame row under its column's valuation (no prior anywhere: the estimator's, key or not)."""
-        if not self.posterior:
+        """f of each frame row under its column's valuation (no key anywhere: the estimator's, key or not)."""
+        if not self.keyed:
             return super().values(frame, quantity, G, std)
         sizes = None if G is None else np.broadcast_to(np.asarray(G), (frame.height,))
         out = np.empty(frame.height, dtype=np.float64)
@@ -412,79 +464,3 @@ class PerColumn(Valuation):
     def notes(self) -> list[str]:
         """Each column's notes on its fitted priors, naming the column."""
         return [f"--col {name}: {note}" for name, part in self.parts for note in part.notes()]
-
-
-def valuation(
-    hist: pl.DataFrame | pl.LazyFrame,
-    by: Sequence[str] = (),
-    sizes: Sequence[float] = (),
-    estimator: str = "plugin",
-    prior: str | PriorSpec | Valuation | None = None,
-) -> Valuation:
-    """The estimator for ``hist``: a prior (``beta``, ``npmle``, ``A,B``) is fitted to each ``--by`` group.
-
-    With ``by`` led by the ``column`` key (several pass-rate columns), each column is valued apart, as its
-    own run would value it (:class:`PerColumn`). Streamed rows (a LazyFrame) take the plug-in estimate only.
-    """
-    if isinstance(prior, Valuation):
-        return prior
-    frame = distinct(hist)
-    spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
-    if frame is None:  # streamed rows: each column's plug-in values, named in its headline
-        return PerColumn(estimator, spec, tuple(by)) if by_columns(by) else Valuation(estimator)
-    if by_columns(by):
-        return _per_column(frame, tuple(by[1:]), sizes, estimator, spec)
-    return _one(frame, tuple(by), sizes, estimator, spec)
-
-
-def _per_column(
-    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
-) -> PerColumn:
-    """Each column's valuation on its own rows, behind one :class:`PerColumn`."""
-    names = hist[COLUMN].unique(maintain_order=True).to_list()
-    parts = tuple(
-        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec)) for name in names
-    )
-    index, _ = group_index(hist, (COLUMN,))
-    posterior = any(part.posterior for _, part in parts)
-    return PerColumn("posterior" if posterior else estimator, spec, (COLUMN, *by), parts=parts, index=index)
-
-
-def _one(
-    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
-) -> Valuation:
-    """The valuation of one pass-rate column's histogram: ``auto`` resolved on its counts, a prior fitted to
-    each --by group."""
-    n_min = int(hist["n"].min()) if "n" in hist.columns and hist.height else None  # type: ignore[arg-type]
-    spec = resolve_prior(spec, n_min, sizes, estimator)
-    if not spec.active:
-        check_estimator(hist, sizes, estimator)
-        return Valuation(estimator, short=_short(n_min, sizes))
-    check_prior(spec, has_counts="n" in hist.columns, estimator=estimator)
-    from sigmatool.prior import fit_prior
-
-    # One cell per (--by group, k, n): a histogram kept by more columns than ``by`` (the sparkline's prior
-    # over all prompts of a --by run) has a (k, n) in several rows, which one cell must hold.
-    keys = [*by, "k", "n"]
-    hist = hist.group_by(keys, maintain_order=True).agg(pl.col("prompts").sum())
-    group, labels = group_index(hist, by)
-    weights = hist["prompts"].cast(pl.Float64).to_numpy()
-    local = np.zeros(hist.height, dtype=np.int64)
-    for g in range(max(labels.height, 1)):
-        rows = group == g
-        local[rows] = np.arange(int(rows.sum()))
-    cells = hist.select([*by, "k", "n"]).with_columns(
-        pl.Series("__group", group), pl.Series("__local", local)
-    )
-    k, n = (hist[c].to_numpy() for c in ("k", "n"))
-    priors = tuple(
-        fit_prior(k[group == g], n[group == g], weights[group == g], kind=spec.fit_kind)
-        for g in range(max(labels.height, 1))
-    )
-    return Valuation("posterior", spec, by, cells, priors, labels, short=_short(n_min, sizes))
-
-
-def _short(n_min: int | None, sizes: Sequence[float]) -> int | None:
-    """The fewest logged samples n when some finite G asked exceeds it (the plug-in is biased there), else
-    None. G = inf asks for the large-group weights themselves, which no n identifies (docs/prior.md)."""
-    return n_min if n_min is not None and any(n_min < G < math.inf for G in sizes) else None

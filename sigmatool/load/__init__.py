@@ -26,6 +26,7 @@ from sigmatool.load import histogram as _histogram
 from sigmatool.load import rows as _rows
 from sigmatool.load import several
 from sigmatool.load.columns import (
+    check_not_rollouts,
     counts_columns,
     pick_rate_column,
     project,
@@ -106,10 +107,12 @@ def _value_column(
                 ValueForm(),
                 ["no pass-rate column: reading counts k of n from columns 'k' and 'n'"],
             )
-        col = pick_rate_column(schema, first.label, extras)
+        col = pick_rate_column(schema, first.label, extras, first)
         notes = [] if first.label == SAMPLE_LABEL else [f"using pass-rate column {col!r}"]
         options = replace(options, col=col)
     schema, listed_only = source_schema(first)
+    if options.samples is None and options.counts is None and not listed_only and options.col in schema:
+        check_not_rollouts(first, schema, options.col or "")
     form = ValueForm() if listed_only else value_form(options, first, schema)
     return options, form, [*notes, *form.notes]
 

@@ -19,6 +19,18 @@ MAX_GRID = 128
 # fewer, a coarser grid can be chance (8 samples of 5 prompts may all give an even k).
 EVIDENCE = 30
 ULPS = 2
+# A grid is read from the rates only where they fill it: at least this many distinct values, and half of the
+# grid's n + 1 points. One value (a million rows of 0.25) or two lie on many grids and say nothing of n.
+GRID_VALUES = 3
+
+
+def fills(distinct: int, n: int) -> bool:
+    """Whether ``distinct`` values on the 1/n grid are evidence of it (:data:`GRID_VALUES`, half its points).
+
+    >>> fills(1, 4), fills(3, 4), fills(20, 64), fills(40, 64)
+    (False, True, False, True)
+    """
+    return distinct >= GRID_VALUES and 2 * distinct >= n + 1
 
 
 def on_grid(p: NDArray[np.float64], n: int, single: bool = False) -> bool:

@@ -21,7 +21,7 @@ from sigmatool.load.columns import (
 )
 from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
 from sigmatool.load.forms import LIST_VALUE
-from sigmatool.load.grid import EVIDENCE, rate_grid
+from sigmatool.load.grid import EVIDENCE, GRID_VALUES, fills, rate_grid
 from sigmatool.load.grouping import key_notes
 from sigmatool.load.names import (
     BAD_REWARDS,
@@ -37,6 +37,7 @@ from sigmatool.load.sources import data_error
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
 from sigmatool.memory import budgeted, honoured
+from sigmatool.options import COLUMN
 
 Progress = Callable[[int], None]
 # A rollout log from local files is aggregated per prompt in this many passes (see _log_groups).
@@ -131,8 +132,38 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         trainer = ds.log.trainer if ds.log is not None else None
         key = "" if trainer else repr(ds.options.prompt_col)
         notes += key_notes(frame, ds.by, trainer=trainer, key=key)
-    notes += weight_hint(frame, ds)
+    notes += weight_hint(frame, ds) + degenerate_notes(frame, ds)
     return Histogram(frame, ds, (*ds.notes, *notes))
+
+
+def degenerate_notes(frame: pl.DataFrame, ds: Dataset) -> list[str]:
+    """A note when no answer in the data was ever right, or none ever wrong (with several pass-rate columns,
+    in some column): every group is then all wrong (or all right) at every G, which real prompt sets almost
+    never give and a broken grader or harness always does."""
+    if frame.height == 0 or "p" not in frame.columns:
+        return []
+    lines = []
+    keys = [c for c in ds.by if c == COLUMN]
+    parts = frame.partition_by(keys, maintain_order=True, as_dict=True) if keys else {(): frame}
+    for key, part in parts.items():
+        used = part.filter(pl.col("prompts") > 0)
+        if used.height == 0:
+            continue
+        p = used["p"].cast(pl.Float64)
+        where = f"--col {key[0]}: " if keys else ""
+        prompts = f"{float(used['prompts'].sum()):,.0f} prompts"
+        if bool((p == 0).all()):
+            lines.append(
+                f"{where}no answer was ever right ({prompts}): every group is all wrong at every G; a grader "
+                "or harness that rejects every answer (a broken reward function, answer extraction or "
+                "answer format) does this"
+            )
+        elif bool((p == 1).all()):
+            lines.append(
+                f"{where}every answer was right ({prompts}): every group is all right at every G; a grader "
+                "that accepts every answer (a reward that ignores the answer) does this"
+            )
+    return lines
 
 
 # Names a column of prompts per row goes by in a histogram of counts (``sigmatool sql`` writes ``prompts``).
@@ -200,6 +231,14 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
         return ds
     column = repr(opts.col)
     interior = float(frame.filter((pl.col("p") > 0) & (pl.col("p") < 1))["prompts"].sum())
+    distinct = int(frame["p"].n_unique())
+    if opts.samples is None and not fills(distinct, n):
+        note = (
+            f"the pass rates in {column} take {distinct} distinct value(s), all multiples of 1/{n}: too few to "
+            f"read them as counts (a grid is taken from at least {GRID_VALUES} values filling half of it), so "
+            "they are read as pass rates; --samples N reads them as counts of N"
+        )
+        return replace(ds, notes=(*ds.notes, note))
     if opts.samples is None and interior < EVIDENCE:
         note = (
             f"the pass rates in {column} are all multiples of 1/{n}, but {interior:,.0f} prompt(s) with "

@@ -29,7 +29,6 @@ from sigmatool.options.beyond import (
     PriorSpec,
     check_prior,
     parse_prior,
-    resolve_prior,
 )
 from sigmatool.options.common import (
     DEFAULT_BINS,
@@ -131,7 +130,6 @@ __all__ = [
     "parse_sizes",
     "parse_steps",
     "plan_options",
-    "resolve_prior",
     "summary_bins",
     "written_in_place",
 ]

@@ -6,8 +6,7 @@ Nothing here imports polars or numpy: a bad value is refused before any data is 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import DEFAULT_SEED, check_count, check_fraction, check_seed
@@ -24,14 +23,13 @@ NEEDS_COUNTS = (
 
 @dataclass(frozen=True)
 class PriorSpec:
-    """``none`` (the plug-in or unbiased estimators), ``beta`` or ``npmle`` (fitted), or ``fixed`` Beta(a, b).
-
-    ``auto`` (the command line's default) becomes ``npmle`` where some G asked exceeds the fewest logged
-    samples n and the plug-in would be biased, and ``none`` elsewhere (:func:`resolve_prior`); ``default``
-    marks a prior chosen so, for the notes and headlines that say why.
+    """``auto`` (the default: no prior is named, and the one rule of :class:`sigmatool.estimators.PerCell`
+    fits the NPMLE prior only for the cells beyond a prompt's n samples, where the data identify one),
+    ``none`` (no prior at all: those cells are not identified), ``beta`` or ``npmle`` (fitted, for every
+    cell), or ``fixed`` Beta(a, b). ``default`` marks the prior the rule fits, for the notes that say why.
     """
 
-    kind: str = "none"
+    kind: str = "auto"
     a: float = math.nan
     b: float = math.nan
     default: bool = False
@@ -58,24 +56,6 @@ class PriorSpec:
     def fit_kind(self) -> str | tuple[float, float]:
         """The ``kind`` argument of :func:`sigmatool.prior.fit_prior`."""
         return (self.a, self.b) if self.kind == "fixed" else self.kind
-
-
-def resolve_prior(spec: PriorSpec, n_min: int | None, sizes: Sequence[float], estimator: str) -> PriorSpec:
-    """``auto`` made concrete: the NPMLE prior when the data have counts (``n_min``, the fewest samples of a
-    prompt), the plug-in estimator is asked for and some finite G exceeds n_min; no prior otherwise. G = inf
-    (the large-group weights) keeps the plug-in unless a prior is asked for: no n identifies them, so the
-    rule would put every dataset under a prior there.
-
-    >>> resolve_prior(PriorSpec("auto"), 8, [8, 16], "plugin").kind
-    'npmle'
-    >>> resolve_prior(PriorSpec("auto"), 8, [8], "plugin").kind
-    'none'
-    """
-    if spec.kind != "auto":
-        return spec
-    if n_min is not None and estimator == "plugin" and any(n_min < G < math.inf for G in sizes):
-        return PriorSpec("npmle", default=True)
-    return PriorSpec()
 
 
 def _positive(x: float) -> bool:
@@ -127,6 +107,11 @@ class BeyondOptions:
     def seed_value(self) -> int:
         return DEFAULT_SEED if self.seed is None else self.seed
 
+    def bounding(self, unidentified: bool) -> BeyondOptions:
+        """These options, with the bounds added where some rate has no value (it is not identified by the
+        data): the range they allow is then what is printed in its place."""
+        return replace(self, bounds=True) if unidentified and not self.bounds else self
+
     @property
     def dataset_level(self) -> bool:
         """Whether bounds or intervals are asked for (they describe a summary, not single prompts)."""
@@ -150,7 +135,7 @@ def check_prior(prior: PriorSpec, *, has_counts: bool, estimator: str = "plugin"
         return
     if not has_counts:
         raise UsageError(f"--prior {prior.label} is fitted to counts k of n: {NEEDS_COUNTS}")
-    if estimator != "plugin":
+    if estimator not in ("auto", "plugin"):
         raise UsageError(
             f"--prior gives every prompt its posterior mean in place of --estimator {estimator}; give one of them"
         )

@@ -58,6 +58,10 @@ class Counts(str, Enum):
 
 
 class Estimator(str, Enum):
+    """``auto``: the one rule of docs/prior.md, cell by cell (exact rates, unbiased where G ≤ n, a prior
+    beyond n where one is identified); ``plugin``: p̂ as p everywhere; ``unbiased``: only where G ≤ n."""
+
+    auto = "auto"
     plugin = "plugin"
     unbiased = "unbiased"
 

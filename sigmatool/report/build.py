@@ -3,17 +3,15 @@ their figures, keep the frames for the tables."""
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
-from sigmatool import budget, estimators, groupsize, preflight, silent
-from sigmatool.errors import UsageError
-from sigmatool.estimators import Valuation, check_estimator
+from sigmatool import budget, groupsize, preflight, silent
+from sigmatool.estimators import Valuation
 from sigmatool.figures import (
     Plot,
     budget_figure,
@@ -25,7 +23,7 @@ from sigmatool.figures import (
     write_atomic,
 )
 from sigmatool.figures.preflight import preflight_figure
-from sigmatool.options import InputOptions, resolve_prior
+from sigmatool.options import BeyondOptions, InputOptions
 from sigmatool.options.preflight import LoopSettings
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
@@ -34,6 +32,7 @@ from sigmatool.report.markdown import write_markdown
 from sigmatool.report.model import ReportInput, ReportOptions, combine
 from sigmatool.report.page import Headline, Page, inputs_table, sections, settings
 from sigmatool.report.provenance import provenance
+from sigmatool.session import Session
 from sigmatool.track import TrackResult
 
 
@@ -92,88 +91,37 @@ class Report:
         return write_markdown(self.page(), Path(path), figure_format)
 
 
-@dataclass(eq=False)
-class _Priors:
-    """The prior of ``--prior`` for one histogram, fitted to each group at most once per prior, and made
-    concrete per section: ``auto`` (the default) becomes the NPMLE prior for a section that asks about a
-    G > n, as the command asked about the same G would (:func:`sigmatool.options.resolve_prior`), so the
-    report's numbers are the commands'."""
-
-    hist: pl.DataFrame
-    by: Sequence[str]
-    options: ReportOptions
-    fitted: dict[tuple[str, str, str], Valuation] = field(default_factory=dict)
-
-    def at(self, sizes: Sequence[float] = ()) -> Valuation:
-        """The estimate of a section asking about these G (none: the group-size target, as ``groupsize``)."""
-        hist, spec = self.hist, self.options.prior
-        n_min = int(hist["n"].min()) if "n" in hist.columns and hist.height else None  # type: ignore[arg-type]
-        spec = resolve_prior(spec, n_min, sizes, self.options.estimator)
-        key = (spec.kind, repr(spec.a), repr(spec.b))
-        if key not in self.fitted:
-            self.fitted[key] = estimators.valuation(hist, self.by, prior=spec)
-        # the fewest samples n when some finite G asked exceeds it, for the headline's note on the bias
-        short = n_min if n_min is not None and any(n_min < G < math.inf for G in sizes) else None
-        return replace(self.fitted[key], short=short)
+def _session(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> Session:
+    """The run of one histogram under the report's estimator and prior: every section of it is valued by
+    this one session's valuation, as the commands value the same data."""
+    return Session(hist, tuple(by), options.estimator, BeyondOptions(options.prior))
 
 
-def _valuation(
-    hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, sizes: Sequence[float] = ()
-) -> Valuation:
-    """The prior of ``--prior`` fitted to each input and group (the plug-in estimate without one), for a
-    section asking about ``sizes`` (see :class:`_Priors`)."""
-    return _Priors(hist, by, options).at(sizes)
+def _silent(run: Session, options: ReportOptions) -> dict[str, pl.DataFrame]:
+    """The silent summary over the report's grid of G, named by the run's estimator."""
+    sizes = [float(G) for G in options.sizes]
+    return {run.val.label: silent.summarize(run.values, run.by, sizes, prior=run.val)}
 
 
-def _silent(
-    hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, val: Valuation
-) -> dict[str, pl.DataFrame]:
-    """Plug-in over the whole grid; with the unbiased estimator also that, on the grid's G ≤ n; under a
-    prior, its posterior means first."""
-    out = {"plugin": silent.summarize(hist, by, [float(G) for G in options.sizes])}
-    if val.posterior:
-        out = {val.label: silent.summarize(hist, by, [float(G) for G in options.sizes], prior=val), **out}
-    if options.estimator == "unbiased":
-        check_estimator(hist, [min(options.sizes)], "unbiased")
-        n_min = int(hist["n"].min())  # type: ignore[arg-type]
-        sizes = [float(G) for G in options.sizes if G <= n_min]
-        if not sizes:
-            raise UsageError(f"--estimator unbiased: no G of the grid is ≤ the n = {n_min} logged samples")
-        out = {"unbiased": silent.summarize(hist, by, sizes, estimator="unbiased"), **out}
-    return out
+def _budget(run: Session, options: ReportOptions) -> pl.DataFrame:
+    """The budget at each G of the report (8 and ∞ by default), valued by the run's valuation."""
+    return budget.summarize(run.values, run.by, options.budget_sizes, prior=run.val)
 
 
-def _budget(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, val: Valuation) -> pl.DataFrame:
-    """The budget at each G with the chosen estimator (the G = ∞ limit is plug-in: no unbiased form
-    exists), or under the prior."""
-    parts = []
-    for G in options.budget_sizes:
-        if val.posterior:
-            parts.append(budget.summarize(hist, by, [G], prior=val))
-            continue
-        estimator = "plugin" if math.isinf(G) else options.estimator
-        parts.append(budget.summarize(hist, by, [G], estimator=estimator))
-    return pl.concat(parts)
-
-
-def _sized(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions, val: Valuation) -> pl.DataFrame:
-    """Every histogram row with its group size (under the prior, its posterior's), in bins of p."""
-    return groupsize.sized_rows(hist, by, options.groupsize, bins=10, prior=val)
+def _sized(run: Session, options: ReportOptions, bins: int | None = 10) -> pl.DataFrame:
+    """Every histogram row with its group size (under a prior, its posterior's), in bins of p."""
+    return groupsize.sized_rows(run.values, run.by, options.groupsize, bins=bins, prior=run.val)
 
 
 def _headline(item: ReportInput, options: ReportOptions) -> Headline:
     """The silent, budget and group-size sentences of the command-line tool, for one input as a whole."""
-    hist = item.hist
-    n_min = int(hist["n"].min()) if item.has_counts else 0  # type: ignore[arg-type]
-    estimator = options.estimator if n_min >= 8 else "plugin"
-    priors = _Priors(hist, (), options)
-    at8 = priors.at([8.0])
-    sized = groupsize.sized_rows(hist, (), options.groupsize, bins=None, prior=priors.at())
-    quiet = silent.summarize(hist, (), [8.0], estimator=estimator, prior=at8 if at8.posterior else None)
+    run = _session(item.hist, (), options)
+    val = run.val
+    quiet = silent.summarize(item.hist, (), [8.0], prior=val)
     sentences = (
-        silent.headline(quiet, at8.posterior, bias=at8.bias_note()),
-        budget.headline(_budget(hist, (), options, priors.at(options.budget_sizes))),
-        groupsize.headline(sized, options.groupsize),
+        silent.headline(quiet, val.posterior, bias=val.bias_note(), counts=val.keyed and not val.posterior),
+        budget.headline(_budget(run, options)),
+        groupsize.headline(_sized(run, options, bins=None), options.groupsize),
     )
     return Headline(item.label, tuple(s for s in sentences if s))
 
@@ -186,14 +134,13 @@ def _plots(
     options: ReportOptions,
     source: str,
     val: Valuation,
-    spent: Valuation,
 ) -> dict[str, Plot]:
     """Every figure of the report, drawn without captions (the page shows them as text)."""
     drawn = groupsize.plotted(report_hist, by, options.groupsize, val)
     plots = {
         "difficulty": difficulty_figure(report_hist, by=by, source=source, caption=False),
         "silent": silent_figure(silents, by=by, source=source, caption=False),
-        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False, estimator=spent.label),
+        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False, estimator=val.label),
         "groupsize": groupsize_figure(
             drawn.curve,
             report_hist,
@@ -236,8 +183,7 @@ def _loop(result: PreflightResult | None) -> tuple[str, pl.DataFrame] | None:
 def preflight_of(item: ReportInput, settings: LoopSettings, options: ReportOptions) -> PreflightResult:
     """What ``sigmatool preflight DATA --config FILE`` finds with the loop ``settings`` (read from FILE), for
     the report's batch-loop section (under the report's prior and estimator)."""
-    val = estimators.valuation(item.hist, (), settings.group_sizes, options.estimator, options.prior)
-    return preflight.analyse(item.hist, settings, val, figure=True)
+    return _session(item.hist, (), options).preflight(settings, figure=True)
 
 
 def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None = None) -> Report:
@@ -246,12 +192,11 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
     """
     o = options or ReportOptions()
     hist, by = combine(inputs)
-    priors = _Priors(hist, by, o)
-    silents = _silent(hist, by, o, priors.at([float(G) for G in o.sizes]))
-    val = priors.at()
+    run = _session(hist, by, o)
+    silents = _silent(run, o)
     frames = {
-        "budget": _budget(hist, by, o, priors.at(o.budget_sizes)),
-        "groupsize": groupsize.summarize_sized(_sized(hist, by, o, val), by, o.groupsize, bins=10),
+        "budget": _budget(run, o),
+        "groupsize": groupsize.summarize_sized(_sized(run, o), by, o.groupsize, bins=10),
     }
     source = "; ".join(i.label for i in inputs)
     return Report(
@@ -263,7 +208,7 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
         budget=frames["budget"],
         groupsize=frames["groupsize"],
         headlines=tuple(_headline(i, o) for i in inputs),
-        plots=_plots(hist, by, frames, silents, o, source, val, priors.at(o.budget_sizes)),
+        plots=_plots(hist, by, frames, silents, o, source, run.val),
     )
 
 
@@ -294,5 +239,5 @@ def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | No
     chosen = options or ReportOptions()
     # The same σ as the group-size section (with --from, the trainer's).
     request = plan_options(budget=budget, std=chosen.groupsize.std)
-    val = _valuation(item.hist, (), chosen, request.sizes)
+    val = _session(item.hist, (), chosen).val
     return plan_frames(plan_values(*plan_input(item.hist, (), val), request))

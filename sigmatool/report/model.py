@@ -19,7 +19,7 @@ from sigmatool.report.provenance import InputFile, checked
 INPUT_COLUMN = "input"
 SILENT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
 BUDGET_SIZES = (8.0, math.inf)
-ESTIMATORS = ("plugin", "unbiased")
+ESTIMATORS = ("auto", "plugin", "unbiased")
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,8 +53,8 @@ class ReportOptions:
     """What the report computes: G grid of the silent figure, G of the budget, the group-size target."""
 
     title: str = "sigmatool report"
-    estimator: str = "plugin"
-    prior: PriorSpec = field(default_factory=PriorSpec)
+    estimator: str = "auto"
+    prior: PriorSpec = field(default_factory=lambda: PriorSpec("auto"))
     sizes: tuple[int, ...] = SILENT_SIZES
     budget_sizes: tuple[float, ...] = BUDGET_SIZES
     groupsize: GroupSizeOptions = field(default_factory=GroupSizeOptions)
@@ -66,7 +66,7 @@ class ReportOptions:
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
-            raise UsageError(f"--estimator must be plugin or unbiased, not {self.estimator!r}")
+            raise UsageError(f"--estimator must be auto, plugin or unbiased, not {self.estimator!r}")
         if not self.sizes or min(self.sizes) < 1:
             raise UsageError("the report's G grid needs whole numbers ≥ 1")
 

@@ -186,14 +186,14 @@ class Page:
 
 
 def _prior_setting(options: ReportOptions, estimators: Sequence[str]) -> str:
-    """The prior in words; ``auto`` says where it became the NPMLE prior (a silent table beyond n)."""
+    """The prior in words; ``auto`` (the default rule) says where the NPMLE prior answers."""
     prior = options.prior
     if prior.active:
         return f"{prior.label}: each prompt's posterior mean given its k of n, fitted per input and group"
-    if prior.kind == "auto" and any(e.startswith("prior ") for e in estimators):
+    if prior.kind == "auto" and options.estimator == "auto" and any("prior" in e for e in estimators):
         return (
-            "auto: npmle (each prompt's posterior mean given its k of n) where a section asks about G beyond "
-            "the samples n, as the commands do; the pass rate as measured elsewhere"
+            "auto: the NPMLE prior (each prompt's posterior mean given its k of n) answers the G beyond a "
+            "prompt's n samples, where its input identifies one, as the commands do"
         )
     return "none: each prompt's pass rate as measured"
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool.errors import UsageError
-from sigmatool.track.expected import EXPECTED, from_table, leave_one_step_out, silent_expectation
+from sigmatool.track.expected import EXPECTED, Estimate, from_table, leave_one_step_out, silent_expectation
 from sigmatool.track.expected import window as expected_window
 from sigmatool.track.groups import LOG_COLUMNS, export_pass_rates, group_table, pass_rates_of
 from sigmatool.track.steps import (
@@ -86,19 +86,21 @@ def track_groups(
     z_threshold: float = Z_THRESHOLD,
     min_gap: float = MIN_GAP,
     window: int | None = None,
+    estimate: Estimate = None,
 ) -> TrackResult:
-    """:func:`track` from the group table of :func:`group_table`."""
+    """:func:`track` from the group table of :func:`group_table`; ``estimate`` the estimator and prior of
+    the expectation from counts (by default the one rule every command uses)."""
     _check_rule(z_threshold, min_gap)
     if rates is not None and window is not None:
         raise UsageError("the expectation comes from a pass-rate table or from a window of steps, not both")
     if window is not None:
-        groups = expected_window(all_groups, window)
+        groups = expected_window(all_groups, window, estimate)
         estimator, single = f"window of {window} step{'s' if window > 1 else ''}", None
     elif rates is None:
-        groups = leave_one_step_out(all_groups)
+        groups = leave_one_step_out(all_groups, estimate)
         estimator, single = "leave-one-step-out", _single_step_prompts(all_groups)
     else:
-        groups = from_table(all_groups, rates)
+        groups = from_table(all_groups, rates, estimate)
         estimator, single = "pass-rate table", None
     steps = step_table(groups, z_threshold, min_gap)
     run = run_table(steps, groups, all_groups, single)

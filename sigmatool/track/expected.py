@@ -20,10 +20,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
 from sigmatool.errors import DataError, UsageError
+from sigmatool.options import PriorSpec
 
+# The estimator and prior of the expectation from counts (None: the one rule, as every command's default).
+Estimate = tuple[str, PriorSpec | None] | None
 EXPECTED = "expected"
 VARIANCE = "variance"  # a group's own variance term of the z-score, where the estimator gives one
-BASIS = "basis"  # "unbiased", "plug-in" or "rate"; null where there is no expectation
+BASIS = "basis"  # the estimator of each expectation (as a summary's ``estimator``), "rate"; null: none
 
 
 def silent_expectation(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> NDArray[np.float64]:
@@ -45,24 +48,38 @@ def silent_expectation(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> NDArray[np.f
     return np.asarray(np.where(G_arr <= n_arr, unbiased, plugin), dtype=np.float64)
 
 
-def _expectation_column(frame: pl.DataFrame, k: str, n: str) -> pl.DataFrame:
-    """Add ``expected`` and ``basis`` from count columns ``k``/``n`` and ``G``, each distinct triple once."""
+def _expectation_column(frame: pl.DataFrame, k: str, n: str, estimate: Estimate = None) -> pl.DataFrame:
+    """Add ``expected`` and ``basis`` from count columns ``k``/``n`` and ``G``, each distinct triple once,
+    valued as every command values counts (``estimate``: the estimator and prior; by default the one rule,
+    unbiased where G ≤ n and a prior fitted to these counts beyond, where it is identified)."""
+    from sigmatool.estimators import valuation
+    from sigmatool.kernels import Quantity
+
+    estimator, prior = estimate or ("auto", None)
     known = pl.col(n).is_not_null() & (pl.col(n) >= 1)
-    triples = frame.filter(known).select(k, n, "G").unique()
-    values = silent_expectation(triples[k].to_numpy(), triples[n].to_numpy(), triples["G"].to_numpy())
-    triples = triples.with_columns(pl.Series(EXPECTED, values, dtype=pl.Float64))
-    out = frame.join(triples, on=[k, n, "G"], how="left", nulls_equal=False)
-    basis = (
-        pl.when(~known)
-        .then(None)
-        .when(pl.col("G") <= pl.col(n))
-        .then(pl.lit("unbiased"))
-        .otherwise(pl.lit("plug-in"))
+    used = frame.filter(known)
+    triples = used.select(k, n, "G").unique(maintain_order=True)
+    cells = triples.select(
+        pl.col(k).cast(pl.Int64).alias("k"), pl.col(n).cast(pl.Int64).alias("n"), pl.col("G").cast(pl.Int64)
+    ).with_columns((pl.col("k") / pl.col("n")).alias("p"), pl.lit(1.0).alias("prompts"))
+    counts = used.group_by(k, n).agg(pl.len().alias("prompts")).sort(k, n)
+    hist = counts.select(
+        pl.col(k).cast(pl.Int64).alias("k"), pl.col(n).cast(pl.Int64).alias("n"), "prompts"
+    ).with_columns((pl.col("k") / pl.col("n")).alias("p"))
+    val = valuation(hist, (), (), estimator, prior)
+    sizes = cells["G"].to_numpy()
+    values = val.values(cells, Quantity.SILENT, sizes) if cells.height else np.zeros(0)
+    outside = val.outside(cells, sizes).astype(np.float64)
+    basis = val.cell_labels(cells, outside, np.ones(cells.height), values)
+    triples = triples.with_columns(
+        pl.Series(EXPECTED, values, dtype=pl.Float64).fill_nan(None), pl.Series(BASIS, basis, dtype=pl.String)
     )
-    return out.with_columns(basis.alias(BASIS))
+    out = frame.join(triples, on=[k, n, "G"], how="left", nulls_equal=False)
+    none = pl.col(EXPECTED).is_null()
+    return out.with_columns(pl.when(none).then(None).otherwise(pl.col(BASIS)).alias(BASIS))
 
 
-def leave_one_step_out(groups: pl.DataFrame) -> pl.DataFrame:
+def leave_one_step_out(groups: pl.DataFrame, estimate: Estimate = None) -> pl.DataFrame:
     """Groups (G ≥ 1) with ``expected`` from each prompt's counts in the other steps, and ``basis``.
 
     Adds ``k_other`` and ``n_other``. A prompt seen in one step only has n_other = 0 there: its groups get
@@ -84,10 +101,10 @@ def leave_one_step_out(groups: pl.DataFrame) -> pl.DataFrame:
         )
         .drop("__k_step", "__n_step", "__k_all", "__n_all")
     )
-    return _expectation_column(joined, "k_other", "n_other")
+    return _expectation_column(joined, "k_other", "n_other", estimate)
 
 
-def window(groups: pl.DataFrame, K: int) -> pl.DataFrame:
+def window(groups: pl.DataFrame, K: int, estimate: Estimate = None) -> pl.DataFrame:
     """Groups (G ≥ 1) with ``expected`` from each prompt's counts in the ``K`` steps before and after the
     group's step (by position among the run's steps; the step itself left out), and ``basis``.
 
@@ -122,7 +139,7 @@ def window(groups: pl.DataFrame, K: int) -> pl.DataFrame:
         .with_columns(pl.col("k_other").fill_null(0), pl.col("n_other").fill_null(0))
         .drop("__pos")
     )
-    out = _expectation_column(joined, "k_other", "n_other")
+    out = _expectation_column(joined, "k_other", "n_other", estimate)
     # A few steps' counts make a noisy P̂ (exactly 0 or 1 when n' = G), which P̂(1 − P̂) would take as exact.
     # (S − P̂)² is unbiased for Var(S − P̂) = P(1 − P) + Var(P̂), S and P̂ being independent.
     silent = ((pl.col("k") == 0) | (pl.col("k") == pl.col("G"))).cast(pl.Float64)
@@ -160,7 +177,7 @@ def _check_rates(rates: pl.DataFrame, key_dtype: pl.DataType) -> tuple[pl.DataFr
     return table, keys
 
 
-def from_table(groups: pl.DataFrame, rates: pl.DataFrame) -> pl.DataFrame:
+def from_table(groups: pl.DataFrame, rates: pl.DataFrame, estimate: Estimate = None) -> pl.DataFrame:
     """Groups (G ≥ 1) with ``expected`` from a table of pass rates keyed by prompt (or by step and prompt).
 
     A group whose prompt is not in the table, or has a null rate there, gets no expectation.
@@ -178,4 +195,4 @@ def from_table(groups: pl.DataFrame, rates: pl.DataFrame) -> pl.DataFrame:
         *keys, pl.col("k").cast(pl.Int64).alias("table_k"), pl.col("n").cast(pl.Int64).alias("table_n")
     )
     joined = usable.join(counts, on=keys, how="left")
-    return _expectation_column(joined, "table_k", "table_n").drop("table_k", "table_n")
+    return _expectation_column(joined, "table_k", "table_n", estimate).drop("table_k", "table_n")

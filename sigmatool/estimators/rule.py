@@ -1,0 +1,298 @@
+"""The one rule that picks the estimator of every (prompt, G) cell, and the valuation a run is built with.
+
+A number sigmatool prints answers one question: a quantity at one G over a set of prompts. Its value per
+prompt comes from that prompt's own data and that G alone (:class:`PerCell`): the definition itself for pass
+rates with no counts; for counts k of n, the unbiased estimate where G ≤ n and, beyond n, the posterior mean
+under the NPMLE prior of the prompt's --by group where the group identifies one. No number depends on the
+other G asked, on the command that prints it, or on other groups' rows (docs/prior.md, "One rule for every
+cell"). :func:`valuation` builds a run's valuation: this rule by default, or the estimator or prior named.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import polars as pl
+
+from sigmatool.estimators.checks import check_estimator
+from sigmatool.estimators.value import (
+    BoolArray,
+    FloatArray,
+    PerColumn,
+    Sizes,
+    Valuation,
+    _size,
+)
+from sigmatool.kernels import Quantity
+from sigmatool.load.loaded import distinct
+from sigmatool.options import COLUMN, PriorSpec, by_columns, check_prior, parse_prior
+from sigmatool.segments import group_index
+
+# A prior answers by default beyond a prompt's n only where this many prompts of its --by group were sampled
+# twice or more: with one sample each, the counts identify the mean of p and nothing else (docs/prior.md).
+PRIOR_PROMPTS = 50
+# How a summary row names the estimator behind it when its prompts were valued by the rule's two parts.
+NOT_IDENTIFIED = "not identified"
+
+
+@dataclass(frozen=True, eq=False)
+class PerCell(Valuation):
+    """The default rule (``--estimator auto``), applied to each (prompt, G) cell on its own:
+
+    - pass rates with no counts: f(p) itself, the quantity's definition (the plug-in value is exact);
+    - counts k of n with G ≤ n: the unbiased estimate, a group drawn from the n logged samples;
+    - counts with G > n (G = ∞ included): the posterior mean under the NPMLE prior fitted to the prompt's
+      --by group, where that group identifies one (:data:`PRIOR_PROMPTS` prompts sampled twice or more,
+      some answers right and some wrong); elsewhere NaN, *not identified*: the summaries give the bounds.
+
+    So a prompt's value at G depends on its own (k, n), its group's histogram and G, never on the other G
+    asked, the command, or the n of other groups. ``beyond`` False (``--prior none``) leaves every G > n
+    cell unidentified. The prior is fitted when a G > n cell is first asked about.
+    """
+
+    hist: pl.DataFrame = field(default_factory=pl.DataFrame, repr=False)
+    beyond: bool = True
+    found: pl.DataFrame = field(default_factory=pl.DataFrame, repr=False)  # by, __identified, __why
+    _fit: list[Valuation] = field(default_factory=list, repr=False)
+    _missed: set[bool] = field(default_factory=set, repr=False)  # whether a cell beyond n had no value
+
+    @classmethod
+    def of(cls, hist: pl.DataFrame, by: Sequence[str], beyond: bool = True) -> PerCell:
+        """The rule on one column's histogram (--by columns, ``p``, ``prompts`` and maybe ``k``, ``n``)."""
+        return cls("auto", PriorSpec("auto" if beyond else "none"), tuple(by), hist=hist, beyond=beyond,
+                   found=_identifies(hist, tuple(by), beyond))  # fmt: skip
+
+    @property
+    def counts(self) -> bool:
+        return "n" in self.hist.columns
+
+    @property
+    def keyed(self) -> bool:
+        return self.counts
+
+    @property
+    def label(self) -> str:
+        if not self.counts:
+            return "plug-in"
+        return "unbiased where G ≤ n, prior npmle beyond" if self.beyond else "unbiased where G ≤ n"
+
+    def fitted(self) -> Valuation:
+        """The NPMLE prior of each --by group, fitted on first use (the values beyond n)."""
+        if not self._fit:
+            self._fit.append(_fitted(self.hist, self.by, PriorSpec("npmle", default=True)))
+        return self._fit[0]
+
+    def _groups(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """Each frame row's line of :attr:`found` (its --by group's)."""
+        keys = [c for c in self.found.columns if not c.startswith("__")]
+        if not keys:
+            return self.found.select(pl.all().gather(np.zeros(frame.height, dtype=np.int64)))
+        return frame.select(keys).join(
+            self.found, on=keys, how="left", nulls_equal=True, maintain_order="left"
+        )
+
+    def identified(self, frame: pl.DataFrame) -> BoolArray:
+        """Whether each frame row's --by group has a prior to answer beyond n."""
+        return self._groups(frame)["__identified"].fill_null(False).to_numpy().astype(np.bool_)
+
+    def outside(self, frame: pl.DataFrame, G: Sizes | None) -> BoolArray:
+        """The rows whose cell at G lies beyond the logged samples (G > n, or no G: the large-group limits)."""
+        if not self.counts:
+            return np.zeros(frame.height, dtype=np.bool_)
+        n = frame["n"].cast(pl.Float64).to_numpy()
+        return np.asarray(n < (math.inf if G is None else np.asarray(G, dtype=np.float64)), dtype=np.bool_)
+
+    def values(
+        self, frame: pl.DataFrame, quantity: str, G: Sizes | None = None, std: str = "population"
+    ) -> FloatArray:
+        """f of each frame row by the rule: exact for rates, unbiased for G ≤ n, the prior's beyond, or NaN."""
+        q = Quantity(quantity)
+        if not self.counts:
+            return q.plugin(frame["p"].cast(pl.Float64).to_numpy(), _size(G), std)
+        G = G if q.needs_size else None
+        sizes = None if G is None else np.broadcast_to(np.asarray(G, dtype=np.int64), (frame.height,))
+        beyond = self.outside(frame, G)
+        out = np.full(frame.height, np.nan)
+        below = np.flatnonzero(~beyond)
+        if below.size and sizes is not None:
+            k, n = (frame[c].cast(pl.Float64).to_numpy()[below] for c in ("k", "n"))
+            out[below] = q.unbiased(k, n, sizes[below], std)
+        known = self.identified(frame) if beyond.any() else np.zeros(frame.height, dtype=np.bool_)
+        if (beyond & ~known).any():
+            self._missed.add(True)
+        rows = np.flatnonzero(beyond & known)
+        if rows.size:
+            out[rows] = self.fitted().values(frame[rows], quantity, None if sizes is None else sizes[rows], std)
+        return out
+
+    def cell_labels(
+        self, cells: pl.DataFrame, outside: FloatArray, prompts: FloatArray, value: FloatArray
+    ) -> list[str]:
+        """Per summary row, what made its number: from the weight of its prompts beyond n and its value."""
+        if not self.counts:
+            return ["plug-in"] * len(prompts)
+        out = []
+        for beyond, total, x in zip(outside.tolist(), prompts.tolist(), value.tolist(), strict=True):
+            if not math.isfinite(x) and beyond > 0:
+                out.append(NOT_IDENTIFIED)
+            elif beyond <= 0:
+                out.append("unbiased")
+            else:
+                out.append("prior npmle" if beyond >= total else "unbiased + prior npmle")
+        return out
+
+    def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
+        """The prior beyond n refitted to each replicate's weights (when it was used); unbiased values stay."""
+        if not self._fit:
+            return [self] * np.asarray(weights).shape[0]
+        return [replace(self, _fit=[fit]) for fit in self._fit[0].refit_all(weights, advance)]
+
+    def stacked(self, replicas: Sequence[Valuation], key: str) -> Valuation:
+        """Replicates stacked under ``key`` (:meth:`Valuation.stacked`): each keeps its own prior beyond n."""
+        fits = [replica._fit[0] for replica in replicas if isinstance(replica, PerCell) and replica._fit]
+        inner = [self._fit[0].stacked(fits, key)] if self._fit and len(fits) == len(replicas) else []
+        return replace(self, by=(*self.by, key), _fit=inner, _located=[])
+
+    def notes(self) -> list[str]:
+        """The prior's shape where it answered beyond n, and why a group's cells beyond n are not identified."""
+        lines = [f"beyond n (G > n): {line}" for line in (self._fit[0].notes() if self._fit else [])]
+        return lines
+
+    def why_not(self) -> list[str]:
+        """Why each --by group without a prior has none, once some cell beyond n was asked and had no value."""
+        keys = [c for c in self.found.columns if not c.startswith("__")]
+        lines: list[str] = []
+        if not self._missed:
+            return lines
+        for row in self.found.filter(~pl.col("__identified")).iter_rows(named=True):
+            where = ", ".join(f"{key}={row[key]}" for key in keys)
+            lines.append(f"{where + ': ' if where else ''}{row['__why']}")
+        return lines
+
+
+def _identifies(hist: pl.DataFrame, by: tuple[str, ...], beyond: bool) -> pl.DataFrame:
+    """Per --by group of a histogram of counts: whether a default prior may answer beyond n, and why not."""
+    if "n" not in hist.columns:
+        return pl.DataFrame()
+    w = pl.col("prompts").cast(pl.Float64)
+    stats = hist.group_by(list(by), maintain_order=True) if by else hist.group_by(pl.lit(0).alias("__all"))
+    found = stats.agg(
+        (w * (pl.col("n") >= 2)).sum().alias("__twice"),
+        (w * pl.col("k")).sum().alias("__right"),
+        (w * (pl.col("n") - pl.col("k"))).sum().alias("__wrong"),
+    )
+    twice, right, wrong = (pl.col(c) for c in ("__twice", "__right", "__wrong"))
+    why = (
+        pl.when(pl.lit(not beyond))
+        .then(pl.lit("--prior none: no prior answers beyond the logged samples"))
+        .when(right == 0)
+        .then(pl.lit("no answer was ever right, so no prior can tell how small p is"))
+        .when(wrong == 0)
+        .then(pl.lit("every answer was right, so no prior can tell how close p is to 1"))
+        .when(twice < PRIOR_PROMPTS)
+        .then(
+            pl.format(
+                "{} prompt(s) sampled twice or more, fewer than the {} a prior needs (one sample "
+                "per prompt tells only the mean of p)",
+                twice.cast(pl.Int64),
+                pl.lit(PRIOR_PROMPTS),
+            )
+        )
+        .otherwise(None)
+    )
+    found = found.with_columns(why.alias("__why"))
+    return found.with_columns(pl.col("__why").is_null().alias("__identified")).select(
+        *by, "__identified", "__why"
+    )
+
+
+def valuation(
+    hist: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str] = (),
+    sizes: Sequence[float] = (),
+    estimator: str = "plugin",
+    prior: str | PriorSpec | Valuation | None = None,
+) -> Valuation:
+    """The estimator for ``hist``: ``auto`` is the rule of :class:`PerCell`; a prior (``beta``, ``npmle``,
+    ``A,B``) is fitted to each ``--by`` group; ``plugin`` and ``unbiased`` as named.
+
+    With ``by`` led by the ``column`` key (several pass-rate columns), each column is valued apart, as its
+    own run would value it (:class:`PerColumn`). Streamed rows (a LazyFrame: pass rates, no counts) take
+    the plug-in value, which is exact there. ``sizes`` only checks that the unbiased estimator exists at
+    each G asked; no value depends on it.
+    """
+    if isinstance(prior, Valuation):
+        return prior
+    frame = distinct(hist)
+    spec = parse_prior(prior) if isinstance(prior, str) else prior or PriorSpec()
+    if frame is None:  # streamed rows: each column's plug-in values, named in its headline
+        plain = "plugin" if estimator == "auto" else estimator
+        return PerColumn(plain, spec, tuple(by)) if by_columns(by) else Valuation(plain)
+    if by_columns(by):
+        return _per_column(frame, tuple(by[1:]), sizes, estimator, spec)
+    return _one(frame, tuple(by), sizes, estimator, spec)
+
+
+def _per_column(
+    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
+) -> PerColumn:
+    """Each column's valuation on its own rows, behind one :class:`PerColumn`."""
+    names = hist[COLUMN].unique(maintain_order=True).to_list()
+    parts = tuple(
+        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec)) for name in names
+    )
+    index, _ = group_index(hist, (COLUMN,))
+    posterior = any(part.posterior for _, part in parts)
+    kind = "posterior" if posterior else "auto" if any(part.keyed for _, part in parts) else estimator
+    return PerColumn(kind, spec, (COLUMN, *by), parts=parts, index=index)
+
+
+def _one(
+    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
+) -> Valuation:
+    """The valuation of one pass-rate column's histogram: the rule of :class:`PerCell` by default, a prior
+    fitted to each --by group when one is named."""
+    n_min = int(hist["n"].min()) if "n" in hist.columns and hist.height else None  # type: ignore[arg-type]
+    if not spec.active:
+        if estimator == "auto":
+            return PerCell.of(hist, by, beyond=spec.kind == "auto")
+        check_estimator(hist, sizes, estimator)
+        return Valuation(estimator, short=_short(n_min, sizes))
+    check_prior(
+        spec, has_counts="n" in hist.columns, estimator="plugin" if estimator == "auto" else estimator
+    )
+    return _fitted(hist, by, spec, _short(n_min, sizes))
+
+
+def _fitted(hist: pl.DataFrame, by: tuple[str, ...], spec: PriorSpec, short: int | None = None) -> Valuation:
+    """The posterior valuation: ``spec``'s prior fitted to each --by group of ``hist``'s counts."""
+    from sigmatool.prior import fit_prior
+
+    # One cell per (--by group, k, n): a histogram kept by more columns than ``by`` (the sparkline's prior
+    # over all prompts of a --by run) has a (k, n) in several rows, which one cell must hold.
+    keys = [*by, "k", "n"]
+    hist = hist.group_by(keys, maintain_order=True).agg(pl.col("prompts").sum())
+    group, labels = group_index(hist, by)
+    weights = hist["prompts"].cast(pl.Float64).to_numpy()
+    local = np.zeros(hist.height, dtype=np.int64)
+    for g in range(max(labels.height, 1)):
+        rows = group == g
+        local[rows] = np.arange(int(rows.sum()))
+    cells = hist.select([*by, "k", "n"]).with_columns(
+        pl.Series("__group", group), pl.Series("__local", local)
+    )
+    k, n = (hist[c].to_numpy() for c in ("k", "n"))
+    priors = tuple(
+        fit_prior(k[group == g], n[group == g], weights[group == g], kind=spec.fit_kind)
+        for g in range(max(labels.height, 1))
+    )
+    return Valuation("posterior", spec, by, cells, priors, labels, short=short)
+
+
+def _short(n_min: int | None, sizes: Sequence[float]) -> int | None:
+    """The fewest logged samples n when some finite G asked exceeds it (the plug-in is biased there), else
+    None. G = inf asks for the large-group weights themselves, which no n identifies (docs/prior.md)."""
+    return n_min if n_min is not None and any(n_min < G < math.inf for G in sizes) else None

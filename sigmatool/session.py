@@ -1,0 +1,175 @@
+"""One run: the input read once, its options checked once, and the one valuation every answer comes from.
+
+Every command and the report analyse through a :class:`Session`. It holds what was loaded (a histogram of
+distinct values, or the streamed rows of many distinct pass rates), the ``--by`` groups, the estimator and
+what is asked beyond the samples, and builds the valuation (:func:`sigmatool.estimators.valuation`) once,
+here and nowhere else. The default values each (prompt, G) cell by one rule
+(:class:`sigmatool.estimators.PerCell`), so no number depends on the other G asked, on the command that
+prints it or on other groups' rows. Its methods return the analyses' results; views and figures only
+format them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from sigmatool.options import BeyondOptions
+
+if TYPE_CHECKING:
+    from sigmatool.budget import BudgetResult
+    from sigmatool.estimators import Valuation
+    from sigmatool.groupsize.curve import GroupSizeCurve
+    from sigmatool.groupsize.summary import GroupSizeResult
+    from sigmatool.load import Dataset
+    from sigmatool.load.loaded import Values
+    from sigmatool.options import BudgetOptions, GroupSizeOptions, SilentOptions
+    from sigmatool.options.plan import PlanOptions
+    from sigmatool.options.preflight import LoopSettings
+    from sigmatool.plan.groups import Plans
+    from sigmatool.preflight import PreflightResult
+    from sigmatool.silent import SilentCurve, SilentResult
+
+
+@dataclass(eq=False)
+class Session:
+    """What was read (``values``: a histogram, or streamed rows), by which ``--by`` columns, with which
+    estimator and ``beyond`` options; ``sizes`` the G asked (the unbiased estimator must exist at each),
+    ``dataset`` the loaded input (for per-prompt rows), ``totals`` what the pass that checked streamed rows
+    summed."""
+
+    values: Values
+    by: tuple[str, ...] = ()
+    estimator: str = "auto"
+    beyond: BeyondOptions = field(default_factory=BeyondOptions)
+    sizes: tuple[float, ...] = ()
+    dataset: Dataset | None = None
+    totals: pl.DataFrame | None = None
+    _val: list[Valuation] = field(default_factory=list, repr=False)
+
+    @property
+    def val(self) -> Valuation:
+        """The one valuation of this run (built on first use)."""
+        if not self._val:
+            from sigmatool import estimators
+
+            self._val.append(
+                estimators.valuation(self.values, self.by, self.sizes, self.estimator, self.beyond.prior)
+            )
+        return self._val[0]
+
+    @property
+    def histogram(self) -> pl.DataFrame | None:
+        """The histogram of distinct values, or None when the rows stream."""
+        return self.values if isinstance(self.values, pl.DataFrame) else None
+
+    def notes(self) -> list[str]:
+        """What people should know once the answers are made: each prior fitted, and why the cells that have
+        no value are not identified."""
+        if not self._val:
+            return []
+        return [*self.val.notes(), *(f"not identified beyond n: {line}" for line in self.val.why_not())]
+
+    def silent(self, options: SilentOptions, *, spark: bool = False, figure: bool = False) -> SilentResult:
+        """``silent``'s summary, headline, notes and curves."""
+        from sigmatool import silent
+
+        return silent.analyse(
+            self.values,
+            self.by,
+            options,
+            self.val,
+            self.beyond,
+            spark=spark,
+            figure=figure,
+            totals=self.totals,
+        )
+
+    def silent_curve(self, options: SilentOptions) -> SilentCurve:
+        """The silent share over a grid of G around the asked sizes, per --by group (``--plot``)."""
+        from sigmatool import silent
+
+        return silent.curve(self.values, options, self.by, self.val)
+
+    def id_notes(self) -> list[str]:
+        """For per-prompt output: the input's own prompt-id column, when the output's ``id`` is a row number."""
+        from sigmatool import load
+
+        return [] if self.dataset is None else load.id_notes(self.dataset)
+
+    def silent_rows(self, options: SilentOptions) -> pl.LazyFrame:
+        """``silent --per-prompt``: one row per prompt and G, streamed."""
+        from sigmatool import silent
+
+        assert self.dataset is not None
+        return silent.per_prompt(self.dataset, self.values, options.sizes, cap=options.cap, prior=self.val)
+
+    def budget(self, options: BudgetOptions) -> BudgetResult:
+        """``budget``'s summary, headline and notes."""
+        from sigmatool import budget
+
+        return budget.analyse(self.values, self.by, options, self.val, self.beyond)
+
+    def groupsize(
+        self, target: GroupSizeOptions, *, bins: int | None, figure: bool = False
+    ) -> GroupSizeResult:
+        """``groupsize``'s summary, headline, notes and curve."""
+        from sigmatool import groupsize
+
+        return groupsize.analyse(self.values, self.by, target, self.val, bins=bins, figure=figure)
+
+    def groupsize_curve(self, target: GroupSizeOptions) -> GroupSizeCurve:
+        """What ``groupsize --plot`` draws: the exact G against p (under a prior, each count's posterior G)."""
+        from sigmatool import groupsize
+
+        return groupsize.plotted(self.values, self.by, target, self.val)
+
+    def groupsize_rows(self, target: GroupSizeOptions) -> pl.LazyFrame:
+        """``groupsize --per-prompt``: one row per prompt, streamed."""
+        from sigmatool import groupsize
+
+        assert self.dataset is not None
+        return groupsize.per_prompt(self.dataset, self.values, target, prior=self.val)
+
+    def plans(self, request: PlanOptions) -> Plans:
+        """``plan``: one plan per --by group."""
+        from sigmatool.plan import groups
+        from sigmatool.progress import working
+
+        assert self.histogram is not None
+        with working("planning"):
+            return groups.plan_histogram(self.histogram, self.by, request, self.val)
+
+    def plan_rows(self, plans: Plans) -> pl.LazyFrame:
+        """``plan --per-prompt``: the input's rows with each one's group size, streamed."""
+        from sigmatool.load import Histogram
+        from sigmatool.plan import rows
+
+        assert self.histogram is not None
+        assert self.dataset is not None
+        return rows.dataset_rows(Histogram(self.histogram, self.dataset), plans)
+
+    def plan_notes(self, plans: Plans) -> list[str]:
+        """Which prompts get which size where prompts that share a value split between two sizes."""
+        from sigmatool.plan import rows
+
+        return rows.split_notes(plans, None if self.dataset is None else self.dataset.options.id_col)
+
+    def preflight(self, settings: LoopSettings, *, figure: bool = False) -> PreflightResult:
+        """``preflight``: the batch loop on this run's one pass-rate column."""
+        from sigmatool import preflight
+
+        assert self.histogram is not None
+        return preflight.analyse(self.histogram, settings, self.val, figure=figure)
+
+    def column(self, name: str) -> Session:
+        """The session of one pass-rate column of several, as a run with that one --col makes it."""
+        from sigmatool.options import COLUMN
+
+        assert self.histogram is not None
+        part = self.histogram.filter(pl.col(COLUMN) == name).drop(COLUMN)
+        return Session(
+            part, tuple(c for c in self.by if c != COLUMN), self.estimator, self.beyond, self.sizes
+        )
