@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from sigmatool import frames
 from sigmatool.columns import labels, percent
 from sigmatool.estimators import (
+    NOT_IDENTIFIED,
     Bounded,
     Cut,
     Valuation,
@@ -48,6 +49,7 @@ from sigmatool.estimators import (
     valuation,
 )
 from sigmatool.estimators.bounds import Inside
+from sigmatool.frames import last
 from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
@@ -66,7 +68,7 @@ from sigmatool.options import (
 from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
 from sigmatool.segments import bin_edges, bin_index
-from sigmatool.silent import unidentified
+from sigmatool.silent import ESTIMATOR, said_once, unidentified
 from sigmatool.sums import Cells, Summaries, labels_of
 
 COLUMNS = (
@@ -199,7 +201,7 @@ def summarize(
     by: Sequence[str],
     sizes: Sequence[float],
     *,
-    estimator: str = "plugin",
+    estimator: str = "auto",
     segments: Segments | None = None,
     bins: int = DEFAULT_BINS,
     extreme: float = DEFAULT_EXTREME,
@@ -285,6 +287,11 @@ def headline(overall: pl.DataFrame) -> str:
     extreme = overall.filter(pl.col("segment") == "extreme")
     for row in extreme.iter_rows(named=True):
         label = "∞" if row["G"] == "inf" else row["G"]
+        if row.get(ESTIMATOR) == NOT_IDENTIFIED:
+            parts.append(f"at G={label}, the shares are not identified by the data (their range: the table)")
+            continue
+        if row.get(ESTIMATOR) not in (None, "plug-in"):
+            label = f"{label} [{row[ESTIMATOR]}]"
         grpo, dr, ratio = row["grpo_share"], row["drgrpo_share"], row["grpo_over_drgrpo"]
         if grpo is None or dr is None:
             parts.append(f"at G={label}, no prompt carries any gradient")
@@ -297,7 +304,8 @@ def headline(overall: pl.DataFrame) -> str:
             )
         else:
             parts.append(f"at G={label}, {100 * grpo:.1f}% against {100 * dr:.1f}%{times}")
-    return "; ".join(parts) + "." if parts else ""
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "." if parts else ""
 
 
 def notes(seg: Segments, posterior: bool = False) -> list[str]:
@@ -407,7 +415,7 @@ def analyse(
     and the notes."""
     summary, overall = summaries(hist, by, options, val)
     beyond = beyond.bounding(unidentified(summary))
-    summary = with_ranges(hist, summary, by, options, val, beyond)
+    summary = last(with_ranges(hist, summary, by, options, val, beyond), ESTIMATOR)
     footer = notes(options.segments, val.posterior)
     counted = histogram_of(hist)
     if counted is not None:  # streamed rows carry no counts to bound
@@ -449,7 +457,7 @@ def view(result: BudgetResult) -> View:
             bar_full=full,
             labels=labels(names),
             keys=list(result.by),
-            hide=TABLE_HIDES,
+            hide=(*TABLE_HIDES, *said_once(result.summary)),
             footer=[*result.notes, also_in_data(TABLE_HIDES)],
             bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
         ),

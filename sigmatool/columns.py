@@ -57,6 +57,8 @@ COLUMNS = _declare(
     Column("p_hi", "p hi", PASS_RATE),
     Column("p", "p", PASS_RATE),
     Column("prompts", "prompts", "prompts"),
+    # What made a row's numbers: plug-in, unbiased, prior …, or not identified (docs/prior.md).
+    Column("estimator", "estimator"),
     # silent
     Column("silent_rate", "silent groups", SHARE),
     Column("all_right_rate", "all right", SHARE),

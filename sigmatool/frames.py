@@ -34,3 +34,8 @@ def series(name: str, values: ArrayLike | pl.Series) -> pl.Series:
 def frame(columns: Mapping[str, ArrayLike | pl.Series]) -> pl.DataFrame:
     """A frame of the named columns, each as :func:`series` makes it."""
     return pl.DataFrame([series(name, values) for name, values in columns.items()])
+
+
+def last(frame: pl.DataFrame, name: str) -> pl.DataFrame:
+    """``frame`` with its column ``name`` moved to the end (where it is one)."""
+    return frame.select(pl.exclude(name), name) if name in frame.columns else frame

@@ -63,7 +63,9 @@ class Session:
     @property
     def histogram(self) -> pl.DataFrame | None:
         """The histogram of distinct values, or None when the rows stream."""
-        return self.values if isinstance(self.values, pl.DataFrame) else None
+        from sigmatool.load.loaded import distinct
+
+        return distinct(self.values)
 
     def notes(self) -> list[str]:
         """What people should know once the answers are made: each prior fitted, and why the cells that have

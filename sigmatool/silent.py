@@ -47,7 +47,7 @@ from sigmatool.estimators import (
     valuation,
 )
 from sigmatool.estimators.rows import elementwise, row_value
-from sigmatool.frames import series
+from sigmatool.frames import last, series
 from sigmatool.joins import join_values
 from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, Totals, per_prompt_frame
@@ -133,7 +133,7 @@ def summarize(
     by: Sequence[str],
     sizes: Sequence[float],
     *,
-    estimator: str = "plugin",
+    estimator: str = "auto",
     cap: int | None = None,
     bins: int | None = None,
     prior: str | PriorSpec | Valuation | None = None,
@@ -174,6 +174,15 @@ def summaries(
         lead, lead_sums = cells.lead(sums.cells)
         return Summaries(table, _summary(Cells(lead, by[:1], None), lead_sums, sizes, cap, val))
     return Summaries(table, _summary(Cells(pl.DataFrame(), (), None), sums.total, sizes, cap, val))
+
+
+def said_once(summary: pl.DataFrame) -> tuple[str, ...]:
+    """The estimator column when each G has one estimator in every row: the table's headline names it, per
+    G (a --by group or bin whose estimator differs keeps the column)."""
+    if ESTIMATOR not in summary.columns:
+        return ()
+    per_G = summary.group_by("G").agg(pl.col(ESTIMATOR).n_unique())[ESTIMATOR]
+    return (ESTIMATOR,) if per_G.max() == 1 else ()
 
 
 def unidentified(summary: pl.DataFrame) -> bool:
@@ -314,7 +323,7 @@ def per_prompt(
     hist: pl.DataFrame | pl.LazyFrame,
     sizes: Sequence[float],
     *,
-    estimator: str = "plugin",
+    estimator: str = "auto",
     cap: int | None = None,
     prior: str | PriorSpec | Valuation | None = None,
 ) -> pl.LazyFrame:
@@ -332,7 +341,7 @@ def per_prompt(
     val = valuation(hist, ds.by, sizes, estimator, prior)
     join = ["k", "n"] if ds.has_counts else ["__p"]
     distinct = hist.select(["k", "n", "p"] if ds.has_counts else ["p"]).unique(maintain_order=True)
-    if val.posterior:
+    if val.keyed:
         join = [*val.by, "k", "n"]
         distinct = hist.select([*val.by, "k", "n", "p"])
     table = silent_kernels(distinct, sizes, val, cap)
@@ -493,12 +502,13 @@ def headline(
             _range_text(r, "silent_rate", ("ci_lo", "ci_hi"), f"{100 * (level or 0):g}% CI"),
         ]
         extra = "; ".join(text for text in ranges if text)
-        tag = f" [{r[ESTIMATOR]}]" if counts and r.get(ESTIMATOR) else ""
+        tag = f" [{r[ESTIMATOR]}]" if r.get(ESTIMATOR) not in (None, "plug-in") else ""
         if r["silent_rate"] is None:
             parts.append(f"not identified at G={r['G']}" + (f" ({allowed})" if allowed else ""))
             continue
         parts.append(f"{100 * r['silent_rate']:.1f}% at G={r['G']}{tag}" + (f" ({extra})" if extra else ""))
     always = float(summary["always_silent_share"][0])
+    counts = counts or any(e not in (None, "plug-in") for e in summary.get_column(ESTIMATOR, default=pl.Series()))
     if len(parts) == 1 and not parts[0].startswith("not identified"):
         lead = f"{parts[0].replace(' at ', ' of groups are silent at ', 1)}"
     else:
@@ -614,7 +624,7 @@ def analyse(
     drawn = curve(hist, options, by, val) if figure else None
     summary, overall = summaries(hist, by, options, val, totals)
     beyond = beyond.bounding(unidentified(summary))
-    summary = with_ranges(hist, summary, by, options, val, beyond)
+    summary = last(with_ranges(hist, summary, by, options, val, beyond), ESTIMATOR)
     whole = summary if _whole_is_table(by, options) else overall  # with no --by and no bins, its ranges
     notes = [FOOTER]
     counted = histogram_of(hist)
@@ -654,6 +664,7 @@ def view(result: SilentResult) -> View:
         names,
         show=("silent_rate", "always_silent_share"),
     )
+    shown.hide = (*shown.hide, *said_once(result.summary))
     draws = [c for c in DAPO_DRAWS if c in names]
     if shown.spans and draws:
         shown.hide = (*shown.hide, *draws)

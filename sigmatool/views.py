@@ -60,6 +60,7 @@ VIEWS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any], Any] | No
     ),
     "PreflightResult": ("sigmatool.preflight", "view", _attr("summary"), _itself),
     "Columns": ("sigmatool.preflight", "columns_view", lambda r: _stacked(r.results), None),
+    "LazyFrame": ("", "", _itself, None),  # per-prompt rows, streamed as they are
 }
 
 
@@ -76,15 +77,17 @@ def _entry(result: object) -> tuple[str, str, Callable[[Any], Any], Callable[[An
     return VIEWS[name]
 
 
-def summary_of(result: object) -> pl.DataFrame:
-    """The frame the data formats write."""
-    frame: pl.DataFrame = _entry(result)[2](result)
+def summary_of(result: object) -> pl.DataFrame | pl.LazyFrame:
+    """The frame the data formats write (per-prompt rows: a LazyFrame, streamed)."""
+    frame: pl.DataFrame | pl.LazyFrame = _entry(result)[2](result)
     return frame
 
 
-def view_of(result: object) -> View:
-    """The table view."""
+def view_of(result: object) -> View | None:
+    """The table view (None: the rows as they are)."""
     module, function, _, _ = _entry(result)
+    if not module:
+        return None
     argument = result.results if isinstance(result, Columns) else result
     argument = result.plans if isinstance(result, Distribution) else argument
     view: View = getattr(importlib.import_module(module), function)(argument)

@@ -74,10 +74,17 @@ def _kind(prior: str) -> str | tuple[float, float]:
     ],
 )
 @pytest.mark.parametrize("fmt", ["csv", "table"])
-def test_prior_none_prints_exactly_what_no_prior_prints(command: tuple[object, ...], fmt: str) -> None:
+def test_prior_auto_prints_exactly_what_no_prior_option_prints(command: tuple[object, ...], fmt: str) -> None:
     plain = invoke(*command, "--format", fmt)
-    none = invoke(*command, "--prior", "none", "--format", fmt)
-    assert plain.stdout == none.stdout
+    auto = invoke(*command, "--prior", "auto", "--format", fmt)
+    assert plain.stdout == auto.stdout
+
+
+def test_prior_none_leaves_the_cells_beyond_the_samples_unidentified() -> None:
+    out = _csv("silent", EIGHT, *COUNTS, "--G", "8,16", "--prior", "none")
+    assert ["unbiased", "not identified"] == out["estimator"].to_list()
+    assert out["silent_rate"][1] is None
+    assert out["silent_rate_lo"][1] < out["silent_rate_hi"][1]
 
 
 # --------------------------------------------------------------------------------------------- posterior means
@@ -200,7 +207,7 @@ def test_silent_bounds_contain_the_unbiased_estimate_within_the_samples(G: int) 
 
 
 def test_the_plugin_estimate_beyond_the_samples_lies_above_the_bounds() -> None:
-    row = _csv("silent", EIGHT, *COUNTS, "--G", "16", "--bounds", "--prior", "none").row(0, named=True)
+    row = _csv("silent", EIGHT, *COUNTS, "--G", "16", "--bounds", "--estimator", "plugin").row(0, named=True)
     assert row["silent_rate"] > row["silent_rate_hi"]
 
 
@@ -294,7 +301,8 @@ def test_the_interval_is_the_library_bootstrap(prior: str) -> None:
     k, n, w = _eight()
     estimator = "plugin" if prior == "none" else prior
     expected = bootstrap_rate(k, n, w, "silent", 16, estimator, replicates=30, level=0.9, seed=5)
-    args = ("--G", "16", "--ci", "0.9", "--replicates", "30", "--seed", "5", "--prior", prior)
+    chosen = ("--estimator", "plugin") if prior == "none" else ("--prior", prior)
+    args = ("--G", "16", "--ci", "0.9", "--replicates", "30", "--seed", "5", *chosen)
     row = _csv("silent", EIGHT, *COUNTS, *args).row(0, named=True)
     assert expected.lo == pytest.approx(row["silent_rate_ci_lo"], rel=1e-9)
     assert expected.hi == pytest.approx(row["silent_rate_ci_hi"], rel=1e-9)

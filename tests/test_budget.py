@@ -31,6 +31,7 @@ COLUMNS = [
     "drgrpo_share",
     "grpo_over_drgrpo",
     "silent_rate",
+    "estimator",
 ]
 SHARES = ("prompt_share", "grpo_share", "drgrpo_share")
 
@@ -53,7 +54,18 @@ def segment(out: pl.DataFrame, name: str, G: str = "inf") -> dict[str, object]:
 
 @pytest.fixture(scope="module")
 def bigmath() -> pl.DataFrame:
-    return csv_of(invoke("budget", BIGMATH, "--G", "8", "--G", "inf", "--format", "csv"))
+    """The paper's figures are the plug-in's (each prompt at its p̂)."""
+    return csv_of(invoke("budget", BIGMATH, "--G", "8", "--G", "inf", "--estimator", "plugin", "--format", "csv"))
+
+
+def test_bigmath_by_default_is_unbiased_at_8_and_under_the_npmle_at_inf() -> None:
+    default = csv_of(invoke("budget", BIGMATH, "--G", "8,inf", "--format", "csv"))
+    unbiased = csv_of(invoke("budget", BIGMATH, "--G", "8", "--estimator", "unbiased", "--format", "csv"))
+    npmle = csv_of(invoke("budget", BIGMATH, "--G", "inf", "--prior", "npmle", "--format", "csv"))
+    shown = [c for c in COLUMNS if c not in ("estimator", "silent_rate")]  # no silent rate at G = ∞
+    assert unbiased.select(shown).equals(default.filter(pl.col("G") == "8").select(shown))
+    assert npmle.select(shown).equals(default.filter(pl.col("G") == "inf").select(shown))
+    assert ["unbiased", "prior npmle"] == default["estimator"].unique(maintain_order=True).to_list()
 
 
 # ---------------------------------------------------------------------------------- the paper's figures
@@ -323,7 +335,7 @@ def test_unbiased_with_g_equal_to_n_gives_the_large_group_plugin_shares() -> Non
     # Drawing all n logged samples leaves no randomness: σ = sqrt(p̂(1 − p̂)) exactly.
     counts = ("--k-col", "k", "--n-col", "n", "--weight-col", "count", "--format", "csv")
     unbiased = csv_of(invoke("budget", BIGMATH_COUNTS, "--G", "64", "--estimator", "unbiased", *counts))
-    plugin = csv_of(invoke("budget", BIGMATH_COUNTS, "--G", "inf", *counts))
+    plugin = csv_of(invoke("budget", BIGMATH_COUNTS, "--G", "inf", "--estimator", "plugin", *counts))
     for column in ("grpo_share", "drgrpo_share"):
         assert plugin[column].to_list() == pytest.approx(unbiased[column].to_list(), abs=1e-12)
 
@@ -372,7 +384,7 @@ def test_bad_options_are_usage_errors_that_name_the_option(args: tuple[str, ...]
 
 
 def test_table_view_leads_with_the_extreme_share_sentence() -> None:
-    result = invoke("budget", BIGMATH, "--G", "8", "--format", "table")
+    result = invoke("budget", BIGMATH, "--G", "8", "--estimator", "plugin", "--format", "table")
     first = headline(result.stdout)
     expected = "At G=8, GRPO gives 16.5% of its gradient to extreme prompts, against 13.9% for Dr. GRPO"
     assert first == expected + " (×1.19)."

@@ -177,7 +177,7 @@ def test_openr1_grades_are_detected_and_ungraded_answers_counted(tmp_path: Path)
 
 
 def test_the_silent_rate_of_a_list_column_equals_brute_force(tmp_path: Path) -> None:
-    out = csv_of(invoke("silent", openr1(tmp_path), "--G", "3", "--prior", "none", "--format", "csv"))
+    out = csv_of(invoke("silent", openr1(tmp_path), "--G", "3", "--estimator", "plugin", "--format", "csv"))
     rates = [Fraction(sum(1 for g in r if g), sum(1 for g in r if g is not None)) for r in OPENR1]
     expected = sum(p**3 + (1 - p) ** 3 for p in rates) / len(rates)
     assert float(expected) == pytest.approx(out["silent_rate"].item(), rel=1e-12)

@@ -91,25 +91,25 @@ def test_the_default_headline_at_g16_lies_within_the_identified_bounds(eight: Pa
     assert allowed.lo <= rate["silent_rate"][0] <= allowed.hi
 
 
-def test_the_default_headline_at_g16_names_the_prior_and_the_plugins_bias(eight: Path) -> None:
+def test_the_default_headline_at_g16_names_the_prior(eight: Path) -> None:
     result = invoke("silent", eight, "--weight-col", "count", "--G", "16", "--format", "table")
-    assert "Under the NPMLE prior, the default where G > n = 8 samples" in " ".join(result.stdout.split())
+    assert "silent at G=16 [prior npmle]" in " ".join(result.stdout.split())
 
 
 def test_the_plugin_at_g16_says_it_is_biased_and_names_the_prior(eight: Path) -> None:
     result = invoke(
-        "silent", eight, "--weight-col", "count", "--G", "16", "--prior", "none", "--format", "table"
+        "silent", eight, "--weight-col", "count", "--G", "16", "--estimator", "plugin", "--format", "table"
     )
     assert "biased at G > n = 8 samples" in " ".join(result.stdout.split())
 
 
 def test_the_plugin_outside_its_bounds_says_it_contradicts_the_data(eight: Path) -> None:
-    args = ("--weight-col", "count", "--G", "16", "--prior", "none", "--bounds", "--format", "table")
+    args = ("--weight-col", "count", "--G", "16", "--estimator", "plugin", "--bounds", "--format", "table")
     result = invoke("silent", eight, *args)
     assert "the plug-in contradicts the data" in " ".join(result.stdout.split())
 
 
-def test_at_g_within_the_samples_the_plugin_stays_the_default(eight: Path) -> None:
+def test_at_g_within_the_samples_no_prior_is_used(eight: Path) -> None:
     default = invoke("silent", eight, "--weight-col", "count", "--G", "4,8", "--format", "csv")
     plugin = invoke(
         "silent", eight, "--weight-col", "count", "--G", "4,8", "--prior", "none", "--format", "csv"
@@ -137,7 +137,7 @@ def test_a_few_prompts_on_a_coarse_grid_are_not_read_as_counts(tmp_path: Path) -
     path = tmp_path / "few.csv"
     path.write_text("pass_rate\n0.5\n0.25\n")
     result = invoke("silent", path, "--G", "8", "--format", "csv")
-    assert "too few to tell how many samples" in result.stderr
+    assert "too few to read them as counts" in result.stderr
 
 
 @pytest.mark.parametrize("G", ["8", "16"])
@@ -167,7 +167,8 @@ def test_the_contradiction_is_the_estimate_outside_the_bounds(eight: Path) -> No
 
 
 def test_under_a_prior_the_always_silent_share_is_marked_not_identified(eight: Path) -> None:
-    result = invoke("silent", eight, "--weight-col", "count", "--G", "16", "--format", "table")
+    args = ("--weight-col", "count", "--G", "16", "--prior", "npmle", "--format", "table")
+    result = invoke("silent", eight, *args)
     assert "silent at every G is not identified by the data" in " ".join(result.stdout.split())
 
 

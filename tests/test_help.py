@@ -122,7 +122,7 @@ def test_the_whole_help_gives_the_whole_description(helps: dict[tuple[str, str],
 
 
 def test_a_choice_shows_its_choices_in_brackets(helps: dict[tuple[str, str], str]) -> None:
-    assert "--estimator [plugin|unbiased]" in helps["silent", "--help"]
+    assert "--estimator [auto|plugin|unbiased]" in helps["silent", "--help"]
 
 
 def test_a_default_is_shown_in_brackets(helps: dict[tuple[str, str], str]) -> None:

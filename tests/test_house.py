@@ -179,6 +179,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     ("estimators", "prior"),  # a prompt's value under an estimator
     ("silent", "budget", "groupsize", "simulate", "plan", "track", "sql", "preflight", "__init__"),
+    ("session", "views"),  # one run of the analyses, and what each kind of result shows
     ("figures",),
     ("report",),
     ("cli",),

@@ -68,7 +68,7 @@ def test_reward_column_named_like_the_row_number(tmp_path: Path, fmt: str) -> No
     frame = pl.DataFrame({"__id": ["a", "a", "b"], "__row": [1, 0, 1], "__reward": [7, 8, 9]})
     path = _write(frame, fmt, tmp_path, "x")
     result = invoke(
-        "silent", path, "--rollouts", "--prompt-col", "__id", "--reward-col", "__row", "--G", "2", "--prior", "none",
+        "silent", path, "--rollouts", "--prompt-col", "__id", "--reward-col", "__row", "--G", "2", "--estimator", "plugin",
         "--format", "csv",
     )  # fmt: skip
     expected = (0.5**2 + 0.5**2 + 1.0) / 2  # prompt a: p = 1/2; prompt b: p = 1

@@ -289,18 +289,22 @@ def test_plan_per_prompt_sizes_give_the_summary(
     assert summary == PLAN_FACTS[column](out.per_prompt)
 
 
+# These few prompts identify no prior beyond their n (the plan's large-group terms): each prompt at its p̂.
+PLUGIN = ("--estimator", "plugin")
+
+
 # The case first reported: 0.7 and 0.94 of 50 samples lost their size (k/50 computed again is not the rate).
 def test_plan_of_three_rates_of_50_samples_sizes_every_prompt(tmp_path: Path) -> None:
     (tmp_path / "m.csv").write_text("id,pass_rate\na,0.7\nb,0.5\nc,0.94\n")
     args = ("plan", tmp_path / "m.csv", "--samples", "50", "--budget", "8", "--id-col", "id", "-f", "csv")
-    rows = csv_of(invoke(*args, "--per-prompt"))
+    rows = csv_of(invoke(*args, "--per-prompt", *PLUGIN))
     assert 0 == rows["group_size"].null_count()
 
 
 def test_plan_of_three_rates_of_50_samples_uses_the_input_rates(tmp_path: Path) -> None:
     (tmp_path / "m.csv").write_text("id,pass_rate\na,0.7\nb,0.5\nc,0.94\n")
     args = ("plan", tmp_path / "m.csv", "--samples", "50", "--budget", "8", "--id-col", "id", "-f", "csv")
-    rows = csv_of(invoke(*args, "--per-prompt"))
+    rows = csv_of(invoke(*args, "--per-prompt", *PLUGIN))
     assert [0.7, 0.5, 0.94] == rows["p_used"].to_list()
 
 
@@ -308,7 +312,7 @@ def test_plan_of_three_rates_of_50_samples_uses_the_input_rates(tmp_path: Path) 
 def test_prompts_at_three_fifths_of_5_samples_keep_their_size(command: str, tmp_path: Path) -> None:
     (tmp_path / "five.csv").write_text("".join(["id,pass_rate\n", *[f"q{k},{k / 5!r}\n" for k in range(6)]]))
     args = (command, tmp_path / "five.csv", "--samples", "5", "--id-col", "id", "--per-prompt", "-f", "csv")
-    rows = csv_of(invoke(*args, *(("--budget", "8") if command == "plan" else ())))
+    rows = csv_of(invoke(*args, *(("--budget", "8", *PLUGIN) if command == "plan" else ())))
     column = "keep" if command == "plan" else "reachable"
     assert 0 == rows[column].null_count()
 
@@ -329,5 +333,5 @@ def test_plan_by_group_of_rates_of_n_samples_sizes_every_prompt(samples: int, tm
         "--id-col",
         "id",
     )
-    rows = csv_of(invoke(*args, "--per-prompt", "-f", "csv"))
+    rows = csv_of(invoke(*args, "--per-prompt", *PLUGIN, "-f", "csv"))
     assert 0 == rows["group_size"].null_count()

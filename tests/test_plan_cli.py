@@ -42,9 +42,10 @@ def test_on_big_math_the_plan_stays_within_the_budget(bigmath_summary: pl.DataFr
     assert 8 * BIGMATH_PROMPTS >= row(bigmath_summary, "plan")["rollouts_used"]
 
 
-def test_uniform_g8_objective_is_the_kernels_sum_over_the_input(bigmath_summary: pl.DataFrame) -> None:
-    rates = pl.read_parquet(BIGMATH)["llama8b_solve_rate"].to_numpy()
-    expected = float(np.sum(kernels.expected_sigma(rates, 8)))
+def test_uniform_g8_objective_is_the_unbiased_kernels_sum_over_the_input(bigmath_summary: pl.DataFrame) -> None:
+    # 64 samples per prompt: at G = 8 each prompt's E[σ] is estimated without bias from its k of 64.
+    k = np.round(pl.read_parquet(BIGMATH)["llama8b_solve_rate"].to_numpy() * 64)
+    expected = float(np.sum(kernels.expected_sigma_unbiased(k, 64, 8)))
     assert expected == pytest.approx(row(bigmath_summary, "uniform")["objective"], rel=1e-9)
 
 
@@ -133,7 +134,7 @@ def test_rows_without_a_pass_rate_get_no_size(tmp_path: Path) -> None:
 def test_per_prompt_expected_sigma_is_the_kernel_at_the_rows_size(tmp_path: Path) -> None:
     user_dataset().write_parquet(tmp_path / "prompts.parquet")
     out = tmp_path / "plan.parquet"
-    invoke("plan", tmp_path / "prompts.parquet", "--per-prompt", "--prior", "none", "-o", out)
+    invoke("plan", tmp_path / "prompts.parquet", "--per-prompt", "--estimator", "plugin", "-o", out)
     kept = pl.read_parquet(tmp_path / "plan.parquet").filter(pl.col("keep"))
     expected = kernels.expected_sigma(kept["solve_rate"].to_numpy(), kept["group_size"].to_numpy())
     np.testing.assert_allclose(expected, kept["expected_sigma"].to_numpy(), rtol=1e-12)
@@ -195,6 +196,8 @@ def test_rollout_logs_give_one_row_per_prompt(write_csv) -> None:  # type: ignor
             "--reward-col",
             "r",
             "--per-prompt",
+            "--estimator",
+            "plugin",  # three prompts identify no prior for the sizes beyond their n
             "--format",
             "csv",
         )

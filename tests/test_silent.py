@@ -24,6 +24,7 @@ SUMMARY_COLUMNS = [
     "always_silent_share",
     "dapo_draws_per_group",
     "dapo_draws_per_group_learnable",
+    "estimator",
 ]
 
 
@@ -32,8 +33,18 @@ def bigmath_csv() -> pl.DataFrame:
     return csv_of(invoke("silent", BIGMATH, "--G", "4,8,16,32,64", "--format", "csv"))
 
 
-def test_bigmath_silent_rates_match_the_paper(bigmath_csv: pl.DataFrame) -> None:
-    assert [0.5927, 0.4428, 0.3224, 0.2301, 0.1653] == [round(x, 4) for x in bigmath_csv["silent_rate"]]
+def test_bigmath_silent_rates_by_default_are_the_papers_unbiased_ones(bigmath_csv: pl.DataFrame) -> None:
+    # 64 samples per prompt: every G ≤ 64 is estimated without bias (docs/theory.md §2).
+    assert [0.5859, 0.4307, 0.3019] == [round(x, 4) for x in bigmath_csv["silent_rate"][:3]]
+
+
+def test_bigmath_default_names_the_unbiased_estimator_in_every_row(bigmath_csv: pl.DataFrame) -> None:
+    assert ["unbiased"] * 5 == bigmath_csv["estimator"].to_list()
+
+
+def test_bigmath_plugin_silent_rates_match_the_paper() -> None:
+    out = csv_of(invoke("silent", BIGMATH, "--G", "4,8,16,32,64", "--estimator", "plugin", "--format", "csv"))
+    assert [0.5927, 0.4428, 0.3224, 0.2301, 0.1653] == [round(x, 4) for x in out["silent_rate"]]
 
 
 def test_bigmath_always_silent_share_matches_the_paper(bigmath_csv: pl.DataFrame) -> None:
@@ -232,5 +243,5 @@ def test_rollout_log_gives_the_same_summary_as_its_counts(tmp_path: Path) -> Non
 def test_table_view_leads_with_a_sentence() -> None:
     result = invoke("silent", BIGMATH, "--format", "table")
     assert result.stdout.startswith(
-        "44.3% of groups are silent at G=8; 11.2% of prompts are silent at every G"
+        "43.1% of groups are silent at G=8 [unbiased]; 11.2% of prompts were never or always right"
     )

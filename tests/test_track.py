@@ -51,13 +51,11 @@ def groups_of(rows: pl.DataFrame) -> dict[tuple[int, str], tuple[int, int, int]]
 
 
 def silent_exact(k: int, n: int, G: int) -> Fraction | None:
-    """Brute-force expectation for a size-G group from k of n other samples: hypergeometric, or plug-in."""
-    if n == 0:
+    """Brute-force expectation for a size-G group from k of n other samples, by the default rule: the
+    hypergeometric where G ≤ n; beyond n none, since the few groups of these logs identify no prior."""
+    if n == 0 or G > n:
         return None
-    if G <= n:
-        return Fraction(math.comb(k, G) + math.comb(n - k, G), math.comb(n, G))
-    p = Fraction(k, n)
-    return p**G + (1 - p) ** G
+    return Fraction(math.comb(k, G) + math.comb(n - k, G), math.comb(n, G))
 
 
 def loso_brute_force(rows: pl.DataFrame) -> dict[tuple[int, str], Fraction | None]:
@@ -230,7 +228,7 @@ def test_groups_of_single_step_prompts_are_not_compared() -> None:
     assert sum(v is None for v in brute.values()) == result.run["uncompared_groups"].item()
 
 
-def test_group_larger_than_the_other_samples_uses_the_plug_in() -> None:
+def test_group_larger_than_the_other_samples_is_not_identified_unless_the_plugin_is_asked() -> None:
     log = pl.LazyFrame(
         {
             "step": [1, 1, 1, 2, 2],
@@ -241,17 +239,13 @@ def test_group_larger_than_the_other_samples_uses_the_plug_in() -> None:
         }
     )
     groups = tr.track(log).groups.sort("step")
-    # Step 1 (G = 3) sees k' = 1 of n' = 2 in step 2: plug-in (1/2)^3 + (1/2)^3.
-    assert [0.25, float(Fraction(1, 3))] == pytest.approx(groups["expected"].to_list())
-
-
-def test_silent_expectation_is_unbiased_below_n_and_plug_in_above() -> None:
-    k, n = np.meshgrid(np.arange(0, 9), np.arange(1, 9))
-    mask = k <= n
-    for G in (1, 2, 5, 12):
-        got = tr.silent_expectation(k[mask], n[mask], G)
-        expected = [float(silent_exact(int(a), int(b), G)) for a, b in zip(k[mask], n[mask], strict=True)]  # type: ignore[arg-type]
-        assert expected == pytest.approx(got.tolist(), rel=1e-12)
+    # Step 1 (G = 3) sees k' = 1 of n' = 2 in step 2: beyond n', and two groups identify no prior.
+    assert groups["expected"][0] is None
+    assert float(Fraction(1, 3)) == pytest.approx(groups["expected"][1], rel=1e-15)
+    assert [None, "unbiased"] == groups["basis"].to_list()
+    plugin = tr.track_groups(tr.group_table(log), estimate=("plugin", None)).groups.sort("step")
+    # p̂' = 1/2 at G = 3, then p̂' = 2/3 at G = 2.
+    assert [0.25, float(Fraction(5, 9))] == pytest.approx(plugin["expected"].to_list(), rel=1e-15)
 
 
 # ------------------------------------------------------------------------------------------ run statistics

@@ -448,9 +448,10 @@ EstimatorOpt = Annotated[
     Estimator,
     typer.Option(
         "--estimator",
-        help="auto: exact for pass rates; for counts k of n, unbiased where G ≤ n and a prior's "
-        "posterior mean beyond n where the data identify one, else not identified (docs/prior.md). "
-        "plugin: p̂ as p everywhere; unbiased: the group drawn from the logged samples (G ≤ n only).",
+        help="How each prompt's value at each G is estimated (auto: the one rule of docs/prior.md). auto: "
+        "exact for pass rates; for counts k of n, unbiased where G ≤ n and a prior's posterior mean beyond "
+        "n where the data identify one, else not identified. plugin: p̂ as p everywhere; unbiased: the "
+        "group drawn from the logged samples (G ≤ n only).",
     ),
 ]
 

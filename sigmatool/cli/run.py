@@ -192,18 +192,13 @@ def show(
     """Write a command's answer: per-prompt rows (a LazyFrame) streamed to the output, any other result as its
     table view or data format (:mod:`sigmatool.views`); when --plot names a file, the figure of ``figure``
     (by default of the result) is drawn first."""
-    import polars as pl
-
-    from sigmatool.render import sink_frame, write_frame
+    from sigmatool.render import write_any
     from sigmatool.views import drawn_of, summary_of, view_of
 
     drawn = drawn_of(result if figure is None else figure)
     if drawn is not None:
         save_plot(plot, drawn, source)
-    if isinstance(result, pl.LazyFrame):
-        sink_frame(result, out)
-    else:
-        write_frame(summary_of(result), out, view_of(result))
+    write_any(summary_of(result), out, view_of(result))
 
 
 def is_table(out: OutputOptions) -> bool:

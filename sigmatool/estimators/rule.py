@@ -19,6 +19,7 @@ import polars as pl
 
 from sigmatool.estimators.checks import check_estimator
 from sigmatool.estimators.value import (
+    NOT_IDENTIFIED,
     BoolArray,
     FloatArray,
     PerColumn,
@@ -33,9 +34,7 @@ from sigmatool.segments import group_index
 
 # A prior answers by default beyond a prompt's n only where this many prompts of its --by group were sampled
 # twice or more: with one sample each, the counts identify the mean of p and nothing else (docs/prior.md).
-PRIOR_PROMPTS = 50
-# How a summary row names the estimator behind it when its prompts were valued by the rule's two parts.
-NOT_IDENTIFIED = "not identified"
+PRIOR_PROMPTS = 30
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,6 +119,7 @@ class PerCell(Valuation):
         if below.size and sizes is not None:
             k, n = (frame[c].cast(pl.Float64).to_numpy()[below] for c in ("k", "n"))
             out[below] = q.unbiased(k, n, sizes[below], std)
+            beyond = beyond | np.isnan(out)  # a quantity of degree above n (Knapsack RL's G + 3) has none
         known = self.identified(frame) if beyond.any() else np.zeros(frame.height, dtype=np.bool_)
         if (beyond & ~known).any():
             self._missed.add(True)
@@ -213,7 +213,7 @@ def valuation(
     hist: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str] = (),
     sizes: Sequence[float] = (),
-    estimator: str = "plugin",
+    estimator: str = "auto",
     prior: str | PriorSpec | Valuation | None = None,
 ) -> Valuation:
     """The estimator for ``hist``: ``auto`` is the rule of :class:`PerCell`; a prior (``beta``, ``npmle``,

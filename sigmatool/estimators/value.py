@@ -12,6 +12,7 @@ and its own fitted priors, never one fitted to another column's counts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -33,6 +34,9 @@ BoolArray = NDArray[np.bool_]
 Sizes = float | int | NDArray[np.generic]
 
 
+# How a summary row names the estimator behind it where the data give it no value.
+NOT_IDENTIFIED = "not identified"
+
 # Below this, a posterior's normaliser Σ_i m_i Bin(k; n, p_i) has lost digits to underflow in linear space.
 _LINEAR_FLOOR = 1e-250
 
@@ -53,6 +57,8 @@ def _kernel(frame: pl.DataFrame, quantity: str, G: Sizes | None, unbiased: bool,
     """f at p̂ (plug-in), or its unbiased estimate from (k, n); quantities with no unbiased form take p̂."""
     q = Quantity(quantity)
     p = frame["p"].cast(pl.Float64).to_numpy()
+    if unbiased and q in (Quantity.GRPO_LIMIT, Quantity.DRGRPO_LIMIT):
+        return np.full(frame.height, np.nan)  # the large-group limits: no n samples give them unbiased
     if not unbiased or not q.has_unbiased:
         return q.plugin(p, _size(G), std)
     k, n = (frame[c].cast(pl.Float64).to_numpy() for c in ("k", "n"))
@@ -97,15 +103,23 @@ class Valuation:
         return self.posterior
 
     def outside(self, frame: pl.DataFrame, G: Sizes | None) -> BoolArray:
-        """The rows valued beyond their logged samples by the default rule (:class:`PerCell`); none here."""
-        return np.zeros(frame.height, dtype=np.bool_)
+        """The rows whose cell at G lies beyond their logged samples (G > n) where that leaves the estimator
+        without a value: the unbiased estimator's; none for the plug-in and a prior, which answer anywhere."""
+        if self.estimator != "unbiased" or "n" not in frame.columns:
+            return np.zeros(frame.height, dtype=np.bool_)
+        n = frame["n"].cast(pl.Float64).to_numpy()
+        return np.asarray(n < (np.inf if G is None else np.asarray(G, dtype=np.float64)), dtype=np.bool_)
 
     def cell_labels(
         self, cells: pl.DataFrame, outside: FloatArray, prompts: FloatArray, value: FloatArray
     ) -> list[str]:
         """The estimator behind each summary row (``cells``: the rows' keys), from the weight of its prompts
-        valued beyond n, its prompts and its value (NaN: not identified)."""
-        return [self.label] * len(prompts)
+        valued beyond n, its prompts and its value: a row with prompts beyond n and no value is not
+        identified."""
+        return [
+            NOT_IDENTIFIED if beyond > 0 and not math.isfinite(x) else self.label
+            for beyond, x in zip(outside.tolist(), value.tolist(), strict=True)
+        ]
 
     def why_not(self) -> list[str]:
         """Why some cells have no value (:meth:`PerCell.why_not`)."""

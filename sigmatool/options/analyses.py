@@ -48,7 +48,7 @@ class SilentOptions:
     """``silent``: group sizes, estimator, DAPO's cap, bins, and per-prompt rows instead of a summary."""
 
     sizes: tuple[float, ...] = (8.0,)
-    estimator: str = "plugin"
+    estimator: str = "auto"
     cap: int | None = None
     bins: int | None = None
     per_prompt: bool = False
@@ -103,7 +103,7 @@ class BudgetOptions:
     """``budget``: group sizes (``inf`` for the large-group limits), estimator and segments."""
 
     sizes: tuple[float, ...] = (8.0,)
-    estimator: str = "plugin"
+    estimator: str = "auto"
     segments: Segments = Segments()
 
     def __post_init__(self) -> None:

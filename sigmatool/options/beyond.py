@@ -117,7 +117,7 @@ class BeyondOptions:
         """Whether bounds or intervals are asked for (they describe a summary, not single prompts)."""
         return self.bounds or self.ci is not None
 
-    def check(self, *, has_counts: bool, estimator: str = "plugin", per_prompt: bool = False) -> None:
+    def check(self, *, has_counts: bool, estimator: str = "auto", per_prompt: bool = False) -> None:
         """The combinations with the input and the other options of the command."""
         check_prior(self.prior, has_counts=has_counts, estimator=estimator)
         if self.bounds and not has_counts:
@@ -129,7 +129,7 @@ class BeyondOptions:
             )
 
 
-def check_prior(prior: PriorSpec, *, has_counts: bool, estimator: str = "plugin", law: bool = False) -> None:
+def check_prior(prior: PriorSpec, *, has_counts: bool, estimator: str = "auto", law: bool = False) -> None:
     """A prior needs counts and takes the place of --estimator (and of --law's closed form)."""
     if not prior.active:
         return

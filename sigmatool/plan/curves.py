@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.errors import DataError
 from sigmatool.estimators import Valuation
 from sigmatool.kernels import Quantity
 from sigmatool.options.plan import PlanOptions
@@ -57,8 +58,17 @@ class Rows:
         return Rows(taken, self.valuation)
 
     def mean(self, quantity: Quantity, G: int | None = None, std: str = "population") -> FloatArray:
-        """Each row's value of the quantity under the valuation."""
-        return self.valuation.values(self.frame, quantity, G, std)
+        """Each row's value of the quantity under the valuation; a value the data do not identify (a size
+        beyond some prompts' n with no prior to answer there) stops the plan with a line saying so."""
+        values = self.valuation.values(self.frame, quantity, G, std)
+        if np.isnan(values).any() and self.valuation.why_not():
+            size = "the large-group limit" if G is None else f"G = {G}"
+            raise DataError(
+                f"the plan values every prompt at every size, and at {size} some prompts' values are not "
+                f"identified by their counts ({'; '.join(self.valuation.why_not())}): give --sizes no larger "
+                "than their n, --prior npmle, or --estimator plugin to assume one"
+            )
+        return values
 
 
 def _rows(rows: Rows | FloatArray) -> Rows:

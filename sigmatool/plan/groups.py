@@ -31,7 +31,7 @@ def plan_input(
     group: pl.DataFrame, by: Sequence[str] = (), valuation: Valuation | None = None
 ) -> tuple[Rows, NDArray[np.int64]]:
     """The distinct values a plan is made on (ascending p̂) and their prompts, from histogram rows."""
-    if valuation is None or valuation.estimator == "plugin":
+    if valuation is None or (not valuation.keyed and valuation.estimator != "unbiased"):
         p, counts = distinct_values(group.select("p", "prompts"))
         return Rows.plugin(p), counts
     cells = (

@@ -21,7 +21,16 @@ from sigmatool.options import OutputFormat, OutputOptions
 from sigmatool.render.files import target
 from sigmatool.render.table import TABLE_ROWS, View, also_in_data, print_table, ranges
 
-__all__ = ["View", "also_in_data", "ranges", "resolve_format", "sink_frame", "table_width", "write_frame"]
+__all__ = [
+    "View",
+    "also_in_data",
+    "ranges",
+    "resolve_format",
+    "sink_frame",
+    "table_width",
+    "write_any",
+    "write_frame",
+]
 
 EXTENSIONS = {
     ".csv": "csv",
@@ -130,6 +139,14 @@ def sink_frame(lf: pl.LazyFrame, out: OutputOptions, view: View | None = None) -
         if "Broken pipe" in str(exc):
             raise BrokenPipeError(str(exc)) from exc
         raise DataError(f"cannot read the input: {str(exc).strip().splitlines()[0]}") from exc
+
+
+def write_any(frame: pl.DataFrame | pl.LazyFrame, out: OutputOptions, view: View | None = None) -> None:
+    """A result frame written (:func:`write_frame`), or per-row output streamed (:func:`sink_frame`)."""
+    if isinstance(frame, pl.LazyFrame):
+        sink_frame(frame, out, view)
+    else:
+        write_frame(frame, out, view)
 
 
 def _sink_json_array(lf: pl.LazyFrame, output: str | None) -> None:

@@ -85,12 +85,13 @@ def table(frame: pl.DataFrame, columns: Sequence[str] | None = None, *, shorten:
 
 
 def silent_table(frames: dict[str, pl.DataFrame], by: Sequence[str]) -> Table:
-    """The silent summaries, one block per estimator when there are several."""
-    columns = [*by, *SILENT]
-    if len(frames) == 1:
-        return table(next(iter(frames.values())), columns)
-    parts = [f.with_columns(pl.lit(name).alias("estimator")) for name, f in frames.items()]
-    return table(pl.concat(parts, how="diagonal_relaxed"), ["estimator", *columns])
+    """The silent summaries, each row led by the estimator behind it (a summary's own ``estimator`` column,
+    or the name it is given)."""
+    parts = [
+        f if "estimator" in f.columns else f.with_columns(pl.lit(name).alias("estimator"))
+        for name, f in frames.items()
+    ]
+    return table(pl.concat(parts, how="diagonal_relaxed"), ["estimator", *by, *SILENT])
 
 
 def inputs_table(inputs: Sequence[ReportInput]) -> Table:

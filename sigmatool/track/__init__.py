@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from sigmatool.errors import UsageError
-from sigmatool.track.expected import EXPECTED, Estimate, from_table, leave_one_step_out, silent_expectation
+from sigmatool.track.expected import EXPECTED, Estimate, from_table, leave_one_step_out
 from sigmatool.track.expected import window as expected_window
 from sigmatool.track.groups import LOG_COLUMNS, export_pass_rates, group_table, pass_rates_of
 from sigmatool.track.steps import (
@@ -238,7 +238,6 @@ __all__ = [
     "leave_one_step_out",
     "pass_rates_of",
     "silent_band",
-    "silent_expectation",
     "track",
     "track_groups",
 ]

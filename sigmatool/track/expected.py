@@ -29,25 +29,6 @@ VARIANCE = "variance"  # a group's own variance term of the z-score, where the e
 BASIS = "basis"  # the estimator of each expectation (as a summary's ``estimator``), "rate"; null: none
 
 
-def silent_expectation(k: ArrayLike, n: ArrayLike, G: ArrayLike) -> NDArray[np.float64]:
-    """Expected silent probability of a size-G group of a prompt seen right k times in n samples.
-
-    ``[C(k, G) + C(n − k, G)] / C(n, G)`` (unbiased for ``p^G + (1 − p)^G``) when 1 ≤ G ≤ n; the plug-in
-    ``p̂^G + (1 − p̂)^G`` with ``p̂ = k / n`` when G > n ≥ 1; NaN when n = 0 or the inputs are not counts
-    with 0 ≤ k ≤ n. Returns float64. docs/track.md, "The expected silent fraction".
-
-    >>> [round(float(x), 4) for x in silent_expectation([3, 1, 0], [4, 2, 0], [2, 4, 2])]
-    [0.5, 0.125, nan]
-    """
-    k_arr, n_arr, G_arr = np.broadcast_arrays(
-        np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64), np.asarray(G, dtype=np.float64)
-    )
-    unbiased = kernels.silent_probability_unbiased(k_arr, n_arr, G_arr)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plugin = kernels.silent_probability(k_arr / n_arr, G_arr)
-    return np.asarray(np.where(G_arr <= n_arr, unbiased, plugin), dtype=np.float64)
-
-
 def _expectation_column(frame: pl.DataFrame, k: str, n: str, estimate: Estimate = None) -> pl.DataFrame:
     """Add ``expected`` and ``basis`` from count columns ``k``/``n`` and ``G``, each distinct triple once,
     valued as every command values counts (``estimate``: the estimator and prior; by default the one rule,
