@@ -68,7 +68,7 @@ from sigmatool.options import (
 from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
 from sigmatool.segments import bin_edges, bin_index
-from sigmatool.silent import ESTIMATOR, said_once, unidentified
+from sigmatool.silent import ESTIMATOR, said_once, unidentified, warned
 from sigmatool.sums import Cells, Summaries, labels_of
 
 COLUMNS = (
@@ -402,6 +402,7 @@ class BudgetResult:
     bar_full: float
     extreme: float
     estimator: str = "plug-in"
+    warnings: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
 
 
 def analyse(
@@ -436,6 +437,7 @@ def analyse(
         bar_scale(summary),
         options.segments.extreme,
         val.label,
+        warned(summary, val, "grpo_share"),
     )
 
 

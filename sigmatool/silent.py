@@ -41,6 +41,7 @@ from sigmatool.estimators import (
     bin_of,
     bound_columns,
     contradiction,
+    contradictions,
     outside,
     range_notes,
     row_groups,
@@ -599,6 +600,7 @@ class SilentResult:
     notes: tuple[str, ...]
     spark: Sparkline | None = None
     curve: SilentCurve | None = None
+    warnings: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
 
 
 FOOTER = (
@@ -640,7 +642,22 @@ def analyse(
             frame, v.posterior, beyond.ci, v.bias_note(), v.label, counts=v.keyed and not v.posterior
         )
 
-    return SilentResult(summary, overall, tuple(by), val.headlines(whole, lead), tuple(notes), line, drawn)
+    said = val.headlines(whole, lead)
+    return SilentResult(summary, overall, tuple(by), said, tuple(notes), line, drawn, warned(summary, val))
+
+
+def warned(summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate") -> tuple[str, ...]:
+    """What a headline says of how far to trust the numbers, as lines for stderr (the data formats have no
+    headline): a biased estimator, rates outside the bounds the data allow, rates not identified."""
+    lines = [line for line in (val.bias_note(),) if line]
+    lines += contradictions(summary, rate, val.label)
+    if unidentified(summary):
+        at = summary.filter(pl.col(ESTIMATOR) == NOT_IDENTIFIED)["G"].cast(pl.String)
+        lines.append(
+            f"not identified by the data at G = {', '.join(dict.fromkeys(at))} (estimator 'not identified'): "
+            f"the {rate}_lo and {rate}_hi columns give the range the data allow"
+        )
+    return tuple(lines)
 
 
 # The DAPO draws follow from the silent share; with --bounds or --ci its range takes their room in the table.

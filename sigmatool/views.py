@@ -94,6 +94,12 @@ def view_of(result: object) -> View | None:
     return view
 
 
+def warnings_of(result: object) -> tuple[str, ...]:
+    """What the table view's headline says of the numbers' trust, for the formats that have no headline."""
+    warnings: tuple[str, ...] = getattr(result, "warnings", ())
+    return warnings
+
+
 def drawn_of(result: object) -> object:
     """What ``--plot`` draws (:func:`sigmatool.figures.commands.draw`), or None."""
     if type(result).__name__ not in VIEWS:

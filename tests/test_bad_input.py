@@ -172,7 +172,9 @@ def test_per_prompt_with_samples_gives_every_prompt_its_values(
     write, samples: int, rates: list[float]
 ) -> None:  # type: ignore[no-untyped-def]
     path = write("pass_rate\n" + "".join(f"{r!r}\n" for r in rates))
-    done = run_in("silent", path, "--samples", samples, "--per-prompt", "--estimator", "plugin", "--format", "csv")
+    done = run_in(
+        "silent", path, "--samples", samples, "--per-prompt", "--estimator", "plugin", "--format", "csv"
+    )
     out = pl.read_csv(io.StringIO(done.stdout))
     assert 0 == out["p_silent"].null_count()
     assert rates == out["p"].to_list()

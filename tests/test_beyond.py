@@ -233,7 +233,9 @@ def test_the_headline_gives_the_range_the_data_allow() -> None:
     result = invoke(
         "silent", EIGHT, *COUNTS, "--G", "16", "--bounds", "--prior", "npmle", "--format", "table"
     )
-    assert "30.3% of groups are silent at G=16 (the data allow 29.2–31.4%)" in headline(result.stdout)
+    assert "30.3% of groups are silent at G=16 [prior npmle] (the data allow 29.2–31.4%)" in headline(
+        result.stdout
+    )
 
 
 @pytest.fixture(scope="module")

@@ -55,7 +55,9 @@ def segment(out: pl.DataFrame, name: str, G: str = "inf") -> dict[str, object]:
 @pytest.fixture(scope="module")
 def bigmath() -> pl.DataFrame:
     """The paper's figures are the plug-in's (each prompt at its p̂)."""
-    return csv_of(invoke("budget", BIGMATH, "--G", "8", "--G", "inf", "--estimator", "plugin", "--format", "csv"))
+    return csv_of(
+        invoke("budget", BIGMATH, "--G", "8", "--G", "inf", "--estimator", "plugin", "--format", "csv")
+    )
 
 
 def test_bigmath_by_default_is_unbiased_at_8_and_under_the_npmle_at_inf() -> None:

@@ -85,13 +85,17 @@ def plugin_svg(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple]:
 
 
 @pytest.mark.parametrize(("G", "paper"), sorted(PAPER_SILENT.items()))
-def test_silent_plot_of_the_plugin_matches_the_paper(plugin_svg: dict[str, tuple], G: float, paper: float) -> None:
+def test_silent_plot_of_the_plugin_matches_the_paper(
+    plugin_svg: dict[str, tuple], G: float, paper: float
+) -> None:
     x, y = plugin_svg["silent"]
     assert paper == pytest.approx(y[x.index(G)], abs=5e-5)
 
 
 @pytest.mark.parametrize(("G", "paper"), [(4.0, 0.5859), (8.0, 0.4307), (16.0, 0.3019)])
-def test_silent_plot_by_default_matches_the_papers_unbiased_rates(silent_svg: tuple, G: float, paper: float) -> None:
+def test_silent_plot_by_default_matches_the_papers_unbiased_rates(
+    silent_svg: tuple, G: float, paper: float
+) -> None:
     x, y = silent_svg[1]["silent"]
     assert paper == pytest.approx(y[x.index(G)], abs=5e-5)
 

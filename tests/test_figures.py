@@ -60,7 +60,9 @@ def toy() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def silent_plot(bigmath: pl.DataFrame) -> Plot:
-    return silent_figure(silent.summarize(bigmath, (), GRID), source="bigmath_solve_rates.parquet")
+    return silent_figure(
+        silent.summarize(bigmath, (), GRID, estimator="plugin"), source="bigmath_solve_rates.parquet"
+    )
 
 
 def svg_series(svg: str) -> dict[str, tuple[list[float], list[float]]]:
@@ -88,7 +90,7 @@ def line(plot: Plot, label: str) -> Line2D:
 
 
 def test_silent_line_is_the_summary(silent_plot: Plot, bigmath: pl.DataFrame) -> None:
-    summary = silent.summarize(bigmath, (), GRID)
+    summary = silent.summarize(bigmath, (), GRID, estimator="plugin")
     drawn = line(silent_plot, "silent")
     assert summary["silent_rate"].to_list() == list(drawn.get_ydata())  # type: ignore[arg-type]
 
@@ -114,7 +116,7 @@ def test_silent_floor_is_the_never_or_always_solved_share(silent_plot: Plot) -> 
 
 
 def test_silent_svg_carries_the_plotted_values(silent_plot: Plot, bigmath: pl.DataFrame) -> None:
-    summary = silent.summarize(bigmath, (), GRID)
+    summary = silent.summarize(bigmath, (), GRID, estimator="plugin")
     x, y = svg_series(silent_plot.svg())["silent"]
     assert (GRID, summary["silent_rate"].to_list()) == (x, y)
 
@@ -130,7 +132,7 @@ def test_silent_png_carries_the_plotted_values(silent_plot: Plot, tmp_path: Path
 
 
 def test_silent_by_draws_one_line_per_group(toy: pl.DataFrame) -> None:
-    summary = silent.summarize(toy, ("source",), GRID)
+    summary = silent.summarize(toy, ("source",), GRID, estimator="plugin")
     plot = silent_figure(summary, by=("source",))
     geometry = summary.filter(pl.col("source") == "geometry")["silent_rate"].to_list()
     assert geometry == list(plot.get("silent · geometry").y)
@@ -145,12 +147,12 @@ def test_silent_compares_estimators(toy: pl.DataFrame) -> None:
 
 def test_silent_refuses_a_binned_summary(bigmath: pl.DataFrame) -> None:
     with pytest.raises(UsageError, match="without bins"):
-        silent_figure(silent.summarize(bigmath, (), [8.0], bins=10))
+        silent_figure(silent.summarize(bigmath, (), [8.0], bins=10, estimator="plugin"))
 
 
 def test_a_missing_column_is_named(bigmath: pl.DataFrame) -> None:
     with pytest.raises(UsageError, match="all_wrong_rate"):
-        silent_figure(silent.summarize(bigmath, (), [8.0]).drop("all_wrong_rate"))
+        silent_figure(silent.summarize(bigmath, (), [8.0], estimator="plugin").drop("all_wrong_rate"))
 
 
 # --------------------------------------------------------------------------------------------- budget
@@ -158,7 +160,7 @@ def test_a_missing_column_is_named(bigmath: pl.DataFrame) -> None:
 
 @pytest.fixture(scope="module")
 def budget_frame(bigmath: pl.DataFrame) -> pl.DataFrame:
-    return budget.summarize(bigmath, (), [8.0, math.inf])
+    return budget.summarize(bigmath, (), [8.0, math.inf], estimator="plugin")
 
 
 def test_budget_bars_are_the_bin_shares(budget_frame: pl.DataFrame) -> None:
@@ -184,7 +186,9 @@ def test_budget_svg_titles_name_the_segment(budget_frame: pl.DataFrame) -> None:
 
 
 def test_budget_by_draws_a_row_per_group(toy: pl.DataFrame) -> None:
-    plot = budget_figure(budget.summarize(toy, ("source",), [8.0, math.inf]), by=("source",))
+    plot = budget_figure(
+        budget.summarize(toy, ("source",), [8.0, math.inf], estimator="plugin"), by=("source",)
+    )
     main = [ax for ax in plot.figure.axes if ax.get_xlabel() == "pass rate p"]
     assert 4 == len(main)
 
@@ -317,9 +321,9 @@ def every_plot(bigmath: pl.DataFrame, toy: pl.DataFrame) -> list[Plot]:
     options = GroupSizeOptions()
     trace, summary = simulate("beta-mix", prompts=100, steps=3, seed=1)
     return [
-        silent_figure(silent.summarize(bigmath, (), GRID)),
-        silent_figure(silent.summarize(toy, ("source",), GRID), by=("source",)),
-        budget_figure(budget.summarize(bigmath, (), [8.0, math.inf])),
+        silent_figure(silent.summarize(bigmath, (), GRID, estimator="plugin")),
+        silent_figure(silent.summarize(toy, ("source",), GRID, estimator="plugin"), by=("source",)),
+        budget_figure(budget.summarize(bigmath, (), [8.0, math.inf], estimator="plugin")),
         groupsize_figure(groupsize_curve(options, points=99), bigmath, options=options),
         difficulty_figure(toy, by=("source",)),
         simulate_figure(trace, summary),

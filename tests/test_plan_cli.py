@@ -42,7 +42,9 @@ def test_on_big_math_the_plan_stays_within_the_budget(bigmath_summary: pl.DataFr
     assert 8 * BIGMATH_PROMPTS >= row(bigmath_summary, "plan")["rollouts_used"]
 
 
-def test_uniform_g8_objective_is_the_unbiased_kernels_sum_over_the_input(bigmath_summary: pl.DataFrame) -> None:
+def test_uniform_g8_objective_is_the_unbiased_kernels_sum_over_the_input(
+    bigmath_summary: pl.DataFrame,
+) -> None:
     # 64 samples per prompt: at G = 8 each prompt's E[σ] is estimated without bias from its k of 64.
     k = np.round(pl.read_parquet(BIGMATH)["llama8b_solve_rate"].to_numpy() * 64)
     expected = float(np.sum(kernels.expected_sigma_unbiased(k, 64, 8)))

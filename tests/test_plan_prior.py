@@ -68,7 +68,7 @@ def test_objective_is_the_posterior_mean_update_at_the_planned_sizes(
 
 
 def test_a_prior_keeps_prompts_the_plug_in_drops(eight_samples: Path, npmle_summary: pl.DataFrame) -> None:
-    plugin = _plan(eight_samples, "--prior", "none").filter(pl.col("strategy") == "plan")
+    plugin = _plan(eight_samples, "--estimator", "plugin").filter(pl.col("strategy") == "plan")
     assert npmle_summary["prompts_kept"][0] > plugin["prompts_kept"][0]
 
 

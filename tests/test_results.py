@@ -50,15 +50,19 @@ def hist() -> pl.DataFrame:
         return load.histogram(ds).frame
 
 
+# The results' shape and views, at every G a plain value (the small run identifies no prior beyond its n).
+PLUGIN = "plugin"
+
+
 def _silent(hist: pl.DataFrame, by: tuple[str, ...]) -> silent.SilentResult:
-    options = SilentOptions((4.0, 8.0), bins=3 if not by else None)
-    val = estimators.valuation(hist, by, options.sizes)
+    options = SilentOptions((4.0, 8.0), PLUGIN, bins=3 if not by else None)
+    val = estimators.valuation(hist, by, options.sizes, PLUGIN)
     return silent.analyse(hist, by, options, val, BeyondOptions(), spark=True, figure=True)
 
 
 def _budget(hist: pl.DataFrame, by: tuple[str, ...]) -> budget.BudgetResult:
-    options = BudgetOptions((8.0, float("inf")))
-    return budget.analyse(hist, by, options, estimators.valuation(hist, by, options.sizes))
+    options = BudgetOptions((8.0, float("inf")), PLUGIN)
+    return budget.analyse(hist, by, options, estimators.valuation(hist, by, options.sizes, PLUGIN))
 
 
 def _groupsize(hist: pl.DataFrame, by: tuple[str, ...]) -> groupsize.GroupSizeResult:
@@ -123,19 +127,25 @@ def test_the_walk_finds_a_callable() -> None:
 def test_the_silent_sparkline_is_the_curve_over_all_prompts(hist: pl.DataFrame) -> None:
     result = _silent(hist, ())
     assert result.spark is not None
-    assert tuple(silent.summarize(hist, (), silent.grid((4.0, 8.0)))["silent_rate"]) == result.spark.y
+    assert (
+        tuple(silent.summarize(hist, (), silent.grid((4.0, 8.0)), estimator=PLUGIN)["silent_rate"])
+        == result.spark.y
+    )
 
 
 def test_the_silent_sparkline_is_over_all_prompts_with_by(hist: pl.DataFrame) -> None:
     result = _silent(hist, BY)
     assert result.spark is not None
-    assert tuple(silent.summarize(hist, (), silent.grid((4.0, 8.0)))["silent_rate"]) == result.spark.y
+    assert (
+        tuple(silent.summarize(hist, (), silent.grid((4.0, 8.0)), estimator=PLUGIN)["silent_rate"])
+        == result.spark.y
+    )
 
 
 def test_the_silent_figure_curve_is_per_by_group(hist: pl.DataFrame) -> None:
     result = _silent(hist, BY)
     assert result.curve is not None
-    expected = silent.summarize(hist, BY, silent.grid((4.0, 8.0)))
+    expected = silent.summarize(hist, BY, silent.grid((4.0, 8.0)), estimator=PLUGIN)
     assert expected.equals(result.curve.summary)
 
 

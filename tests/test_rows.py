@@ -117,23 +117,32 @@ def test_the_overall_summary_is_the_summary_without_by_or_bins(continuous: Path,
 
 
 @pytest.mark.parametrize(("topics", "stream"), [(50_000, True), (10, False)])
-def test_few_rates_in_many_groups_stream(tmp_path: Path, topics: int, stream: bool) -> None:
-    # k/64 rates: 65 values, but in 50,000 topics nearly every (topic, p) pair is new, and the histogram
-    # would be as large as the input; in 10 topics it has at most 650 rows.
+def test_many_distinct_rates_in_many_groups_stream(tmp_path: Path, topics: int, stream: bool) -> None:
+    # Continuous rates: in 50,000 topics nearly every (topic, p) pair is new, and the histogram would be as
+    # large as the input; in 10 topics, 1,001 distinct rates (no grid of n ≤ 128) make at most 10,010 rows.
     rng = np.random.default_rng(5)
     size = 40_000
     frame = pl.DataFrame(
-        {"topic": rng.integers(0, topics, size), "pass_rate": rng.integers(0, 65, size) / 64}
+        {"topic": rng.integers(0, topics, size), "pass_rate": rng.integers(0, 1001, size) / 1000}
     )
     path = tmp_path / "topics.parquet"
     frame.write_parquet(path)
-    with dataset(InputOptions(paths=(str(path),))) as ds:
-        assert not streams(ds)
     with dataset(InputOptions(paths=(str(path),), by=("topic",))) as ds:
         assert streams(ds) is stream
         from_rows = silent.summarize(rows(ds).frame, ("topic",), [4, 8])
         from_histogram = silent.summarize(histogram(ds).frame, ("topic",), [4, 8])
     assert_frame_equal(from_histogram, from_rows, check_exact=False, rel_tol=RELATIVE, abs_tol=0.0)
+
+
+def test_rates_on_a_grid_never_stream_however_many_groups(tmp_path: Path) -> None:
+    # k/64 rates are counts of 64 (the unbiased estimator reads them), which streamed rows do not carry.
+    rng = np.random.default_rng(5)
+    frame = pl.DataFrame(
+        {"topic": rng.integers(0, 50_000, 40_000), "pass_rate": rng.integers(0, 65, 40_000) / 64}
+    )
+    frame.write_parquet(tmp_path / "topics.parquet")
+    with dataset(InputOptions(paths=(str(tmp_path / "topics.parquet"),), by=("topic",))) as ds:
+        assert not streams(ds)
 
 
 def test_batches_made_ahead_come_in_their_order() -> None:

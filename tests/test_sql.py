@@ -298,9 +298,9 @@ CASES = [
         {"reward_col": "passed", "reward_type": "boolean"},
         id="groupsize-boolean",
     ),
-    pytest.param(["plan", "--prior", "none", "--budget", "6"], {}, id="plan"),
+    pytest.param(["plan", "--estimator", "plugin", "--budget", "6"], {}, id="plan"),
     pytest.param(
-        ["plan", "--prior", "none"],
+        ["plan", "--estimator", "plugin"],
         {"by": ["data source"], "reward_col": "score", "threshold": 0.5},
         id="plan-by",
     ),

@@ -193,11 +193,13 @@ def show(
     table view or data format (:mod:`sigmatool.views`); when --plot names a file, the figure of ``figure``
     (by default of the result) is drawn first."""
     from sigmatool.render import write_any
-    from sigmatool.views import drawn_of, summary_of, view_of
+    from sigmatool.views import drawn_of, summary_of, view_of, warnings_of
 
     drawn = drawn_of(result if figure is None else figure)
     if drawn is not None:
         save_plot(plot, drawn, source)
+    if not is_table(out):  # the table's headline says these
+        note(warnings_of(result))
     write_any(summary_of(result), out, view_of(result))
 
 

@@ -15,6 +15,7 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.load.dataset import Dataset, rate_value, weight_expr
+from sigmatool.load.grid import MAX_GRID
 from sigmatool.load.histogram import Reload, check_rows, finish_group, suspect_query, text_columns
 from sigmatool.load.names import RAW_P
 from sigmatool.load.sources import first_line
@@ -22,8 +23,9 @@ from sigmatool.load.validate import usable_expr
 from sigmatool.sums import Stage, with_stages
 
 # The first rows decide: this many are read, and if more than this share of them are distinct (a distinct
-# (--by group, p̂) pair with --by), the rows stream. Either way the answers agree (to 1e-15); only the time
-# and memory differ.
+# (--by group, p̂) pair with --by), the rows stream, unless the rates take few values (at most one more than
+# the largest grid): those may be counts k of n, read as such from the histogram. Either way the answers
+# agree (to 1e-15); only the time and memory differ.
 SAMPLE_ROWS = 100_000
 MIN_ROWS = 20_000
 DISTINCT_SHARE = 0.5
@@ -64,7 +66,9 @@ def streams(ds: Dataset) -> bool:
         first = ds.frame.select(keys).head(SAMPLE_ROWS).collect()
     except pl.exceptions.PolarsError:
         return False  # the histogram's pass reports it
-    return first.height >= MIN_ROWS and first.n_unique() > DISTINCT_SHARE * first.height
+    if first.height < MIN_ROWS or first[RAW_P].n_unique() <= MAX_GRID + 1:
+        return False  # few distinct rates may be k of n on a grid: counts, which the histogram reads
+    return first.n_unique() > DISTINCT_SHARE * first.height
 
 
 def _suspects(ds: Dataset) -> tuple[pl.DataFrame, float]:
