@@ -1,14 +1,14 @@
-"""What a command shows of each kind of result: the frame its data formats write, its table view, and what
-its figure draws. One table by result type, so that every command writes its answer through
-:func:`sigmatool.cli.run.show`; a view's module is imported only when its result is shown (a command pays
-for its own view alone)."""
+"""What a command shows of each kind of result: the frame its data formats write, its table view, what its
+figure draws, and what its headline says of the numbers' trust. One table by result type, so that every
+command writes its answer through :func:`sigmatool.cli.run.show`; a view's module is imported only when its
+result is shown (a command pays for its own view alone)."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import polars as pl
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from sigmatool.plan.groups import Plans
     from sigmatool.preflight import PreflightResult
     from sigmatool.render import View
+    from sigmatool.track import TrackResult
 
 
 @dataclass(frozen=True)
@@ -32,45 +33,86 @@ class Columns:
     results: Mapping[str, PreflightResult]
 
 
-def _plan_drawn(plans: Plans) -> object:
-    from sigmatool.plan.core import plan_frames
+@dataclass(frozen=True)
+class Tracked:
+    """``track``: the per-step table, or with ``--summary`` the run's one row."""
 
-    return plan_frames(plans.plans[0])
-
-
-def _attr(name: str) -> Callable[[Any], Any]:
-    return lambda result: getattr(result, name)
+    result: TrackResult
+    summary: bool
 
 
-def _itself(result: Any) -> Any:
-    return result
+@dataclass(frozen=True)
+class Simulated:
+    """``simulate``: the per-step trace (``--trace``) or the summary, with the summary's view."""
+
+    frames: tuple[pl.DataFrame, pl.DataFrame]
+    view: View
+    trace: bool
 
 
-# Result type → (module, its view function, the frame written, what --plot draws (None: no figure)).
-VIEWS: dict[str, tuple[str, str, Callable[[Any], Any], Callable[[Any], Any] | None]] = {
-    "SilentResult": ("sigmatool.silent", "view", _attr("summary"), _attr("curve")),
-    "BudgetResult": ("sigmatool.budget", "view", _attr("summary"), _itself),
-    "GroupSizeResult": ("sigmatool.groupsize", "view", _attr("summary"), _attr("curve")),
-    "Plans": ("sigmatool.plan.report", "view", _attr("summary"), _plan_drawn),
-    "Distribution": (
-        "sigmatool.plan.report",
-        "distribution_view",
-        lambda r: r.plans.distribution,
-        lambda r: _plan_drawn(r.plans),
+def _simulated_view(shown: Simulated) -> View:
+    """The summary's footnotes say what its columns mean; the trace has none of them."""
+    from dataclasses import replace
+
+    return replace(shown.view, footer=[]) if shown.trace else shown.view
+
+
+def _call(module: str, function: str, *args: Any) -> Any:
+    """``module.function(*args)``, the module imported now."""
+    return getattr(importlib.import_module(module), function)(*args)
+
+
+class Shown(NamedTuple):
+    """How one kind of result is shown: its data frame, its table view (None: the rows as they are), and
+    what --plot draws (None: no figure)."""
+
+    frame: Callable[[Any], Any]
+    view: Callable[[Any], Any] | None
+    drawn: Callable[[Any], Any] | None = None
+
+
+def _plan_frames(plans: Plans) -> object:
+    return _call("sigmatool.plan.core", "plan_frames", plans.plans[0])
+
+
+VIEWS: dict[str, Shown] = {
+    "SilentResult": Shown(
+        lambda r: r.summary, lambda r: _call("sigmatool.silent", "view", r), lambda r: r.curve
     ),
-    "PreflightResult": ("sigmatool.preflight", "view", _attr("summary"), _itself),
-    "Columns": ("sigmatool.preflight", "columns_view", lambda r: _stacked(r.results), None),
-    "LazyFrame": ("", "", _itself, None),  # per-prompt rows, streamed as they are
+    "BudgetResult": Shown(lambda r: r.summary, lambda r: _call("sigmatool.budget", "view", r), lambda r: r),
+    "GroupSizeResult": Shown(
+        lambda r: r.summary, lambda r: _call("sigmatool.groupsize", "view", r), lambda r: r.curve
+    ),
+    "Plans": Shown(lambda r: r.summary, lambda r: _call("sigmatool.plan.report", "view", r), _plan_frames),
+    "Distribution": Shown(
+        lambda r: r.plans.distribution,
+        lambda r: _call("sigmatool.plan.report", "distribution_view", r.plans),
+        lambda r: _plan_frames(r.plans),
+    ),
+    "PreflightResult": Shown(
+        lambda r: r.summary, lambda r: _call("sigmatool.preflight", "view", r), lambda r: r
+    ),
+    "Columns": Shown(
+        lambda r: _call("sigmatool.preflight", "stacked", r.results),
+        lambda r: _call("sigmatool.preflight", "columns_view", r.results),
+    ),
+    "Tracked": Shown(
+        lambda r: (
+            r.result.steps if not r.summary else _call("sigmatool.track.view", "summary_frame", r.result)
+        ),
+        lambda r: _call("sigmatool.track.view", "view", r.result, r.summary),
+        lambda r: r.result,
+    ),
+    "Simulated": Shown(
+        lambda r: r.frames[0] if r.trace else r.frames[1],
+        _simulated_view,
+        lambda r: _call("sigmatool.simulate", "SimulationRun", *r.frames),
+    ),
+    "LazyFrame": Shown(lambda r: r, None),  # per-prompt rows, streamed as they are
 }
 
 
-def _stacked(results: Mapping[str, PreflightResult]) -> pl.DataFrame:
-    from sigmatool.preflight import stacked
-
-    return stacked(results)
-
-
-def _entry(result: object) -> tuple[str, str, Callable[[Any], Any], Callable[[Any], Any] | None]:
+def _shown(result: object) -> Shown:
     name = type(result).__name__
     if name not in VIEWS:
         raise TypeError(f"no view of a {name}")
@@ -79,19 +121,14 @@ def _entry(result: object) -> tuple[str, str, Callable[[Any], Any], Callable[[An
 
 def summary_of(result: object) -> pl.DataFrame | pl.LazyFrame:
     """The frame the data formats write (per-prompt rows: a LazyFrame, streamed)."""
-    frame: pl.DataFrame | pl.LazyFrame = _entry(result)[2](result)
+    frame: pl.DataFrame | pl.LazyFrame = _shown(result).frame(result)
     return frame
 
 
 def view_of(result: object) -> View | None:
     """The table view (None: the rows as they are)."""
-    module, function, _, _ = _entry(result)
-    if not module:
-        return None
-    argument = result.results if isinstance(result, Columns) else result
-    argument = result.plans if isinstance(result, Distribution) else argument
-    view: View = getattr(importlib.import_module(module), function)(argument)
-    return view
+    view = _shown(result).view
+    return None if view is None else view(result)
 
 
 def warnings_of(result: object) -> tuple[str, ...]:
@@ -102,7 +139,5 @@ def warnings_of(result: object) -> tuple[str, ...]:
 
 def drawn_of(result: object) -> object:
     """What ``--plot`` draws (:func:`sigmatool.figures.commands.draw`), or None."""
-    if type(result).__name__ not in VIEWS:
-        return None
-    drawn = _entry(result)[3]
-    return None if drawn is None else drawn(result)
+    shown = VIEWS.get(type(result).__name__)
+    return None if shown is None or shown.drawn is None else shown.drawn(result)

@@ -263,3 +263,47 @@ def _checks_lazy_frames(path: Path) -> bool:
 
 def test_only_loading_sums_and_writing_tell_histograms_from_streamed_rows() -> None:
     assert TELL_APART == {_ids(p) for p in MODULES if _checks_lazy_frames(p)}
+
+
+# --------------------------------------------------------------------------------------------- one wiring of a run
+
+# A command body is a few lines over the session (sigmatool.session): read, check, value, draw, write.
+BODY_LINES = 12
+
+
+def _command_bodies() -> list[tuple[str, int]]:
+    """Each command function of sigmatool/cli and the lines its body (docstring aside) spans."""
+    found = []
+    for path in MODULES:
+        if module_name(path).rpartition(".")[0] != "sigmatool.cli":
+            continue
+        for node in ast.parse(path.read_text()).body:
+            if not isinstance(node, ast.FunctionDef) or not any(
+                isinstance(d, ast.Call) and getattr(d.func, "attr", "") == "command"
+                for d in node.decorator_list
+            ):
+                continue
+            body = node.body[1:] if ast.get_docstring(node) else node.body
+            lines = {line for statement in body for n in ast.walk(statement) if hasattr(n, "lineno")
+                     for line in range(n.lineno, (n.end_lineno or n.lineno) + 1)}  # fmt: skip
+            found.append((node.name, len(lines)))
+    return found
+
+
+def test_the_commands_are_found() -> None:
+    assert 9 == len(_command_bodies())
+
+
+def test_every_command_body_is_a_few_lines() -> None:
+    assert [] == [(name, lines) for name, lines in _command_bodies() if lines > BODY_LINES]
+
+
+def test_the_valuation_is_built_in_the_session_alone() -> None:
+    # cli/ and report/ get their valuation from a Session, never from sigmatool.estimators.valuation.
+    callers = [
+        _ids(path)
+        for path in MODULES
+        if module_name(path).split(".")[1:2] in (["cli"], ["report"], ["session"])
+        and re.search(r"\bvaluation\(", path.read_text())
+    ]
+    assert ["sigmatool/session.py"] == callers

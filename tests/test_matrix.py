@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import click
 import numpy as np
 import polars as pl
 import pytest
+import typer
 from numpy.typing import NDArray
 
+from sigmatool.cli import COMMANDS, _register, app
 from tests.conftest import SAMPLE, csv_of, invoke
 
 SEED = 20260621
@@ -29,23 +32,46 @@ SAMPLES = (5, 8, 10, 50, 64)
 SILENT_G = "2,4"  # within every route's smallest n, so that the unbiased estimator is defined
 VERL = SAMPLE / "example_run"
 
-# Which estimators each command takes. A command that gains one gains a name here, and its cases follow.
+# The estimators, by the options that choose them ("default": none, the one rule of docs/prior.md).
 ESTIMATORS: dict[str, tuple[str, ...]] = {
-    "plugin": (),
+    "default": (),
+    "plugin": ("--estimator", "plugin"),
     "unbiased": ("--estimator", "unbiased"),
     "npmle": ("--prior", "npmle"),
     "beta": ("--prior", "beta"),
 }
-ACCEPTS = {
-    "silent": ("plugin", "unbiased", "npmle", "beta"),
-    "groupsize": ("plugin", "npmle", "beta"),
-    "plan": ("plugin", "npmle", "beta"),
-}
+# Each command that writes per-prompt rows, with the arguments of its run (sizes within every route's n).
 COMMAND_ARGS = {
     "silent": ("--G", SILENT_G),
     "groupsize": (),
-    "plan": ("--budget", "8"),
+    "plan": ("--budget", "4", "--sizes", "2,4"),
 }
+
+
+def _per_prompt_commands() -> dict[str, click.Command]:
+    """The app's commands that take --per-prompt, as click builds them."""
+    _register(COMMANDS)
+    group = typer.main.get_command(app)
+    assert isinstance(group, click.Group)
+    return {
+        name: command
+        for name, command in group.commands.items()
+        if any("--per-prompt" in p.opts for p in command.params if isinstance(p, click.Option))
+    }
+
+
+def _accepts(command: click.Command) -> tuple[str, ...]:
+    """The estimators whose options the command takes."""
+    flags = {flag for p in command.params if isinstance(p, click.Option) for flag in p.opts}
+    return tuple(name for name, args in ESTIMATORS.items() if set(args[::2]) <= flags)
+
+
+# Read off the app: a command that gains --per-prompt or an estimator option gains its cases.
+ACCEPTS = {name: _accepts(command) for name, command in _per_prompt_commands().items()}
+
+
+def test_every_per_prompt_command_has_a_run() -> None:
+    assert sorted(ACCEPTS) == sorted(COMMAND_ARGS)
 
 
 @dataclass(frozen=True)
@@ -158,7 +184,7 @@ CASES = [
     for command, estimators in ACCEPTS.items()
     for route in ROUTES
     for estimator in estimators
-    if estimator == "plugin" or route in COUNTED
+    if estimator in ("default", "plugin") or route in COUNTED
 ]
 
 

@@ -383,8 +383,13 @@ def test_the_csv_has_the_contract_columns() -> None:
 
 
 def test_the_csv_is_the_analysis(full: pl.DataFrame) -> None:
-    row = _csv("--gen-batch-size", "760", "--max-gen-batches", "1").row(0, named=True)
+    row = _csv("--gen-batch-size", "760", "--max-gen-batches", "1", "--estimator", "plugin").row(0, named=True)
     assert _step(full, 16, 760, 512, 1).p_crash == pytest.approx(row["p_crash_step"], rel=1e-12)
+
+
+def test_by_default_a_group_of_16_of_64_samples_is_kept_at_the_papers_unbiased_rate() -> None:
+    # docs/theory.md §2: 30.19 % of groups of 16 drawn from the 64 logged samples are silent.
+    assert 1 - 0.3019 == pytest.approx(_csv()["keep_rate"][0], abs=5e-5)
 
 
 def test_the_command_line_reads_a_verl_config_and_its_overrides(verl_config: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 import typer
@@ -25,6 +26,7 @@ from sigmatool.cli.params import (
 )
 from sigmatool.options import (
     BeyondOptions,
+    GroupSizeOptions,
     InputOptions,
     Method,
     OutputOptions,
@@ -65,9 +67,21 @@ OldObjective = Annotated[
 ]
 
 
-@app.command("groupsize")
-@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options)
-def groupsize_command(
+@dataclass(frozen=True)
+class Target:
+    """The target and rules as the flags give them (checked), and whether --std was given: without it, the
+    std is the trainer's with --from."""
+
+    options: GroupSizeOptions
+    std_given: bool
+
+    def for_trainer(self, trainer: str | None) -> tuple[GroupSizeOptions, list[str]]:
+        """The options with the std the trainer divides by (when --std was not given), and a note saying so."""
+        std, note = trainer_std(self.options.std if self.std_given else None, trainer, self.options.method)
+        return replace(self.options, std=std), [note] if note else []
+
+
+def target_options(
     fidelity: Fidelity = None,
     method: UpdateRule = Method.grpo,
     max_silent: MaxSilentOpt = None,
@@ -76,9 +90,22 @@ def groupsize_command(
     std: StdConvention = None,
     law: LawOpt = False,
     uniform: UniformOpt = 8,
+    old_objective: OldObjective = None,
+) -> Target:
+    """The target fidelity (or silent cap), the update rule and its std, the G range, the law, uniform G."""
+    options = groupsize_options(
+        fidelity=fidelity, method=method.value, std=std.value if std else "population", min_G=min_size,
+        max_G=max_size, max_silent=max_silent, uniform=uniform, law=law,
+    )  # fmt: skip
+    return Target(options, std is not None)
+
+
+@app.command("groupsize")
+@uses(target=target_options, inputs=input_options, out=output_options, prior=prior_option, plot=plot_options)
+def groupsize_command(
+    target: Target = Target(GroupSizeOptions(), False),
     bins: Bins = None,
     per_prompt: PerPrompt = False,
-    old_objective: OldObjective = None,
     inputs: InputOptions = InputOptions(),
     out: OutputOptions = OutputOptions(),
     prior: PriorSpec = PriorSpec(),
@@ -99,19 +126,14 @@ def groupsize_command(
 
         sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
-    convention, std_note = trainer_std(std.value if std else None, inputs.trainer, method.value)
-    target = groupsize_options(
-        fidelity=fidelity, method=method.value, std=convention, min_G=min_size, max_G=max_size,
-        max_silent=max_silent, uniform=uniform, law=law,
-    )  # fmt: skip
+    sizes, std_notes = target.for_trainer(inputs.trainer)
+    check_prior(prior, has_counts=True, law=sizes.law)  # counts are checked once read (a 1/n grid is counts)
     cut = summary_bins(bins, per_prompt)
-    check_prior(prior, has_counts=True, law=law)  # counts are checked once read (a 1/n grid is counts)
     with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS) as s:
-        run.note([std_note] if std_note else [])
+        run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
-            run.note(s.id_notes())
-            run.save_plot(plot, s.groupsize_curve(target), run.source_of(s))
+            run.save_plot(plot, s.groupsize_curve(sizes), run.source_of(s))
         result = (
-            s.groupsize_rows(target) if per_prompt else s.groupsize(target, bins=cut, figure=bool(plot.path))
+            s.groupsize_rows(sizes) if per_prompt else s.groupsize(sizes, bins=cut, figure=bool(plot.path))
         )
         run.show(result, out, plot, run.source_of(s))

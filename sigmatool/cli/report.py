@@ -118,30 +118,32 @@ def report_command(
     target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by)
     target.check_plan(plan_budget, everything, preflight_config)
-    # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
-    check_prior(prior, has_counts=True, estimator=estimator.value)
+    check_prior(prior, has_counts=True, estimator=estimator.value)  # counts: checked once read (a 1/n grid)
     run.check(everything, OutputOptions(), ("-o", target.path))
     loop = _loop_settings(preflight_config)  # a bad config is refused before the data are read
-    from sigmatool.report import ReportOptions, build_report, tracked_run
+    from sigmatool.report import ReportOptions, build_report
 
     items = _items(everything)
-    tracked, one = everything.trainer is not None, len(everything.paths) <= 1
-    if tracked and not one:
-        run.note(["the report tracks one run: give one DATA for its track section"])
     options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
-    options = _trainer_std(options, everything.trainer)
-    if tracked and one:
-        from sigmatool.track import headline
-
-        result = tracked_run(everything)
-        options = replace(options, track=result.band, track_headline=headline(result))
     with working("building the report"):
-        options = _sections(options, items[0], plan_budget, loop)
-        report = build_report(items, options=options)
-        if target.format == "md":
-            report.write_markdown(target.path)
-        else:
-            report.write_html(target.path)
+        options = _sections(_tracked(options, everything), items[0], plan_budget, loop)
+        build_report(items, options=options).write(target.path, target.format)
+
+
+def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
+    """With --from, the trainer's std for the group-size section and, with one DATA, the run's track
+    section (as ``sigmatool track`` makes it)."""
+    options = _trainer_std(options, everything.trainer)
+    if everything.trainer is None:
+        return options
+    if len(everything.paths) > 1:
+        run.note(["the report tracks one run: give one DATA for its track section"])
+        return options
+    from sigmatool.report import tracked_run
+    from sigmatool.track import headline
+
+    result = tracked_run(everything)
+    return replace(options, track=result.band, track_headline=headline(result))
 
 
 def _trainer_std(options: ReportOptions, trainer: str | None) -> ReportOptions:

@@ -147,27 +147,23 @@ def simulate_command(
         sigmatool simulate --steps 50 --plot run.png
     """
     options = request.options(planned=planned is not None)
-    if planned is not None and planned.file is not None:
-        start_input: InputOptions | None = _plan_input(init, read, planned.file)
-    else:
-        start_input = _start_input(init, read)
+    plan_file = planned.file if planned is not None else None
+    start_input = _start_input(init, read) if plan_file is None else _plan_input(init, read, plan_file)
     run.check(start_input, out, plot.output)
+    from sigmatool.views import Simulated
+
+    frames, view, source = _started(start_input, options, planned)
+    run.show(Simulated(frames, view, trace), out, plot, source)
+
+
+def _started(
+    start_input: InputOptions | None, options: SimulateOptions, planned: SimulatePlan | None
+) -> tuple[Frames, View, str]:
+    """The run from the paper's beta mixture (no input) or from the input's pass rates, and its source."""
     if start_input is None:
-        frames, view = _simulate(BETA_MIX, options, planned)
-        source = "the paper's beta mixture (--init beta-mix)"
-    else:
-        with run.histogram_of(start_input) as hist:
-            frames, view = _simulate(hist.frame, options, planned)
-            source = _source(start_input, run.source_of(hist))
-    from sigmatool.simulate import SimulationRun
-
-    run.save_plot(plot, SimulationRun(*frames), source)
-    from dataclasses import replace
-
-    from sigmatool.render import write_frame
-
-    # The summary's footnotes say what its columns mean; the trace has none of them.
-    write_frame(frames[0] if trace else frames[1], out, replace(view, footer=[]) if trace else view)
+        return (*_simulate(BETA_MIX, options, planned), "the paper's beta mixture (--init beta-mix)")
+    with run.histogram_of(start_input) as hist:
+        return (*_simulate(hist.frame, options, planned), _source(start_input, run.source_of(hist)))
 
 
 def _simulate(

@@ -77,22 +77,11 @@ def sql_command(
 
         sigmatool sql --dialect spark --table rollouts --prompt-col q --reward-col r
     """
-    options = SqlOptions(
-        table or "",
-        prompt_col or "",
-        reward_col or "",
-        dialect.value,
-        threshold,
-        tuple(by or ()),
-        step_col,
-        reward_type.value,
-        command.value,
-        result,
-    )
+    options = SqlOptions(table or "", prompt_col or "", reward_col or "", dialect.value, threshold,
+                         tuple(by or ()), step_col, reward_type.value, command.value, result)  # fmt: skip
     run.check(None, OutputOptions("auto", output))
     from sigmatool.render.files import target
     from sigmatool.sql import query_text
 
-    text = query_text(options)
     with target(output, binary=False) as handle:
-        handle.write(text + "\n")
+        handle.write(query_text(options) + "\n")

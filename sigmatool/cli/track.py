@@ -15,6 +15,7 @@ from sigmatool.cli.params import EstimatorOpt, log_options, output_options, plot
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import (
     Estimator,
+    InputOptions,
     LogOptions,
     OutputOptions,
     PlotOptions,
@@ -203,7 +204,22 @@ def track_command(
 
         sigmatool track sample_data/example_run --from verl
     """
-    inputs = log.dumps(dumps, "track")
+    inputs = _checked(log.dumps(dumps, "track"), options, out, plot)
+    from sigmatool import load, track
+    from sigmatool.views import Tracked
+
+    groups = groups_of(load.trainer_log(inputs))
+    rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
+    result = track.track_groups(groups, _rates(options), **rule, estimate=(estimator.value, prior))  # type: ignore[arg-type]
+    _check_matched(result, options)
+    _export(groups, options)
+    run.show(Tracked(result, options.summary), out, plot, ", ".join(dumps))
+
+
+def _checked(
+    inputs: InputOptions, options: TrackOptions, out: OutputOptions, plot: PlotOptions
+) -> InputOptions:
+    """The dumps, checked with the pass-rate table and every output before anything is read."""
     rates_file = [options.pass_rates] if options.pass_rates else []
     run.check(
         replace(inputs, paths=(*inputs.paths, *rates_file)),
@@ -211,32 +227,28 @@ def track_command(
         ("--export-pass-rates", options.export),
         plot.output,
     )
-    from sigmatool import load, track
-    from sigmatool.render import write_frame
-    from sigmatool.track.rates import rate_table
-    from sigmatool.track.view import summary_frame, view
+    return inputs
 
-    groups = groups_of(load.trainer_log(inputs))
-    rates = None
-    if options.pass_rates is not None:
-        rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
-        run.note(notes)
-    result = track.track_groups(
-        groups,
-        rates,
-        z_threshold=options.z_threshold,
-        min_gap=options.min_gap,
-        window=options.window,
-        estimate=(estimator.value, prior),
-    )
-    _check_matched(result, options)
-    run.save_plot(plot, result, ", ".join(dumps))
+
+def _rates(options: TrackOptions) -> pl.DataFrame | None:
+    """The table of --pass-rates, if given, its notes said."""
+    if options.pass_rates is None:
+        return None
+    from sigmatool.track.rates import rate_table
+
+    rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
+    run.note(notes)
+    return rates
+
+
+def _export(groups: pl.DataFrame, options: TrackOptions) -> None:
+    """--export-pass-rates: the run's per-prompt counts, written."""
     if options.export is not None:
+        from sigmatool.render import write_frame
+
         write_frame(
             _exported(groups, options), OutputOptions("auto", options.export), option="--export-pass-rates"
         )
-    frame = summary_frame(result) if options.summary else result.steps
-    write_frame(frame, out, view(result, options.summary))
 
 
 def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:

@@ -15,8 +15,8 @@ from sigmatool.estimators.bootstrap import beyond_intervals, interval_columns
 from sigmatool.estimators.bounds import Bounded, Cut, bin_of, bound_columns, row_groups
 from sigmatool.estimators.checks import check_estimator, value_keys
 from sigmatool.estimators.report import contradiction, contradictions, identification, outside, range_notes
-from sigmatool.estimators.rule import NOT_IDENTIFIED, PRIOR_PROMPTS, PerCell, valuation
-from sigmatool.estimators.value import PerColumn, Valuation, describe
+from sigmatool.estimators.rule import PRIOR_PROMPTS, PerCell, valuation
+from sigmatool.estimators.value import NOT_IDENTIFIED, PerColumn, Valuation, describe
 
 __all__ = [
     "NOT_IDENTIFIED",

@@ -125,7 +125,9 @@ class PerCell(Valuation):
             self._missed.add(True)
         rows = np.flatnonzero(beyond & known)
         if rows.size:
-            out[rows] = self.fitted().values(frame[rows], quantity, None if sizes is None else sizes[rows], std)
+            out[rows] = self.fitted().values(
+                frame[rows], quantity, None if sizes is None else sizes[rows], std
+            )
         return out
 
     def cell_labels(

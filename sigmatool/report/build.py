@@ -86,6 +86,10 @@ class Report:
         write_atomic(target, self.html().encode("utf-8"), option="-o")
         return target
 
+    def write(self, path: str | os.PathLike[str], fmt: str) -> Path:
+        """Write the report as ``fmt``: ``md`` (Markdown, its figures beside it) or ``html``."""
+        return self.write_markdown(path) if fmt == "md" else self.write_html(path)
+
     def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "png") -> Path:
         """Write the report as Markdown, its figures (``svg`` or ``png``) in a folder beside it."""
         return write_markdown(self.page(), Path(path), figure_format)

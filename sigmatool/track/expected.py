@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import numpy as np
 import polars as pl
-from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
 from sigmatool.errors import DataError, UsageError
