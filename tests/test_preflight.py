@@ -383,7 +383,9 @@ def test_the_csv_has_the_contract_columns() -> None:
 
 
 def test_the_csv_is_the_analysis(full: pl.DataFrame) -> None:
-    row = _csv("--gen-batch-size", "760", "--max-gen-batches", "1", "--estimator", "plugin").row(0, named=True)
+    row = _csv("--gen-batch-size", "760", "--max-gen-batches", "1", "--estimator", "plugin").row(
+        0, named=True
+    )
     assert _step(full, 16, 760, 512, 1).p_crash == pytest.approx(row["p_crash_step"], rel=1e-12)
 
 
