@@ -308,14 +308,18 @@ def headline(overall: pl.DataFrame) -> str:
     return text[:1].upper() + text[1:] + "." if parts else ""
 
 
-def notes(seg: Segments, posterior: bool = False) -> list[str]:
-    """Lines under the table view: what the segments are, and DAPO."""
+def notes(seg: Segments, posterior: bool = False, beyond: bool = False) -> list[str]:
+    """Lines under the table view: what the segments are, and DAPO; ``beyond``: a prior answers the cells
+    beyond n (the one rule), the others are the samples'."""
     (lo, hi), x = seg.medium, seg.extreme
-    edges = (
-        "prompts are placed by p̂; under the prior, those with p̂ = 0 or 1 weigh their posterior means"
-        if posterior
-        else "prompts with p̂ = 0 or 1 weigh nothing but are counted"
-    )
+    edges = "prompts with p̂ = 0 or 1 weigh nothing but are counted"
+    if posterior:
+        edges = "prompts are placed by p̂; under the prior, those with p̂ = 0 or 1 weigh their posterior means"
+    elif beyond:
+        edges = (
+            "prompts are placed by p̂; those with p̂ = 0 or 1 weigh nothing at G ≤ n and their posterior "
+            "means beyond"
+        )
     return [
         f"extreme: p < {x:g} or p > {1 - x:g}; medium: {lo:g} ≤ p ≤ {hi:g}; {edges}",
         "DAPO: its shares equal GRPO's (silent groups weigh nothing in either); DAPO changes the cost, "
@@ -417,7 +421,8 @@ def analyse(
     summary, overall = summaries(hist, by, options, val)
     beyond = beyond.bounding(unidentified(summary))
     summary = last(with_ranges(hist, summary, by, options, val, beyond), ESTIMATOR)
-    footer = notes(options.segments, val.posterior)
+    priored = any("prior" in e for e in summary[ESTIMATOR].drop_nulls())
+    footer = notes(options.segments, val.posterior, priored)
     counted = histogram_of(hist)
     if counted is not None:  # streamed rows carry no counts to bound
         footer += range_notes(counted, summary, beyond, val)

@@ -584,7 +584,7 @@ def curve(
     spec = prior.prior if isinstance(prior, Valuation) else prior
     posterior = prior.posterior if isinstance(prior, Valuation) else spec is not None and spec.active
     estimator = f"prior {spec.label}" if posterior and spec is not None else options.estimator
-    if posterior and isinstance(prior, Valuation):
+    if isinstance(prior, Valuation):
         estimator = prior.label  # with several pass-rate columns, each column's estimator
     return SilentCurve(summary, tuple(by), estimator, tuple(options.sizes))
 

@@ -107,8 +107,13 @@ def test_silent_plot_splits_into_all_right_and_all_wrong(silent_svg: tuple) -> N
 
 
 def test_silent_plot_draws_the_always_silent_floor(silent_svg: tuple) -> None:
+    # Counts of 64 without a prior: the prompts never or always right in their 64 answers.
     table = silent_svg[0]
-    assert [table["always_silent_share"][0]] * 6 == silent_svg[1]["silent at every G"][1]
+    assert [table["always_silent_share"][0]] * 6 == silent_svg[1]["never or always right"][1]
+
+
+def test_silent_plot_of_the_plugin_calls_the_floor_silent_at_every_g(plugin_svg: dict[str, tuple]) -> None:
+    assert "silent at every G" in plugin_svg
 
 
 def test_silent_by_draws_a_line_per_group(tmp_path: Path) -> None:

@@ -269,32 +269,32 @@ def rollout_log() -> pl.DataFrame:
 
 
 CASES = [
-    pytest.param(["silent", "--prior", "none", "--G", "4,8,16"], {}, id="silent"),
+    pytest.param(["silent", "--estimator", "plugin", "--G", "4,8,16"], {}, id="silent"),
+    pytest.param(["silent", "--estimator", "unbiased", "--G", "2,3"], {}, id="silent-unbiased"),
+    pytest.param(["budget", "--estimator", "plugin"], {}, id="budget"),
     pytest.param(
-        ["silent", "--prior", "none", "--estimator", "unbiased", "--G", "2,3"], {}, id="silent-unbiased"
+        ["budget", "--estimator", "plugin", "--G", "2,4,8,inf", "--bins", "4"], {}, id="budget-sizes"
     ),
-    pytest.param(["budget", "--prior", "none"], {}, id="budget"),
-    pytest.param(["budget", "--prior", "none", "--G", "2,4,8,inf", "--bins", "4"], {}, id="budget-sizes"),
-    pytest.param(["groupsize", "--prior", "none", "--fidelity", "0.95"], {}, id="groupsize"),
+    pytest.param(["groupsize", "--estimator", "plugin", "--fidelity", "0.95"], {}, id="groupsize"),
     pytest.param(
-        ["silent", "--prior", "none", "--G", "8"],
+        ["silent", "--estimator", "plugin", "--G", "8"],
         {"by": ["data source"], "step_col": "step"},
         id="silent-by-step",
     ),
-    pytest.param(["budget", "--prior", "none"], {"by": ["data source"]}, id="budget-by"),
-    pytest.param(["groupsize", "--prior", "none"], {"step_col": "step"}, id="groupsize-step"),
+    pytest.param(["budget", "--estimator", "plugin"], {"by": ["data source"]}, id="budget-by"),
+    pytest.param(["groupsize", "--estimator", "plugin"], {"step_col": "step"}, id="groupsize-step"),
     pytest.param(
-        ["silent", "--prior", "none", "--G", "4,8"],
+        ["silent", "--estimator", "plugin", "--G", "4,8"],
         {"reward_col": "score", "threshold": 0.3},
         id="silent-threshold",
     ),
     pytest.param(
-        ["budget", "--prior", "none"],
+        ["budget", "--estimator", "plugin"],
         {"reward_col": "score", "threshold": 0.7, "step_col": "step"},
         id="budget-threshold",
     ),
     pytest.param(
-        ["groupsize", "--prior", "none"],
+        ["groupsize", "--estimator", "plugin"],
         {"reward_col": "passed", "reward_type": "boolean"},
         id="groupsize-boolean",
     ),

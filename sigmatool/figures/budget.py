@@ -130,12 +130,18 @@ def _caption(
     summary: pl.DataFrame, by: Sequence[str], source: str, estimator: str = "plug-in", extreme: float = 0.1
 ) -> str:
     sizes = " and ".join(f"G = {g_text(g)}" for g in summary["G"].unique(maintain_order=True))
-    weights = (
-        f"Estimator: {estimator}: each prompt weighs its posterior mean given its k of n, and sits in the "
-        "bin of its p̂."
-        if estimator.startswith("prior")
-        else f"Estimator: {estimator}. Prompts at p̂ = 0 or 1 weigh nothing."
-    )
+    if estimator.startswith("prior"):
+        weights = (
+            f"Estimator: {estimator}: each prompt weighs its posterior mean given its k of n, and sits in "
+            "the bin of its p̂."
+        )
+    elif "prior" in estimator:  # the one rule: the prior beyond n
+        weights = (
+            f"Estimator: {estimator}. Prompts at p̂ = 0 or 1 weigh nothing at G ≤ n and their posterior "
+            "means beyond; each sits in the bin of its p̂."
+        )
+    else:
+        weights = f"Estimator: {estimator}. Prompts at p̂ = 0 or 1 weigh nothing."
     return (
         "Share of the expected update that each bin of p receives: GRPO (per-prompt weight E[σ]; DAPO's "
         f"shares are the same) and Dr. GRPO (E[σ²]), at {sizes}{_limits(summary)}. "

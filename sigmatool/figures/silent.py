@@ -47,6 +47,14 @@ def _frames(summaries: pl.DataFrame | Mapping[str, pl.DataFrame], estimator: str
     return frames
 
 
+def _observed(frame: pl.DataFrame) -> bool:
+    """Whether the summary's always-silent share is what counts show (prompts never or always right in their
+    n samples), not a property of p: counts valued without a prior (the ``estimator`` column)."""
+    if "estimator" not in frame.columns:
+        return False
+    return any(e != "plug-in" and not e.startswith("prior") for e in frame["estimator"].drop_nulls())
+
+
 def _caption(
     frames: Mapping[str, pl.DataFrame], by: Sequence[str], source: str, marked: Sequence[float]
 ) -> str:
@@ -57,9 +65,14 @@ def _caption(
     mean = (
         "each prompt's posterior mean of p^G + (1 − p)^G given its k of n" if posterior else "p^G + (1 − p)^G"
     )
+    floor = (
+        "the prompts never or always right in their samples (silent at every G up to their n)"
+        if _observed(first)
+        else "the prompts silent at every G (p = 0 or 1)"
+    )
     text = (
         "Share of groups of G answers that are silent (σ = 0: all right or all wrong), the mean of "
-        f"{mean}{size}; estimator: {names}. Dotted: the prompts silent at every G (p = 0 or 1)."
+        f"{mean}{size}; estimator: {names}. Dotted: {floor}."
     )
     if by:
         text += f" One line per {' · '.join(by)}."
@@ -86,7 +99,8 @@ def _overall(plot: Plot, ax: Axes, frame: pl.DataFrame, suffix: str, dash: str, 
         plot, ax, frame, "all_wrong_rate", f"all wrong{suffix}", color=VERMILLION, marker="v", linestyle=dash
     )
     if floor:
-        _line(plot, ax, frame, "always_silent_share", "silent at every G", color=GREY, linestyle=":")
+        label = "never or always right" if _observed(frame) else "silent at every G"
+        _line(plot, ax, frame, "always_silent_share", label, color=GREY, linestyle=":")
 
 
 def _grouped(
@@ -108,7 +122,8 @@ def _grouped(
         )
         if e == 0:
             style = {"color": colour, "linestyle": ":", "linewidth": 0.8}
-            _line(plot, axes[0], part, "always_silent_share", f"silent at every G · {label}", False, **style)
+            floor = "never or always right" if _observed(part) else "silent at every G"
+            _line(plot, axes[0], part, "always_silent_share", f"{floor} · {label}", False, **style)
             # The split is drawn for the first estimator only: two estimators would double the lines.
             _line(
                 plot,

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 from sigmatool.kernels._common import (
     BoolArray,
     FloatArray,
+    distinct_rows,
     floats,
     hypergeometric_pmf_of,
     is_count,
@@ -98,19 +101,31 @@ def unbiased_inputs(
     return np.asarray(valid, dtype=np.bool_), k_arr, n_arr, G_arr
 
 
+# Up to this many bits in C(n, G), the ratio of two binomial coefficients is taken from the exact integers
+# (Python's int / int is correctly rounded), with no import of scipy.stats (0.6 s): n = 64 needs 61 bits,
+# n = 10^4 with G = 1,000 about 4,700. Larger ones go through the binomial pmfs.
+_EXACT_BITS = 1 << 16
+
+
 def _choose_ratio(a: ArrayLike, n: ArrayLike, G: ArrayLike) -> FloatArray:
-    """``C(a, G) / C(n, G)`` (0 when a < G), NaN unless 0 ≤ a ≤ n and 1 ≤ G ≤ n are integers."""
+    """``C(a, G) / C(n, G)`` (0 when a < G), NaN unless 0 ≤ a ≤ n and 1 ≤ G ≤ n are integers; each distinct
+    (a, n, G) once, correctly rounded where C(n, G) has at most :data:`_EXACT_BITS` bits."""
     valid, a_arr, n_arr, G_arr = unbiased_inputs(a, n, G)
     out = np.full(a_arr.shape, np.nan)
-    a_v = a_arr[valid].astype(np.int64)
-    n_v = n_arr[valid].astype(np.int64)
-    G_v = G_arr[valid].astype(np.int64)
+    if not valid.any():
+        return out
+    (a_u, n_u, G_u), inverse = distinct_rows(a_arr[valid], n_arr[valid], G_arr[valid])
+    a_v, n_v, G_v = (x.astype(np.int64) for x in (a_u, n_u, G_u))
     ratio = np.zeros(a_v.shape, dtype=np.float64)
     some = a_v >= G_v
+    exact = some & (G_v * np.log2(np.maximum(n_v, 2)) <= _EXACT_BITS)
+    for i in np.flatnonzero(exact).tolist():
+        ratio[i] = math.comb(int(a_v[i]), int(G_v[i])) / math.comb(int(n_v[i]), int(G_v[i]))
     # C(a, G) / C(n, G) is the probability that all G drawn are among the a: Hyp(G; n, a, G).
-    if some.any():
-        ratio[some] = hypergeometric_pmf_of(G_v[some], n_v[some], a_v[some], G_v[some])
-    out[valid] = ratio
+    rest = some & ~exact
+    if rest.any():
+        ratio[rest] = hypergeometric_pmf_of(G_v[rest], n_v[rest], a_v[rest], G_v[rest])
+    out[valid] = ratio[inverse]
     return out
 
 
