@@ -37,21 +37,6 @@ def bin_edges(index: ArrayLike, bins: int) -> tuple[FloatArray, FloatArray]:
     return np.asarray(b / bins, dtype=np.float64), np.asarray((b + 1) / bins, dtype=np.float64)
 
 
-def with_bins(frame: pl.DataFrame, bins: int, p: str = "p") -> pl.DataFrame:
-    """``frame`` with ``bin``, ``p_lo`` and ``p_hi`` of its pass-rate column."""
-    index = bin_index(frame[p].cast(pl.Float64).to_numpy(), bins)
-    lo, hi = bin_edges(index, bins)
-    return frame.with_columns(pl.Series("bin", index), pl.Series("p_lo", lo), pl.Series("p_hi", hi))
-
-
-def all_bins(bins: int, keys: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Every bin (so that empty ones show up too), crossed with the distinct ``keys`` rows if given."""
-    index = np.arange(bins, dtype=np.int64)
-    lo, hi = bin_edges(index, bins)
-    frame = pl.DataFrame({"bin": index, "p_lo": lo, "p_hi": hi})
-    return keys.join(frame, how="cross") if keys is not None and keys.width else frame
-
-
 def group_index(frame: pl.DataFrame, by: Sequence[str]) -> tuple[IntArray, pl.DataFrame]:
     """Each row's --by group (0 without --by), and the groups' labels in order of appearance (one row each).
 

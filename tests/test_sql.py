@@ -275,14 +275,14 @@ CASES = [
     pytest.param(
         ["budget", "--estimator", "plugin", "--G", "2,4,8,inf", "--bins", "4"], {}, id="budget-sizes"
     ),
-    pytest.param(["groupsize", "--estimator", "plugin", "--fidelity", "0.95"], {}, id="groupsize"),
+    pytest.param(["groupsize", "--prior", "none", "--fidelity", "0.95"], {}, id="groupsize"),
     pytest.param(
         ["silent", "--estimator", "plugin", "--G", "8"],
         {"by": ["data source"], "step_col": "step"},
         id="silent-by-step",
     ),
     pytest.param(["budget", "--estimator", "plugin"], {"by": ["data source"]}, id="budget-by"),
-    pytest.param(["groupsize", "--estimator", "plugin"], {"step_col": "step"}, id="groupsize-step"),
+    pytest.param(["groupsize", "--prior", "none"], {"step_col": "step"}, id="groupsize-step"),
     pytest.param(
         ["silent", "--estimator", "plugin", "--G", "4,8"],
         {"reward_col": "score", "threshold": 0.3},
@@ -294,7 +294,7 @@ CASES = [
         id="budget-threshold",
     ),
     pytest.param(
-        ["groupsize", "--estimator", "plugin"],
+        ["groupsize", "--prior", "none"],
         {"reward_col": "passed", "reward_type": "boolean"},
         id="groupsize-boolean",
     ),

@@ -14,7 +14,6 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.estimators.value import plugin_values
-from sigmatool.segments import bin_index
 
 FloatArray = NDArray[np.float64]
 
@@ -31,8 +30,3 @@ def elementwise(function: Callable[[FloatArray], NDArray[np.generic]], dtype: pl
 def row_value(quantity: str, G: float | None = None, std: str = "population") -> pl.Expr:
     """The plug-in value of each row's p (the names of :func:`~sigmatool.estimators.value.plugin_values`)."""
     return elementwise(lambda p: plugin_values(p, quantity, G, std), pl.Float64())
-
-
-def row_bin(bins: int) -> pl.Expr:
-    """Each row's bin of p (the rule of :func:`sigmatool.segments.bin_index`)."""
-    return elementwise(lambda p: bin_index(p, bins), pl.Int64()).alias("bin")
