@@ -509,9 +509,8 @@ def headline(
             continue
         parts.append(f"{100 * r['silent_rate']:.1f}% at G={r['G']}{tag}" + (f" ({extra})" if extra else ""))
     always = float(summary["always_silent_share"][0])
-    counts = counts or any(
-        e not in (None, "plug-in") for e in summary.get_column(ESTIMATOR, default=pl.Series())
-    )
+    named = summary[ESTIMATOR].to_list() if ESTIMATOR in summary.columns else []
+    counts = counts or any(e not in (None, "plug-in") for e in named)
     if len(parts) == 1 and not parts[0].startswith("not identified"):
         lead = f"{parts[0].replace(' at ', ' of groups are silent at ', 1)}"
     else:

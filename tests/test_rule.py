@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from tests.conftest import BIGMATH, SAMPLE, csv_of, headline, invoke
+from tests.conftest import BIGMATH, SAMPLE, csv_of, headline, invoke, one_error_line, run_cli
 
 EIGHT = SAMPLE / "bigmath_8_samples.csv"
 COUNTS = ("--k-col", "k", "--n-col", "n")
@@ -256,3 +256,21 @@ def test_a_rollout_log_read_as_rates_is_refused(broken_grader: Path) -> None:
 def test_the_offered_route_reads_the_log(broken_grader: Path) -> None:
     offered = invoke("silent", broken_grader).stderr.split("read it with ")[1].split()
     assert 0 == invoke("silent", broken_grader, *offered, "--format", "csv").exit_code
+
+
+# --------------------------------------------------------------------------------------------- refusals, in a real process
+
+
+def test_a_rollout_log_read_as_rates_is_one_line_and_exit_2(broken_grader: Path) -> None:
+    done = run_cli("silent", broken_grader, "--col", "reward")
+    assert 2 == done.returncode
+    assert "--rollouts --prompt-col example_id --reward-col reward" in one_error_line(done.stderr)
+    assert "" == done.stdout
+
+
+def test_a_plan_beyond_what_the_data_identify_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    (tmp_path / "two.csv").write_text("k,n\n1,1\n2,4\n")
+    done = run_cli("plan", tmp_path / "two.csv", *COUNTS, "--budget", "8")
+    assert 1 == done.returncode
+    assert "not identified" in one_error_line(done.stderr)
+    assert "" == done.stdout
