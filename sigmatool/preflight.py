@@ -399,7 +399,9 @@ def analyse(
         )
     summary, s = summarize(keep, settings)
     drawn = curve(keep, settings) if figure and settings.filter else None
-    return PreflightResult(summary, settings, s, val.label_at(hist, settings.n), drawn)
+    estimator = val.label_at(hist, settings.n)
+    summary = summary.with_columns(pl.lit(estimator).alias("estimator"))
+    return PreflightResult(summary, settings, s, estimator, drawn)
 
 
 def _run_words(settings: LoopSettings) -> str:

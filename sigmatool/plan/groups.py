@@ -55,6 +55,7 @@ class Plans:
     plans: list[Plan]
     options: PlanOptions
     schema: dict[str, pl.DataType]  # the --by columns' dtypes
+    estimators: tuple[str, ...] = ()  # each group's estimator, in words (the summary's last column)
 
     def _stack(self, frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
         if not self.by:
@@ -81,14 +82,22 @@ class Plans:
                 [plan for key, plan in zip(self.keys, self.plans, strict=True) if key[0] == name],
                 self.options,
                 {b: dtype for b, dtype in self.schema.items() if b != COLUMN},
+                tuple(e for key, e in zip(self.keys, self.estimators, strict=True) if key[0] == name),
             )
             for name in names
         }
 
     @cached_property
     def summary(self) -> pl.DataFrame:
-        """The plan against uniform G per group: ``--by`` columns, then ``sigmatool.plan.SUMMARY_COLUMNS``."""
-        return self._stack([p.summary for p in self.plans])
+        """The plan against uniform G per group: ``--by`` columns, then ``sigmatool.plan.SUMMARY_COLUMNS``,
+        then the estimator that valued its prompts."""
+        named = self.estimators or ("plug-in",) * len(self.plans)
+        return self._stack(
+            [
+                p.summary.with_columns(pl.lit(e).alias("estimator"))
+                for p, e in zip(self.plans, named, strict=True)
+            ]
+        )
 
     @cached_property
     def distribution(self) -> pl.DataFrame:
@@ -139,4 +148,11 @@ def plan_histogram(
             raise UsageError(f"{_label(by, key)}: {exc}" if by else str(exc)) from None
         keys.append(key)
     schema = {b: hist.schema[b] for b in by}
-    return Plans(by, keys, plans, options, schema)
+    return Plans(by, keys, plans, options, schema, tuple(_estimator(valuation, by, key) for key in keys))
+
+
+def _estimator(valuation: Valuation | None, by: Sequence[str], key: Key) -> str:
+    """The estimator of one group's plan, in words (with several pass-rate columns, its column's)."""
+    if valuation is None:
+        return "plug-in"
+    return (valuation.part(str(key[0])) if by_columns(by) else valuation).label
