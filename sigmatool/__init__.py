@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from sigmatool.plan import Plan
     from sigmatool.plan import plan as rollout_plan
     from sigmatool.prior import fit_prior
-    from sigmatool.session import Session
     from sigmatool.silent import SilentResult
     from sigmatool.silent import summarize as silent_summary
     from sigmatool.sql import histogram_query
@@ -57,7 +56,6 @@ _LAZY = {
     "UsageError": ("sigmatool.errors", "UsageError"),
     "GroupSizeOptions": ("sigmatool.options", "GroupSizeOptions"),
     "Valuation": ("sigmatool.estimators", "Valuation"),
-    "Session": ("sigmatool.session", "Session"),
     "valuation": ("sigmatool.estimators", "valuation"),
     "fit_prior": ("sigmatool.prior", "fit_prior"),
     "group_size_table": ("sigmatool.groupsize", "group_size_table"),
@@ -122,7 +120,6 @@ __all__ = [
     "Histogram",
     "InputOptions",
     "Plan",
-    "Session",
     "SigmaError",
     "SilentResult",
     "UsageError",

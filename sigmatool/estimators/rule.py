@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
+from numpy.typing import NDArray
 
 from sigmatool.estimators.checks import check_estimator
 from sigmatool.estimators.value import (
@@ -125,10 +126,27 @@ class PerCell(Valuation):
             self._missed.add(True)
         rows = np.flatnonzero(beyond & known)
         if rows.size:
-            out[rows] = self.fitted().values(
-                frame[rows], quantity, None if sizes is None else sizes[rows], std
-            )
+            out[rows] = self._posterior(frame[rows], quantity, None if sizes is None else sizes[rows], std)
         return out
+
+    def _posterior(
+        self, frame: pl.DataFrame, quantity: str, sizes: NDArray[np.int64] | None, std: str
+    ) -> FloatArray:
+        """The prior's posterior means of ``frame``'s rows, each distinct (--by group, k, n, G) once: a
+        histogram kept by more columns than the prior's groups (bins, other keys) repeats them."""
+        keys = [*self.by, "k", "n"]
+        cells = frame.select(keys).with_columns(
+            pl.Series("__G", np.zeros(frame.height) if sizes is None else sizes)
+        )
+        distinct = cells.unique(maintain_order=True)
+        if distinct.height == cells.height:
+            return self.fitted().values(frame, quantity, sizes, std)
+        found = self.fitted().values(
+            distinct, quantity, None if sizes is None else distinct["__G"].to_numpy(), std
+        )
+        index = cells.join(distinct.with_row_index("__i"), on=[*keys, "__G"], how="left", nulls_equal=True,
+                           maintain_order="left")["__i"].to_numpy()  # fmt: skip
+        return np.asarray(found[index], dtype=np.float64)
 
     def cell_labels(
         self, cells: pl.DataFrame, outside: FloatArray, prompts: FloatArray, value: FloatArray

@@ -10,7 +10,8 @@ from sigmatool.plan.groups import Plans
 from sigmatool.render import View, also_in_data
 
 # The table shows what the headline compares; CSV, JSON and parquet carry every column.
-HIDDEN = ("objective_vs_plan", "budget", "prompts", "min_G", "median_G", "max_G")
+# (the estimator: in the headline.)
+HIDDEN = ("objective_vs_plan", "budget", "prompts", "min_G", "median_G", "max_G", "estimator")
 # Left to the data formats, so that the table fits 80 columns: mean_G gives a uniform strategy's G, the
 # footer the rollouts used, prompts_kept the prompts left out; silent groups stand for silent rollouts.
 TABLE_HIDES = ("uniform_G", "silent_rollout_share", "rollouts_used", "prompts_left_out")
@@ -75,8 +76,10 @@ def plan_line(plans: Plans) -> str:
     plan = float(s.filter(pl.col("strategy") == "plan")["objective"].sum())
     best, dropped = "uniform_best", "uniform_dropped_best"
     where = f" (one plan per {', '.join(plans.by)} group, summed)" if plans.by else ""
+    named = set(s["estimator"]) if "estimator" in s.columns else set()
+    tag = f" [{named.pop()}]" if len(named) == 1 and "plug-in" not in named else ""
     return (
-        f"Plan for {plans.options.describe()}{where}: {objective_label(plans.options)} {plan:,.1f}, "
+        f"Plan for {plans.options.describe()}{where}{tag}: {objective_label(plans.options)} {plan:,.1f}, "
         f"{_gain(plan, _sum(s, best, 'objective'))} against the best uniform G{_uniform_size(s, best, plans.by)}, "
         f"{_gain(plan, _sum(s, dropped, 'objective'))} with p̂ ∈ {{0, 1}} dropped{_uniform_size(s, dropped, plans.by)}; "
         f"silent groups {_silent(s, 'plan')} against {_silent(s, best)} and {_silent(s, dropped)}."
