@@ -77,7 +77,7 @@ class PerCell(Valuation):
     def label(self) -> str:
         if not self.counts:
             return "plug-in"
-        return "unbiased where G ≤ n, prior npmle beyond" if self.beyond else "unbiased where G ≤ n"
+        return "unbiased, npmle beyond n" if self.beyond else "unbiased to n"
 
     def fitted(self) -> Valuation:
         """The NPMLE prior of each --by group, fitted on first use (the values beyond n)."""
