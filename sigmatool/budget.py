@@ -61,7 +61,6 @@ from sigmatool.options import (
     BudgetOptions,
     PriorSpec,
     Segments,
-    by_columns,
     g_label,
     over_all_prompts,
 )
@@ -70,6 +69,7 @@ from sigmatool.render import View, also_in_data, ranges
 from sigmatool.segments import bin_edges, bin_index
 from sigmatool.silent import ESTIMATOR, said_once, unidentified, warned
 from sigmatool.sums import Cells, Summaries, labels_of
+from sigmatool.sums import summaries as summed
 
 COLUMNS = (
     "G",
@@ -230,13 +230,12 @@ def summaries(
     val = valuation(hist, by, sizes, options.estimator, prior)
     pieces = Pieces(options.segments)
     cells = Cells(labels_of(hist, by), by, pieces.codes.size, pieces.of)
-    sums = cells.sums(hist, 1 + WIDTH * len(sizes), lambda batch: _cell_columns(val, batch, sizes))
-    table = _summary(cells.labels, sums.cells, sizes, pieces, val)
-    if over_all_prompts(by):  # already over all prompts (of each pass-rate column)
-        return Summaries(table, table)
-    if by_columns(by):
-        return Summaries(table, _summary(*cells.lead(sums.cells, bins=True), sizes, pieces, val))
-    return Summaries(table, _summary(pl.DataFrame(), sums.by_bin, sizes, pieces, val))
+
+    def make(labels: pl.DataFrame, keys: Sequence[str], sums: FloatArray, binned: bool) -> pl.DataFrame:
+        return _summary(labels, sums, sizes, pieces, val)
+
+    width = 1 + WIDTH * len(sizes)
+    return summed(cells, hist, width, lambda batch: _cell_columns(val, batch, sizes), make, segments=True)
 
 
 def _summary(

@@ -75,6 +75,7 @@ from sigmatool.sums import (
     fixed_point_total,
     labels_of,
 )
+from sigmatool.sums import summaries as summed
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -166,15 +167,13 @@ def summaries(
         )
         return Summaries(table, table)
     val = valuation(hist, by, sizes, options.estimator, prior)
+
+    def make(labels: pl.DataFrame, keys: Sequence[str], sums: FloatArray, binned: bool) -> pl.DataFrame:
+        return _summary(Cells(labels, keys, options.bins if binned else None), sums, sizes, cap, val)
+
     cells = Cells(labels_of(hist, by), by, options.bins)
-    sums = cells.sums(hist, 3 + WIDTH * len(sizes), lambda batch: _cell_columns(batch, sizes, val))
-    table = _summary(cells, sums.cells, sizes, cap, val)
-    if _whole_is_table(by, options):
-        return Summaries(table, table)
-    if by_columns(by):  # each pass-rate column over all its prompts
-        lead, lead_sums = cells.lead(sums.cells)
-        return Summaries(table, _summary(Cells(lead, by[:1], None), lead_sums, sizes, cap, val))
-    return Summaries(table, _summary(Cells(pl.DataFrame(), (), None), sums.total, sizes, cap, val))
+    width = 3 + WIDTH * len(sizes)
+    return summed(cells, hist, width, lambda batch: _cell_columns(batch, sizes, val), make)
 
 
 def said_once(summary: pl.DataFrame) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.options import by_columns, over_all_prompts
 from sigmatool.segments import bin_index
 
 FloatArray = NDArray[np.float64]
@@ -131,6 +132,34 @@ class Cells:
         if self.binned:
             parts.append(pl.DataFrame({"bin": np.tile(np.arange(self.bins, dtype=np.int64), self.groups)}))
         return pl.concat(parts, how="horizontal") if parts else pl.DataFrame({"__cell": [0]}).drop("__cell")
+
+
+# A summary's rows from its cells' sums: (the cells' --by labels, the --by columns, sums width × cells, whether
+# the cells are bins of p within each group).
+Make = Callable[[pl.DataFrame, Sequence[str], FloatArray, bool], pl.DataFrame]
+
+
+def summaries(
+    cells: Cells,
+    values: pl.DataFrame | pl.LazyFrame,
+    width: int,
+    columns: Callable[[pl.DataFrame], list[FloatArray]],
+    make: Make,
+    *,
+    segments: bool = False,
+) -> Summaries:
+    """The skeleton of a summary (``silent``, ``budget``): one pass over the rows adding ``columns`` per cell,
+    then the summary as asked and the same over all prompts, each made from those sums by ``make``. The
+    overall keeps the bins with ``segments`` (budget's segments of p); else it is one row per G. With several
+    pass-rate columns (the ``column`` key leads), "all prompts" are each column's."""
+    sums = cells.sums(values, width, columns)
+    table = make(cells.labels, cells.by, sums.cells, cells.binned)
+    if over_all_prompts(cells.by) and (segments or not cells.binned):
+        return Summaries(table, table)
+    if by_columns(cells.by):
+        lead, lead_sums = cells.lead(sums.cells, bins=segments)
+        return Summaries(table, make(lead, cells.by[:1], lead_sums, segments))
+    return Summaries(table, make(pl.DataFrame(), (), sums.by_bin if segments else sums.total, segments))
 
 
 def labels_of(values: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.DataFrame:
