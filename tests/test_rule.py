@@ -46,6 +46,13 @@ def test_one_g_alone_equals_the_same_g_in_a_list(command: str) -> None:
     assert alone.equals(listed.filter(pl.col("G") == 8))
 
 
+def test_the_plans_uniform_baseline_is_the_same_when_a_size_is_added() -> None:
+    args = ("--budget", "8", "--estimator", "auto")
+    fewer = _csv("plan", BIGMATH, *args, "--sizes", "4,8,16,32").filter(pl.col("strategy") == "uniform")
+    more = _csv("plan", BIGMATH, *args, "--sizes", "4,8,16,32,128").filter(pl.col("strategy") == "uniform")
+    assert fewer.equals(more)
+
+
 def test_the_table_at_8_says_the_same_with_128_asked_too() -> None:
     assert "43.1% at G=8 [unbiased]" in _table("silent", BIGMATH, "--G", "8,128")
     assert _table("silent", BIGMATH, "--G", "8").startswith("43.1% of groups are silent at G=8 [unbiased]")
