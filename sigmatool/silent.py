@@ -482,13 +482,12 @@ def headline(
     level: float | None = None,
     bias: str = "",
     who: str = "",
-    counts: bool = False,
 ) -> str:
     """One plain sentence for the table view, from an overall (no --by, no bins) summary; ``bias`` says
     which estimator answers beyond the samples (:meth:`Valuation.bias_note`); ``who`` names it
-    (:attr:`Valuation.label`) where a rate lies outside the bounds the data allow; with ``counts`` each rate
-    names its estimator (the summary's ``estimator`` column) and a rate that is not identified gives the
-    range the data allow in its place.
+    (:attr:`Valuation.label`) where a rate lies outside the bounds the data allow. Each rate names its
+    estimator (the summary's ``estimator`` column) unless it is the plug-in, and a rate that is not
+    identified gives the range the data allow in its place.
 
     Under a prior the share of prompts silent at every G (p exactly 0 or 1) is the prior's, not the data's:
     no number of samples tells p = 0 from a small p, so it is given as not identified; from counts without
@@ -509,7 +508,7 @@ def headline(
         parts.append(f"{100 * r['silent_rate']:.1f}% at G={r['G']}{tag}" + (f" ({extra})" if extra else ""))
     always = float(summary["always_silent_share"][0])
     named = summary[ESTIMATOR].to_list() if ESTIMATOR in summary.columns else []
-    counts = counts or any(e not in (None, "plug-in") for e in named)
+    counts = any(e not in (None, "plug-in") for e in named)  # the samples' share, not p's
     if len(parts) == 1 and not parts[0].startswith("not identified"):
         lead = f"{parts[0].replace(' at ', ' of groups are silent at ', 1)}"
     else:
@@ -638,9 +637,7 @@ def analyse(
         line = (drawn if drawn is not None and not by else curve(hist, options, (), val.prior)).sparkline()
 
     def lead(frame: pl.DataFrame, v: Valuation) -> str:
-        return headline(
-            frame, v.posterior, beyond.ci, v.bias_note(), v.label, counts=v.keyed and not v.posterior
-        )
+        return headline(frame, v.posterior, beyond.ci, v.bias_note(), v.label)
 
     said = val.headlines(whole, lead)
     return SilentResult(summary, overall, tuple(by), said, tuple(notes), line, drawn, warned(summary, val))

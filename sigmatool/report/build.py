@@ -123,7 +123,7 @@ def _headline(item: ReportInput, options: ReportOptions) -> Headline:
     val = run.val
     quiet = silent.summarize(item.hist, (), [8.0], prior=val)
     sentences = (
-        silent.headline(quiet, val.posterior, bias=val.bias_note(), counts=val.keyed and not val.posterior),
+        silent.headline(quiet, val.posterior, bias=val.bias_note()),
         budget.headline(_budget(run, options)),
         groupsize.headline(_sized(run, options, bins=None), options.groupsize),
     )
