@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from sigmatool.groupsize.summary import GroupSizeResult
     from sigmatool.load import Dataset
     from sigmatool.load.loaded import Values
-    from sigmatool.options import BudgetOptions, GroupSizeOptions, SilentOptions
+    from sigmatool.options import BudgetOptions, GroupSizeOptions, PlotOptions, SilentOptions
     from sigmatool.options.plan import PlanOptions
     from sigmatool.options.preflight import LoopSettings
     from sigmatool.plan.groups import Plans
@@ -87,6 +87,19 @@ class Session:
             spark=spark,
             figure=figure,
             totals=self.totals,
+        )
+
+    def curve_for(self, plot: PlotOptions, options: SilentOptions | GroupSizeOptions) -> object:
+        """Beside per-prompt rows, what ``--plot`` draws (a second pass over the rows): only when it is
+        asked for (None otherwise)."""
+        if plot.path is None:
+            return None
+        from sigmatool.options import SilentOptions
+
+        return (
+            self.silent_curve(options)
+            if isinstance(options, SilentOptions)
+            else self.groupsize_curve(options)
         )
 
     def silent_curve(self, options: SilentOptions) -> SilentCurve:

@@ -132,8 +132,6 @@ def groupsize_command(
     with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS) as s:
         run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
-            run.save_plot(plot, s.groupsize_curve(sizes), run.source_of(s))
-        result = (
-            s.groupsize_rows(sizes) if per_prompt else s.groupsize(sizes, bins=cut, figure=bool(plot.path))
-        )
-        run.show(result, out, plot, run.source_of(s))
+            run.show(s.groupsize_rows(sizes), out, plot, run.source_of(s), figure=s.curve_for(plot, sizes))
+        else:
+            run.show(s.groupsize(sizes, bins=cut, figure=bool(plot.path)), out, plot, run.source_of(s))

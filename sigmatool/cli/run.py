@@ -191,11 +191,11 @@ def show(
 ) -> None:
     """Write a command's answer: per-prompt rows (a LazyFrame) streamed to the output, any other result as its
     table view or data format (:mod:`sigmatool.views`); when --plot names a file, the figure of ``figure``
-    (by default of the result) is drawn first."""
+    (a result, or what a figure draws; by default the result) is drawn first."""
     from sigmatool.render import write_any
     from sigmatool.views import drawn_of, summary_of, view_of, warnings_of
 
-    drawn = drawn_of(result if figure is None else figure)
+    drawn = drawn_of(result) if figure is None else drawn_of(figure) or figure
     if drawn is not None:
         save_plot(plot, drawn, source)
     if not is_table(out):  # the table's headline says these

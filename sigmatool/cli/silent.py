@@ -90,8 +90,7 @@ def silent_command(
     with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS) as s:
         if per_prompt:
             run.note(s.id_notes())
-            run.save_plot(plot, s.silent_curve(options), run.source_of(s))
-            run.show(s.silent_rows(options), out)
+            run.show(s.silent_rows(options), out, plot, run.source_of(s), figure=s.curve_for(plot, options))
         else:
             spark = run.is_table(out)
             run.show(s.silent(options, spark=spark, figure=bool(plot.path)), out, plot, run.source_of(s))
