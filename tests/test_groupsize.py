@@ -291,7 +291,14 @@ def test_summary_rows_are_all_then_every_bin() -> None:
     out = csv_of(invoke("groupsize", BIGMATH, "--bins", "4", "--format", "csv"))
     assert ["all"] + ["bin"] * 4 == out["segment"].to_list()
     assert [0.0, 0.0, 0.25, 0.5, 0.75] == out["p_lo"].to_list()
-    assert COLUMNS == tuple(out.columns)
+    assert (*COLUMNS, "estimator") == tuple(out.columns)
+
+
+def test_each_summary_row_names_its_estimator() -> None:
+    plain = csv_of(invoke("groupsize", BIGMATH, "--bins", "2", "--format", "csv"))
+    prior = csv_of(invoke("groupsize", BIGMATH, "--bins", "2", "--prior", "beta", "--format", "csv"))
+    assert ["plug-in"] * 3 == plain["estimator"].to_list()
+    assert ["prior beta"] * 3 == prior["estimator"].to_list()
 
 
 def test_bins_zero_gives_the_overall_row_only() -> None:
@@ -324,7 +331,7 @@ def test_weighted_histogram_gives_byte_identical_output() -> None:
 def test_law_adds_percentile_columns_to_the_summary(paper_csv: Path) -> None:
     out = csv_of(invoke("groupsize", paper_csv, "--law", "--bins", "0", "--format", "csv"))
     # Law values 5, 6, 6, 14, 14, 27, 27: median 14, 90th percentile 27.
-    assert [*COLUMNS, "g_median_law", "g_p90_law"] == out.columns
+    assert [*COLUMNS, "g_median_law", "g_p90_law", "estimator"] == out.columns
     assert 14 == out["g_median_law"][0]
     assert 27 == out["g_p90_law"][0]
 
@@ -334,7 +341,7 @@ def test_by_repeats_the_rows_per_group(tmp_path: Path) -> None:
     path.write_text("source,pass_rate\na,0.5\na,0.05\nb,0.3\nb,0\n")
     out = csv_of(invoke("groupsize", path, "--by", "source", "--bins", "2", "--format", "csv"))
     alls = out.filter(pl.col("segment") == "all")
-    assert ["source", *COLUMNS] == out.columns
+    assert ["source", *COLUMNS, "estimator"] == out.columns
     assert ["a", "b"] == alls["source"].to_list()
     assert [42, 9] == alls["g_max"].to_list()
     assert [0.0, 1.0] == alls["unreachable"].to_list()

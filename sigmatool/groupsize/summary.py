@@ -13,7 +13,7 @@ from sigmatool.columns import labels, percent
 from sigmatool.estimators import Valuation
 from sigmatool.groupsize.curve import GroupSizeCurve, curve
 from sigmatool.groupsize.table import sized_rows
-from sigmatool.options import GroupSizeOptions
+from sigmatool.options import COLUMN, GroupSizeOptions
 from sigmatool.render import View, also_in_data
 from sigmatool.segments import bin_edges, bin_index, group_index
 
@@ -235,6 +235,21 @@ def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     ]
 
 
+def _named(summary: pl.DataFrame, val: Valuation) -> pl.DataFrame:
+    """The summary with a last ``estimator`` column: each prompt is sized at its p̂ (``plug-in``) unless a
+    prior is named (its posterior); with several pass-rate columns, each column's."""
+
+    def name(v: Valuation) -> str:
+        return v.label if v.posterior else "plug-in"
+
+    if COLUMN not in summary.columns:
+        return summary.with_columns(pl.lit(name(val)).alias("estimator"))
+    names = {c: name(val.part(c)) for c in summary[COLUMN].unique().to_list()}
+    return summary.with_columns(
+        pl.col(COLUMN).replace_strict(names, return_dtype=pl.String).alias("estimator")
+    )
+
+
 @dataclass(frozen=True)
 class GroupSizeResult:
     """``groupsize``'s answer: the summary, its headline over all prompts and notes, and with ``--plot``
@@ -275,7 +290,7 @@ def analyse(
     ``figure`` the curve that ``--plot`` draws."""
     sized = sized_rows(hist, by, options, bins=bins, prior=val)
     drawn = plotted(hist, by, options, val, sized) if figure else None
-    summary = summarize_sized(sized, by, options, bins=bins)
+    summary = _named(summarize_sized(sized, by, options, bins=bins), val)
     notes = footer(options, val.posterior)
     lead = val.headlines(sized, lambda frame, _: headline(frame, options))
     return GroupSizeResult(summary, tuple(by), lead, tuple(notes), drawn)
@@ -285,11 +300,15 @@ def view(result: GroupSizeResult) -> View:
     """The table view: the headline over all prompts, short headers, what the columns mean."""
     names = result.summary.columns
     hides = [c for c in TABLE_HIDES + (LAW_HIDES if set(LAW_COLUMNS) <= set(names) else ()) if c in names]
+    named = sorted(set(result.summary["estimator"])) if "estimator" in names else []
+    sizing = [
+        f"estimator: {', '.join(named)} (each prompt sized at its p̂ unless --prior names a prior: its posterior)"
+    ]
     return View(
         headline=result.headline,
         percent=percent(names),
         labels=labels(names),
         keys=list(result.by),
-        footer=[*result.notes, also_in_data(hides)],
-        hide=hides,
+        footer=[*result.notes, *(sizing if named else []), also_in_data(hides)],
+        hide=[*hides, "estimator"],
     )
