@@ -37,6 +37,7 @@ from numpy.typing import NDArray
 from sigmatool import frames
 from sigmatool.columns import labels, percent
 from sigmatool.estimators import (
+    ESTIMATOR,
     NOT_IDENTIFIED,
     Bounded,
     Cut,
@@ -46,7 +47,10 @@ from sigmatool.estimators import (
     bound_columns,
     range_notes,
     row_groups,
+    said_once,
+    unidentified,
     valuation,
+    warned,
 )
 from sigmatool.estimators.bounds import Inside
 from sigmatool.frames import last
@@ -67,7 +71,6 @@ from sigmatool.options import (
 from sigmatool.progress import working
 from sigmatool.render import View, also_in_data, ranges
 from sigmatool.segments import bin_edges, bin_index
-from sigmatool.silent import ESTIMATOR, said_once, unidentified, warned
 from sigmatool.sums import Cells, Summaries, labels_of
 from sigmatool.sums import summaries as summed
 

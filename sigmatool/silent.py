@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 from sigmatool import kernels
 from sigmatool.columns import labels, percent
 from sigmatool.estimators import (
-    NOT_IDENTIFIED,
+    ESTIMATOR,
     Bounded,
     Cut,
     Valuation,
@@ -41,11 +41,13 @@ from sigmatool.estimators import (
     bin_of,
     bound_columns,
     contradiction,
-    contradictions,
     outside,
     range_notes,
     row_groups,
+    said_once,
+    unidentified,
     valuation,
+    warned,
 )
 from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.frames import last, series
@@ -80,8 +82,6 @@ from sigmatool.sums import summaries as summed
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 PER_GROUP = ("p_silent", "p_all_right", "p_all_wrong", "dapo_expected_draws")
-# Each row of a summary names the estimator behind its numbers (docs/prior.md, "One rule for every cell").
-ESTIMATOR = "estimator"
 # What each row adds to its cell per G: all right, all wrong, learnable silent, weight valued beyond n.
 WIDTH = 4
 SUMMARY_RATES = (
@@ -174,20 +174,6 @@ def summaries(
     cells = Cells(labels_of(hist, by), by, options.bins)
     width = 3 + WIDTH * len(sizes)
     return summed(cells, hist, width, lambda batch: _cell_columns(batch, sizes, val), make)
-
-
-def said_once(summary: pl.DataFrame) -> tuple[str, ...]:
-    """The estimator column when each G has one estimator in every row: the table's headline names it, per
-    G (a --by group or bin whose estimator differs keeps the column)."""
-    if ESTIMATOR not in summary.columns:
-        return ()
-    per_G = summary.group_by("G").agg(pl.col(ESTIMATOR).n_unique())[ESTIMATOR]
-    return (ESTIMATOR,) if per_G.max() == 1 else ()
-
-
-def unidentified(summary: pl.DataFrame) -> bool:
-    """Whether some row of a summary is not identified by the data (its estimator column says so)."""
-    return ESTIMATOR in summary.columns and bool((summary[ESTIMATOR] == NOT_IDENTIFIED).any())
 
 
 def _whole_is_table(by: Sequence[str], options: SilentOptions) -> bool:
@@ -641,20 +627,6 @@ def analyse(
 
     said = val.headlines(whole, lead)
     return SilentResult(summary, overall, tuple(by), said, tuple(notes), line, drawn, warned(summary, val))
-
-
-def warned(summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate") -> tuple[str, ...]:
-    """What a headline says of how far to trust the numbers, as lines for stderr (the data formats have no
-    headline): a biased estimator, rates outside the bounds the data allow, rates not identified."""
-    lines = [line for line in (val.bias_note(),) if line]
-    lines += contradictions(summary, rate, val.label)
-    if unidentified(summary):
-        at = summary.filter(pl.col(ESTIMATOR) == NOT_IDENTIFIED)["G"].cast(pl.String)
-        lines.append(
-            f"not identified by the data at G = {', '.join(dict.fromkeys(at))} (estimator 'not identified'): "
-            f"the {rate}_lo and {rate}_hi columns give the range the data allow"
-        )
-    return tuple(lines)
 
 
 # The DAPO draws follow from the silent share; with --bounds or --ci its range takes their room in the table.

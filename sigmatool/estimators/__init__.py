@@ -14,11 +14,22 @@ from __future__ import annotations
 from sigmatool.estimators.bootstrap import beyond_intervals, interval_columns
 from sigmatool.estimators.bounds import Bounded, Cut, bin_of, bound_columns, row_groups
 from sigmatool.estimators.checks import check_estimator, value_keys
-from sigmatool.estimators.report import contradiction, contradictions, identification, outside, range_notes
+from sigmatool.estimators.report import (
+    ESTIMATOR,
+    contradiction,
+    contradictions,
+    identification,
+    outside,
+    range_notes,
+    said_once,
+    unidentified,
+    warned,
+)
 from sigmatool.estimators.rule import PRIOR_PROMPTS, PerCell, valuation
 from sigmatool.estimators.value import NOT_IDENTIFIED, PerColumn, Valuation, describe
 
 __all__ = [
+    "ESTIMATOR",
     "NOT_IDENTIFIED",
     "PRIOR_PROMPTS",
     "Bounded",
@@ -38,6 +49,9 @@ __all__ = [
     "outside",
     "range_notes",
     "row_groups",
+    "said_once",
+    "unidentified",
     "valuation",
     "value_keys",
+    "warned",
 ]

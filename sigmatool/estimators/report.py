@@ -1,11 +1,30 @@
-"""Plain lines under a table that says what its bounds and intervals are, and what the data leave open."""
+"""Plain lines under a table that says what its bounds and intervals are, and what the data leave open; from
+a summary's ``estimator`` column, which rows are not identified and what a headline says of how far to
+trust the numbers."""
 
 from __future__ import annotations
 
 import polars as pl
 
-from sigmatool.estimators.value import Valuation
+from sigmatool.estimators.value import NOT_IDENTIFIED, Valuation
 from sigmatool.options import BOUNDS_LEVEL, COLUMN, BeyondOptions, g_label
+
+# Each row of a summary names the estimator behind its numbers (docs/prior.md, "One rule for every cell").
+ESTIMATOR = "estimator"
+
+
+def said_once(summary: pl.DataFrame) -> tuple[str, ...]:
+    """The estimator column when each G has one estimator in every row: the table's headline names it, per
+    G (a --by group or bin whose estimator differs keeps the column)."""
+    if ESTIMATOR not in summary.columns:
+        return ()
+    per_G = summary.group_by("G").agg(pl.col(ESTIMATOR).n_unique())[ESTIMATOR]
+    return (ESTIMATOR,) if per_G.max() == 1 else ()
+
+
+def unidentified(summary: pl.DataFrame) -> bool:
+    """Whether some row of a summary is not identified by the data (its estimator column says so)."""
+    return ESTIMATOR in summary.columns and bool((summary[ESTIMATOR] == NOT_IDENTIFIED).any())
 
 
 def identification(hist: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
@@ -86,3 +105,17 @@ def range_notes(
             f"{beyond.replicate_count:,} replicates with seed {beyond.seed_value}{refit}"
         )
     return lines
+
+
+def warned(summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate") -> tuple[str, ...]:
+    """What a headline says of how far to trust the numbers, as lines for stderr (the data formats have no
+    headline): a biased estimator, rates outside the bounds the data allow, rates not identified."""
+    lines = [line for line in (val.bias_note(),) if line]
+    lines += contradictions(summary, rate, val.label)
+    if unidentified(summary):
+        at = summary.filter(pl.col(ESTIMATOR) == NOT_IDENTIFIED)["G"].cast(pl.String)
+        lines.append(
+            f"not identified by the data at G = {', '.join(dict.fromkeys(at))} (estimator 'not identified'): "
+            f"the {rate}_lo and {rate}_hi columns give the range the data allow"
+        )
+    return tuple(lines)

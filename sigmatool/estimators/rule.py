@@ -98,13 +98,6 @@ class PerCell(Valuation):
         """Whether each frame row's --by group has a prior to answer beyond n."""
         return self._groups(frame)["__identified"].fill_null(False).to_numpy().astype(np.bool_)
 
-    def outside(self, frame: pl.DataFrame, G: Sizes | None) -> BoolArray:
-        """The rows whose cell at G lies beyond the logged samples (G > n, or no G: the large-group limits)."""
-        if not self.counts:
-            return np.zeros(frame.height, dtype=np.bool_)
-        n = frame["n"].cast(pl.Float64).to_numpy()
-        return np.asarray(n < (math.inf if G is None else np.asarray(G, dtype=np.float64)), dtype=np.bool_)
-
     def values(
         self, frame: pl.DataFrame, quantity: str, G: Sizes | None = None, std: str = "population"
     ) -> FloatArray:

@@ -103,9 +103,10 @@ class Valuation:
         return self.posterior
 
     def outside(self, frame: pl.DataFrame, G: Sizes | None) -> BoolArray:
-        """The rows whose cell at G lies beyond their logged samples (G > n) where that leaves the estimator
-        without a value: the unbiased estimator's; none for the plug-in and a prior, which answer anywhere."""
-        if self.estimator != "unbiased" or "n" not in frame.columns:
+        """The rows whose cell at G lies beyond their logged samples (G > n; no G: the large-group limits),
+        for the estimators that answer differently there: the unbiased one (not at all) and the one rule
+        (:class:`PerCell`); none for the plug-in and a prior, which answer anywhere alike."""
+        if self.estimator not in ("unbiased", "auto") or "n" not in frame.columns:
             return np.zeros(frame.height, dtype=np.bool_)
         n = frame["n"].cast(pl.Float64).to_numpy()
         return np.asarray(n < (np.inf if G is None else np.asarray(G, dtype=np.float64)), dtype=np.bool_)
