@@ -375,3 +375,56 @@ def test_a_list_of_rates_column_says_how_to_make_rows(tmp_path: Path) -> None:
     path = tmp_path / "steps.parquet"
     pl.DataFrame({"id": [1, 2], "pass_rate": [[0.5, 0.25], [1.0, 0.0]]}).write_parquet(path)
     assert ".explode('pass_rate', 'step')" in invoke("silent", path).stderr
+
+
+# ------------------------------------------------------------------------------------- empty and nested
+
+
+@pytest.mark.parametrize("name", ["empty.jsonl", "blank.csv"])
+def test_an_empty_file_is_one_line_naming_it(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text("" if name.endswith("jsonl") else "\n\n")
+    done = run("silent", path, real=name.endswith("jsonl"))
+    assert 1 == done.returncode
+    line = one_error_line(done.stderr)
+    assert name in line and "the file is empty" in line and "NDJSON" not in line
+
+
+def test_a_dump_folder_of_empty_files_names_them(tmp_path: Path) -> None:
+    (tmp_path / "1.jsonl").write_text("\n")
+    done = run("silent", tmp_path, "--from", "verl")
+    assert 1 == done.returncode
+    assert "every verl dump file given is empty (" in one_error_line(done.stderr)
+    assert "1.jsonl" in one_error_line(done.stderr)
+
+
+@pytest.mark.parametrize("where", [(), ("-o", "out.csv"), ("-o", "out.tsv")])
+def test_a_nested_input_column_bound_for_csv_is_one_line_and_nothing_written(
+    tmp_path: Path, where: tuple[str, ...]
+) -> None:
+    data = tmp_path / "nested.jsonl"
+    data.write_text("".join(json.dumps({"p": (i % 9) / 8, "tags": ["a", "b"]}) + "\n" for i in range(40)))
+    out = [str(tmp_path / w) if w.startswith("out") else w for w in where]
+    done = run(
+        "plan",
+        data,
+        "--col",
+        "p",
+        "--per-prompt",
+        "--budget",
+        "500",
+        "--format",
+        "csv" if not where else "auto",
+        *out,
+        real=not where,
+    )
+    assert 2 == done.returncode
+    line = one_error_line(done.stderr)
+    assert "cannot hold the nested column(s) 'tags'" in line and "parquet" in line
+    assert "cannot read the input" not in done.stderr
+    assert "" == done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nested.jsonl"]
+    parquet = tmp_path / "out.parquet"
+    done = run("plan", data, "--col", "p", "--per-prompt", "--budget", "500", "-o", parquet)
+    assert 0 == done.returncode
+    assert ["a", "b"] == pl.read_parquet(parquet)["tags"][0].to_list()

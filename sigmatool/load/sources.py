@@ -464,6 +464,8 @@ def looks_like(source: Source) -> str | None:
     except OSError:
         return None
     compressed = source.path.lower().endswith((".gz", ".zst", ".zstd"))
+    if not compressed and len(head) < 4096 and not head.strip():
+        return "empty (no rows: a run that wrote nothing yet, or a failed export?)"
     for magic, what in MAGIC.items():
         expected = (source.fmt == "parquet" and magic == b"PAR1") or (
             compressed and magic in (b"\x1f\x8b", b"(\xb5/\xfd")

@@ -91,6 +91,7 @@ def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None, 
         return
     data: pl.DataFrame = _finite(df)
     if fmt in ("csv", "tsv"):
+        check_flat(data.schema, fmt, out.output or "-", option)
         separator = "\t" if fmt == "tsv" else ","
         if out.output in (None, "-") and not hasattr(sys.stdout, "buffer"):
             sys.stdout.write(data.write_csv(separator=separator))  # a stdout that takes text only
@@ -110,6 +111,19 @@ def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None, 
             data.write_parquet(handle)
 
 
+def check_flat(schema: pl.Schema, fmt: str, output: str, option: str = "-o") -> None:
+    """A UsageError naming the columns that CSV or TSV cannot hold (lists, structs, arrays: an input's nested
+    column carried to per-prompt output), and the formats that can; before anything is written."""
+    nested = [f"{name!r} ({dtype})" for name, dtype in schema.items() if dtype.is_nested()]
+    if nested:
+        where = f"{fmt.upper()} output" if output == "-" else f"{option} {output}: {fmt.upper()}"
+        raise UsageError(
+            f"{where} cannot hold the nested column(s) {', '.join(nested[:3])}"
+            f"{' and more' if len(nested) > 3 else ''} carried from the input; write parquet, json or jsonl "
+            "(--format, or the file's extension), which hold them"
+        )
+
+
 def sink_frame(lf: pl.LazyFrame, out: OutputOptions, view: View | None = None) -> None:
     """Stream a (possibly huge) per-row frame to the output without materialising it."""
     fmt = resolve_format(out.fmt, out.output)
@@ -124,6 +138,8 @@ def sink_frame(lf: pl.LazyFrame, out: OutputOptions, view: View | None = None) -
         write_frame(preview.head(TABLE_ROWS), OutputOptions("table", out.output), view)
         return
     data: pl.LazyFrame = _finite(lf)
+    if fmt in ("csv", "tsv"):
+        check_flat(data.collect_schema(), fmt, out.output or "-", "-o")
     try:
         if fmt == "json":
             _sink_json_array(data, out.output)

@@ -71,7 +71,10 @@ def scan_trainer(
         notes.append(f"{trainer}: skipped {len(empty)} empty file(s), e.g. {empty[0].path}")
         dump_files = [f for f in dump_files if f not in empty]
         if not dump_files:
-            raise DataError(f"every {trainer} dump file given is empty")
+            shown = ", ".join(f.path for f in empty[:3]) + (" and more" if len(empty) > 3 else "")
+            raise DataError(
+                f"every {trainer} dump file given is empty ({shown}): the run wrote no rollouts there yet"
+            )
     parts = [read_part(trainer, file, i, options) for i, file in enumerate(dump_files)]
     rules = list(notes)
     for part in parts:
