@@ -96,6 +96,12 @@ COLUMNS = _declare(
     Column("compared_silent_fraction", "silent (compared)", SHARE),
     Column("expected_silent_fraction", "expected silent", SHARE),
     Column("silent_z", "z"),
+    Column("expected_mean_reward", "expected mean reward", SHARE),
+    Column("expected_all_right_fraction", "expected all right", SHARE),
+    Column("expected_all_wrong_fraction", "expected all wrong", SHARE),
+    Column("reward_p", "reward p"),
+    Column("all_right_p", "all right p"),
+    Column("all_wrong_p", "all wrong p"),
     Column("mean_bias", "mean bias", SHARE),
     Column("min_gap", "min gap", SHARE),
     # track's figure: measured against expected silent share per step

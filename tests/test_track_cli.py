@@ -219,7 +219,7 @@ def sigmatool(*args: object) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize(
     ("args", "code", "expected"),
     [
-        ([EXAMPLE], 2, "say whose with --from"),
+        ([EXAMPLE], 2, "a trainer's dumps with --from"),
         ([EXAMPLE, "--from", "verl", "--export-steps", "1..2"], 2, "give that too"),
         (
             [EXAMPLE, "--from", "verl", "--export-pass-rates", "x.csv", "--export-steps", "3..1"],

@@ -32,7 +32,7 @@ def test_a_dump_without_from_names_its_trainer(dumps: dict[str, Path], trainer: 
 def test_rollouts_with_missing_columns_name_the_trainer(dumps: dict[str, Path], trainer: str) -> None:
     result = invoke("silent", dumps[trainer], "--rollouts", "--prompt-col", "q", "--reward-col", "r")
     assert 1 == result.exit_code
-    assert f"a {trainer} rollout dump" in result.stderr
+    assert f"{'an' if trainer[0] in 'aeio' else 'a'} {trainer} rollout dump" in result.stderr
 
 
 def test_rollouts_on_a_dump_notes_the_trainer(dumps: dict[str, Path]) -> None:

@@ -214,6 +214,28 @@ def log_options(
     return LogOptions(trainer.value if trainer else None, reward_col, threshold)
 
 
+StepColOpt = Annotated[
+    str | None,
+    _input(
+        "--step-col",
+        metavar="COL",
+        help="Step column of a --rollouts log followed step by step: a training step, a checkpoint, an eval "
+        "run (whole numbers as they are; other values numbered in their order).",
+    ),
+]
+
+
+@uses(log=log_options)
+def run_log_options(
+    rollouts: RolloutsOpt = False,
+    prompt_col: PromptColOpt = None,
+    step_col: StepColOpt = None,
+    log: LogOptions = LogOptions(),
+) -> LogOptions:
+    """A run followed step by step: a trainer's dumps (--from), or any rollout log and its step column."""
+    return replace(log, rollouts=rollouts, prompt_col=prompt_col, step_col=step_col)
+
+
 @uses(log=log_options)
 def read_options(
     input_format: InputFormatOpt = None,

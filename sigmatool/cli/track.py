@@ -11,7 +11,7 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import EstimatorOpt, log_options, output_options, plot_options, renamed, uses
+from sigmatool.cli.params import EstimatorOpt, output_options, plot_options, renamed, run_log_options, uses
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import (
     Estimator,
@@ -42,7 +42,8 @@ class Expect(str, Enum):
 DumpsArg = Annotated[
     list[str],
     typer.Argument(
-        help="The trainer's rollout dump files, globs or folders (with --from).", show_default=False
+        help="Dump files, globs or folders (--from), or a rollout log's files (--rollouts).",
+        show_default=False,
     ),
 ]
 PassRatesOpt = Annotated[
@@ -179,7 +180,7 @@ def _window(expect: Expect, window: int | None) -> int | None:
 
 
 @app.command("track")
-@uses(log=log_options, options=track_options, out=output_options, plot=plot_options, prior=prior_option)
+@uses(log=run_log_options, options=track_options, out=output_options, plot=plot_options, prior=prior_option)
 def track_command(
     dumps: DumpsArg,
     estimator: EstimatorOpt = Estimator.auto,

@@ -28,6 +28,9 @@ PROMPT_FIELDS = {
     "areal": "'prompt'",
     "skyrl": "'input_prompt'",
     "roll": "'domain' and 'id'",
+    "verifiers": "(env, 'example_id')",
+    "nemo-gym": "(agent_ref.name, '_ng_task_index')",
+    "open-instruct": "'prompt_tokens'",
 }
 
 
@@ -86,5 +89,50 @@ def key_notes(
         notes.append(
             f"{who}{single:,.0f} of {prompts:,.0f} prompts have one usable rollout (n = 1): their p̂ is 0 or 1, "
             "silent at every G"
+        )
+    return notes
+
+
+# Columns that hold a prompt's text in rollout logs (eval harnesses, trainers, exports), checked against the key.
+TEXT_NAMES = ("prompt", "question", "problem", "input", "query", "instruction", "messages", "input_prompt")
+
+
+def text_column(names: Sequence[str], key: str, by: Sequence[str] = ()) -> str | None:
+    """The column that holds the prompt text beside the prompt key, if the log has one."""
+    for name in names:
+        if name.lower() in TEXT_NAMES and name != key and name not in by:
+            return name
+    return None
+
+
+def text_key_notes(frames: Sequence[pl.LazyFrame], key: str, text: str, fix: str = "") -> list[str]:
+    """Whether the key tells the prompts apart as their text does: keys holding several different texts
+    (their prompts pooled), texts spanning several keys (one prompt split). One pass over the two columns;
+    a log whose text cannot be read (a column polars cannot type) is not checked."""
+    try:
+        pairs = (
+            pl.concat([f.select(pl.col(key).alias("k"), pl.col(text).hash().alias("t")) for f in frames])
+            .unique()
+            .collect(engine="streaming")
+        )
+    except (pl.exceptions.PolarsError, OSError):
+        return []
+    notes = []
+    per_key = pairs.group_by("k").agg(pl.len().alias("texts")).filter(pl.col("texts") > 1)
+    if per_key.height:
+        keys = pairs["k"].n_unique()
+        worst = per_key.sort("texts", descending=True).row(0)
+        notes.append(
+            f"{per_key.height:,} of {keys:,} prompt keys of {key!r} hold several different {text!r} texts "
+            f"(key {worst[0]!r}: {worst[1]}): the rollouts of different prompts are pooled under one key"
+            + (fix or f"; if {text!r} tells the prompts apart, --prompt-col {text}")
+        )
+    per_text = pairs.group_by("t").agg(pl.len().alias("keys")).filter(pl.col("keys") > 1)
+    if per_text.height:
+        most = int(per_text["keys"].max())  # type: ignore[arg-type]
+        notes.append(
+            f"{per_text.height:,} {text!r} texts each appear under several keys of {key!r} (up to {most}): "
+            f"if one text is one prompt, its rollouts are split (--prompt-col {text} pools them); an "
+            "environment whose state is not in the text (a game's board) keys them apart rightly"
         )
     return notes

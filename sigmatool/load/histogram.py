@@ -22,7 +22,7 @@ from sigmatool.load.columns import (
 from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
 from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import EVIDENCE, GRID_VALUES, fills, rate_grid
-from sigmatool.load.grouping import key_notes
+from sigmatool.load.grouping import key_notes, text_column, text_key_notes
 from sigmatool.load.names import (
     BAD_REWARDS,
     NULL_REWARDS,
@@ -131,9 +131,27 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
     if ds.is_log:
         trainer = ds.log.trainer if ds.log is not None else None
         key = "" if trainer else repr(ds.options.prompt_col)
-        notes += key_notes(frame, ds.by, trainer=trainer, key=key)
+        notes += key_notes(frame, ds.by, trainer=trainer, key=key) + text_notes(ds)
     notes += weight_hint(frame, ds) + degenerate_notes(frame, ds)
     return Histogram(frame, ds, (*ds.notes, *notes))
+
+
+def text_notes(ds: Dataset) -> list[str]:
+    """Whether a rollout log's prompt key tells the prompts apart as their text does (grouping.text_key_notes):
+    for ``--rollouts`` against a text column beside the key, for verifiers' ``example_id`` against
+    ``prompt``. One more pass over those two columns, only when there is such a column."""
+    if ds.log is not None and ds.log.trainer == "verifiers":
+        files = [f.path for f in ds.log.files]
+        if not all("example_id" in pl.scan_ndjson(f, infer_schema_length=200).collect_schema() for f in files):
+            return []
+        frames = [pl.scan_ndjson(f, infer_schema_length=None) for f in files]
+        fix = "; verifiers: an environment that gives several problems one example_id (a dataset without ids?)"
+        return text_key_notes(frames, "example_id", "prompt", fix)
+    if ds.log is not None or not ds.options.rollouts:
+        return []
+    key = ds.options.prompt_col or ""
+    text = text_column(source_schema(ds.sources[0])[0].names(), key, ds.by)
+    return [] if text is None else text_key_notes([s.scan() for s in ds.sources], key, text)
 
 
 def degenerate_notes(frame: pl.DataFrame, ds: Dataset) -> list[str]:

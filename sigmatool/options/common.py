@@ -50,6 +50,10 @@ class Trainer(str, Enum):
     areal = "areal"
     skyrl = "skyrl"
     roll = "roll"
+    # Rollout logs that are not a trainer's dumps: eval harnesses and rollout collectors users train from.
+    verifiers = "verifiers"
+    nemo_gym = "nemo-gym"
+    open_instruct = "open-instruct"
 
 
 class Counts(str, Enum):

@@ -20,6 +20,12 @@ HELPER_PREFIX = "__"
 COLUMN = "column"
 # The trainers whose rollout dumps --from reads (sigmatool.load.trainers has a reader for each).
 TRAINERS = tuple(t.value for t in Trainer)
+# What a log's layout says of each rollout besides its step, offered to --by (read from the files).
+LABELS: dict[str, tuple[str, ...]] = {
+    "verifiers": ("model", "run"),  # metadata.json's model; the run folder
+    "nemo-gym": ("agent",),  # agent_ref.name
+    "open-instruct": ("dataset", "run"),  # the verifier source; the run_name of the file
+}
 COUNT_DIRECTIONS = tuple(c.value for c in Counts)
 # Output formats that are bytes, not text: never written to a terminal.
 BINARY_FORMATS = (OutputFormat.parquet.value,)
@@ -32,19 +38,38 @@ class LogOptions:
     trainer: str | None = None
     reward_col: str | None = None
     threshold: float | None = None
+    # Any other rollout log, for the commands that follow a run step by step (track): its columns.
+    rollouts: bool = False
+    prompt_col: str | None = None
+    step_col: str | None = None
 
     def __post_init__(self) -> None:
         if self.trainer is not None and self.trainer not in TRAINERS:
             raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
 
     def dumps(self, paths: Sequence[str], command: str) -> InputOptions:
-        """The input of a command that reads only a trainer's dumps (``track``): --from is required."""
-        if self.trainer is None:
+        """The input of a command that follows a run step by step (``track``): a trainer's dumps (--from) or
+        any rollout log with a step column (--rollouts --prompt-col --reward-col --step-col)."""
+        if self.trainer is None and not self.rollouts:
             raise UsageError(
-                f"{command} reads a trainer's rollout dumps: say whose with --from ({'|'.join(TRAINERS)})"
+                f"{command} reads a run's rollouts: a trainer's dumps with --from ({'|'.join(TRAINERS)}), or "
+                "any rollout log with --rollouts --prompt-col P --reward-col R --step-col S"
             )
+        if self.rollouts and not self.step_col:
+            raise UsageError(
+                f"{command} --rollouts follows a run step by step: --step-col names the column that tells the "
+                "steps (a training step, a checkpoint, an eval run)"
+            )
+        if self.step_col is not None and not self.rollouts:
+            raise UsageError("--step-col names the step column of a --rollouts log (a trainer's dumps say it)")
         return InputOptions(
-            paths=tuple(paths), trainer=self.trainer, reward_col=self.reward_col, threshold=self.threshold
+            paths=tuple(paths),
+            trainer=self.trainer,
+            rollouts=self.rollouts,
+            prompt_col=self.prompt_col,
+            reward_col=self.reward_col,
+            threshold=self.threshold,
+            step_col=self.step_col,
         )
 
 
@@ -72,6 +97,7 @@ class InputOptions:
     trainer: str | None = None
     counts: str | None = None
     nan_missing: bool = False
+    step_col: str | None = None  # a rollout log's steps, for a run followed step by step (track, report)
 
     def __post_init__(self) -> None:
         if self.input_format is not None and self.input_format not in InputFormat.__members__:
@@ -123,6 +149,10 @@ class InputOptions:
                 raise UsageError("--rollouts rows are single answers: --weight-col does not apply")
         elif self.trainer is None and (self.prompt_col or self.reward_col or self.threshold is not None):
             raise UsageError("--prompt-col, --reward-col and --threshold need --rollouts or --from")
+        if self.step_col is not None and not self.rollouts:
+            raise UsageError("--step-col names the step column of a --rollouts log (a trainer's dumps say it)")
+        if self.step_col is not None and (not self.step_col or self.step_col.startswith(HELPER_PREFIX)):
+            raise UsageError(f"--step-col: give a column name, not {self.step_col!r}")
         if bool(self.k_col) != bool(self.n_col):
             raise UsageError("--k-col and --n-col go together")
         if self.k_col and (self.col or self.cols or self.samples is not None):
@@ -171,9 +201,12 @@ class InputOptions:
             )
         if "-" in self.paths:
             raise UsageError(f"--from {self.trainer} reads dump files or folders, not standard input")
-        other = [b for b in self.by if b != "step"]
+        offered = ("step", *LABELS.get(self.trainer, ()))
+        other = [b for b in self.by if b not in offered]
         if other:
-            raise UsageError(f"--from {self.trainer}: --by can only be step, not {', '.join(other)}")
+            raise UsageError(
+                f"--from {self.trainer}: --by can only be {' or '.join(offered)}, not {', '.join(other)}"
+            )
 
     def check_data(self) -> None:
         """Checks that need DATA given: --from reads files or folders, never stdin or the bundled sample."""

@@ -152,10 +152,54 @@ def _measured_sentence(result: TrackResult, span: str) -> str:
     return line
 
 
-def _directions(flagged: pl.DataFrame) -> str:
-    """What the flagged steps' signs say: below is a filter's mark, above a collapse's."""
-    below = flagged.filter(pl.col("silent_z") < 0)["step"].to_list()
-    above = flagged.filter(pl.col("silent_z") > 0)["step"].to_list()
+def _silent_drift(row: dict[str, object], result: TrackResult) -> bool:
+    z, measured, expected = row["silent_z"], row["compared_silent_fraction"], row["expected_silent_fraction"]
+    if not isinstance(z, float) or not isinstance(measured, float) or not isinstance(expected, float):
+        return False
+    return abs(z) >= result.z_threshold and abs(measured - expected) >= result.min_gap
+
+
+# What each moved count is measured by, and its expectation, in the step table.
+MEASURED = {
+    "mean reward": ("mean_reward", "expected_mean_reward"),
+    "all right": ("all_right_fraction", "expected_all_right_fraction"),
+    "all wrong": ("all_wrong_fraction", "expected_all_wrong_fraction"),
+}
+
+
+def _flagged_item(row: dict[str, object], result: TrackResult) -> str:
+    """A flagged step as the headline names it: its silent share against the expected where that parted,
+    else the counts that moved (sigmatool.track.moved), each against its expectation."""
+    if _silent_drift(row, result):
+        return (
+            f"{row['step']} ({_percent(row['compared_silent_fraction'])} vs "  # type: ignore[arg-type]
+            f"{_percent(row['expected_silent_fraction'])}, z = {row['silent_z']:+.1f})"  # type: ignore[arg-type]
+        )
+    said = []
+    for moved in str(row["moved"] or "").split(", "):
+        name = moved.rsplit(" ", 1)[0]
+        if name in MEASURED:
+            measured, expected = (row[c] for c in MEASURED[name])
+            said.append(f"{name} {_percent(measured)} vs {_percent(expected)}")  # type: ignore[arg-type]
+    return f"{row['step']} ({'; '.join(said)}, exact test)"
+
+
+def _moved_steps(flagged: pl.DataFrame, what: str) -> list[int]:
+    return flagged.filter(pl.col("moved").fill_null("").str.contains(what, literal=True))["step"].to_list()
+
+
+def _directions(flagged: pl.DataFrame, z_threshold: float, min_gap: float) -> str:
+    """What the flagged steps' signs say: below is a filter's mark, above a collapse's; answers that moved
+    without the silent share (all right turned all wrong) are a collapse too."""
+    silent = flagged.filter(
+        (pl.col("silent_z").abs() >= z_threshold)
+        & ((pl.col("compared_silent_fraction") - pl.col("expected_silent_fraction")).abs() >= min_gap)
+    )
+    below = silent.filter(pl.col("silent_z") < 0)["step"].to_list()
+    above = silent.filter(pl.col("silent_z") > 0)["step"].to_list()
+    wrong = _moved_steps(flagged, "all wrong up")
+    down = [s for s in _moved_steps(flagged, "mean reward down") if s not in wrong]
+    up = _moved_steps(flagged, "mean reward up")
     said = []
     if below:
         said.append(
@@ -167,7 +211,16 @@ def _directions(flagged: pl.DataFrame) -> str:
             f"more than expected ({_steps_named(above)}) is a collapse: answers agree more than the pass "
             "rates say (or the data or reward changed)"
         )
-    text = "; ".join(said)
+    if wrong:
+        said.append(
+            f"more all-wrong groups than expected ({_steps_named(wrong)}) is a collapse: prompts the other "
+            "steps solved got no right answer (a broken grader, harness or checkpoint does this too)"
+        )
+    if down:
+        said.append(f"a lower mean reward than expected ({_steps_named(down)}): the policy got worse there")
+    if up:
+        said.append(f"a higher mean reward than expected ({_steps_named(up)}): the policy learned, or the reward changed")
+    text = "; ".join(said) or "the answers moved"
     return text[0].upper() + text[1:] + "."
 
 
@@ -192,18 +245,14 @@ def headline(result: TrackResult) -> str:
         f"mean bias {100 * run['mean_bias']:+.1f} points)."
     ]
     flagged = result.steps.filter(pl.col("drift"))
-    items = [
-        f"{r['step']} ({_percent(r['compared_silent_fraction'])} vs "
-        f"{_percent(r['expected_silent_fraction'])}, z = {r['silent_z']:+.1f})"
-        for r in flagged.head(3).iter_rows(named=True)
-    ]
+    items = [_flagged_item(r, result) for r in flagged.head(3).iter_rows(named=True)]
     if flagged.height == 1:
         parts.append(f"Step {items[0]} parts from the expectation.")
     elif flagged.height:
         more = "" if flagged.height <= 3 else f" and {flagged.height - 3} more"
         parts.append(f"{flagged.height} steps part from the expectation: steps {', '.join(items)}{more}.")
     if flagged.height:
-        parts.append(_directions(flagged))
+        parts.append(_directions(flagged, result.z_threshold, result.min_gap))
     else:
         parts.append(
             f"No step parts from the expectation (|z| < {result.z_threshold:g} or gap < {_percent(result.min_gap)})."

@@ -25,6 +25,8 @@ from sigmatool.options import PriorSpec
 Estimate = tuple[str, PriorSpec | None] | None
 EXPECTED = "expected"
 VARIANCE = "variance"  # a group's own variance term of the z-score, where the estimator gives one
+EXPECTED_RIGHT, EXPECTED_WRONG = "expected_all_right", "expected_all_wrong"  # its two halves
+EXPECTED_P = "expected_p"  # the pass rate the group's answers are expected at
 BASIS = "basis"  # the estimator of each expectation (as a summary's ``estimator``), "rate"; null: none
 
 
@@ -48,11 +50,20 @@ def _expectation_column(frame: pl.DataFrame, k: str, n: str, estimate: Estimate 
     ).with_columns((pl.col("k") / pl.col("n")).alias("p"))
     val = valuation(hist, (), (), estimator, prior)
     sizes = cells["G"].to_numpy()
-    values = val.values(cells, Quantity.SILENT, sizes) if cells.height else np.zeros(0)
+    right, wrong = (
+        val.values(cells, q, sizes) if cells.height else np.zeros(0) for q in (Quantity.ALL_RIGHT, Quantity.ALL_WRONG)
+    )
+    values = right + wrong
     outside = val.outside(cells, sizes).astype(np.float64)
     basis = val.cell_labels(cells, outside, np.ones(cells.height), values)
+    # The pass rate a group's answers are expected at: k/n, unbiased for p whatever G.
+    rate = (cells["k"] / cells["n"]).to_numpy()
     triples = triples.with_columns(
-        pl.Series(EXPECTED, values, dtype=pl.Float64).fill_nan(None), pl.Series(BASIS, basis, dtype=pl.String)
+        pl.Series(EXPECTED, values, dtype=pl.Float64).fill_nan(None),
+        pl.Series(BASIS, basis, dtype=pl.String),
+        pl.Series(EXPECTED_RIGHT, right, dtype=pl.Float64).fill_nan(None),
+        pl.Series(EXPECTED_WRONG, wrong, dtype=pl.Float64).fill_nan(None),
+        pl.Series(EXPECTED_P, rate, dtype=pl.Float64),
     )
     out = frame.join(triples, on=[k, n, "G"], how="left", nulls_equal=False)
     none = pl.col(EXPECTED).is_null()
@@ -166,13 +177,20 @@ def from_table(groups: pl.DataFrame, rates: pl.DataFrame, estimate: Estimate = N
     table, keys = _check_rates(rates, usable.schema["prompt"])
     if "p" in table.columns:
         joined = usable.join(table.select(*keys, pl.col("p").cast(pl.Float64)), on=keys, how="left")
-        values = kernels.silent_probability(joined["p"].fill_null(np.nan).to_numpy(), joined["G"].to_numpy())
+        p, sizes = joined["p"].fill_null(np.nan).to_numpy(), joined["G"].to_numpy()
+        values = kernels.silent_probability(p, sizes)
         basis = pl.when(pl.col("p").is_null()).then(None).otherwise(pl.lit("rate"))
         return joined.with_columns(
-            pl.Series(EXPECTED, values, dtype=pl.Float64).fill_nan(None), basis.alias(BASIS)
+            pl.Series(EXPECTED, values, dtype=pl.Float64).fill_nan(None),
+            basis.alias(BASIS),
+            pl.Series(EXPECTED_RIGHT, p**sizes, dtype=pl.Float64).fill_nan(None),
+            pl.Series(EXPECTED_WRONG, (1 - p) ** sizes, dtype=pl.Float64).fill_nan(None),
+            pl.col("p").alias(EXPECTED_P),
+            pl.col("p").alias("rate"),
         ).drop("p")
     counts = table.select(
         *keys, pl.col("k").cast(pl.Int64).alias("table_k"), pl.col("n").cast(pl.Int64).alias("table_n")
     )
     joined = usable.join(counts, on=keys, how="left")
-    return _expectation_column(joined, "table_k", "table_n", estimate).drop("table_k", "table_n")
+    out = _expectation_column(joined, "table_k", "table_n", estimate)
+    return out.rename({"table_k": "k_other", "table_n": "n_other"})

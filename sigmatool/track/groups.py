@@ -156,5 +156,6 @@ def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
         [f"{trainer_log.trainer}: skipped {missing:,} rollout(s) with a missing reward"] if missing else []
     )
     per_prompt = pass_rates_of(groups).group_by("n").agg(pl.len().alias("prompts"))
-    keys = key_notes(per_prompt, trainer=trainer_log.trainer)
+    plain = trainer_log.trainer == "rollouts"  # a --rollouts log: its key is the user's --prompt-col
+    keys = key_notes(per_prompt, trainer=None if plain else trainer_log.trainer)
     return groups, [*trainer_log.notes, *skipped, *keys]

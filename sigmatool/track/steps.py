@@ -3,7 +3,8 @@
 Columns of the step table, in order: ``step``, ``groups``, ``rollouts``, ``mean_group_size``,
 ``min_group_size``, ``max_group_size``, ``mean_reward``, ``silent_fraction``, ``all_right_fraction``,
 ``all_wrong_fraction``, ``compared_groups``, ``compared_silent_fraction``, ``expected_silent_fraction``,
-``silent_z``, ``drift``. Columns of the one-row run table: ``steps``, ``groups``, ``compared_groups``,
+``silent_z``, ``expected_mean_reward``, ``reward_p``, ``expected_all_right_fraction``, ``all_right_p``,
+``expected_all_wrong_fraction``, ``all_wrong_p``, ``moved``, ``drift``. Columns of the one-row run table: ``steps``, ``groups``, ``compared_groups``,
 ``uncompared_groups``, ``unusable_groups``, ``single_step_prompts``, ``plugin_groups``,
 ``compared_silent_fraction``, ``expected_silent_fraction``, ``r_squared``, ``mean_bias``, ``drift_steps``.
 docs/track.md explains each.
@@ -17,6 +18,7 @@ import numpy as np
 import polars as pl
 
 from sigmatool.track.expected import BASIS, EXPECTED, VARIANCE
+from sigmatool.track.moved import MOVED_COLUMNS, moved_table
 
 STEP_COLUMNS = (
     "step",
@@ -33,6 +35,7 @@ STEP_COLUMNS = (
     "compared_silent_fraction",
     "expected_silent_fraction",
     "silent_z",
+    *MOVED_COLUMNS,
     "drift",
 )
 BAND_EXPECTED = ("expected_silent", "expected_silent_lo", "expected_silent_hi")
@@ -106,7 +109,14 @@ def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.D
     )
     gap = (pl.col("compared_silent_fraction") - pl.col("expected_silent_fraction")).abs()
     drift = (pl.col("silent_z").abs() >= z_threshold) & (gap >= min_gap)
-    return table.with_columns(drift.fill_null(False).alias("drift")).select(STEP_COLUMNS)
+    # The step's answers tested too (sigmatool.track.moved): a collapse the silent share cannot see.
+    table = table.join(moved_table(groups, z_threshold, min_gap), on="step", how="left")
+    silent_moved = pl.when(drift.fill_null(False)).then(
+        pl.when(pl.col("silent_z") > 0).then(pl.lit("silent up")).otherwise(pl.lit("silent down"))
+    )
+    moved = pl.concat_str([silent_moved, pl.col("moved")], separator=", ", ignore_nulls=True)
+    table = table.with_columns(pl.when(moved != "").then(moved).alias("moved"))
+    return table.with_columns(pl.col("moved").is_not_null().alias("drift")).select(STEP_COLUMNS)
 
 
 def fit_statistics(steps: pl.DataFrame) -> tuple[float, float]:

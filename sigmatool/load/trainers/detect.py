@@ -12,6 +12,10 @@ from collections.abc import Sequence
 
 # (trainer, fields its writer always writes), most specific first.
 SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("open-instruct", ("step", "prompt_idx", "sample_idx", "prompt_tokens", "reward")),  # rl_utils.RolloutRecord
+    ("nemo-gym", ("_ng_task_index", "_ng_rollout_index", "reward")),  # rollout_collection.py
+    ("verifiers", ("example_id", "prompt", "completion", "reward")),  # vf-eval's save_outputs
+    ("verifiers", ("id", "prompt", "completion", "reward", "answer")),  # vf-eval before v0.1.6
     ("areal", ("task_id", "prompt", "completion", "reward")),  # WorkflowExecutor._dump_trajectory
     ("skyrl", ("input_prompt", "output_response", "score")),  # dump_per_dataset_eval_results
     ("nemo-rl", ("content", "rewards")),  # Logger.log_batched_dict_as_jsonl from grpo_train / validate
@@ -46,4 +50,5 @@ def dump_hint(names: Sequence[str]) -> str | None:
     if found is None:
         return None
     trainer, fields = found
-    return f"a {trainer} rollout dump (fields {', '.join(fields)}): read it with --from {trainer}"
+    article = "an" if trainer[0] in "aeio" else "a"
+    return f"{article} {trainer} rollout dump (fields {', '.join(fields)}): read it with --from {trainer}"

@@ -66,6 +66,24 @@ LAYOUTS: dict[str, Layout] = {
         "rollout_dump_data.step_{N}.jsonl, or rollout_data.jsonl",
         recursive=True,
     ),
+    # verifiers' vf-eval writes {output_dir}/evals/{env_id}--{model with / as --}/{uuid[:8]}/results.jsonl
+    # beside metadata.json (legacy/utils/path_utils.py, save_utils.py).
+    "verifiers": Layout(
+        re.compile(r"(?:^|/)results\.jsonl$"), "{env}--{model}/{run}/results.jsonl", recursive=True
+    ),
+    # NeMo-Gym's rollout collection writes X.jsonl (the rollouts) beside X_materialized_inputs.jsonl and
+    # X_failures.jsonl; its reward profiler X_reward_profiling.jsonl (rollout_collection.py, reward_profile.py).
+    "nemo-gym": Layout(
+        re.compile(r"\.jsonl$"),
+        "*.jsonl (rollouts, or *_reward_profiling.jsonl)",
+        recursive=True,
+        skip=re.compile(r"_(?:materialized_inputs|failures)\.jsonl$"),
+    ),
+    # open-instruct's --save_traces writes {rollouts_save_path}/{run_name}_rollouts_{shard:06d}.jsonl beside
+    # {run_name}_metadata.jsonl (open_instruct/rl_utils.py).
+    "open-instruct": Layout(
+        re.compile(r"(?:^|/)[^/]*_rollouts_\d{6}\.jsonl$"), "{run_name}_rollouts_{shard:06d}.jsonl", recursive=True
+    ),
 }
 
 # torch.save writes a zip archive (or, before torch 1.6 and in plain pickle.dump, a pickle stream).
@@ -133,7 +151,43 @@ def find_dump_files(trainer: str, args: list[str] | tuple[str, ...]) -> list[Dum
     files = [DumpFile(p, step_of(trainer, p)) for p in dict.fromkeys(paths)]
     for file in files:
         refuse_pickle(file.path)
+    if trainer == "verifiers":
+        files = run_steps(files)
     return sorted(files, key=lambda f: (f.step is None, f.step or 0, f.path))
+
+
+def natural(text: str) -> tuple[tuple[int, int, str], ...]:
+    """A sort key that compares the numbers inside a name as numbers ("step-90" before "step-100")."""
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", text))
+
+
+def run_metadata(path: str) -> dict[str, object]:
+    """The metadata.json beside a verifiers results.jsonl, or {} when there is none or it cannot be read."""
+    import json
+
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(path)), "metadata.json"), encoding="utf-8") as f:
+            found = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def run_label(path: str) -> str:
+    """A verifiers run as people name it: its {env}--{model} folder and its run folder."""
+    folder = Path(os.path.abspath(path)).parent
+    return f"{folder.parent.name}/{folder.name}"
+
+
+def run_steps(files: list[DumpFile]) -> list[DumpFile]:
+    """verifiers runs numbered 1, 2, … as the steps of a run followed step by step (each run one checkpoint's
+    eval): in order of their model's name (numbers in it compared as numbers), then their folder."""
+    def key(file: DumpFile) -> tuple[object, ...]:
+        model = str(run_metadata(file.path).get("model") or "")
+        return (natural(model), natural(run_label(file.path)))
+
+    ordered = sorted(files, key=key)
+    return [DumpFile(f.path, i) for i, f in enumerate(ordered, start=1)]
 
 
 def refuse_pickle(path: str) -> None:

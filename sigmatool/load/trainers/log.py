@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -12,6 +12,7 @@ from sigmatool.load.sources import first_line
 from sigmatool.load.trainers.files import DumpFile, check_trainer, refuse_pickle, step_of
 from sigmatool.load.trainers.readers import READERS, ROW, Options, Part, choose_trl_reward, parquet_schema
 from sigmatool.load.trainers.rewards import REWARD, bad_reason, flags
+from sigmatool.options.inputs import LABELS
 
 COLUMNS = ("step", "group", "prompt", "reward", "right", "usable", "bad")
 MAX_ROWS_NAMED = 5
@@ -33,6 +34,8 @@ class TrainerLog:
     notes: list[str] = field(default_factory=list)
     options: Options = field(default_factory=Options)
     rules: list[str] = field(default_factory=list)  # the notes on rewards and files, not on grouping
+    # The message for rewards that cannot be graded, where the log says it its own way (a --rollouts log).
+    bad_rows: Callable[[], str] | None = None
 
 
 def _as_file(trainer: str, item: DumpFile | str) -> DumpFile:
@@ -85,8 +88,11 @@ def scan_trainer(
             if rule and rule not in rules:
                 rules.append(rule)
     # Where each rollout was read (the file's place in ``files``, its row), so that messages name it.
+    labels = LABELS.get(trainer, ())
     frames = [
-        part.frame.select(*COLUMNS, pl.lit(i, dtype=pl.UInt32).alias("file"), pl.col(ROW).alias("row"))
+        part.frame.select(
+            *COLUMNS, pl.lit(i, dtype=pl.UInt32).alias("file"), pl.col(ROW).alias("row"), *labels
+        )
         for i, part in enumerate(parts)
     ]
     try:
@@ -132,6 +138,8 @@ def rollout_counts(log: TrainerLog, keys: Sequence[str] = ("step", "prompt")) ->
 
 def describe_bad_rows(log: TrainerLog) -> str:
     """Second pass, only on failure: the first file with a bad reward, its field and first rows."""
+    if log.bad_rows is not None:
+        return log.bad_rows()
     for index, file in enumerate(log.files):
         part = read_part(log.trainer, file, index, log.options)
         rows = part.frame.filter(pl.col("bad")).select(ROW).head(MAX_ROWS_NAMED).collect()

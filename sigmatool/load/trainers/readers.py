@@ -7,15 +7,17 @@ hashed as they stream past and never kept.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load.sources import first_line
 from sigmatool.load.trainers.areal_text import LAYOUT, read_generated
-from sigmatool.load.trainers.files import DumpFile
+from sigmatool.load.trainers.files import DumpFile, run_label, run_metadata
 from sigmatool.load.trainers.rewards import REWARD, RewardRule, describe
 
 ROW = "__row"
@@ -382,3 +384,147 @@ READERS: dict[str, Callable[[DumpFile, int, Options], Part]] = {
     "skyrl": skyrl,
     "roll": roll,
 }
+
+
+# ------------------------------------------------------------------------- eval harnesses and collectors
+
+
+def _label(value: object) -> pl.Expr:
+    return pl.lit(None if value is None else str(value), dtype=pl.String)
+
+
+def verifiers(file: DumpFile, index: int, opts: Options) -> Part:
+    """verifiers ``vf-eval`` ``results.jsonl``: example_id (before v0.1.6: id), prompt, completion, reward, ...,
+    beside ``metadata.json`` (env_id or env, model, num_examples, rollouts_per_example)."""
+    schema = json_schema(file.path, "verifiers")
+    key = "example_id" if "example_id" in schema else "id"
+    layout = "vf-eval results.jsonl: example_id, prompt, completion, reward, ..."
+    _require(file.path, "verifiers", schema, [key], layout)
+    field = _reward_field(file.path, "verifiers", schema, "reward", opts)
+    meta = run_metadata(file.path)
+    env = meta.get("env_id") or meta.get("env") or Path(file.path).parent.parent.name.split("--")[0]
+    examples = meta.get("num_examples")
+    notes = []
+    lf = _scan_json(file.path, schema, [key, field])
+    if key == "id" and isinstance(examples, int) and examples > 0:
+        # vf-eval before v0.1.6 wrote id = i // rollouts_per_example while its rows cycled through the
+        # examples (scripts/eval.py at 8c1b7fe7 to ed7cdf22): the example of row i (from 0) is i mod n.
+        example = (pl.col(ROW) - 1) % examples
+        notes.append(
+            "verifiers: an 'id' file (vf-eval before v0.1.6, whose 'id' = row // rollouts_per_example while the "
+            f"rows cycle through the examples): prompts keyed by row mod num_examples ({examples}, metadata.json)"
+        )
+    elif key == "id":
+        example = pl.col("id")
+        notes.append(
+            "verifiers: an 'id' file without metadata.json's num_examples: keyed by 'id', which vf-eval before "
+            "v0.1.6 wrote as row // rollouts_per_example while the rows cycled through the examples; if so, "
+            "one key holds several problems (keep metadata.json beside results.jsonl)"
+        )
+    else:
+        example = pl.col(key)
+    prompt = _key(pl.lit(str(env)), example.cast(pl.String))
+    frame = lf.select(
+        ROW,
+        pl.lit(file.step, dtype=pl.Int64).alias("step"),
+        _key(pl.lit(index), prompt).alias("group"),
+        prompt.alias("prompt"),
+        pl.col(field).alias(REWARD),
+        _label(meta.get("model")).alias("model"),
+        _label(run_label(file.path)).alias("run"),
+    )
+    grouping = [
+        f"verifiers: prompts keyed by (env, {'example' if key == 'id' else key}); a group = one run's rollouts "
+        "of one prompt",
+        f"verifiers: step {file.step} = the run {run_label(file.path)} (model {meta.get('model', 'not named')})",
+    ]
+    return Part(frame, _rule("verifiers", field, schema[field], opts), grouping, "; ".join(notes))
+
+
+def nemo_gym(file: DumpFile, index: int, opts: Options) -> Part:
+    """NeMo-Gym rollouts ``X.jsonl`` (responses_create_params, response, reward, ..., _ng_task_index,
+    _ng_rollout_index, agent_ref), or its reward profile ``X_reward_profiling.jsonl`` (rollout_infos)."""
+    schema = json_schema(file.path, "nemo-gym")
+    if "rollout_infos" in schema:
+        return _nemo_gym_profile(file, index, opts, schema)
+    layout = "rollout collection: responses_create_params, response, reward, _ng_task_index, _ng_rollout_index"
+    _require(file.path, "nemo-gym", schema, ["_ng_task_index"], layout)
+    field = _reward_field(file.path, "nemo-gym", schema, "reward", opts)
+    agent = "agent_ref" in schema and isinstance(schema["agent_ref"], pl.Struct)
+    fields = ["_ng_task_index", field, *(["agent_ref"] if agent else [])]
+    name = pl.col("agent_ref").struct.field("name").cast(pl.String) if agent else pl.lit(None, dtype=pl.String)
+    prompt = _key(name, pl.col("_ng_task_index"))
+    frame = _scan_json(file.path, schema, fields).select(
+        ROW,
+        pl.lit(file.step, dtype=pl.Int64).alias("step"),
+        _key(pl.lit(index), prompt).alias("group"),
+        prompt.alias("prompt"),
+        pl.col(field).alias(REWARD),
+        name.alias("agent"),
+    )
+    note = "nemo-gym: prompts keyed by (agent_ref.name, _ng_task_index); a group = a file's rollouts of one task"
+    return Part(frame, _rule("nemo-gym", field, schema[field], opts), [note])
+
+
+def _nemo_gym_profile(file: DumpFile, index: int, opts: Options, schema: pl.Schema) -> Part:
+    """A reward profile: one row per task, its rollouts' rewards in ``rollout_infos`` (v0.3.0 and later)."""
+    infos = schema["rollout_infos"]
+    inner = infos.inner if isinstance(infos, pl.List) else None
+    field = opts.reward_col or "reward"
+    if not isinstance(inner, pl.Struct) or field not in {f.name for f in inner.fields}:
+        raise DataError(f"{file.path}: a NeMo-Gym reward profile whose 'rollout_infos' hold no {field!r}")
+    dtype = next(f.dtype for f in inner.fields if f.name == field)
+    lf = _scan_json(file.path, schema, ["_ng_task_index", "rollout_infos"]).explode("rollout_infos")
+    prompt = _key(pl.lit(None, dtype=pl.String), pl.col("_ng_task_index"))
+    frame = lf.drop(ROW).with_row_index(ROW, offset=1).select(
+        ROW,
+        pl.lit(file.step, dtype=pl.Int64).alias("step"),
+        _key(pl.lit(index), prompt).alias("group"),
+        prompt.alias("prompt"),
+        pl.col("rollout_infos").struct.field(field).alias(REWARD),
+        pl.lit(None, dtype=pl.String).alias("agent"),
+    )
+    note = "nemo-gym: a reward profile: each task's rollouts from its 'rollout_infos' (rows are rollouts in task order)"
+    return Part(frame, _rule("nemo-gym", f"rollout_infos.{field}", dtype, opts), [note])
+
+
+# open-instruct's reward without a threshold: verification_reward (10, its default) times a 0/1 verifier.
+OPEN_INSTRUCT_VALUES = ((10.0,), (0.0,))
+
+
+def open_instruct(file: DumpFile, index: int, opts: Options) -> Part:
+    """open-instruct ``--save_traces`` ``{run_name}_rollouts_{shard:06d}.jsonl``: step, prompt_idx, sample_idx,
+    prompt_tokens, response_tokens, reward, advantage, finish_reason, dataset, ground_truth, ..."""
+    schema = json_schema(file.path, "open-instruct")
+    layout = "save_rollouts_to_disk: step, prompt_idx, sample_idx, prompt_tokens, reward, dataset, ..."
+    _require(file.path, "open-instruct", schema, ["step", "prompt_idx", "prompt_tokens"], layout)
+    field = _reward_field(file.path, "open-instruct", schema, "reward", opts)
+    dataset = "dataset" in schema
+    fields = ["step", "prompt_idx", "prompt_tokens", field, *(["dataset"] if dataset else [])]
+    run = re.sub(r"_rollouts_\d{6}\.jsonl$", "", Path(file.path).name)
+    label = pl.lit(None, dtype=pl.String)
+    if dataset:
+        kind = schema["dataset"]
+        label = pl.col("dataset").list.first() if isinstance(kind, pl.List) else pl.col("dataset")
+    step = pl.col("step").cast(pl.Int64)
+    prompt = _hash(pl.col("prompt_tokens"))
+    frame = _scan_json(file.path, schema, fields).select(
+        ROW,
+        step.alias("step"),
+        _key(pl.lit(run), step, pl.col("prompt_idx")).alias("group"),
+        prompt.alias("prompt"),
+        pl.col(field).alias(REWARD),
+        label.cast(pl.String).alias("dataset"),
+        pl.lit(run).alias("run"),
+    )
+    notes = ["open-instruct: prompts keyed by their prompt_tokens; a group = one (run, step, prompt_idx)"]
+    values = OPEN_INSTRUCT_VALUES if opts.reward_col is None else ((1.0,), (0.0, -1.0))
+    rule = describe("open-instruct", field, schema[field], opts.threshold, "", values)
+    caveat = (
+        "open-instruct: with filter_zero_std_samples (on by default) the traces are written after the groups "
+        "whose rewards all agree were dropped: they hold no silent group, and their pass rates lean to the middle"
+    )
+    return Part(frame, rule, notes, caveat)
+
+
+READERS.update({"verifiers": verifiers, "nemo-gym": nemo_gym, "open-instruct": open_instruct})

@@ -30,22 +30,37 @@ class RewardRule:
     threshold: float | None
     dtype: pl.DataType
     says: str
+    right: tuple[float, ...] = (1.0,)  # without a threshold: the values that are right, and those wrong
+    wrong: tuple[float, ...] = (0.0, -1.0)
 
 
-def describe(trainer: str, field: str, dtype: pl.DataType, threshold: float | None, why: str) -> RewardRule:
-    """The rule for one reward field of a given dtype, with its one-line note."""
+def describe(
+    trainer: str,
+    field: str,
+    dtype: pl.DataType,
+    threshold: float | None,
+    why: str,
+    values: tuple[tuple[float, ...], tuple[float, ...]] = ((1.0,), (0.0, -1.0)),
+) -> RewardRule:
+    """The rule for one reward field of a given dtype, with its one-line note; ``values`` are the right and
+    the wrong rewards without a threshold (1; 0 and -1 unless the trainer scales its reward)."""
+    right, wrong = values
     if dtype == pl.Null:
         # A file whose reward is null throughout says nothing about the rule; its rows count as missing.
-        return RewardRule(field, threshold, dtype, "")
+        return RewardRule(field, threshold, dtype, "", right, wrong)
     if dtype == pl.Boolean:
         how = f"the boolean {field!r} field (true = right)"
     elif threshold is not None:
         how = f"{field!r}: a reward ≥ {threshold:g} counts as right (threshold)"
     else:
-        how = f"{field!r}: 1 is right, 0 or -1 wrong"
+        how = f"{field!r}: {_listed(right)} is right, {_listed(wrong)} wrong"
     if dtype != pl.Boolean and not (dtype.is_numeric() or dtype == pl.String):
         raise DataError(f"{trainer}: field {field!r} holds {dtype}, not a reward")
-    return RewardRule(field, threshold, dtype, f"{trainer}: reward from {how}{why}")
+    return RewardRule(field, threshold, dtype, f"{trainer}: reward from {how}{why}", right, wrong)
+
+
+def _listed(values: tuple[float, ...]) -> str:
+    return " or ".join(f"{v:g}" for v in values)
 
 
 def flags(rule: RewardRule) -> list[pl.Expr]:
@@ -66,8 +81,8 @@ def flags(rule: RewardRule) -> list[pl.Expr]:
         usable = value.is_not_null()
         right = (value >= rule.threshold).fill_null(False)
     else:
-        usable = value.is_in(BINARY_VALUES).fill_null(False)
-        right = (value == 1.0).fill_null(False)
+        usable = value.is_in([*rule.right, *rule.wrong]).fill_null(False)
+        right = value.is_in(list(rule.right)).fill_null(False)
     return [
         value.alias("reward"),
         right.alias("right"),
@@ -80,4 +95,9 @@ def bad_reason(rule: RewardRule) -> str:
     """What a bad reward is, for the error message."""
     if rule.threshold is not None:
         return "not a number"
+    if (rule.right, rule.wrong) != ((1.0,), (0.0, -1.0)):
+        return (
+            f"not {_listed(rule.right)} (right) or {_listed(rule.wrong)} (wrong) (the identity holds for binary "
+            "rewards; --threshold T counts reward ≥ T as right)"
+        )
     return "not 0/1 or ±1 (the identity holds for binary rewards; --threshold T counts reward ≥ T as right)"
