@@ -125,7 +125,8 @@ def test_any_group_table_reads_back_to_its_counts(
 
 
 def test_every_trainer_has_a_fixture() -> None:
-    assert set(TRAINERS) == set(WRITERS)
+    # The logs of eval harnesses and rollout collectors have theirs in tests/log_fixtures.py (tests/test_logs.py).
+    assert set(TRAINERS) == set(WRITERS) | {"verifiers", "nemo-gym", "open-instruct"}
 
 
 # ------------------------------------------------------------------------------------------------ groups

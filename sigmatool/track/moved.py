@@ -160,7 +160,8 @@ def moved_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.
     """Per step: ``step`` and :data:`MOVED_COLUMNS` from the compared groups (``expected`` not null) carrying
     ``expected_p``, ``expected_all_right``, ``expected_all_wrong`` and the counts or rate behind them
     (``k_other``/``n_other``, or ``rate``)."""
-    compared = groups.filter(pl.col("expected").is_not_null())
+    # One order of the groups whatever the log's group keys, so that sums come out to the same last digit.
+    compared = groups.filter(pl.col("expected").is_not_null()).sort("step", "prompt", "G", "k")
     has_counts = "n_other" in compared.columns
     rate = pl.col("rate") if "rate" in compared.columns else pl.lit(None, dtype=pl.Float64)
     other_n = pl.col("n_other") if has_counts else pl.lit(None, dtype=pl.Int64)

@@ -217,11 +217,23 @@ def nemo_rl(file: DumpFile, index: int, opts: Options) -> Part:
     lf = _scan_json(file.path, schema, ["content", field]).select(
         ROW, prompt.alias("prompt"), reward.alias(REWARD)
     )
-    group = _key(pl.lit(index, dtype=pl.Int64), pl.col("prompt").rle_id())
-    frame = lf.select(
-        ROW, pl.lit(file.step, dtype=pl.Int64).alias("step"), group.alias("group"), "prompt", REWARD
+    # Groups are runs of rows with one prompt (repeat_interleave). With dynamic sampling a prompt drawn twice
+    # in a step gives one run of 2G rows: a run whose length is a multiple m of the file's most common run
+    # length G (the group size, as every kept group is whole) is m groups.
+    run = pl.col("prompt").rle_id()
+    length, place = pl.len().over("__run"), pl.int_range(pl.len()).over("__run")
+    size = pl.col("__len").filter(pl.col("__place") == 0).mode().min()
+    split = pl.when((pl.col("__len") > size) & (pl.col("__len") % size == 0)).then(pl.col("__place") // size)
+    group = _key(pl.lit(index, dtype=pl.Int64), pl.col("__run"), split.otherwise(0))
+    frame = (
+        lf.with_columns(run.alias("__run"))
+        .with_columns(length.alias("__len"), place.alias("__place"))
+        .select(ROW, pl.lit(file.step, dtype=pl.Int64).alias("step"), group.alias("group"), "prompt", REWARD)
     )
-    note = "nemo-rl: prompt = every message but the last; a group = a run of rows with one prompt"
+    note = (
+        "nemo-rl: prompt = every message but the last; a group = a run of rows with one prompt, a run of m × G "
+        "rows (G the file's most common run: one prompt drawn m times in a step) m groups"
+    )
     return Part(frame, _rule("nemo-rl", field, dtype, opts, why), [note])
 
 
