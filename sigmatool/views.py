@@ -42,6 +42,13 @@ class Tracked:
 
 
 @dataclass(frozen=True)
+class Stories:
+    """``track --per-prompt``: one row per prompt over the run (sigmatool.track.prompts)."""
+
+    frame: pl.DataFrame
+
+
+@dataclass(frozen=True)
 class Simulated:
     """``simulate``: the per-step trace (``--trace``) or the summary, with the summary's view."""
 
@@ -103,6 +110,7 @@ VIEWS: dict[str, Shown] = {
         lambda r: _call("sigmatool.track.view", "view", r.result, r.summary),
         lambda r: r.result,
     ),
+    "Stories": Shown(lambda r: r.frame, lambda r: _call("sigmatool.track.prompts", "view", r.frame)),
     "Simulated": Shown(
         lambda r: r.frames[0] if r.trace else r.frames[1],
         _simulated_view,

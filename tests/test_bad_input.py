@@ -387,7 +387,9 @@ def test_an_empty_file_is_one_line_naming_it(tmp_path: Path, name: str) -> None:
     done = run("silent", path, real=name.endswith("jsonl"))
     assert 1 == done.returncode
     line = one_error_line(done.stderr)
-    assert name in line and "the file is empty" in line and "NDJSON" not in line
+    assert name in line
+    assert "the file is empty" in line
+    assert "NDJSON" not in line
 
 
 def test_a_dump_folder_of_empty_files_names_them(tmp_path: Path) -> None:
@@ -420,7 +422,8 @@ def test_a_nested_input_column_bound_for_csv_is_one_line_and_nothing_written(
     )
     assert 2 == done.returncode
     line = one_error_line(done.stderr)
-    assert "cannot hold the nested column(s) 'tags'" in line and "parquet" in line
+    assert "cannot hold the nested column(s) 'tags'" in line
+    assert "parquet" in line
     assert "cannot read the input" not in done.stderr
     assert "" == done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["nested.jsonl"]

@@ -146,7 +146,9 @@ def test_an_open_instruct_format_bonus_needs_a_threshold(tmp_path: Path) -> None
     done = run_cli("silent", tmp_path, "--from", "open-instruct")
     assert 1 == done.returncode
     line = one_error_line(done.stderr)
-    assert "not 10 (right) or 0 (wrong)" in line and "--threshold" in line and "row" in line
+    assert "not 10 (right) or 0 (wrong)" in line
+    assert "--threshold" in line
+    assert "row" in line
     fine = csv("silent", tmp_path, "--from", "open-instruct", "--threshold", "10", "--G", "2")
     assert silent([(2, 4)], 2) == pytest.approx(fine["silent_rate"].item())
 
@@ -221,7 +223,8 @@ def test_a_collapsed_step_of_five_groups_is_flagged_and_a_steady_run_is_not(
         assert 0 == flagged.height
         return
     assert [5] == flagged["step"].to_list()
-    assert "all wrong up" in flagged["moved"].item() and "mean reward down" in flagged["moved"].item()
+    assert "all wrong up" in flagged["moved"].item()
+    assert "mean reward down" in flagged["moved"].item()
     assert not abs(flagged["silent_z"].item()) >= 4  # the silent share alone could not tell
     assert "is a collapse" in run_in(*args, "--format", "table").stdout
 

@@ -56,7 +56,9 @@ def _per_prompt_commands() -> dict[str, click.Command]:
     return {
         name: command
         for name, command in group.commands.items()
-        if any("--per-prompt" in p.opts for p in command.params if isinstance(p, click.Option))
+        # track's per-prompt rows are a run's story per prompt, not values at G (tests/test_logs.py)
+        if name != "track"
+        and any("--per-prompt" in p.opts for p in command.params if isinstance(p, click.Option))
     }
 
 

@@ -219,8 +219,9 @@ StepColOpt = Annotated[
     _input(
         "--step-col",
         metavar="COL",
-        help="Step column of a --rollouts log followed step by step: a training step, a checkpoint, an eval "
-        "run (whole numbers as they are; other values numbered in their order).",
+        help="The column that tells the steps apart (a training step, a checkpoint, an eval run): sql makes one "
+        "histogram per value; track one row per step (whole numbers as they are, other values numbered in "
+        "their order).",
     ),
 ]
 

@@ -33,7 +33,9 @@ StepColOpt = Annotated[
     typer.Option(
         "--step-col",
         metavar="COL",
-        help="One histogram per value of this column, e.g. the training step.",
+        help="The column that tells the steps apart (a training step, a checkpoint, an eval run): sql makes one "
+        "histogram per value; track one row per step (whole numbers as they are, other values numbered in "
+        "their order).",
         rich_help_panel=LOG,
     ),
 ]

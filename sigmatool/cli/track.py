@@ -11,7 +11,15 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import EstimatorOpt, output_options, plot_options, renamed, run_log_options, uses
+from sigmatool.cli.params import (
+    EstimatorOpt,
+    PerPrompt,
+    output_options,
+    plot_options,
+    renamed,
+    run_log_options,
+    uses,
+)
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import (
     Estimator,
@@ -119,7 +127,7 @@ MinGapOpt = Annotated[
 SummaryOpt = Annotated[
     bool,
     typer.Option(
-        "--summary", help="Output the run's one-row summary (R², mean bias, drifting steps) instead."
+        "--summary", help="Output the run's one-row summary (R², bias, drift)."
     ),
 ]
 ExportOpt = Annotated[
@@ -127,14 +135,13 @@ ExportOpt = Annotated[
     typer.Option(
         "--export-pass-rates",
         metavar="FILE",
-        help="Also write prompt, k, n over the run to FILE (format from its extension); every command reads "
-        "it with --k-col k --n-col n.",
+        help="Also write prompt, k, n over the run to FILE; every command reads it with --k-col k --n-col n.",
     ),
 ]
 ExportStepsOpt = Annotated[
     str | None,
     typer.Option(
-        "--export-steps", metavar="A..B", help="--export-pass-rates writes only the steps A to B (inclusive)."
+        "--export-steps", metavar="A..B", help="--export-pass-rates writes steps A to B only."
     ),
 ]
 OldSteps = Annotated[
@@ -154,6 +161,7 @@ def track_options(
     summary: SummaryOpt = False,
     export: ExportOpt = None,
     steps: ExportStepsOpt = None,
+    per_prompt: PerPrompt = False,
     old_steps: OldSteps = None,
 ) -> TrackOptions:
     """Where the expectation comes from, the drift rule, the view, the export."""
@@ -168,6 +176,7 @@ def track_options(
         rates_key,
         rates_col,
         _window(expect, window),
+        per_prompt,
     )
 
 
@@ -199,22 +208,44 @@ def track_command(
     comes from --pass-rates, or from each prompt's rollouts in the other steps (leave-one-step-out, never
     the step's own). The headline gives the run's R² and mean bias and names the steps that drift: a
     filter, learning, or a change of data or reward. --plot draws the measured against the expected
-    silent share per step, the expectation banded by ± the drift rule's z binomial deviations.
+    silent share per step, the expectation banded by ± the drift rule's z binomial deviations. Any rollout
+    log with a step column: --rollouts --prompt-col P --reward-col R --step-col S. --per-prompt: one row per
+    prompt over the run (learned, forgotten, never or always solved).
 
     Example:
 
         sigmatool track sample_data/example_run --from verl
     """
     inputs = _checked(log.dumps(dumps, "track"), options, out, plot)
-    from sigmatool import load, track
+    from sigmatool.load.runs import run_log
+
+    groups = groups_of(run_log(inputs))
+    shown = (
+        _stories(groups, plot) if options.per_prompt else _tracked(groups, options, (estimator.value, prior))
+    )
+    _export(groups, options)
+    run.show(shown, out, plot, ", ".join(dumps))
+
+
+def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> object:
+    """The step table (or the run's summary), its expectation checked against the pass-rate table."""
+    from sigmatool import track
     from sigmatool.views import Tracked
 
-    groups = groups_of(load.trainer_log(inputs))
     rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
-    result = track.track_groups(groups, _rates(options), **rule, estimate=(estimator.value, prior))  # type: ignore[arg-type]
+    result = track.track_groups(groups, _rates(options), **rule, estimate=estimate)  # type: ignore[arg-type]
     _check_matched(result, options)
-    _export(groups, options)
-    run.show(Tracked(result, options.summary), out, plot, ", ".join(dumps))
+    return Tracked(result, options.summary)
+
+
+def _stories(groups: pl.DataFrame, plot: PlotOptions) -> object:
+    """--per-prompt: one row per prompt over the run."""
+    from sigmatool.track.prompts import prompt_stories
+    from sigmatool.views import Stories
+
+    if plot.path is not None:
+        raise UsageError("--per-prompt has no figure: --plot draws the step table")
+    return Stories(prompt_stories(groups))
 
 
 def _checked(

@@ -142,10 +142,14 @@ def text_notes(ds: Dataset) -> list[str]:
     ``prompt``. One more pass over those two columns, only when there is such a column."""
     if ds.log is not None and ds.log.trainer == "verifiers":
         files = [f.path for f in ds.log.files]
-        if not all("example_id" in pl.scan_ndjson(f, infer_schema_length=200).collect_schema() for f in files):
+        if not all(
+            "example_id" in pl.scan_ndjson(f, infer_schema_length=200).collect_schema() for f in files
+        ):
             return []
         frames = [pl.scan_ndjson(f, infer_schema_length=None) for f in files]
-        fix = "; verifiers: an environment that gives several problems one example_id (a dataset without ids?)"
+        fix = (
+            "; verifiers: an environment that gives several problems one example_id (a dataset without ids?)"
+        )
         return text_key_notes(frames, "example_id", "prompt", fix)
     if ds.log is not None or not ds.options.rollouts:
         return []

@@ -302,8 +302,11 @@ class TrackOptions:
     rates_key: str | None = None
     rates_col: str | None = None
     window: int | None = None  # --expect window --window K; None: leave-one-step-out (or --pass-rates)
+    per_prompt: bool = False  # one row per prompt over the run instead of the step table
 
     def __post_init__(self) -> None:
+        if self.per_prompt and self.summary:
+            raise UsageError("--per-prompt and --summary are two views of the run: give one")
         if self.window is not None and self.pass_rates is not None:
             raise UsageError("--expect window and --pass-rates are two sources of the expectation: give one")
         if self.window is not None and self.window < 1:

@@ -61,7 +61,9 @@ class LogOptions:
                 "steps (a training step, a checkpoint, an eval run)"
             )
         if self.step_col is not None and not self.rollouts:
-            raise UsageError("--step-col names the step column of a --rollouts log (a trainer's dumps say it)")
+            raise UsageError(
+                "--step-col names the step column of a --rollouts log (a trainer's dumps say it)"
+            )
         return InputOptions(
             paths=tuple(paths),
             trainer=self.trainer,
@@ -150,7 +152,9 @@ class InputOptions:
         elif self.trainer is None and (self.prompt_col or self.reward_col or self.threshold is not None):
             raise UsageError("--prompt-col, --reward-col and --threshold need --rollouts or --from")
         if self.step_col is not None and not self.rollouts:
-            raise UsageError("--step-col names the step column of a --rollouts log (a trainer's dumps say it)")
+            raise UsageError(
+                "--step-col names the step column of a --rollouts log (a trainer's dumps say it)"
+            )
         if self.step_col is not None and (not self.step_col or self.step_col.startswith(HELPER_PREFIX)):
             raise UsageError(f"--step-col: give a column name, not {self.step_col!r}")
         if bool(self.k_col) != bool(self.n_col):

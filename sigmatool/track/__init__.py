@@ -219,7 +219,9 @@ def _directions(flagged: pl.DataFrame, z_threshold: float, min_gap: float) -> st
     if down:
         said.append(f"a lower mean reward than expected ({_steps_named(down)}): the policy got worse there")
     if up:
-        said.append(f"a higher mean reward than expected ({_steps_named(up)}): the policy learned, or the reward changed")
+        said.append(
+            f"a higher mean reward than expected ({_steps_named(up)}): the policy learned, or the reward changed"
+        )
     text = "; ".join(said) or "the answers moved"
     return text[0].upper() + text[1:] + "."
 

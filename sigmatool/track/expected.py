@@ -51,7 +51,8 @@ def _expectation_column(frame: pl.DataFrame, k: str, n: str, estimate: Estimate 
     val = valuation(hist, (), (), estimator, prior)
     sizes = cells["G"].to_numpy()
     right, wrong = (
-        val.values(cells, q, sizes) if cells.height else np.zeros(0) for q in (Quantity.ALL_RIGHT, Quantity.ALL_WRONG)
+        val.values(cells, q, sizes) if cells.height else np.zeros(0)
+        for q in (Quantity.ALL_RIGHT, Quantity.ALL_WRONG)
     )
     values = right + wrong
     outside = val.outside(cells, sizes).astype(np.float64)

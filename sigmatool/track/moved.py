@@ -54,7 +54,9 @@ def _log_factorials(top: int) -> FloatArray:
     return np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, top + 1, dtype=np.float64)))])
 
 
-def group_pmfs(G: NDArray[np.int64], k_other: FloatArray, n_other: FloatArray, rate: FloatArray) -> FloatArray:
+def group_pmfs(
+    G: NDArray[np.int64], k_other: FloatArray, n_other: FloatArray, rate: FloatArray
+) -> FloatArray:
     """Per group, P(k = j) for j = 0 … max G (zero past the group's G): hypergeometric given the prompt's
     total where ``n_other`` ≥ 1 (``k_other`` of them right, the group's own ``k`` added by the caller into
     ``k_other``: here ``k_other`` is K, ``n_other`` is N − G), else binomial at ``rate``."""
@@ -91,7 +93,9 @@ def group_pmfs(G: NDArray[np.int64], k_other: FloatArray, n_other: FloatArray, r
         gi = np.broadcast_to(gr, jj.shape).astype(np.int64)
         ji = jj.astype(np.int64)
         inside = ji <= gi
-        choose = np.where(inside, lf[gi] - lf[np.where(inside, ji, 0)] - lf[np.where(inside, gi - ji, 0)], -np.inf)
+        choose = np.where(
+            inside, lf[gi] - lf[np.where(inside, ji, 0)] - lf[np.where(inside, gi - ji, 0)], -np.inf
+        )
         with np.errstate(divide="ignore", invalid="ignore"):
             logs = choose + _xlogy(jj, p) + _xlogy(np.broadcast_to(gr, jj.shape) - jj, 1.0 - p)
         out[rated] = np.where(inside, np.exp(logs), 0.0)

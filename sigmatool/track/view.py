@@ -43,10 +43,10 @@ def _footer(result: TrackResult) -> list[str]:
     )
     return [
         f"{SILENT_SAYS}; expected: {says} ({result.estimator}); "
-        f"z: (silent − expected) in binomial standard deviations; moved (drift): the silent share with |z| ≥ "
+        f"z: (silent − expected) in binomial standard deviations; drift: the silent share with |z| ≥ "
         f"{result.z_threshold:g}, the mean reward, all-right or all-wrong share by an exact test (p ≤ "
         f"{level(result.z_threshold):.2g}), each with a gap of at least {100 * result.min_gap:g} points; the "
-        f"tests' expectations and p-values are in {DATA_FORMATS}"
+        f"tests, their p-values and what moved are in {DATA_FORMATS}"
     ]
 
 
@@ -75,16 +75,12 @@ COMPARISON = ("compared_groups", "compared_silent_fraction", "expected_silent_fr
 SPREAD = ("min_group_size", "max_group_size")
 
 
-# The exact tests behind ``moved`` (sigmatool.track.moved): in the data formats; the table says what moved.
-TESTS = MOVED_COLUMNS[:-1]
-
-
 def _hidden(steps: pl.DataFrame) -> tuple[str, ...]:
     """The step table's columns that restate others: the rollouts (groups × mean G), the compared counts
     when every group was compared, the whole comparison when none was, min and max G when every step's
-    groups have one size; the exact tests' expectations and p-values always; ``drift`` where ``moved``
-    says it (what moved, or – where nothing did), else ``moved``."""
-    hidden = ["rollouts", *TESTS, "drift" if steps["moved"].is_not_null().any() else "moved"]
+    groups have one size; the exact tests and ``moved`` always (the headline says what moved where a step
+    drifts)."""
+    hidden = ["rollouts", *MOVED_COLUMNS]
     compared = steps["compared_groups"]
     if not bool((compared > 0).any()):
         hidden += COMPARISON

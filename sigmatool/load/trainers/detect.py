@@ -12,7 +12,10 @@ from collections.abc import Sequence
 
 # (trainer, fields its writer always writes), most specific first.
 SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("open-instruct", ("step", "prompt_idx", "sample_idx", "prompt_tokens", "reward")),  # rl_utils.RolloutRecord
+    (
+        "open-instruct",
+        ("step", "prompt_idx", "sample_idx", "prompt_tokens", "reward"),
+    ),  # rl_utils.RolloutRecord
     ("nemo-gym", ("_ng_task_index", "_ng_rollout_index", "reward")),  # rollout_collection.py
     ("verifiers", ("example_id", "prompt", "completion", "reward")),  # vf-eval's save_outputs
     ("verifiers", ("id", "prompt", "completion", "reward", "answer")),  # vf-eval before v0.1.6

@@ -82,7 +82,9 @@ LAYOUTS: dict[str, Layout] = {
     # open-instruct's --save_traces writes {rollouts_save_path}/{run_name}_rollouts_{shard:06d}.jsonl beside
     # {run_name}_metadata.jsonl (open_instruct/rl_utils.py).
     "open-instruct": Layout(
-        re.compile(r"(?:^|/)[^/]*_rollouts_\d{6}\.jsonl$"), "{run_name}_rollouts_{shard:06d}.jsonl", recursive=True
+        re.compile(r"(?:^|/)[^/]*_rollouts_\d{6}\.jsonl$"),
+        "{run_name}_rollouts_{shard:06d}.jsonl",
+        recursive=True,
     ),
 }
 
@@ -166,7 +168,9 @@ def run_metadata(path: str) -> dict[str, object]:
     import json
 
     try:
-        with open(os.path.join(os.path.dirname(os.path.abspath(path)), "metadata.json"), encoding="utf-8") as f:
+        with open(
+            os.path.join(os.path.dirname(os.path.abspath(path)), "metadata.json"), encoding="utf-8"
+        ) as f:
             found = json.load(f)
     except (OSError, ValueError):
         return {}
@@ -182,6 +186,7 @@ def run_label(path: str) -> str:
 def run_steps(files: list[DumpFile]) -> list[DumpFile]:
     """verifiers runs numbered 1, 2, … as the steps of a run followed step by step (each run one checkpoint's
     eval): in order of their model's name (numbers in it compared as numbers), then their folder."""
+
     def key(file: DumpFile) -> tuple[object, ...]:
         model = str(run_metadata(file.path).get("model") or "")
         return (natural(model), natural(run_label(file.path)))

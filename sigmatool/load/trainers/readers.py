@@ -459,12 +459,16 @@ def nemo_gym(file: DumpFile, index: int, opts: Options) -> Part:
     schema = json_schema(file.path, "nemo-gym")
     if "rollout_infos" in schema:
         return _nemo_gym_profile(file, index, opts, schema)
-    layout = "rollout collection: responses_create_params, response, reward, _ng_task_index, _ng_rollout_index"
+    layout = (
+        "rollout collection: responses_create_params, response, reward, _ng_task_index, _ng_rollout_index"
+    )
     _require(file.path, "nemo-gym", schema, ["_ng_task_index"], layout)
     field = _reward_field(file.path, "nemo-gym", schema, "reward", opts)
     agent = "agent_ref" in schema and isinstance(schema["agent_ref"], pl.Struct)
     fields = ["_ng_task_index", field, *(["agent_ref"] if agent else [])]
-    name = pl.col("agent_ref").struct.field("name").cast(pl.String) if agent else pl.lit(None, dtype=pl.String)
+    name = (
+        pl.col("agent_ref").struct.field("name").cast(pl.String) if agent else pl.lit(None, dtype=pl.String)
+    )
     prompt = _key(name, pl.col("_ng_task_index"))
     frame = _scan_json(file.path, schema, fields).select(
         ROW,
@@ -474,7 +478,9 @@ def nemo_gym(file: DumpFile, index: int, opts: Options) -> Part:
         pl.col(field).alias(REWARD),
         name.alias("agent"),
     )
-    note = "nemo-gym: prompts keyed by (agent_ref.name, _ng_task_index); a group = a file's rollouts of one task"
+    note = (
+        "nemo-gym: prompts keyed by (agent_ref.name, _ng_task_index); a group = a file's rollouts of one task"
+    )
     return Part(frame, _rule("nemo-gym", field, schema[field], opts), [note])
 
 
@@ -488,13 +494,17 @@ def _nemo_gym_profile(file: DumpFile, index: int, opts: Options, schema: pl.Sche
     dtype = next(f.dtype for f in inner.fields if f.name == field)
     lf = _scan_json(file.path, schema, ["_ng_task_index", "rollout_infos"]).explode("rollout_infos")
     prompt = _key(pl.lit(None, dtype=pl.String), pl.col("_ng_task_index"))
-    frame = lf.drop(ROW).with_row_index(ROW, offset=1).select(
-        ROW,
-        pl.lit(file.step, dtype=pl.Int64).alias("step"),
-        _key(pl.lit(index), prompt).alias("group"),
-        prompt.alias("prompt"),
-        pl.col("rollout_infos").struct.field(field).alias(REWARD),
-        pl.lit(None, dtype=pl.String).alias("agent"),
+    frame = (
+        lf.drop(ROW)
+        .with_row_index(ROW, offset=1)
+        .select(
+            ROW,
+            pl.lit(file.step, dtype=pl.Int64).alias("step"),
+            _key(pl.lit(index), prompt).alias("group"),
+            prompt.alias("prompt"),
+            pl.col("rollout_infos").struct.field(field).alias(REWARD),
+            pl.lit(None, dtype=pl.String).alias("agent"),
+        )
     )
     note = "nemo-gym: a reward profile: each task's rollouts from its 'rollout_infos' (rows are rollouts in task order)"
     return Part(frame, _rule("nemo-gym", f"rollout_infos.{field}", dtype, opts), [note])
