@@ -126,9 +126,7 @@ MinGapOpt = Annotated[
 ]
 SummaryOpt = Annotated[
     bool,
-    typer.Option(
-        "--summary", help="Output the run's one-row summary (R², bias, drift)."
-    ),
+    typer.Option("--summary", help="Output the run's one-row summary (R², bias, drift)."),
 ]
 ExportOpt = Annotated[
     str | None,
@@ -140,9 +138,7 @@ ExportOpt = Annotated[
 ]
 ExportStepsOpt = Annotated[
     str | None,
-    typer.Option(
-        "--export-steps", metavar="A..B", help="--export-pass-rates writes steps A to B only."
-    ),
+    typer.Option("--export-steps", metavar="A..B", help="--export-pass-rates writes steps A to B only."),
 ]
 OldSteps = Annotated[
     str | None,

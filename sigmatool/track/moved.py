@@ -189,8 +189,8 @@ def moved_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.
         G, k = part["G"].cast(pl.Float64), part["k"].cast(pl.Float64)
         measured = {
             "reward": float(k.sum() / G.sum()),
-            "all_right": float((k == G).mean()),  # type: ignore[arg-type]
-            "all_wrong": float((k == 0).mean()),  # type: ignore[arg-type]
+            "all_right": float((k == G).mean()),
+            "all_wrong": float((k == 0).mean()),
         }
         expected = {
             "reward": float((part["expected_p"] * G).sum() / G.sum()),

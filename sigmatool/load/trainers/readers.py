@@ -507,7 +507,8 @@ def _nemo_gym_profile(file: DumpFile, index: int, opts: Options, schema: pl.Sche
         )
     )
     note = "nemo-gym: a reward profile: each task's rollouts from its 'rollout_infos' (rows are rollouts in task order)"
-    return Part(frame, _rule("nemo-gym", f"rollout_infos.{field}", dtype, opts), [note])
+    rule = _rule("nemo-gym", f"rollout_infos.{field}", dtype, opts)  # type: ignore[arg-type]
+    return Part(frame, rule, [note])
 
 
 # open-instruct's reward without a threshold: verification_reward (10, its default) times a 0/1 verifier.
