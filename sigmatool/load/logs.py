@@ -27,7 +27,7 @@ def trainer_log(options: InputOptions) -> TrainerLog:
 
 
 def trainer_dataset(options: InputOptions) -> Dataset:
-    """The dumps as a rollout-log :class:`Dataset` (``--by step`` is the only grouping a dump offers)."""
+    """The dumps as a rollout-log :class:`Dataset` (``--by`` the step, or what the layout names: LABELS)."""
     log = trainer_log(options)
     raw = log.frame.select(
         *[pl.col(b) for b in options.by],

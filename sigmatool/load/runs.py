@@ -16,6 +16,7 @@ from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
 from sigmatool.load.sources import first_line
 from sigmatool.load.trainers import DumpFile, TrainerLog
 from sigmatool.load.trainers.files import natural
+from sigmatool.load.trainers.log import ROLLOUTS
 from sigmatool.load.trainers.readers import Options
 from sigmatool.options import InputOptions
 
@@ -23,10 +24,6 @@ from sigmatool.options import InputOptions
 def run_log(options: InputOptions) -> TrainerLog:
     """The run's rollouts: :func:`rollout_log` for a ``--rollouts`` log, else the trainer's dumps."""
     return rollout_log(options) if options.rollouts else trainer_log(options)
-
-
-# The name a rollout log read with --rollouts goes by where a trainer's name would stand.
-ROLLOUTS = "rollouts"
 
 
 def rollout_log(options: InputOptions) -> TrainerLog:

@@ -152,11 +152,9 @@ def _measured_sentence(result: TrackResult, span: str) -> str:
     return line
 
 
-def _silent_drift(row: dict[str, object], result: TrackResult) -> bool:
-    z, measured, expected = row["silent_z"], row["compared_silent_fraction"], row["expected_silent_fraction"]
-    if not isinstance(z, float) or not isinstance(measured, float) or not isinstance(expected, float):
-        return False
-    return abs(z) >= result.z_threshold and abs(measured - expected) >= result.min_gap
+def _silent_drift(row: dict[str, object]) -> bool:
+    """Whether the step's silent share parted (the drift rule on ``silent_z``, as ``moved`` says it)."""
+    return str(row["moved"] or "").startswith("silent ")
 
 
 # What each moved count is measured by, and its expectation, in the step table.
@@ -170,7 +168,7 @@ MEASURED = {
 def _flagged_item(row: dict[str, object], result: TrackResult) -> str:
     """A flagged step as the headline names it: its silent share against the expected where that parted,
     else the counts that moved (sigmatool.track.moved), each against its expectation."""
-    if _silent_drift(row, result):
+    if _silent_drift(row):
         return (
             f"{row['step']} ({_percent(row['compared_silent_fraction'])} vs "  # type: ignore[arg-type]
             f"{_percent(row['expected_silent_fraction'])}, z = {row['silent_z']:+.1f})"  # type: ignore[arg-type]
@@ -188,15 +186,11 @@ def _moved_steps(flagged: pl.DataFrame, what: str) -> list[int]:
     return flagged.filter(pl.col("moved").fill_null("").str.contains(what, literal=True))["step"].to_list()
 
 
-def _directions(flagged: pl.DataFrame, z_threshold: float, min_gap: float) -> str:
+def _directions(flagged: pl.DataFrame) -> str:
     """What the flagged steps' signs say: below is a filter's mark, above a collapse's; answers that moved
     without the silent share (all right turned all wrong) are a collapse too."""
-    silent = flagged.filter(
-        (pl.col("silent_z").abs() >= z_threshold)
-        & ((pl.col("compared_silent_fraction") - pl.col("expected_silent_fraction")).abs() >= min_gap)
-    )
-    below = silent.filter(pl.col("silent_z") < 0)["step"].to_list()
-    above = silent.filter(pl.col("silent_z") > 0)["step"].to_list()
+    below = _moved_steps(flagged, "silent down")
+    above = _moved_steps(flagged, "silent up")
     wrong = _moved_steps(flagged, "all wrong up")
     down = [s for s in _moved_steps(flagged, "mean reward down") if s not in wrong]
     up = _moved_steps(flagged, "mean reward up")
@@ -254,7 +248,7 @@ def headline(result: TrackResult) -> str:
         more = "" if flagged.height <= 3 else f" and {flagged.height - 3} more"
         parts.append(f"{flagged.height} steps part from the expectation: steps {', '.join(items)}{more}.")
     if flagged.height:
-        parts.append(_directions(flagged, result.z_threshold, result.min_gap))
+        parts.append(_directions(flagged))
     else:
         parts.append(
             f"No step parts from the expectation (|z| < {result.z_threshold:g} or gap < {_percent(result.min_gap)})."

@@ -187,7 +187,6 @@ def from_table(groups: pl.DataFrame, rates: pl.DataFrame, estimate: Estimate = N
             pl.Series(EXPECTED_RIGHT, p**sizes, dtype=pl.Float64).fill_nan(None),
             pl.Series(EXPECTED_WRONG, (1 - p) ** sizes, dtype=pl.Float64).fill_nan(None),
             pl.col("p").alias(EXPECTED_P),
-            pl.col("p").alias("rate"),
         ).drop("p")
     counts = table.select(
         *keys, pl.col("k").cast(pl.Int64).alias("table_k"), pl.col("n").cast(pl.Int64).alias("table_n")

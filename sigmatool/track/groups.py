@@ -143,6 +143,7 @@ def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
     """A trainer's dumps as the group table, read once, and notes for people (the log's own, and rollouts
     skipped for a missing reward); a reward that cannot be graded, or a dump polars cannot read, stops it."""
     from sigmatool.load.trainers import describe_bad_rows
+    from sigmatool.load.trainers.log import ROLLOUTS
 
     try:
         groups = group_table(trainer_log.frame, [f.path for f in trainer_log.files])
@@ -156,6 +157,6 @@ def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
         [f"{trainer_log.trainer}: skipped {missing:,} rollout(s) with a missing reward"] if missing else []
     )
     per_prompt = pass_rates_of(groups).group_by("n").agg(pl.len().alias("prompts"))
-    plain = trainer_log.trainer == "rollouts"  # a --rollouts log: its key is the user's --prompt-col
+    plain = trainer_log.trainer == ROLLOUTS  # a --rollouts log: its key is the user's --prompt-col
     keys = key_notes(per_prompt, trainer=None if plain else trainer_log.trainer)
     return groups, [*trainer_log.notes, *skipped, *keys]

@@ -162,12 +162,11 @@ def step_tests(group: pl.DataFrame) -> dict[str, float]:
 
 def moved_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.DataFrame:
     """Per step: ``step`` and :data:`MOVED_COLUMNS` from the compared groups (``expected`` not null) carrying
-    ``expected_p``, ``expected_all_right``, ``expected_all_wrong`` and the counts or rate behind them
-    (``k_other``/``n_other``, or ``rate``)."""
+    ``expected_p`` (a table's rate where there are no counts), ``expected_all_right``, ``expected_all_wrong``
+    and the counts behind them (``k_other``/``n_other``) where there are some."""
     # One order of the groups whatever the log's group keys, so that sums come out to the same last digit.
     compared = groups.filter(pl.col("expected").is_not_null()).sort("step", "prompt", "G", "k")
     has_counts = "n_other" in compared.columns
-    rate = pl.col("rate") if "rate" in compared.columns else pl.lit(None, dtype=pl.Float64)
     other_n = pl.col("n_other") if has_counts else pl.lit(None, dtype=pl.Int64)
     other_k = pl.col("k_other") if has_counts else pl.lit(None, dtype=pl.Int64)
     counted = other_n.is_not_null() & (other_n >= 1)
@@ -177,7 +176,7 @@ def moved_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.
         "k",
         pl.when(counted).then(other_k + pl.col("k")).alias("__K"),
         pl.when(counted).then(other_n).alias("__N_other"),
-        pl.when(counted).then(None).otherwise(rate).alias("__rate"),
+        pl.when(counted).then(None).otherwise(pl.col("expected_p")).alias("__rate"),
         "expected_p",
         "expected_all_right",
         "expected_all_wrong",

@@ -15,6 +15,8 @@ from sigmatool.load.trainers.rewards import REWARD, bad_reason, flags
 from sigmatool.options.inputs import LABELS
 
 COLUMNS = ("step", "group", "prompt", "reward", "right", "usable", "bad")
+# The name a rollout log read with --rollouts (sigmatool.load.runs) goes by where a trainer's name would stand.
+ROLLOUTS = "rollouts"
 MAX_ROWS_NAMED = 5
 
 
