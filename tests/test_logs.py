@@ -286,3 +286,65 @@ def test_nemo_rl_splits_one_prompt_drawn_twice_in_a_step(tmp_path: Path) -> None
     steps = csv("track", tmp_path, "--from", "nemo-rl")
     assert [4] == steps["groups"].to_list()
     assert [4.0] == steps["mean_group_size"].to_list()
+
+
+# ------------------------------------------------------------------------------------ every prompt's story
+
+
+def test_per_prompt_gives_each_status_from_a_run_built_for_it(tmp_path: Path) -> None:
+    # Per prompt, its right answers of 2 in steps 1-4 (None: not drawn that step).
+    story = {
+        "never": [0, 0, 0, None],
+        "always": [2, 1, 2, 2],
+        "learned": [0, 0, 1, 2],
+        "forgotten": [2, 1, 0, 0],
+        "unstable": [1, 0, 2, None],
+    }
+    rows = [
+        {"step": s, "q": q, "reward": int(j < k)}
+        for q, ks in story.items()
+        for s, k in enumerate(ks, start=1)
+        if k is not None
+        for j in range(2)
+    ]
+    log = tmp_path / "run.csv"
+    pl.DataFrame(rows).write_csv(log)
+    args = ["track", log, "--rollouts", "--prompt-col", "q", "--reward-col", "reward", "--step-col", "step"]
+    out = csv(*args, "--per-prompt")
+    status = dict(zip(out["prompt"].cast(pl.UInt64), out["status"], strict=True))
+    keys = {q: pl.Series([q]).hash().item() for q in story}
+    assert {
+        "never": "never solved",
+        "always": "always solved",
+        "learned": "learned at step 3",
+        "forgotten": "forgotten at step 3",
+        "unstable": "unstable",
+    } == {q: status[keys[q]] for q in story}
+    learned = out.filter(pl.col("prompt").cast(pl.UInt64) == keys["learned"]).row(0, named=True)
+    assert (0 + 0 + 1 + 2, 8, 4, 1, 3, 1, 2) == tuple(
+        learned[c]
+        for c in ("k", "n", "steps", "first_step", "first_solved_step", "steps_all_right", "steps_all_wrong")
+    )
+    assert "1:0/2 2:0/2 3:1/2 4:2/2" == learned["per_step"]
+
+
+@pytest.mark.parametrize("extra", [("--summary",), ("--plot", "run.png")])
+def test_per_prompt_beside_another_view_is_one_usage_line(tmp_path: Path, extra: tuple[str, ...]) -> None:
+    log = collapsed_log(tmp_path / "run.csv", None)
+    shown = [str(tmp_path / e) if e.endswith(".png") else e for e in extra]
+    args = [
+        "track",
+        log,
+        "--rollouts",
+        "--prompt-col",
+        "problem",
+        "--reward-col",
+        "reward",
+        "--step-col",
+        "step",
+    ]
+    done = run_cli(*args, "--per-prompt", *shown)
+    assert 2 == done.returncode
+    assert "--per-prompt" in one_error_line(done.stderr)
+    assert "" == done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]
