@@ -50,7 +50,8 @@ def status(steps: list[int], solved: list[bool]) -> str:
 
 def prompt_stories(groups: pl.DataFrame) -> pl.DataFrame:
     """One row per prompt (columns :data:`COLUMNS`) from the run's group table (``step``, ``prompt``,
-    ``G``, ``k``), in the order of each prompt's first step, then its key."""
+    ``G``, ``k``), in the order of each prompt's first step, then its steps' counts (``per_step``), then its
+    key: the key (a hash of the text) comes last because its value differs between machines."""
     per_step = (
         groups.filter(pl.col("G") >= 1)
         .group_by("prompt", "step")
@@ -77,7 +78,7 @@ def prompt_stories(groups: pl.DataFrame) -> pl.DataFrame:
     return (
         stories.with_columns(pl.Series("status", said, dtype=pl.String))
         .rename({"__k": "k", "__n": "n"})
-        .sort("first_step", "prompt")
+        .sort("first_step", "per_step", "prompt")
         .select(COLUMNS)
     )
 
