@@ -9,15 +9,19 @@ sqlglot expression tree, and prints it in the engine's dialect. Its result is wh
 - a reward is right when it equals 1 (with a threshold: when it is ≥ T);
 - it is usable when it is 0 or 1 (with a threshold: any number but NaN); a boolean reward is usable unless
   null, and right when true;
-- a null reward is skipped; a prompt with no usable reward is dropped.
+- a null reward is skipped (and counted in ``null_rewards``).
 
 A reward that sigmatool would reject (neither 0 nor 1, or NaN with a threshold) is left out of k and n, as
 ``--skip-invalid`` does, and counted in the ``bad_rewards`` column: its sum over the result is the number of
-rows ``--rollouts`` would stop on. A prompt whose every graded reward was rejected keeps a row with null
-``k`` and ``n`` (sigmatool skips it with a note) so that its bad rewards are counted too.
+rows ``--rollouts`` would stop on; ``null_rewards`` counts the rows skipped for a null reward. A prompt with
+no usable reward keeps a row with null ``k`` and ``n`` (sigmatool skips it with a note) so that its rejected
+and null rewards are counted too.
 
 Output columns, in order: the ``by`` columns, the step column, ``k``, ``n`` (BIGINT), ``prompts`` (BIGINT,
-prompts with these counts), ``bad_rewards`` (BIGINT).
+prompts with these counts), ``bad_rewards`` and ``null_rewards`` (BIGINT).
+
+``sigmatool <command> --engine duckdb|spark`` runs this query (and, for ``track``, its per-prompt part,
+:func:`prompt_counts_expression`) inside the engine: :mod:`sigmatool.load.engine`.
 
 Identifiers are always quoted, so names with spaces, reserved words and mixed case work; they must be the
 names as stored (Snowflake stores unquoted names in upper case: pass ``PROMPT_ID``).
@@ -30,7 +34,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sigmatool.errors import UsageError
-from sigmatool.options.sql import BAD, DIALECTS, GRADED, OUTPUT_COLUMNS, RIGHT, USABLE, SqlOptions
+from sigmatool.options.sql import BAD, DIALECTS, GRADED, MISSING, OUTPUT_COLUMNS, RIGHT, ROWS, USABLE, SqlOptions
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -42,8 +46,11 @@ __all__ = [
     "histogram_args",
     "histogram_expression",
     "histogram_query",
+    "prompt_counts_expression",
     "query_text",
     "sigmatool_command",
+    "spelled",
+    "table_name",
 ]
 
 # Engines that compare NaN as a value equal to itself and have no NaN test function that sqlglot can spell.
@@ -95,11 +102,13 @@ def histogram_query(
 
 def query_text(options: SqlOptions) -> str:
     """The query for ``options`` in its dialect, every identifier quoted, with the closing comment."""
-    tree = histogram_expression(options)
-    dialect = options.dialect
-    spelled: exp.Expr = tree.transform(_nan_as_comparison) if dialect in NAN_EQUAL_DIALECTS else tree
-    text = spelled.sql(dialect=dialect, pretty=True, identify=True)
-    return "\n".join([text, *_footer(options)])
+    return "\n".join([spelled(histogram_expression(options), options.dialect), *_footer(options)])
+
+
+def spelled(tree: exp.Expr, dialect: str) -> str:
+    """An expression tree of this module as ``dialect``'s text, every identifier quoted."""
+    said: exp.Expr = tree.transform(_nan_as_comparison) if dialect in NAN_EQUAL_DIALECTS else tree
+    return said.sql(dialect=dialect, pretty=True, identify=True)
 
 
 def _footer(options: SqlOptions) -> list[str]:
@@ -116,45 +125,76 @@ def histogram_expression(options: SqlOptions) -> exp.Select:
     """The query as a sqlglot expression tree, independent of any dialect but the table name's."""
     from sqlglot import exp
 
-    groups = options.groups
-    right, usable = _reward_flags(options)
-    # COUNT(reward) counts the non-null rewards; those not usable are the ones sigmatool rejects.
-    per_prompt = (
-        exp.select(*[exp.column(g, ROW_ALIAS, quoted=True).as_(g, quoted=True) for g in groups])
-        .select(
-            _count_where(right).as_(RIGHT),
-            _count_where(usable).as_(USABLE),
-            exp.Count(this=exp.column(options.reward_col, ROW_ALIAS, quoted=True)).as_(GRADED),
-        )
-        .from_(exp.alias_(_table(options.table, options.dialect), ROW_ALIAS))
-        .group_by(*[exp.column(c, ROW_ALIAS, quoted=True) for c in (*groups, options.prompt_col)])
-    )
-    # Distinct names in and out of this step: engines that resolve select-list aliases (DuckDB, Spark,
-    # Snowflake) then cannot mistake the nulled k and n for the counts.
-    has_usable = exp.column(USABLE) > 0
-    bad = exp.Sub(this=exp.column(GRADED), expression=exp.column(USABLE))
-    kept = (
-        exp.select(*[exp.column(g, quoted=True) for g in groups])
-        .select(
-            _bigint(exp.case().when(has_usable.copy(), exp.column(RIGHT))).as_("k"),
-            _bigint(exp.case().when(has_usable.copy(), exp.column(USABLE))).as_("n"),
-            bad.as_(BAD),
-        )
-        .from_("per_prompt")
-        .where(exp.or_(has_usable.copy(), exp.column(GRADED) > exp.column(USABLE)))
-    )
-    keys = [*[exp.column(g, quoted=True) for g in groups], exp.column("k"), exp.column("n")]
+    keys = [*[exp.column(g, quoted=True) for g in options.groups], exp.column("k"), exp.column("n")]
     return (
         exp.select(*keys)
         .select(
             exp.Count(this=exp.Star()).as_("prompts"),
             _bigint(exp.Sum(this=exp.column(BAD))).as_("bad_rewards"),
+            _bigint(exp.Sum(this=exp.column(MISSING))).as_("null_rewards"),
         )
         .from_("kept")
         .group_by(*[k.copy() for k in keys])
         .order_by(*[k.copy() for k in keys])
-        .with_("per_prompt", as_=per_prompt)
-        .with_("kept", as_=kept)
+        .with_("per_prompt", as_=_per_prompt(options, keep_prompt=False))
+        .with_("kept", as_=_kept(options, keep_prompt=False))
+    )
+
+
+def prompt_counts_expression(options: SqlOptions) -> exp.Select:
+    """One row per prompt in each ``by``/step group, before the histogram: the groups, the prompt column as
+    stored, ``k`` and ``n`` (null when the prompt has no usable reward), ``rejected_rewards`` and
+    ``missing_rewards`` (null ones). What ``--engine`` runs for ``track``, which follows each prompt across steps."""
+    from sqlglot import exp
+
+    return (
+        exp.select(exp.Star())
+        .from_("kept")
+        .with_("per_prompt", as_=_per_prompt(options, keep_prompt=True))
+        .with_("kept", as_=_kept(options, keep_prompt=True))
+    )
+
+
+def _per_prompt(options: SqlOptions, keep_prompt: bool) -> exp.Select:
+    """Per prompt: right, usable, graded (non-null) and all rewards."""
+    from sqlglot import exp
+
+    right, usable = _reward_flags(options)
+    names = [*options.groups, *([options.prompt_col] if keep_prompt else [])]
+    # COUNT(reward) counts the non-null rewards; those not usable are the ones sigmatool rejects.
+    return (
+        exp.select(*[exp.column(g, ROW_ALIAS, quoted=True).as_(g, quoted=True) for g in names])
+        .select(
+            _count_where(right).as_(RIGHT),
+            _count_where(usable).as_(USABLE),
+            exp.Count(this=exp.column(options.reward_col, ROW_ALIAS, quoted=True)).as_(GRADED),
+            exp.Count(this=exp.Star()).as_(ROWS),
+        )
+        .from_(exp.alias_(_table(options.table, options.dialect), ROW_ALIAS))
+        .group_by(*[exp.column(c, ROW_ALIAS, quoted=True) for c in (*options.groups, options.prompt_col)])
+    )
+
+
+def _kept(options: SqlOptions, keep_prompt: bool) -> exp.Select:
+    """Per prompt: k and n (null without a usable reward), the rejected and the null rewards. Every prompt
+    keeps its row, so that the rewards it lost are counted."""
+    from sqlglot import exp
+
+    names = [*options.groups, *([options.prompt_col] if keep_prompt else [])]
+    # Distinct names in and out of this step: engines that resolve select-list aliases (DuckDB, Spark,
+    # Snowflake) then cannot mistake the nulled k and n for the counts.
+    has_usable = exp.column(USABLE) > 0
+    bad = exp.Sub(this=exp.column(GRADED), expression=exp.column(USABLE))
+    nulls = exp.Sub(this=exp.column(ROWS), expression=exp.column(GRADED))
+    return (
+        exp.select(*[exp.column(g, quoted=True) for g in names])
+        .select(
+            _bigint(exp.case().when(has_usable.copy(), exp.column(RIGHT))).as_("k"),
+            _bigint(exp.case().when(has_usable.copy(), exp.column(USABLE))).as_("n"),
+            _bigint(bad).as_(BAD),
+            _bigint(nulls).as_(MISSING),
+        )
+        .from_("per_prompt")
     )
 
 
@@ -200,6 +240,11 @@ def _nan_as_comparison(node: exp.Expr) -> exp.Expr:
         nan = exp.cast(exp.Literal.string("NaN"), exp.DataType.build("double"))
         return exp.EQ(this=node.this, expression=nan)
     return node
+
+
+def table_name(table: str, dialect: str) -> str:
+    """``table`` checked and quoted as ``dialect`` spells a table name."""
+    return _table(table, dialect).sql(dialect=dialect, identify=True)
 
 
 def _table(table: str, dialect: str) -> exp.Table:

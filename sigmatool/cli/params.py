@@ -23,6 +23,7 @@ from sigmatool.errors import UsageError
 from sigmatool.options import (
     DEFAULT_SEED,
     Counts,
+    Engine,
     Estimator,
     FigureStyle,
     InputFormat,
@@ -205,13 +206,47 @@ IdColOpt = Annotated[
     str | None,
     _input("--id-col", metavar="COL", help="Prompt id for per-prompt output.", show_default="the row number"),
 ]
+EngineOpt = Annotated[
+    Engine,
+    _input(
+        "--engine",
+        help="Where a --rollouts log is reduced to its counts: polars (here), or duckdb or spark, where only "
+        "the counts come back; the rest runs here.",
+    ),
+]
+SparkRemoteOpt = Annotated[
+    str | None,
+    _input(
+        "--spark-remote",
+        metavar="URL",
+        help="The Spark Connect server of --engine spark (sc://host:15002).",
+        show_default="$SPARK_REMOTE, else a local Spark",
+    ),
+]
+TABLE_HELP = (
+    "The rollout log's table as the engine names it (rollouts, lake.rl.rollouts); with --engine duckdb, a "
+    "table of the database file given as DATA."
+)
+TableOpt = Annotated[str | None, _input("--table", metavar="NAME", help=TABLE_HELP)]
 
 
 def log_options(
-    trainer: TrainerOpt = None, reward_col: RewardColOpt = None, threshold: ThresholdOpt = None
+    trainer: TrainerOpt = None,
+    reward_col: RewardColOpt = None,
+    threshold: ThresholdOpt = None,
+    engine: EngineOpt = Engine.polars,
+    spark_remote: SparkRemoteOpt = None,
+    table: TableOpt = None,
 ) -> LogOptions:
-    """How a rollout log is graded: whose dumps (--from), which reward field, which threshold."""
-    return LogOptions(trainer.value if trainer else None, reward_col, threshold)
+    """How a rollout log is graded (whose dumps, which reward field, which threshold) and where it is read."""
+    return LogOptions(
+        trainer.value if trainer else None,
+        reward_col,
+        threshold,
+        engine=engine.value,
+        spark_remote=spark_remote,
+        table=table,
+    )
 
 
 StepColOpt = Annotated[
@@ -277,6 +312,9 @@ def read_options(
         trainer=log.trainer,
         counts=counts.value if counts else None,
         nan_missing=nan_missing,
+        engine=log.engine,
+        spark_remote=log.spark_remote,
+        table=log.table,
     )
 
 

@@ -8,7 +8,7 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import ByOpt, OutputFile, PromptColOpt, RewardColOpt, ThresholdOpt
+from sigmatool.cli.params import TABLE_HELP, ByOpt, OutputFile, PromptColOpt, RewardColOpt, ThresholdOpt
 from sigmatool.options import Dialect, HistogramCommand, OutputOptions, RewardType, SqlOptions
 
 LOG = "The rollout log"
@@ -20,7 +20,7 @@ TableOpt = Annotated[
     typer.Option(
         "--table",
         metavar="NAME",
-        help="The rollout log's table or view as the engine names it (rollouts, lake.rl.rollouts).",
+        help=TABLE_HELP,
         rich_help_panel=LOG,
     ),
 ]

@@ -28,9 +28,11 @@ from sigmatool.load.names import (
     NULL_REWARDS,
     PROBLEM,
     RAW_ID,
+    RAW_K,
     RAW_N,
     RAW_P,
     RAW_W,
+    REWARD,
     UNGRADED,
 )
 from sigmatool.load.sources import data_error
@@ -378,6 +380,8 @@ def _log_groups(raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl.
     holds only that share of them. Most logs have only 0/1 rewards: the passes count (k, n) alone, and the
     rows whose reward is not 0/1 are the rows less the n summed over prompts; only when there are some are
     the passes run again to count the bad and the missing rewards per prompt as well."""
+    if ds.options.engine != "polars":
+        return _engine_groups(raw, ds)
     remote = any(source.remote for source in ds.sources)
     passes = 1 if remote or (budgeted() and honoured(pl.__version__)) else LOG_PASSES
     # A local Parquet file says how many rows it has: counting them costs nothing. Other inputs count
@@ -388,6 +392,24 @@ def _log_groups(raw: pl.LazyFrame, ds: Dataset, on_rows: Progress | None) -> pl.
         rows = int(raw.select(pl.len()).collect().item())
     counted = int(grouped.select((pl.col(RAW_N).cast(pl.UInt64) * pl.col("rows")).sum()).item() or 0)
     return _log_passes(raw, ds, None, passes, flags=True)[0] if rows != counted else grouped
+
+
+def _engine_groups(raw: pl.LazyFrame, ds: Dataset) -> pl.DataFrame:
+    """:func:`_log_groups` counted by ``--engine`` (:mod:`sigmatool.load.engine`): its histogram in the
+    shape, and the types, of polars' own (a prompt without a usable reward counts as k = n = 0 there)."""
+    from sigmatool.load import engine
+
+    shape = _log_passes(raw.head(0), ds, None, 1, flags=True)[0]
+    hist = engine.histogram(ds.options, ds.sources, raw.collect_schema()[REWARD])
+    counted = hist.select(
+        *ds.by,
+        pl.col("k").fill_null(0).alias(RAW_K),
+        pl.col("n").fill_null(0).alias(RAW_N),
+        pl.col("prompts").alias("rows"),
+        pl.col("bad_rewards").alias(BAD_REWARDS),
+        pl.col("null_rewards").alias(NULL_REWARDS),
+    )
+    return counted.select(shape.columns).cast(shape.schema)  # type: ignore[arg-type]
 
 
 def _log_passes(
@@ -434,6 +456,10 @@ def _raise_bad(flagged: pl.DataFrame, ds: Dataset, reload: Reload) -> None:
     """Second pass, only on failure: a DataError naming each kind of bad value and its first rows."""
     if ds.log is not None:
         raise DataError(describe_bad_rollouts(ds.log))
+    if ds.options.engine != "polars":
+        from sigmatool.load.engine import bad_rewards
+
+        raise DataError(bad_rewards(ds.options, ds.sources, int(flagged[BAD_REWARDS].sum())))
     text = text_columns(ds)
     if ds.rate_to_counts and RAW_P in flagged.columns:
         off_grid(flagged, ds)

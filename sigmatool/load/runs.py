@@ -13,7 +13,7 @@ from sigmatool.load.columns import source_schema
 from sigmatool.load.grouping import text_column, text_key_notes
 from sigmatool.load.logs import trainer_log
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
-from sigmatool.load.sources import first_line
+from sigmatool.load.sources import Source, first_line
 from sigmatool.load.trainers import DumpFile, TrainerLog
 from sigmatool.load.trainers.files import natural
 from sigmatool.load.trainers.log import ROLLOUTS
@@ -38,7 +38,7 @@ def rollout_log(options: InputOptions) -> TrainerLog:
     numbers as numbers, and a note says which value is which step.
     """
     step_col = options.step_col or ""
-    if not options.paths or "-" in options.paths:
+    if options.table is None and (not options.paths or "-" in options.paths):
         raise UsageError(
             "a run followed step by step is read from files: give the log's files, not standard input"
         )
@@ -56,6 +56,8 @@ def rollout_log(options: InputOptions) -> TrainerLog:
         schema = raw.collect_schema()
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"the rollout log's files do not share one layout: {first_line(exc)}") from exc
+    if options.engine != "polars":
+        return _counted_run(options, sources, parts, schema)
     step, said = _steps(raw, step_col, schema[step_col])
     prompt = _prompt_key(pl.col(RAW_ID), schema[RAW_ID])
     frame = raw.select(
@@ -82,6 +84,44 @@ def rollout_log(options: InputOptions) -> TrainerLog:
         Options(options.reward_col, options.threshold),
     )
     log.bad_rows = lambda: _bad_rows(read, parts)
+    return log
+
+
+def _counted_run(
+    options: InputOptions, sources: list[Source], parts: list[Dataset], schema: pl.Schema
+) -> TrainerLog:
+    """:func:`rollout_log` counted by ``--engine``: the group table from the engine's counts per step and
+    prompt, keyed and numbered as polars keys and numbers the rows (the columns cast to the types polars
+    reads, so that each key is the same)."""
+    from sigmatool.load import engine
+
+    step_col, key = options.step_col or "", options.prompt_col or ""
+    counts = engine.prompt_counts(options, sources, schema[REWARD], step_col).with_columns(
+        pl.col(step_col).cast(schema[step_col]), pl.col(key).cast(schema[RAW_ID])
+    )
+    step, said = _steps(counts.lazy(), step_col, schema[step_col])
+    prompt = _prompt_key(pl.col(key), schema[RAW_ID])
+    groups = counts.select(
+        step.alias("step"),
+        pl.struct(step.alias("s"), prompt.alias("p")).hash().alias("group"),
+        prompt.alias("prompt"),
+        pl.col("n").fill_null(0).cast(pl.Int64).alias("G"),
+        pl.col("k").fill_null(0).cast(pl.Int64),
+        pl.col("rejected_rewards").cast(pl.Int64).alias("bad"),
+        pl.col("missing_rewards").cast(pl.Int64).alias("missing"),
+    ).sort("step", "group", nulls_last=True)
+    if groups.select(pl.any_horizontal(pl.col("step", "prompt").is_null()).any()).item():
+        raise DataError("training log: some rollouts have a null step, group or prompt")
+    grouping = f"{ROLLOUTS}: a group = one ({step_col!r}, {key!r}) pair"
+    log = TrainerLog(
+        ROLLOUTS,
+        pl.LazyFrame(),
+        [DumpFile(s.label) for s in sources],
+        [*parts[0].notes, *said, grouping],
+        Options(options.reward_col, options.threshold),
+        groups=groups,
+    )
+    log.bad_rows = lambda: _bad_rows(replace(options, by=(step_col,), step_col=None), parts)
     return log
 
 

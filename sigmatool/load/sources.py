@@ -366,6 +366,13 @@ def opened(options: InputOptions) -> Iterator[tuple[list[Source], list[str]]]:
     with owned(make, functools.partial(shutil.rmtree, ignore_errors=True)) as folder:
         notes: list[str] = []
         sources: list[Source] = []
+        if options.engine != "polars":
+            options.check_engine_paths()
+        if options.table is not None:
+            from sigmatool.load.engine import table_source
+
+            yield [table_source(options, folder)], []
+            return
         if not options.paths:
             if stdin_has_data(sys.stdin):
                 sources.append(_stdin_source(options, folder))

@@ -9,6 +9,7 @@ import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import MAX_G, Counts, InputFormat, OutputFormat, Trainer, check_count
@@ -31,6 +32,17 @@ COUNT_DIRECTIONS = tuple(c.value for c in Counts)
 BINARY_FORMATS = (OutputFormat.parquet.value,)
 
 
+class Engine(str, Enum):
+    """Where a --rollouts log is reduced to its counts (see sigmatool.load.engine)."""
+
+    polars = "polars"
+    duckdb = "duckdb"
+    spark = "spark"
+
+
+ENGINES = tuple(e.value for e in Engine)
+
+
 @dataclass(frozen=True)
 class LogOptions:
     """How a rollout log is graded: the trainer whose dumps are read (--from), the reward field, a threshold."""
@@ -42,6 +54,10 @@ class LogOptions:
     rollouts: bool = False
     prompt_col: str | None = None
     step_col: str | None = None
+    # Where a --rollouts log is reduced to its counts (see sigmatool.load.engine).
+    engine: str = "polars"
+    spark_remote: str | None = None
+    table: str | None = None
 
     def __post_init__(self) -> None:
         if self.trainer is not None and self.trainer not in TRAINERS:
@@ -72,6 +88,9 @@ class LogOptions:
             reward_col=self.reward_col,
             threshold=self.threshold,
             step_col=self.step_col,
+            engine=self.engine,
+            spark_remote=self.spark_remote,
+            table=self.table,
         )
 
 
@@ -100,6 +119,9 @@ class InputOptions:
     counts: str | None = None
     nan_missing: bool = False
     step_col: str | None = None  # a rollout log's steps, for a run followed step by step (track, report)
+    engine: str = "polars"  # where a --rollouts log is reduced to counts: polars, duckdb or spark
+    spark_remote: str | None = None  # a Spark Connect URL (sc://host:port); else $SPARK_REMOTE, else local
+    table: str | None = None  # a table in the engine (Spark's catalog, or the DuckDB database file given)
 
     def __post_init__(self) -> None:
         if self.input_format is not None and self.input_format not in InputFormat.__members__:
@@ -116,6 +138,7 @@ class InputOptions:
             check_count("--samples", self.samples, 1, MAX_G)
         self._check_forms()
         self._check_trainer()
+        self._check_engine()
         clash = [b for b in self.by if b in RESERVED or b.startswith(HELPER_PREFIX)]
         if clash:
             raise UsageError(
@@ -175,6 +198,35 @@ class InputOptions:
                 )
         if self.nan_missing and (self.k_col or self.rollouts):
             raise UsageError("--nan-missing applies to a pass-rate column (--col), not to counts or rollouts")
+
+    def _check_engine(self) -> None:
+        """--engine duckdb|spark reduces a --rollouts log where it lives; --spark-remote and --table go with it."""
+        if self.engine not in ENGINES:
+            raise UsageError(f"--engine: one of {', '.join(ENGINES)}, not {self.engine!r}")
+        if self.spark_remote is not None and self.engine != "spark":
+            raise UsageError("--spark-remote connects to a Spark Connect server: give --engine spark too")
+        if self.engine == "polars":
+            if self.table is not None:
+                raise UsageError("--table names a table inside an engine: give --engine duckdb or spark too")
+            return
+        if not self.rollouts:
+            raise UsageError(
+                f"--engine {self.engine} reduces a rollout log inside the engine: give --rollouts --prompt-col P "
+                "--reward-col R (a trainer's dumps and pass-rate tables are read by polars)"
+            )
+        if self.table is not None and not self.table.strip():
+            raise UsageError("--table: give a table name")
+
+    def check_engine_paths(self) -> None:
+        """What --engine reads, once DATA is known: files or a table, never stdin."""
+        if "-" in self.paths:
+            raise UsageError(f"--engine {self.engine} reads files or tables, not standard input")
+        if self.engine == "spark" and self.table is not None and self.paths:
+            raise UsageError("--engine spark reads --table or the log's files, not both")
+        if self.engine == "duckdb" and self.table is not None and len(self.paths) != 1:
+            raise UsageError("--engine duckdb --table T reads T from one DuckDB database file: give that file")
+        if self.table is None and not self.paths:
+            raise UsageError(f"--engine {self.engine}: give the log's files, or --table")
 
     def _check_trainer(self) -> None:
         """--from reads a trainer's dump files as a rollout log: the other reading options do not apply."""

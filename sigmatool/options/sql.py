@@ -35,11 +35,20 @@ class HistogramCommand(str, Enum):
 
 DIALECTS = tuple(d.value for d in Dialect)
 COMMANDS = tuple(c.value for c in HistogramCommand)
-OUTPUT_COLUMNS = ("k", "n", "prompts", "bad_rewards")
+OUTPUT_COLUMNS = ("k", "n", "prompts", "bad_rewards", "null_rewards")
 # The query's intermediate columns.
-RIGHT, USABLE, GRADED, BAD = "right_rewards", "usable_rewards", "graded_rewards", "rejected_rewards"
+RIGHT, USABLE, GRADED, BAD, ROWS = (
+    "right_rewards",
+    "usable_rewards",
+    "graded_rewards",
+    "rejected_rewards",
+    "rollout_rows",
+)
+MISSING = "missing_rewards"
 # Names a by or step column cannot have: the query's own columns, and those sigmatool refuses for --by.
-TAKEN = frozenset(name.lower() for name in (*OUTPUT_COLUMNS, RIGHT, USABLE, GRADED, BAD, *RESERVED, "rows"))
+TAKEN = frozenset(
+    name.lower() for name in (*OUTPUT_COLUMNS, RIGHT, USABLE, GRADED, BAD, ROWS, MISSING, *RESERVED, "rows")
+)
 
 
 @dataclass(frozen=True)

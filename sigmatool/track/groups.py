@@ -146,7 +146,11 @@ def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
     from sigmatool.load.trainers.log import ROLLOUTS
 
     try:
-        groups = group_table(trainer_log.frame, [f.path for f in trainer_log.files])
+        groups = (
+            trainer_log.groups
+            if trainer_log.groups is not None
+            else group_table(trainer_log.frame, [f.path for f in trainer_log.files])
+        )
     except pl.exceptions.PolarsError as exc:
         lines = str(exc).strip().splitlines() or [type(exc).__name__]
         raise DataError(f"cannot read the {trainer_log.trainer} dump: {lines[0]}") from exc

@@ -38,6 +38,8 @@ class TrainerLog:
     rules: list[str] = field(default_factory=list)  # the notes on rewards and files, not on grouping
     # The message for rewards that cannot be graded, where the log says it its own way (a --rollouts log).
     bad_rows: Callable[[], str] | None = None
+    # The group table of sigmatool.track.groups.group_table, when an engine has counted it (--engine).
+    groups: pl.DataFrame | None = None
 
 
 def _as_file(trainer: str, item: DumpFile | str) -> DumpFile:
