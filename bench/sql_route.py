@@ -1,7 +1,7 @@
-"""One machine or an engine? Time the three routes from a rollout log to `sigmatool silent`.
+"""One machine or an engine? Time the routes from a rollout log to `sigmatool silent`.
 
     python bench/sql_route.py --rows 10000000 [--rows 100000000] [--engines duckdb,spark] [--shuffled]
-                              [--data DIR]
+                              [--in-engine duckdb,spark] [--spark-remote sc://host:port] [--data DIR]
 
 For each size it writes a rollout log as Spark does (``step=N/part-i.parquet``, 4 files per step, columns
 ``prompt_id`` and a 0/1 ``reward``; 10 steps, 32 rollouts per prompt and step), then times, each as its own process with its peak memory:
@@ -10,7 +10,10 @@ For each size it writes a rollout log as Spark does (``step=N/part-i.parquet``, 
 - DuckDB: the query ``sigmatool sql`` prints, run over the files, the result copied to a CSV, then
   ``sigmatool silent`` on it;
 - Spark: a local SparkSession on every core (start-up included) runs the same query in Spark SQL and
-  writes a CSV, then ``sigmatool silent`` on it; its peak memory adds the JVM's (from /proc) to Python's.
+  writes a CSV, then ``sigmatool silent`` on it; its peak memory adds the JVM's (from /proc) to Python's;
+- ``sigmatool silent LOG --rollouts --engine duckdb|spark``: one command, the query run inside the engine
+  (a local Spark, or the Spark Connect server of ``--spark-remote``); for a local Spark the peak is
+  sigmatool's process tree as GNU time sees it.
 
 It checks that every route prints the same CSV, and prints a markdown table. Needs the ``engines`` extras
 and Java for Spark.
@@ -103,13 +106,20 @@ def folder_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
 
 
-def routes(log: Path, work: Path, engines: list[str]) -> list[tuple[str, float, float, str, int]]:
+def routes(
+    log: Path, work: Path, engines: list[str], in_engine: list[str], spark_remote: str | None
+) -> list[tuple[str, float, float, str, int]]:
     """(route, seconds, peak MiB, sigmatool's output, histogram rows) for each route."""
     sigmatool = str(BIN / "sigmatool")
     files = str(log / "step=*" / "*.parquet")
     rollouts = ["--rollouts", "--prompt-col", "prompt_id", "--reward-col", "reward"]
     wall, peak, out = measure([sigmatool, *COMMAND, files, *rollouts])
     found = [("sigmatool --rollouts", wall, peak, out, 0)]
+    for engine in in_engine:
+        remote = ["--spark-remote", spark_remote] if engine == "spark" and spark_remote else []
+        wall, peak, out = measure([sigmatool, *COMMAND, files, *rollouts, "--engine", engine, *remote])
+        where = " (Spark Connect)" if remote else ""
+        found.append((f"sigmatool --engine {engine}{where}", wall, peak, out, 0))
     for engine in engines:
         target = work / f"{engine}-hist.csv"
         code = DUCKDB if engine == "duckdb" else SPARK
@@ -132,7 +142,9 @@ def routes(log: Path, work: Path, engines: list[str]) -> list[tuple[str, float, 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, action="append", required=True)
-    parser.add_argument("--engines", default="duckdb,spark")
+    parser.add_argument("--engines", default="duckdb,spark", help="the query run by hand, then sigmatool")
+    parser.add_argument("--in-engine", default="duckdb,spark", help="sigmatool --engine E")
+    parser.add_argument("--spark-remote", help="--engine spark through this Spark Connect server")
     parser.add_argument("--data", type=Path, help="keep the logs here and reuse them")
     parser.add_argument("--shuffled", action="store_true", help="scatter each prompt's answers over its step")
     args = parser.parse_args()
@@ -147,7 +159,13 @@ def main() -> None:
             if not log.exists():
                 write_log(log, rows, args.shuffled)
             work = Path(tempfile.mkdtemp(dir=root))
-            results = routes(log, work, [e for e in args.engines.split(",") if e])
+            results = routes(
+                log,
+                work,
+                [e for e in args.engines.split(",") if e],
+                [e for e in args.in_engine.split(",") if e],
+                args.spark_remote,
+            )
             size = folder_bytes(log) / 2**20
             for route, wall, peak, _, hist_rows in results:
                 shown = f"{hist_rows:,}" if hist_rows else "–"

@@ -58,3 +58,9 @@ class Interrupted(BaseException):
             return f"interrupted by {signal.Signals(self.signum).name}"
         except ValueError:
             return f"interrupted by signal {self.signum}"
+
+
+def first_line(exc: BaseException) -> str:
+    """An exception's first line of text (its type's name when it has none): what a one-line error quotes."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

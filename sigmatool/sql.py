@@ -34,7 +34,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from sigmatool.errors import UsageError
-from sigmatool.options.sql import BAD, DIALECTS, GRADED, MISSING, OUTPUT_COLUMNS, RIGHT, ROWS, USABLE, SqlOptions
+from sigmatool.options.sql import (
+    BAD,
+    DIALECTS,
+    GRADED,
+    MISSING,
+    OUTPUT_COLUMNS,
+    RIGHT,
+    ROWS,
+    USABLE,
+    SqlOptions,
+)
 
 if TYPE_CHECKING:
     from sqlglot import exp

@@ -156,3 +156,36 @@ def write_open_instruct(
         if shard not in paths:
             paths.append(shard)
     return paths
+
+
+def write_engine_log(
+    path: Path, *, steps: int = 12, per_step: int = 1_000, rollouts: int = 8, seed: int = 7
+) -> Path:
+    """A rollout log of steps × per_step × rollouts rows (96,000 by default) in one parquet file, as a
+    trainer's logger or a warehouse export holds it: ``step``, ``source``, ``prompt`` (the text), ``prompt_id``,
+    ``reward`` (0/1, about 1 % null). Each step draws its prompts from a pool of twice as many, so that
+    prompts recur across steps and ``track`` has each prompt's other steps to compare with."""
+    import numpy as np
+    import polars as pl
+
+    rng = np.random.default_rng(seed)
+    pool = 2 * per_step
+    difficulty = rng.beta(0.6, 0.9, pool)
+    difficulty[: pool // 20] = 0.0
+    frames = []
+    for step in range(1, steps + 1):
+        drawn = np.repeat(rng.choice(pool, size=per_step, replace=False), rollouts)
+        right = rng.random(drawn.size) < np.clip(difficulty[drawn] + 0.01 * step, 0.0, 1.0)
+        frames.append(
+            pl.DataFrame(
+                {
+                    "step": np.full(drawn.size, step, dtype=np.int64),
+                    "source": np.array(["gsm8k", "math", "olympiad"])[drawn % 3],
+                    "prompt": [f"Problem {i}: find x." for i in drawn],
+                    "prompt_id": drawn.astype(np.int64),
+                    "reward": np.where(rng.random(drawn.size) < 0.01, np.nan, right.astype(np.float64)),
+                }
+            ).with_columns(pl.col("reward").fill_nan(None))
+        )
+    pl.concat(frames).write_parquet(path)
+    return path

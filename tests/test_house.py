@@ -176,9 +176,11 @@ def test_no_import_cycle() -> None:
 # Bottom first. A module's layer is that of its top-level name under sigmatool (sigmatool.load.rows: load).
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "options", "kernels", "columns", "cleanup", "memory", "progress"),  # what every layer shares
+    # The log's query (sql) is read by the engines that run it (load.engine), so it sits below load.
+    ("sql",),
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     ("estimators", "prior"),  # a prompt's value under an estimator
-    ("silent", "budget", "groupsize", "simulate", "plan", "track", "sql", "preflight", "__init__"),
+    ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "__init__"),
     ("session", "views"),  # one run of the analyses, and what each kind of result shows
     ("figures",),
     ("report",),

@@ -336,12 +336,14 @@ def test_duckdb_result_of_a_clean_log_has_no_bad_rewards(rollout_log: pl.DataFra
     assert 0 == hist["bad_rewards"].sum()
 
 
-def test_prompt_with_only_rejected_rewards_keeps_a_row_without_counts() -> None:
+def test_prompts_without_a_usable_reward_keep_a_row_without_counts() -> None:
+    """a: one rejected and one null reward; c: only a null one; both keep their rewards in the counts."""
     log = pl.DataFrame({"prompt_id": ["a", "a", "b", "c"], "reward": [0.5, None, 1.0, None]})
     hist = run_duckdb(histogram_query("rollouts", "prompt_id", "reward"), log)
+    names = ("k", "n", "prompts", "bad_rewards", "null_rewards")
     expected = pl.DataFrame(
-        {"k": [None, 1], "n": [None, 1], "prompts": [1, 1], "bad_rewards": [1, 0]},
-        schema={"k": pl.Int64, "n": pl.Int64, "prompts": pl.Int64, "bad_rewards": pl.Int64},
+        {"k": [None, 1], "n": [None, 1], "prompts": [2, 1], "bad_rewards": [1, 0], "null_rewards": [2, 0]},
+        schema=dict.fromkeys(names, pl.Int64),
     )
     assert_frame_equal(expected, hist.sort("k", nulls_last=False))
 

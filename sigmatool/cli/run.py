@@ -169,6 +169,8 @@ def session(
     per_prompt = bool(getattr(asked, "per_prompt", False))
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
+    if per_prompt:
+        inputs.check_rows_readable()
     check(inputs, out, plot.output, imports=imports)
     from sigmatool.options import SilentOptions
     from sigmatool.session import Session

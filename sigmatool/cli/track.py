@@ -48,9 +48,9 @@ class Expect(str, Enum):
 
 
 DumpsArg = Annotated[
-    list[str],
+    list[str] | None,
     typer.Argument(
-        help="Dump files, globs or folders (--from), or a rollout log's files (--rollouts).",
+        help="Dump files, globs or folders (--from), or a rollout log's files (--rollouts; none with --table).",
         show_default=False,
     ),
 ]
@@ -187,7 +187,7 @@ def _window(expect: Expect, window: int | None) -> int | None:
 @app.command("track")
 @uses(log=run_log_options, options=track_options, out=output_options, plot=plot_options, prior=prior_option)
 def track_command(
-    dumps: DumpsArg,
+    dumps: DumpsArg = None,
     estimator: EstimatorOpt = Estimator.auto,
     log: LogOptions = LogOptions(),
     options: TrackOptions = TrackOptions(),
@@ -212,7 +212,7 @@ def track_command(
 
         sigmatool track sample_data/example_run --from verl
     """
-    inputs = _checked(log.dumps(dumps, "track"), options, out, plot)
+    inputs = _checked(log.dumps(dumps or [], "track"), options, out, plot)
     from sigmatool.load.runs import run_log
 
     groups = groups_of(run_log(inputs))
@@ -220,7 +220,7 @@ def track_command(
         _stories(groups, plot) if options.per_prompt else _tracked(groups, options, (estimator.value, prior))
     )
     _export(groups, options)
-    run.show(shown, out, plot, ", ".join(dumps))
+    run.show(shown, out, plot, ", ".join(dumps or [f"table {log.table}"]))
 
 
 def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> object:

@@ -20,7 +20,7 @@ from typing import Literal
 
 import polars as pl
 
-from sigmatool.errors import DataError, UsageError
+from sigmatool.errors import DataError, UsageError, first_line
 from sigmatool.load import dataset as _dataset
 from sigmatool.load import histogram as _histogram
 from sigmatool.load import rows as _rows
@@ -44,7 +44,6 @@ from sigmatool.load.sources import (
     SAMPLE_LABEL,
     Source,
     bundled_sample,
-    first_line,
     opened,
     parquet_rows,
     sample_options,

@@ -32,7 +32,7 @@ from sigmatool.load.names import (
     ROW,
     USABLE,
 )
-from sigmatool.load.sources import Source, csv_header, read_error
+from sigmatool.load.sources import Source, csv_header, read_error, remote_schema
 from sigmatool.load.trainers.detect import dump_hint
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
@@ -177,7 +177,7 @@ def source_schema(source: Source) -> tuple[pl.Schema, bool]:
     and numbers does no harm.
     """
     try:
-        return source.scan().collect_schema(), False
+        return (remote_schema(source) if source.remote else source.scan().collect_schema()), False
     except pl.exceptions.SchemaError as exc:
         if source.fmt not in ("json", "jsonl") or source.remote:
             # An object is not read twice (once for its keys) to work around a column polars cannot type.

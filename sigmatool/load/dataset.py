@@ -135,11 +135,7 @@ def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
     there are counts and by ``p`` otherwise, so a rate such as 0.7 of 50 samples is never a bit away from
     its histogram key.
     """
-    if ds.options.engine != "polars":
-        raise UsageError(
-            f"--engine {ds.options.engine} brings back the log's counts, not its rows: per-prompt output reads "
-            "the log itself; leave --engine out"
-        )
+    ds.options.check_rows_readable()
     cols = [*[pl.col(b) for b in ds.by], pl.col(RAW_ID).alias("id")]
     if ds.has_counts:
         shown = shown_rate(ds.options, ds.rate_dtype) if ds.rate_to_counts else p_expr(ds)

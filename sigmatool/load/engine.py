@@ -25,13 +25,36 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import polars as pl
 
-from sigmatool.errors import DataError, UsageError
-from sigmatool.load.sources import Source, first_line
+from sigmatool.errors import DataError, UsageError, first_line
+from sigmatool.load.grouping import KeyTexts, key_texts_notes
 from sigmatool.options import InputOptions, SqlOptions
+
+
+class Source(Protocol):
+    """What the engines read of a :class:`sigmatool.load.sources.Source`."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def fmt(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def separator(self) -> str: ...
+
+    @property
+    def remote(self) -> bool: ...
+
+    @property
+    def partitions(self) -> dict[str, int | float | str | None]: ...
+
 
 VIEW = "sigmatool_rollouts"
 SPARK_HINT = "pip install 'sigmatool[spark]'"
@@ -66,16 +89,13 @@ def connect(options: InputOptions) -> Engine:
     return DuckDB(options) if options.engine == "duckdb" else Spark(options)
 
 
-def table_source(options: InputOptions, folder: str) -> Source:
-    """``--table``'s schema as an empty parquet file in ``folder``: the source every column check reads."""
+def table_schema(options: InputOptions) -> pl.DataFrame:
+    """``--table``'s columns as an empty frame: what every column check reads, as it reads a file's."""
     engine = connect(options)
     try:
-        frame = engine.schema(options.table or "")
+        return engine.schema(options.table or "")
     finally:
         engine.close()
-    path = Path(folder) / "table.parquet"
-    frame.write_parquet(path)
-    return Source(str(path), "parquet", f"table {options.table}")
 
 
 def histogram(options: InputOptions, sources: Sequence[Source], reward: pl.DataType) -> pl.DataFrame:
@@ -94,6 +114,53 @@ def prompt_counts(
     from sigmatool.sql import prompt_counts_expression
 
     return _run(options, sources, reward, prompt_counts_expression, (), step_col)
+
+
+def key_texts(options: InputOptions, sources: Sequence[Source], key: str, text: str) -> KeyTexts:
+    """How the prompt key and a text column beside it pair up (grouping.text_key_notes), counted by the
+    engine: one more query over the two columns."""
+    from sqlglot import exp
+
+    from sigmatool.sql import table_name
+
+    dialect = "spark" if options.engine == "spark" else "duckdb"
+
+    def name(column: str) -> str:
+        return exp.column(column, quoted=True).sql(dialect=dialect)
+
+    engine = connect(options)
+    try:
+        table = table_name(options.table, dialect) if options.table else engine.register(sources)
+        counts = engine.query(
+            f"""WITH pairs AS (SELECT DISTINCT {name(key)} AS k, {name(text)} AS t FROM {table}),
+            per_key AS (SELECT k, COUNT(*) AS texts FROM pairs GROUP BY k),
+            per_text AS (SELECT t, COUNT(*) AS keys FROM pairs GROUP BY t),
+            worst AS (SELECT k, texts FROM per_key ORDER BY texts DESC, k ASC NULLS LAST LIMIT 1)
+            SELECT (SELECT COUNT(*) FROM per_key) AS keys,
+                (SELECT COUNT(*) FROM per_key WHERE texts > 1) AS pooled,
+                (SELECT k FROM worst) AS worst_key,
+                (SELECT texts FROM worst) AS worst_texts,
+                (SELECT COUNT(*) FROM per_text WHERE keys > 1) AS split,
+                (SELECT MAX(keys) FROM per_text) AS most_keys"""
+        ).row(0, named=True)
+    finally:
+        engine.close()
+    return KeyTexts(
+        int(counts["keys"]),
+        int(counts["pooled"]),
+        counts["worst_key"],
+        int(counts["worst_texts"] or 0),
+        int(counts["split"]),
+        int(counts["most_keys"] or 0),
+    )
+
+
+def engine_key_notes(options: InputOptions, sources: Sequence[Source], key: str, text: str) -> list[str]:
+    """grouping.text_key_notes, counted by the engine; a text column it cannot compare is not checked."""
+    try:
+        return key_texts_notes(key_texts(options, sources, key, text), key, text)
+    except DataError:
+        return []
 
 
 def bad_rewards(options: InputOptions, sources: Sequence[Source], count: int) -> str:
@@ -176,17 +243,19 @@ class DuckDB(Engine):
 
     def query(self, sql: str) -> pl.DataFrame:
         try:
-            return self._con.sql(sql).pl()
+            frame: pl.DataFrame = self._con.sql(sql).pl()
         except self._error as exc:
             raise self.failed(exc, "the query failed") from None
+        return frame
 
     def schema(self, table: str) -> pl.DataFrame:
         from sigmatool.sql import table_name
 
         try:
-            return self._con.sql(f"SELECT * FROM {table_name(table, 'duckdb')} LIMIT 0").pl()
+            frame: pl.DataFrame = self._con.sql(f"SELECT * FROM {table_name(table, 'duckdb')} LIMIT 0").pl()
         except self._error as exc:
             raise self.failed(exc, f"cannot read table {table!r}") from None
+        return frame
 
     def close(self) -> None:
         self._con.close()
@@ -226,7 +295,7 @@ class Spark(Engine):
                         )
         except (UsageError, DataError):
             raise
-        except Exception as exc:  # noqa: BLE001 - py4j and gRPC raise their own kinds
+        except Exception as exc:
             raise self._unreachable(exc) from None
 
     def _unreachable(self, exc: BaseException) -> DataError:
@@ -238,7 +307,7 @@ class Spark(Engine):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 return run()
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             text = first_line(exc)
             if "UNAVAILABLE" in text or "Connection refused" in text or "failed to connect" in text.lower():
                 raise self._unreachable(exc) from None
@@ -265,11 +334,24 @@ class Spark(Engine):
         return VIEW
 
     def query(self, sql: str) -> pl.DataFrame:
-        return pl.from_arrow(self._call(lambda: self._spark.sql(sql).toArrow(), "the query failed"))  # type: ignore[return-value]
+        frame: pl.DataFrame = pl.from_arrow(
+            self._call(lambda: self._spark.sql(sql).toArrow(), "the query failed")
+        )  # type: ignore[assignment]
+        return frame
+
+    def close(self) -> None:
+        """A Spark Connect session is released on the server now (at exit, the client would ask again, and
+        wait minutes for a server that has gone); a local Spark ends with the process."""
+        if not self._local:
+            with contextlib.suppress(Exception):
+                self._spark.stop()
 
     def schema(self, table: str) -> pl.DataFrame:
-        arrow = self._call(lambda: self._spark.table(table).limit(0).toArrow(), f"cannot read table {table!r}")
-        return pl.from_arrow(arrow)  # type: ignore[return-value]
+        arrow = self._call(
+            lambda: self._spark.table(table).limit(0).toArrow(), f"cannot read table {table!r}"
+        )
+        frame: pl.DataFrame = pl.from_arrow(arrow)  # type: ignore[assignment]
+        return frame
 
 
 def _check_reachable(url: str) -> None:

@@ -15,6 +15,7 @@ that n), per ``by`` group when there are any.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import polars as pl
 
@@ -117,22 +118,51 @@ def text_key_notes(frames: Sequence[pl.LazyFrame], key: str, text: str, fix: str
         )
     except (pl.exceptions.PolarsError, OSError):
         return []
+    per_key = pairs.group_by("k").agg(pl.len().alias("texts"))
+    per_text = pairs.group_by("t").agg(pl.len().alias("keys"))
+    worst = (
+        per_key.sort("texts", "k", descending=[True, False], nulls_last=True).row(0)
+        if per_key.height
+        else None
+    )
+    counts = KeyTexts(
+        keys=per_key.height,
+        pooled=int((per_key["texts"] > 1).sum()),
+        worst_key=None if worst is None else worst[0],
+        worst_texts=0 if worst is None else int(worst[1]),
+        split=int((per_text["keys"] > 1).sum()),
+        most_keys=int(per_text["keys"].max() or 0),  # type: ignore[arg-type]
+    )
+    return key_texts_notes(counts, key, text, fix)
+
+
+@dataclass(frozen=True)
+class KeyTexts:
+    """How a prompt key and a text column pair up: ``keys`` distinct keys, ``pooled`` of them holding several
+    texts (``worst_key`` the most, ``worst_texts`` of them; ties to the smallest key), ``split`` texts under
+    several keys (``most_keys`` at most)."""
+
+    keys: int
+    pooled: int
+    worst_key: object
+    worst_texts: int
+    split: int
+    most_keys: int
+
+
+def key_texts_notes(counts: KeyTexts, key: str, text: str, fix: str = "") -> list[str]:
+    """The notes of :func:`text_key_notes` from its counts (made by polars, or by an engine)."""
     notes = []
-    per_key = pairs.group_by("k").agg(pl.len().alias("texts")).filter(pl.col("texts") > 1)
-    if per_key.height:
-        keys = pairs["k"].n_unique()
-        worst = per_key.sort("texts", descending=True).row(0)
+    if counts.pooled:
         notes.append(
-            f"{per_key.height:,} of {keys:,} prompt keys of {key!r} hold several different {text!r} texts "
-            f"(key {worst[0]!r}: {worst[1]}): the rollouts of different prompts are pooled under one key"
-            + (fix or f"; if {text!r} tells the prompts apart, --prompt-col {text}")
+            f"{counts.pooled:,} of {counts.keys:,} prompt keys of {key!r} hold several different {text!r} texts "
+            f"(key {counts.worst_key!r}: {counts.worst_texts}): the rollouts of different prompts are pooled "
+            "under one key" + (fix or f"; if {text!r} tells the prompts apart, --prompt-col {text}")
         )
-    per_text = pairs.group_by("t").agg(pl.len().alias("keys")).filter(pl.col("keys") > 1)
-    if per_text.height:
-        most = int(per_text["keys"].max())  # type: ignore[arg-type]
+    if counts.split:
         notes.append(
-            f"{per_text.height:,} {text!r} texts each appear under several keys of {key!r} (up to {most}): "
-            f"if one text is one prompt, its rollouts are split (--prompt-col {text} pools them); an "
-            "environment whose state is not in the text (a game's board) keys them apart rightly"
+            f"{counts.split:,} {text!r} texts each appear under several keys of {key!r} (up to "
+            f"{counts.most_keys}): if one text is one prompt, its rollouts are split (--prompt-col {text} pools "
+            "them); an environment whose state is not in the text (a game's board) keys them apart rightly"
         )
     return notes

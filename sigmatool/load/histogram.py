@@ -157,7 +157,13 @@ def text_notes(ds: Dataset) -> list[str]:
         return []
     key = ds.options.prompt_col or ""
     text = text_column(source_schema(ds.sources[0])[0].names(), key, ds.by)
-    return [] if text is None else text_key_notes([s.scan() for s in ds.sources], key, text)
+    if text is None:
+        return []
+    if ds.options.engine != "polars":
+        from sigmatool.load.engine import engine_key_notes
+
+        return engine_key_notes(ds.options, ds.sources, key, text)
+    return text_key_notes([s.scan() for s in ds.sources], key, text)
 
 
 def degenerate_notes(frame: pl.DataFrame, ds: Dataset) -> list[str]:
@@ -409,7 +415,7 @@ def _engine_groups(raw: pl.LazyFrame, ds: Dataset) -> pl.DataFrame:
         pl.col("bad_rewards").alias(BAD_REWARDS),
         pl.col("null_rewards").alias(NULL_REWARDS),
     )
-    return counted.select(shape.columns).cast(shape.schema)  # type: ignore[arg-type]
+    return counted.select(shape.columns).cast(shape.schema)
 
 
 def _log_passes(

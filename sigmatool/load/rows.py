@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from sigmatool.errors import DataError
+from sigmatool.errors import DataError, first_line
 from sigmatool.load.dataset import Dataset, rate_value, weight_expr
 from sigmatool.load.grid import MAX_GRID
 from sigmatool.load.histogram import Reload, check_rows, finish_group, suspect_query, text_columns
 from sigmatool.load.names import RAW_P
-from sigmatool.load.sources import first_line
 from sigmatool.load.validate import usable_expr
 from sigmatool.sums import Stage, with_stages
 

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import polars as pl
 
-from sigmatool.errors import DataError, UsageError
+from sigmatool.errors import DataError, UsageError, first_line
 from sigmatool.load import Dataset, histogram, load, opened
 from sigmatool.load.columns import source_schema
 from sigmatool.load.grouping import text_column, text_key_notes
 from sigmatool.load.logs import trainer_log
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
-from sigmatool.load.sources import Source, first_line
+from sigmatool.load.sources import Source
 from sigmatool.load.trainers import DumpFile, TrainerLog
 from sigmatool.load.trainers.files import natural
 from sigmatool.load.trainers.log import ROLLOUTS
@@ -45,19 +45,10 @@ def rollout_log(options: InputOptions) -> TrainerLog:
     read = replace(options, by=(step_col,), step_col=None)
     with opened(read) as (sources, notes):
         parts = [load(read, [source], notes if i == 0 else ()) for i, source in enumerate(sources)]
-    frames = []
-    for i, part in enumerate(parts):
-        assert part.raw is not None
-        frames.append(
-            part.raw.with_row_index("row", offset=1).with_columns(pl.lit(i, dtype=pl.UInt32).alias("file"))
-        )
-    try:
-        raw = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
-        schema = raw.collect_schema()
-    except pl.exceptions.PolarsError as exc:
-        raise DataError(f"the rollout log's files do not share one layout: {first_line(exc)}") from exc
-    if options.engine != "polars":
-        return _counted_run(options, sources, parts, schema)
+        raw, schema = _stacked(parts)
+        if options.engine != "polars":
+            # Inside the block: a --table's schema is a file that lives as long as it.
+            return _counted_run(options, sources, parts, schema)
     step, said = _steps(raw, step_col, schema[step_col])
     prompt = _prompt_key(pl.col(RAW_ID), schema[RAW_ID])
     frame = raw.select(
@@ -87,6 +78,21 @@ def rollout_log(options: InputOptions) -> TrainerLog:
     return log
 
 
+def _stacked(parts: list[Dataset]) -> tuple[pl.LazyFrame, pl.Schema]:
+    """The files' rollouts one after another, each row with its ``file`` and ``row``; and their schema."""
+    frames = []
+    for i, part in enumerate(parts):
+        assert part.raw is not None
+        frames.append(
+            part.raw.with_row_index("row", offset=1).with_columns(pl.lit(i, dtype=pl.UInt32).alias("file"))
+        )
+    try:
+        raw = pl.concat(frames, how="vertical_relaxed") if len(frames) > 1 else frames[0]
+        return raw, raw.collect_schema()
+    except pl.exceptions.PolarsError as exc:
+        raise DataError(f"the rollout log's files do not share one layout: {first_line(exc)}") from exc
+
+
 def _counted_run(
     options: InputOptions, sources: list[Source], parts: list[Dataset], schema: pl.Schema
 ) -> TrainerLog:
@@ -113,6 +119,8 @@ def _counted_run(
     if groups.select(pl.any_horizontal(pl.col("step", "prompt").is_null()).any()).item():
         raise DataError("training log: some rollouts have a null step, group or prompt")
     grouping = f"{ROLLOUTS}: a group = one ({step_col!r}, {key!r}) pair"
+    text = text_column(source_schema(sources[0])[0].names(), key, (step_col,))
+    said += [] if text is None else engine.engine_key_notes(options, sources, key, text)
     log = TrainerLog(
         ROLLOUTS,
         pl.LazyFrame(),
@@ -121,7 +129,8 @@ def _counted_run(
         Options(options.reward_col, options.threshold),
         groups=groups,
     )
-    log.bad_rows = lambda: _bad_rows(replace(options, by=(step_col,), step_col=None), parts)
+    message = engine.bad_rewards(options, sources, int(groups["bad"].sum()))
+    log.bad_rows = lambda: message
     return log
 
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 import polars as pl
 
 from sigmatool.cleanup import owned
-from sigmatool.errors import DataError, UsageError
+from sigmatool.errors import DataError, UsageError, first_line
 from sigmatool.load import remote
 from sigmatool.load.objects import ObjectTable, object_in, object_in_text
 from sigmatool.options import InputFormat, InputOptions
@@ -147,6 +147,12 @@ class Source:
             return self._scan_ndjson(schema)
         source = io.BytesIO(text) if self.remote else self.path
         return pl.read_json(source, infer_schema_length=INFER_ROWS, schema=schema or None).lazy()
+
+
+@functools.cache
+def remote_schema(source: Source) -> pl.Schema:
+    """An object's columns, asked of the store once per command (each ask fetches its footer again)."""
+    return source.scan().collect_schema()
 
 
 @functools.lru_cache(maxsize=2)
@@ -369,9 +375,11 @@ def opened(options: InputOptions) -> Iterator[tuple[list[Source], list[str]]]:
         if options.engine != "polars":
             options.check_engine_paths()
         if options.table is not None:
-            from sigmatool.load.engine import table_source
+            from sigmatool.load.engine import table_schema
 
-            yield [table_source(options, folder)], []
+            path = os.path.join(folder, "table.parquet")
+            table_schema(options).write_parquet(path)
+            yield [Source(path, "parquet", f"table {options.table}")], []
             return
         if not options.paths:
             if stdin_has_data(sys.stdin):
@@ -393,6 +401,7 @@ def opened(options: InputOptions) -> Iterator[tuple[list[Source], list[str]]]:
             yield sources, [*notes, *_shape_notes(sources)]
         finally:
             _remote_json.cache_clear()  # a later command reads the object as it is then
+            remote_schema.cache_clear()
 
 
 def _shape_notes(sources: Sequence[Source]) -> list[str]:
@@ -434,11 +443,6 @@ MAGIC = {
     b"\x80": "a Python pickle",
     b"(\xb5/\xfd": "zstd-compressed",
 }
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
 
 
 def read_error(source: Source, exc: BaseException) -> DataError:

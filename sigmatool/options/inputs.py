@@ -71,6 +71,8 @@ class LogOptions:
                 f"{command} reads a run's rollouts: a trainer's dumps with --from ({'|'.join(TRAINERS)}), or "
                 "any rollout log with --rollouts --prompt-col P --reward-col R --step-col S"
             )
+        if not paths and self.table is None:
+            raise UsageError(f"{command}: give the run's files or folders (or --table with --engine)")
         if self.rollouts and not self.step_col:
             raise UsageError(
                 f"{command} --rollouts follows a run step by step: --step-col names the column that tells the "
@@ -217,6 +219,14 @@ class InputOptions:
         if self.table is not None and not self.table.strip():
             raise UsageError("--table: give a table name")
 
+    def check_rows_readable(self) -> None:
+        """Per-prompt output reads the log's rows, which --engine leaves where they are."""
+        if self.engine != "polars":
+            raise UsageError(
+                f"--engine {self.engine} brings back the log's counts, not its rows: per-prompt output reads "
+                "the log itself; leave --engine out"
+            )
+
     def check_engine_paths(self) -> None:
         """What --engine reads, once DATA is known: files or a table, never stdin."""
         if "-" in self.paths:
@@ -224,7 +234,9 @@ class InputOptions:
         if self.engine == "spark" and self.table is not None and self.paths:
             raise UsageError("--engine spark reads --table or the log's files, not both")
         if self.engine == "duckdb" and self.table is not None and len(self.paths) != 1:
-            raise UsageError("--engine duckdb --table T reads T from one DuckDB database file: give that file")
+            raise UsageError(
+                "--engine duckdb --table T reads T from one DuckDB database file: give that file"
+            )
         if self.table is None and not self.paths:
             raise UsageError(f"--engine {self.engine}: give the log's files, or --table")
 

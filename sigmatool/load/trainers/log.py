@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from sigmatool.errors import DataError
-from sigmatool.load.sources import first_line
+from sigmatool.errors import DataError, first_line
 from sigmatool.load.trainers.files import DumpFile, check_trainer, refuse_pickle, step_of
 from sigmatool.load.trainers.readers import READERS, ROW, Options, Part, choose_trl_reward, parquet_schema
 from sigmatool.load.trainers.rewards import REWARD, bad_reason, flags

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-from sigmatool.errors import DataError, UsageError
-from sigmatool.load.sources import first_line
+from sigmatool.errors import DataError, UsageError, first_line
 from sigmatool.load.trainers.areal_text import LAYOUT, read_generated
 from sigmatool.load.trainers.files import DumpFile, run_label, run_metadata
 from sigmatool.load.trainers.rewards import REWARD, RewardRule, describe

@@ -1,0 +1,181 @@
+"""--engine duckdb: a rollout log counted inside DuckDB gives what polars' own reading gives, to the byte.
+
+Spark (local and through a Spark Connect server) runs the same comparisons in tests/engines/test_engine_spark.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from tests.conftest import run_cli
+from tests.log_fixtures import write_engine_log
+
+ROLLOUTS = ("--rollouts", "--prompt-col", "prompt_id", "--reward-col", "reward")
+# A Beta prior: the engines are compared, not the estimators; the NPMLE's fit would only add time.
+BETA = ("--prior", "beta")
+# The questions the engines must answer as polars does (text prompt keys for track: hashed after the engine).
+QUESTIONS = {
+    "silent": ("silent", *ROLLOUTS, *BETA),
+    "silent-by-source": ("silent", *ROLLOUTS, "--by", "source", *BETA),
+    "budget": ("budget", *ROLLOUTS, *BETA),
+    "track": (
+        "track",
+        "--rollouts",
+        "--prompt-col",
+        "prompt",
+        "--reward-col",
+        "reward",
+        "--step-col",
+        "step",
+        *BETA,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # 6 steps of 400 prompts: 19,200 rows (tests/engines/test_engine_spark.py compares on 96,000).
+    return write_engine_log(tmp_path_factory.mktemp("engine") / "rollouts.parquet", steps=6, per_step=400)
+
+
+@pytest.fixture(scope="module")
+def database(log: Path) -> Path:
+    """The log as table rl.rollouts of a DuckDB database file."""
+    path = log.with_name("warehouse.duckdb")
+    with duckdb.connect(str(path)) as con:
+        con.execute("CREATE SCHEMA rl")
+        con.execute(f"CREATE TABLE rl.rollouts AS SELECT * FROM read_parquet('{log}')")
+    return path
+
+
+def _ran(*args: object) -> tuple[str, str]:
+    done = run_cli(*args, "--format", "csv")
+    assert 0 == done.returncode, done.stderr
+    return done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_duckdb_prints_what_polars_prints(question: str, log: Path) -> None:
+    command, *args = QUESTIONS[question]
+    own = _ran(command, log, *args)
+    assert own == _ran(command, log, *args, "--engine", "duckdb")
+    assert own[0].count("\n") >= 2  # a real table, not an empty one
+
+
+def test_track_through_duckdb_flags_and_compares_the_same_steps(log: Path) -> None:
+    """The step table is not only equal but informative: prompts recur, so steps are compared."""
+    command, *args = QUESTIONS["track"]
+    out, _ = _ran(command, log, *args, "--engine", "duckdb")
+    steps = pl.read_csv(out.encode())
+    assert 6 == steps.height
+    assert (steps["compared_groups"] > 0).all()
+
+
+def test_a_table_of_a_database_file_reads_as_the_file_does(log: Path, database: Path) -> None:
+    command, *args = QUESTIONS["silent-by-source"]
+    own = _ran(command, log, *args)
+    assert own == _ran(command, database, *args, "--engine", "duckdb", "--table", "rl.rollouts")
+
+
+def test_the_query_counts_what_the_engine_brings_back(log: Path) -> None:
+    """The histogram's prompts and rewards add up to the log's own counts (not only to polars' reading)."""
+    from sigmatool.load.engine import histogram
+    from sigmatool.load.sources import Source
+    from sigmatool.options import InputOptions
+
+    options = InputOptions(
+        paths=(str(log),), rollouts=True, prompt_col="prompt_id", reward_col="reward", engine="duckdb"
+    )
+    hist = histogram(options, [Source(str(log), "parquet", log.name)], pl.Float64)
+    rows = pl.read_parquet(log)
+    per_prompt = rows.group_by("prompt_id").agg(pl.col("reward").count().alias("n"))
+    assert per_prompt.height == hist["prompts"].sum()
+    assert rows["reward"].null_count() == hist["null_rewards"].sum()
+    assert int(rows["reward"].sum()) == (hist["k"] * hist["prompts"]).sum()
+
+
+def _one_line(done: object, code: int, *needles: str) -> None:
+    assert code == done.returncode, done.stderr  # type: ignore[attr-defined]
+    lines = done.stderr.strip().splitlines()  # type: ignore[attr-defined]
+    assert 1 == len(lines), done.stderr  # type: ignore[attr-defined]
+    assert lines[0].startswith("error: ")
+    for needle in needles:
+        assert needle in lines[0]
+    assert "Traceback" not in done.stderr  # type: ignore[attr-defined]
+
+
+TABLE = ("--engine", "duckdb", "--table")
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "needles"),
+    [
+        ((*ROLLOUTS, *TABLE, "rl.missing"), 1, ("rl.missing",)),
+        (
+            ("--rollouts", "--prompt-col", "nope", "--reward-col", "reward", *TABLE, "rl.rollouts"),
+            1,
+            ("nope",),
+        ),
+        ((*ROLLOUTS, "--table", "rl.rollouts"), 2, ("--engine duckdb or spark",)),
+        ((*ROLLOUTS, "--spark-remote", "sc://localhost:1"), 2, ("--engine spark",)),
+    ],
+    ids=["missing-table", "missing-column", "table-without-engine", "remote-without-spark"],
+)
+def test_bad_engine_input_is_one_line(
+    args: tuple[str, ...], code: int, needles: tuple[str, ...], database: Path
+) -> None:
+    _one_line(run_cli("silent", database, *args), code, *needles)
+
+
+def test_a_key_that_pools_texts_is_noted_as_polars_notes_it(log: Path, tmp_path: Path) -> None:
+    """The key check beside a text column runs inside the engine too (here: two problems per key)."""
+    pooled = tmp_path / "pooled.parquet"
+    pl.read_parquet(log).with_columns((pl.col("prompt_id") // 2).alias("pair")).write_parquet(pooled)
+    args = ("--rollouts", "--prompt-col", "pair", "--reward-col", "reward", *BETA)
+    for command in ("silent", "track"):
+        step = ("--step-col", "step") if command == "track" else ()
+        own = _ran(command, pooled, *args, *step)
+        assert "hold several different 'prompt' texts (key 0: 2)" in own[1]
+        assert own == _ran(command, pooled, *args, *step, "--engine", "duckdb")
+
+
+def test_engine_reads_a_rollout_log_only(log: Path) -> None:
+    done = run_cli("silent", log, "--col", "reward", "--engine", "duckdb")
+    _one_line(done, 2, "--rollouts")
+
+
+def test_engine_does_not_read_stdin(log: Path) -> None:
+    done = run_cli("silent", "-", *ROLLOUTS, "--engine", "duckdb", stdin=log.read_bytes())
+    _one_line(done, 2, "standard input")
+
+
+def test_per_prompt_rows_need_the_log_itself(log: Path) -> None:
+    _one_line(
+        run_cli("silent", log, *ROLLOUTS, "--engine", "duckdb", "--per-prompt"), 2, "leave --engine out"
+    )
+
+
+def test_a_reward_the_engine_cannot_grade_stops_with_its_count(tmp_path: Path) -> None:
+    path = tmp_path / "half.csv"
+    path.write_text("prompt_id,reward,step\na,1,1\na,0.5,1\nb,0,2\nb,0.5,2\n")
+    done = run_cli("silent", path, *ROLLOUTS, "--engine", "duckdb")
+    _one_line(done, 1, "2 reward(s)", "neither 0 nor 1", "--engine duckdb")
+    tracked = run_cli("track", path, *ROLLOUTS, "--step-col", "step", "--engine", "duckdb")
+    _one_line(tracked, 1, "2 reward(s)", "neither 0 nor 1", "--engine duckdb")
+    skipped = run_cli("silent", path, *ROLLOUTS, "--engine", "duckdb", "--skip-invalid", "--format", "csv")
+    assert (0, skipped.stdout) == (skipped.returncode, _ran("silent", path, *ROLLOUTS, "--skip-invalid")[0])
+
+
+@pytest.mark.parametrize("package", ["duckdb", "pyspark"])
+def test_a_missing_engine_says_what_to_install(package: str, log: Path, tmp_path: Path) -> None:
+    """The engine's package cannot be imported (a stand-in that raises ImportError shadows it)."""
+    fake = tmp_path / package
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('not installed')\n")
+    engine = "duckdb" if package == "duckdb" else "spark"
+    done = run_cli("silent", log, *ROLLOUTS, "--engine", engine, env={"PYTHONPATH": str(tmp_path)})
+    _one_line(done, 2, f"pip install 'sigmatool[{engine}]'")
