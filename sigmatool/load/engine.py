@@ -226,6 +226,8 @@ class DuckDB(Engine):
             raise self.failed(exc, f"cannot open {database!r} as a DuckDB database") from None
 
     def register(self, sources: Sequence[Source]) -> str:
+        if any(s.remote for s in sources):
+            self._object_store()
         paths = "[" + ", ".join(_quoted(s.path) for s in sources) + "]"
         fmt = sources[0].fmt
         if fmt == "parquet":
@@ -240,6 +242,18 @@ class DuckDB(Engine):
         except self._error as exc:
             raise self.failed(exc, "cannot read the log") from None
         return VIEW
+
+    def _object_store(self) -> None:
+        """DuckDB reads object stores through its httpfs extension, which it downloads on first use;
+        sigmatool downloads nothing, so the extension must be installed already."""
+        try:
+            self._con.execute("LOAD httpfs")
+        except self._error:
+            raise UsageError(
+                "--engine duckdb reads object-store paths through its httpfs extension, which is not installed "
+                "here: run duckdb's INSTALL httpfs where the network allows, or leave --engine out (sigmatool "
+                "reads the objects itself)"
+            ) from None
 
     def query(self, sql: str) -> pl.DataFrame:
         try:

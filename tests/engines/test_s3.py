@@ -99,6 +99,21 @@ def test_pass_rates_from_a_json_lines_object_print_what_the_local_file_prints(
     assert csv_out("budget", TOY) == csv_out("budget", remote, env=env)
 
 
+def test_duckdb_engine_on_an_object_counts_it_or_names_its_extension(
+    lake: dict[str, int], small_log: Path, s3_server: S3Server
+) -> None:
+    """DuckDB reads s3:// through its httpfs extension, which it would download on first use: without it
+    (as on a machine with no network) one line says so; with it, the output is the local file's."""
+    local = next(iter(sorted(small_log.glob("step=0/*.parquet"))))
+    remote = f"s3://{BUCKET}/logs/step=0/{local.name}"
+    done = sigmatool("silent", remote, *REWARD, "--engine", "duckdb", "--format", "csv", env=s3_server.env())
+    if done.returncode == 2:
+        assert "httpfs" in one_error_line(done.stderr)
+        assert done.stderr.strip() == one_error_line(done.stderr)
+    else:
+        assert (0, csv_out("silent", local, *REWARD)) == (done.returncode, done.stdout)
+
+
 def test_only_the_needed_columns_are_read(lake: dict[str, int], s3_server: S3Server, tmp_path: Path) -> None:
     key = "wide/rollouts.parquet"
     s3_server.start_recording()
