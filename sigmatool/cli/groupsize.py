@@ -129,7 +129,8 @@ def groupsize_command(
     sizes, std_notes = target.for_trainer(inputs.trainer)
     check_prior(prior, has_counts=True, law=sizes.law)  # counts are checked once read (a 1/n grid is counts)
     cut = summary_bins(bins, per_prompt)
-    with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS) as s:
+    with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS,
+                     rows=per_prompt) as s:  # fmt: skip
         run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
             run.show(s.groupsize_rows(sizes), out, plot, run.source_of(s), figure=s.curve_for(plot, sizes))

@@ -157,6 +157,7 @@ def session(
     sizes: Sequence[float] = (),
     stream: bool = True,
     imports: Sequence[str] = (),
+    rows: bool = False,
 ) -> Iterator[Session]:
     """A command's run, wired once: its options checked before anything is read, the input read once
     (streamed rows where ``stream`` allows and the rows are many distinct pass rates, else the histogram),
@@ -169,7 +170,7 @@ def session(
     per_prompt = bool(getattr(asked, "per_prompt", False))
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
-    if per_prompt:
+    if per_prompt or rows:  # per-prompt output (``rows``: where ``asked`` does not say it)
         inputs.check_rows_readable()
     check(inputs, out, plot.output, imports=imports)
     from sigmatool.options import SilentOptions

@@ -33,6 +33,7 @@ def dataset_rows(hist: Histogram, plans: Plans) -> pl.LazyFrame:
     ``fidelity_at_G`` added (lazy: sink it). Split values go by ``--id-col``, then row order. With several
     pass-rate columns, every row once per column, ``column`` first."""
     ds = hist.dataset
+    ds.options.check_rows_readable()
     if ds.is_log:
         return _rollout_prompts(hist, plans)
     full = with_originals(ds)
