@@ -22,6 +22,9 @@ QUESTIONS = {
     "silent": ("silent", *ROLLOUTS, *BETA),
     "silent-by-source": ("silent", *ROLLOUTS, "--by", "source", *BETA),
     "budget": ("budget", *ROLLOUTS, *BETA),
+    "groupsize": ("groupsize", *ROLLOUTS),
+    "plan": ("plan", *ROLLOUTS, "--budget", "8"),
+    "preflight": ("preflight", *ROLLOUTS),
     # A key holding two problems each: the key check beside the text column runs in the engine too.
     "pooled-key": ("silent", "--rollouts", "--prompt-col", "pair", "--reward-col", "reward", *BETA),
     "track": (

@@ -230,3 +230,19 @@ def test_a_missing_table_is_one_line(connect_server: str) -> None:
 def test_a_missing_column_is_one_line(log: Path, connect_server: str) -> None:
     args = ("--rollouts", "--prompt-col", "nope", "--reward-col", "reward", "--engine", "spark")
     _one_line(sigmatool("silent", log, *args, "--spark-remote", connect_server), 1, "nope")
+
+
+def test_report_through_duckdb_writes_the_same_page(log: Path, tmp_path: Path) -> None:
+    """The report (every section of a rollout log) from DuckDB's counts: the same Markdown but for the command
+    line it quotes, figures named alike in two folders."""
+    pages = []
+    for engine in ("polars", "duckdb"):
+        folder = tmp_path / engine
+        folder.mkdir()
+        done = sigmatool("report", log, *ROLLOUTS, "--engine", engine, "-o", folder / "report.md")
+        assert 0 == done.returncode, done.stderr
+        # The page quotes its command line and the time it was made: all that may differ.
+        made = [line for line in (folder / "report.md").read_text().splitlines() if "- made: " not in line]
+        pages.append("\n".join(made).replace(f"--engine {engine} -o {folder}", "…"))
+    assert pages[0] == pages[1]
+    assert "Silent groups" in pages[0]
