@@ -140,8 +140,11 @@ def test_sql_histogram_is_small_and_counts_every_graded_rollout(
 ) -> None:
     path = histograms["plain"]
     hist = pl.read_parquet(path) if path.suffix == ".parquet" else pl.read_csv(path)
-    graded = pl.read_parquet(rollout_log).drop_nulls("reward")
-    assert PROMPTS - 1 == hist["prompts"].sum()
+    log = pl.read_parquet(rollout_log)
+    graded = log.drop_nulls("reward")
+    # The last prompt's rewards are all null: it keeps a row without counts, its rewards in null_rewards.
+    assert (PROMPTS, PROMPTS - 1) == (hist["prompts"].sum(), hist.drop_nulls("k")["prompts"].sum())
+    assert log["reward"].null_count() == hist["null_rewards"].sum()
     assert graded.height == (hist["n"] * hist["prompts"]).sum()
     assert graded["reward"].sum() == (hist["k"] * hist["prompts"]).sum()
     assert hist.height <= sum(n + 1 for n in range(1, MAX_N + 1))
