@@ -158,6 +158,21 @@ def write_open_instruct(
     return paths
 
 
+ENGINE_ROLLOUTS = ("--rollouts", "--prompt-col", "prompt_id", "--reward-col", "reward")
+
+
+def engine_questions(*extra: str) -> dict[str, tuple[str, ...]]:
+    """What the engines must answer as polars does on :func:`write_engine_log`'s log (``extra`` added to each):
+    silent, silent --by source, budget, and track keyed by the prompt text (hashed after the engine)."""
+    track = ("track", "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward", "--step-col", "step")
+    return {
+        "silent": ("silent", *ENGINE_ROLLOUTS, *extra),
+        "silent-by-source": ("silent", *ENGINE_ROLLOUTS, "--by", "source", *extra),
+        "budget": ("budget", *ENGINE_ROLLOUTS, *extra),
+        "track": (*track, *extra),
+    }
+
+
 def write_engine_log(
     path: Path, *, steps: int = 12, per_step: int = 1_000, rollouts: int = 8, seed: int = 7
 ) -> Path:

@@ -12,32 +12,19 @@ import polars as pl
 import pytest
 
 from tests.conftest import invoke, run_cli
-from tests.log_fixtures import write_engine_log
+from tests.log_fixtures import ENGINE_ROLLOUTS, engine_questions, write_engine_log
 
-ROLLOUTS = ("--rollouts", "--prompt-col", "prompt_id", "--reward-col", "reward")
+ROLLOUTS = ENGINE_ROLLOUTS
 # A Beta prior: the engines are compared, not the estimators; the NPMLE's fit would only add time.
 BETA = ("--prior", "beta")
 # The questions the engines must answer as polars does (text prompt keys for track: hashed after the engine).
 QUESTIONS = {
-    "silent": ("silent", *ROLLOUTS, *BETA),
-    "silent-by-source": ("silent", *ROLLOUTS, "--by", "source", *BETA),
-    "budget": ("budget", *ROLLOUTS, *BETA),
+    **engine_questions(*BETA),
     "groupsize": ("groupsize", *ROLLOUTS),
     "plan": ("plan", *ROLLOUTS, "--budget", "8"),
     "preflight": ("preflight", *ROLLOUTS),
     # A key holding two problems each: the key check beside the text column runs in the engine too.
     "pooled-key": ("silent", "--rollouts", "--prompt-col", "pair", "--reward-col", "reward", *BETA),
-    "track": (
-        "track",
-        "--rollouts",
-        "--prompt-col",
-        "prompt",
-        "--reward-col",
-        "reward",
-        "--step-col",
-        "step",
-        *BETA,
-    ),
 }
 
 

@@ -18,25 +18,11 @@ from pathlib import Path
 import pytest
 
 from tests.engines.conftest import JAVA_HINT, free_port, log_files, sigmatool
-from tests.log_fixtures import write_engine_log
+from tests.log_fixtures import ENGINE_ROLLOUTS, engine_questions, write_engine_log
 
-ROLLOUTS = ("--rollouts", "--prompt-col", "prompt_id", "--reward-col", "reward")
+ROLLOUTS = ENGINE_ROLLOUTS
 # The done-when questions, with each command's defaults (the NPMLE prior where it applies).
-QUESTIONS = {
-    "silent": ("silent", *ROLLOUTS),
-    "silent-by-source": ("silent", *ROLLOUTS, "--by", "source"),
-    "budget": ("budget", *ROLLOUTS),
-    "track": (
-        "track",
-        "--rollouts",
-        "--prompt-col",
-        "prompt",
-        "--reward-col",
-        "reward",
-        "--step-col",
-        "step",
-    ),
-}
+QUESTIONS = engine_questions()
 START_SECONDS = 240
 
 
