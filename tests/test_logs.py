@@ -19,7 +19,7 @@ import pytest
 
 from sigmatool import examplerun as er
 from sigmatool.track.moved import group_pmfs, poisson_binomial, two_sided
-from tests.conftest import one_error_line, run_cli, run_in
+from tests.conftest import invoke, one_error_line, run_cli, run_in
 from tests.log_fixtures import Prompt, write_nemo_gym, write_open_instruct, write_verifiers
 
 A = [
@@ -348,3 +348,22 @@ def test_per_prompt_beside_another_view_is_one_usage_line(tmp_path: Path, extra:
     assert "--per-prompt" in one_error_line(done.stderr)
     assert "" == done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]
+
+
+def test_report_tracks_a_rollout_log_given_its_step_column(tmp_path: Path) -> None:
+    """report --rollouts … --step-col adds the run's track section, whose headline is track's own; without
+    --step-col the page has none."""
+    from tests.log_fixtures import ENGINE_ROLLOUTS, write_engine_log
+
+    log = write_engine_log(tmp_path / "log.parquet", steps=3, per_step=100)
+    args = (*ENGINE_ROLLOUTS, "--prior", "beta")
+    pages = {}
+    for name, extra in (("tracked", ("--step-col", "step")), ("plain", ())):
+        done = invoke("report", log, *args, *extra, "-o", tmp_path / f"{name}.md")
+        assert 0 == done.exit_code, done.stderr
+        pages[name] = (tmp_path / f"{name}.md").read_text()
+    assert "## Tracking a run" in pages["tracked"]
+    assert "## Tracking a run" not in pages["plain"]
+    table = invoke("track", log, *args, "--step-col", "step", "--format", "table")
+    first = " ".join(table.stdout.split("\n\n")[0].split())  # track's headline, unwrapped
+    assert first.split(". ")[0] in " ".join(pages["tracked"].split())

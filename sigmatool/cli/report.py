@@ -16,6 +16,7 @@ from sigmatool.cli.params import (
     EstimatorOpt,
     OutputFile,
     PlanBudgetOpt,
+    StepColOpt,
     group_options,
     read_options,
     renamed,
@@ -90,6 +91,7 @@ def report_command(
     estimator: EstimatorOpt = Estimator.auto,
     plan_budget: PlanBudgetOpt = None,
     preflight_config: PreflightConfigOpt = None,
+    step_col: StepColOpt = None,
     by: tuple[str, ...] = (),
     read: InputOptions = InputOptions(),
     prior: PriorSpec = PriorSpec(),
@@ -101,8 +103,8 @@ def report_command(
     and the group size for fidelity 0.9, each input (or --by group) side by side. HTML is one self-contained
     file (inline SVG figures and styles, no script, nothing fetched) that prints cleanly; Markdown links
     its figures as PNG files. Both end with the provenance: the sigmatool version, this command line, each
-    input file's size and SHA-256, and the time (SOURCE_DATE_EPOCH, when set). The input options apply to every input. A trainer's dumps (--from) add the run's track,
-    step by step, --plan-budget a rollout plan and --preflight-config the trainer's batch loop. With counts, --prior adds each prompt's posterior
+    input file's size and SHA-256, and the time (SOURCE_DATE_EPOCH, when set). The input options apply to every input. A trainer's dumps (--from), or a
+    --rollouts log with --step-col, add the run's track, step by step, --plan-budget a rollout plan and --preflight-config the trainer's batch loop. With counts, --prior adds each prompt's posterior
     means (docs/prior.md) to every table, figure and headline, beside the plug-in silent share.
 
     Several DATA are compared side by side (sigmatool report old.parquet new.parquet -o both.html); quote a
@@ -116,7 +118,7 @@ def report_command(
         sigmatool report sample_data/toy_pass_rates.csv --by source -o toy.md
     """
     target = ReportFile(output or "")
-    everything = replace(read, paths=tuple(data or ()), by=by)
+    everything = replace(read, paths=tuple(data or ()), by=by, step_col=step_col)
     target.check_plan(plan_budget, everything, preflight_config)
     check_prior(prior, has_counts=True, estimator=estimator.value)  # counts: checked once read (a 1/n grid)
     run.check(everything, OutputOptions(), ("-o", target.path))
@@ -131,10 +133,10 @@ def report_command(
 
 
 def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
-    """With --from, the trainer's std for the group-size section and, with one DATA, the run's track
-    section (as ``sigmatool track`` makes it)."""
+    """With --from, the trainer's std for the group-size section; with --from or a --rollouts log's
+    --step-col, and one DATA, the run's track section (as ``sigmatool track`` makes it)."""
     options = _trainer_std(options, everything.trainer)
-    if everything.trainer is None:
+    if everything.trainer is None and everything.step_col is None:
         return options
     if len(everything.paths) > 1:
         run.note(["the report tracks one run: give one DATA for its track section"])
@@ -142,7 +144,7 @@ def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
     from sigmatool.report import tracked_run
     from sigmatool.track import headline
 
-    result = tracked_run(everything)
+    result = tracked_run(everything, (options.estimator, options.prior))
     return replace(options, track=result.band, track_headline=headline(result))
 
 

@@ -34,6 +34,7 @@ from sigmatool.report.page import Headline, Page, inputs_table, sections, settin
 from sigmatool.report.provenance import provenance
 from sigmatool.session import Session
 from sigmatool.track import TrackResult
+from sigmatool.track.expected import Estimate
 
 
 @dataclass(eq=False)
@@ -216,14 +217,17 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
     )
 
 
-def tracked_run(inputs: InputOptions) -> TrackResult:
-    """The track of the run in a trainer's dumps (``inputs.trainer``), as ``sigmatool track`` makes it, for
-    the report's track section; the log's notes are left out (reading the input noted them)."""
-    from sigmatool import load, track
+def tracked_run(inputs: InputOptions, estimate: Estimate = None) -> TrackResult:
+    """The track of the run in a trainer's dumps (``inputs.trainer``) or a rollout log with a step column
+    (``inputs.step_col``), as ``sigmatool track`` makes it, for the report's track section; the log's notes
+    are left out (reading the input noted them). ``estimate``: the report's estimator and prior, as
+    ``track --estimator --prior`` takes them."""
+    from sigmatool import track
+    from sigmatool.load.runs import run_log
     from sigmatool.track.groups import dump_groups
 
-    groups, _ = dump_groups(load.trainer_log(inputs))
-    return track.track_groups(groups, None)
+    groups, _ = dump_groups(run_log(inputs))
+    return track.track_groups(groups, None, estimate=estimate)
 
 
 def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
