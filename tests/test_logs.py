@@ -350,6 +350,7 @@ def test_per_prompt_beside_another_view_is_one_usage_line(tmp_path: Path, extra:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.csv"]
 
 
+@pytest.mark.slow  # three reports and a track: `make test-slow`
 def test_report_tracks_a_rollout_log_given_its_step_column(tmp_path: Path) -> None:
     """report --rollouts … --step-col adds the run's track section, whose headline is track's own; without
     --step-col the page has none."""
