@@ -201,22 +201,16 @@ def collapsed_log(path: Path, collapse: int | None) -> Path:
     return path
 
 
+# How track reads collapsed_log's file.
+TRACK_COLLAPSED = ("--rollouts", "--prompt-col", "problem", "--reward-col", "reward", "--step-col", "step")
+
+
 @pytest.mark.parametrize("collapse", [5, None])
 def test_a_collapsed_step_of_five_groups_is_flagged_and_a_steady_run_is_not(
     tmp_path: Path, collapse: int | None
 ) -> None:
     log = collapsed_log(tmp_path / "run.csv", collapse)
-    args = [
-        "track",
-        log,
-        "--rollouts",
-        "--prompt-col",
-        "problem",
-        "--reward-col",
-        "reward",
-        "--step-col",
-        "step",
-    ]
+    args = ["track", log, *TRACK_COLLAPSED]
     steps = csv(*args)
     flagged = steps.filter(pl.col("drift"))
     if collapse is None:
@@ -332,17 +326,7 @@ def test_per_prompt_gives_each_status_from_a_run_built_for_it(tmp_path: Path) ->
 def test_per_prompt_beside_another_view_is_one_usage_line(tmp_path: Path, extra: tuple[str, ...]) -> None:
     log = collapsed_log(tmp_path / "run.csv", None)
     shown = [str(tmp_path / e) if e.endswith(".png") else e for e in extra]
-    args = [
-        "track",
-        log,
-        "--rollouts",
-        "--prompt-col",
-        "problem",
-        "--reward-col",
-        "reward",
-        "--step-col",
-        "step",
-    ]
+    args = ["track", log, *TRACK_COLLAPSED]
     done = run_cli(*args, "--per-prompt", *shown)
     assert 2 == done.returncode
     assert "--per-prompt" in one_error_line(done.stderr)
