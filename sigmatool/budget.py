@@ -385,7 +385,7 @@ def with_ranges(
             for g, r in zip(groups, summary.iter_rows(named=True), strict=True)
         ]
         with working("--bounds: the range the counts allow"):
-            parts.append(bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)[0])
+            parts.append(bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL, val.grader)[0])
     if beyond.ci is not None:
 
         def again(h: pl.DataFrame, keys: Sequence[str], v: Valuation) -> pl.DataFrame:

@@ -156,6 +156,14 @@ COLUMNS = _declare(
     Column("lost_token_mean", "lost\ntoken mean", SHARE),
     Column("lost_seq_mean_token_mean", "lost seq mean\ntoken mean", SHARE),
     Column("lost_seq_mean_token_sum", "lost seq mean\ntoken sum", SHARE),
+    # curriculum, per step
+    Column("step", "step"),
+    Column("mean", "μ", PASS_RATE),
+    Column("pass_rate", "mean p", PASS_RATE),
+    Column("grpo_signal", "GRPO\nsignal"),
+    Column("drgrpo_signal", "Dr. GRPO\nsignal"),
+    Column("effective_prompts", "effective\nprompts", "prompts"),
+    Column("repeat_rate", "drawn\nbefore", SHARE),
 )
 
 

@@ -20,12 +20,14 @@ from sigmatool.options import BeyondOptions
 
 if TYPE_CHECKING:
     from sigmatool.budget import BudgetResult
+    from sigmatool.curriculum import CurriculumResult
     from sigmatool.estimators import Valuation
     from sigmatool.groupsize.curve import GroupSizeCurve
     from sigmatool.groupsize.summary import GroupSizeResult
     from sigmatool.load import Dataset
     from sigmatool.load.loaded import Values
     from sigmatool.options import BudgetOptions, GroupSizeOptions, PlotOptions, SilentOptions
+    from sigmatool.options.curriculum import CurriculumOptions
     from sigmatool.options.plan import PlanOptions
     from sigmatool.options.preflight import LoopSettings
     from sigmatool.plan.groups import Plans
@@ -47,11 +49,12 @@ class Session:
     sizes: tuple[float, ...] = ()
     dataset: Dataset | None = None
     totals: pl.DataFrame | None = None
+    grader: tuple[float, float] | None = None  # --grader-error FP, FN
     _val: list[Valuation] = field(default_factory=list, repr=False)
 
     @property
-    def val(self) -> Valuation:
-        """The one valuation of this run (built on first use)."""
+    def exact(self) -> Valuation:
+        """The valuation with an exact grader (built on first use; without --grader-error, :attr:`val`)."""
         if not self._val:
             from sigmatool import estimators
 
@@ -59,6 +62,27 @@ class Session:
                 estimators.valuation(self.values, self.by, self.sizes, self.estimator, self.beyond.prior)
             )
         return self._val[0]
+
+    @property
+    def val(self) -> Valuation:
+        """The one valuation of this run: every value read through --grader-error's grader when given."""
+        if self.grader is None:
+            return self.exact
+        if len(self._val) < 2:
+            from sigmatool.kernels.grader import Grader
+
+            self._val.append(self.exact.with_grader(Grader(*self.grader)))
+        return self._val[1]
+
+    def grader_line(self) -> str:
+        """With --grader-error, the headline's first line: what the grader moves of the silent share and of
+        GRPO's and Dr. GRPO's signal per group at each G asked, against an exact grader (empty otherwise)."""
+        hist = self.histogram
+        if self.grader is None or hist is None:
+            return ""
+        from sigmatool.estimators.report import grader_line
+
+        return grader_line(hist, self.exact, self.val, self.sizes)
 
     @property
     def histogram(self) -> pl.DataFrame | None:
@@ -72,7 +96,7 @@ class Session:
         no value are not identified."""
         if not self._val:
             return []
-        return [*self.val.notes(), *(f"not identified beyond n: {line}" for line in self.val.why_not())]
+        return [*self.exact.notes(), *(f"not identified beyond n: {line}" for line in self.val.why_not())]
 
     def silent(self, options: SilentOptions, *, spark: bool = False, figure: bool = False) -> SilentResult:
         """``silent``'s summary, headline, notes and curves."""
@@ -178,6 +202,23 @@ class Session:
 
         assert self.histogram is not None
         return preflight.analyse(self.histogram, settings, self.val, figure=figure)
+
+    def curriculum(self, options: CurriculumOptions) -> CurriculumResult:
+        """``curriculum``: the schedule's steps on this run's one pass-rate column."""
+        from sigmatool import curriculum
+
+        assert self.histogram is not None
+        return curriculum.analyse(self.histogram, self.by, options, self.val, self.exact)
+
+    def curriculum_rows(self, result: CurriculumResult, *, order: bool) -> pl.DataFrame:
+        """The input's rows with their weights (``--per-prompt``), or the T × B rows the run draws."""
+        from sigmatool.curriculum import rows
+
+        assert self.dataset is not None
+        assert self.histogram is not None
+        if order:
+            return rows.order(self.dataset, self.histogram, result)
+        return rows.weighted(self.dataset, result)
 
     def column(self, name: str) -> Session:
         """The session of one pass-rate column of several, as a run with that one --col makes it."""

@@ -53,6 +53,7 @@ from sigmatool.estimators.rows import elementwise, row_value
 from sigmatool.frames import last, series
 from sigmatool.joins import join_values
 from sigmatool.kernels import Quantity
+from sigmatool.kernels.grader import Grader
 from sigmatool.load import Dataset, Totals, per_prompt_frame
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
@@ -395,7 +396,9 @@ RATES = (
 )
 
 
-def _bounds(hist: pl.DataFrame, summary: pl.DataFrame, by: Sequence[str], cap: int | None) -> pl.DataFrame:
+def _bounds(
+    hist: pl.DataFrame, summary: pl.DataFrame, by: Sequence[str], cap: int | None, grader: Grader | None
+) -> pl.DataFrame:
     """The bounds columns of every summary row, and whether its rates are identified."""
     groups = row_groups(summary, hist, by)
     bins = "p_lo" in summary.columns
@@ -404,7 +407,7 @@ def _bounds(hist: pl.DataFrame, summary: pl.DataFrame, by: Sequence[str], cap: i
         for g, r in zip(groups, summary.iter_rows(named=True), strict=True)
     ]
     with working("--bounds: the range the counts allow"):
-        frame, known = bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL)
+        frame, known = bound_columns(hist, by, cuts, BOUNDED, BOUNDS_LEVEL, grader)
     columns = {
         f"{c}_{end}": frame[f"{c}_{end}"]
         for c in ("silent_rate", "all_right_rate", "all_wrong_rate")
@@ -439,7 +442,7 @@ def with_ranges(
     hist = counted
     parts = [summary]
     if beyond.bounds:
-        parts.append(_bounds(hist, summary, by, options.cap))
+        parts.append(_bounds(hist, summary, by, options.cap, val.grader))
     if beyond.ci is not None:
 
         def again(h: pl.DataFrame, keys: Sequence[str], v: Valuation) -> pl.DataFrame:

@@ -116,6 +116,10 @@ VIEWS: dict[str, Shown] = {
         _simulated_view,
         lambda r: _call("sigmatool.simulate", "SimulationRun", *r.frames),
     ),
+    "CurriculumResult": Shown(
+        lambda r: r.steps, lambda r: _call("sigmatool.curriculum.view", "view", r), lambda r: r
+    ),
+    "DataFrame": Shown(lambda r: r, None),  # rows written as they are (curriculum --per-prompt)
     "LazyFrame": Shown(lambda r: r, None),  # per-prompt rows, streamed as they are
 }
 

@@ -180,7 +180,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sql",),
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     ("estimators", "prior"),  # a prompt's value under an estimator
-    ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "__init__"),
+    ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
     ("session", "views"),  # one run of the analyses, and what each kind of result shows
     ("figures",),
     ("report",),
@@ -293,7 +293,7 @@ def _command_bodies() -> list[tuple[str, int]]:
 
 
 def test_the_commands_are_found() -> None:
-    assert 9 == len(_command_bodies())
+    assert 10 == len(_command_bodies())
 
 
 def test_every_command_body_is_a_few_lines() -> None:

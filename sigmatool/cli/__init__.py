@@ -23,7 +23,18 @@ from sigmatool.errors import ExitCode, Interrupted, SigmaError
 __all__ = ["COMMANDS", "app", "main"]
 
 # Each command is a module of this package that registers itself on the app when imported.
-COMMANDS = ("budget", "groupsize", "plan", "preflight", "report", "silent", "simulate", "sql", "track")
+COMMANDS = (
+    "budget",
+    "curriculum",
+    "groupsize",
+    "plan",
+    "preflight",
+    "report",
+    "silent",
+    "simulate",
+    "sql",
+    "track",
+)
 
 
 def _register(names: Sequence[str]) -> None:

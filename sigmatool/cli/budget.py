@@ -12,7 +12,9 @@ from sigmatool.cli.beyond import beyond_options
 from sigmatool.cli.params import (
     Bins,
     EstimatorOpt,
+    Grader,
     GroupSizes,
+    grader_option,
     input_options,
     output_options,
     plot_options,
@@ -44,7 +46,9 @@ MediumOpt = Annotated[
 
 
 @app.command("budget")
-@uses(inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options)
+@uses(
+    inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options, grader=grader_option
+)
 def budget_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.auto,
@@ -55,6 +59,7 @@ def budget_command(
     out: OutputOptions = OutputOptions(),
     beyond: BeyondOptions = BeyondOptions(),
     plot: PlotOptions = PlotOptions(),
+    grader: Grader = None,
 ) -> None:
     """Where GRPO and Dr. GRPO spend their gradient across difficulty: each segment's share of the update.
 
@@ -78,5 +83,5 @@ def budget_command(
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
     segments = Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium))
     options = BudgetOptions(sizes, estimator.value, segments)
-    with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS) as s:
+    with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS, grader=grader) as s:
         run.show(s.budget(options), out, plot, run.source_of(s))

@@ -13,11 +13,13 @@ from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
     Bins,
     Fidelity,
+    Grader,
     MaxG,
     MinG,
     PerPrompt,
     StdConvention,
     UpdateRule,
+    grader_option,
     input_options,
     output_options,
     plot_options,
@@ -101,7 +103,8 @@ def target_options(
 
 
 @app.command("groupsize")
-@uses(target=target_options, inputs=input_options, out=output_options, prior=prior_option, plot=plot_options)
+@uses(target=target_options, inputs=input_options, out=output_options, prior=prior_option, plot=plot_options,
+      grader=grader_option)  # fmt: skip
 def groupsize_command(
     target: Target = Target(GroupSizeOptions(), False),
     bins: Bins = None,
@@ -110,6 +113,7 @@ def groupsize_command(
     out: OutputOptions = OutputOptions(),
     prior: PriorSpec = PriorSpec(),
     plot: PlotOptions = PlotOptions(),
+    grader: Grader = None,
 ) -> None:
     """The group size each prompt needs to reach a target fidelity, and what a per-prompt schedule saves.
 
@@ -130,7 +134,7 @@ def groupsize_command(
     check_prior(prior, has_counts=True, law=sizes.law)  # counts are checked once read (a 1/n grid is counts)
     cut = summary_bins(bins, per_prompt)
     with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS,
-                     rows=per_prompt) as s:  # fmt: skip
+                     rows=per_prompt, grader=grader) as s:  # fmt: skip
         run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
             run.show(s.groupsize_rows(sizes), out, plot, run.source_of(s), figure=s.curve_for(plot, sizes))

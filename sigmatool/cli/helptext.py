@@ -22,7 +22,7 @@ import typer.core
 
 SHARED = "Input and output"
 # The panels of options that only --help-all lists (docs/input.md describes them too).
-MORE = ("Input", "Output")
+MORE = ("Input", "Output", "The grader")
 OPTIONS = "Options"
 FULL = "sigmatool.help_all"  # set in the context's meta while --help-all renders
 EXAMPLE = re.compile(r"^ {4}(sigmatool .*)$", re.MULTILINE)

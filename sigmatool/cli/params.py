@@ -409,7 +409,7 @@ GroupSizes = Annotated[
         "--group-size",
         metavar="SIZES",
         help="Group size G, a whole number: repeatable or a comma list, e.g. --G 4,8,16; budget also takes inf "
-        "(the large-group limit); simulate trains at one G, 2–100,000.",
+        "(the large-group limit); simulate and curriculum train at one G (simulate: 2–100,000).",
         show_default=str(DEFAULT_G),
     ),
 ]
@@ -475,8 +475,8 @@ Seed = Annotated[
     int | None,
     typer.Option(
         "--seed",
-        help="Seed of the random draws of simulate's run and of the --ci bootstrap; the same seed gives "
-        "byte-identical output.",
+        help="Seed of every random draw; of simulate's run, the --ci bootstrap and curriculum's "
+        "--export-order. The same seed gives byte-identical output.",
         show_default=str(DEFAULT_SEED),
     ),
 ]
@@ -502,6 +502,36 @@ PlanBudgetOpt = Annotated[
     ),
 ]
 Steps = Annotated[int, typer.Option("--steps", help="Training steps.")]
+Epochs = Annotated[
+    int | None,
+    typer.Option(
+        "--epochs",
+        help="The run's length in epochs of the data, in place of --steps (verl trainer.total_epochs).",
+        show_default=False,
+    ),
+]
+Grader = tuple[float, float] | None  # --grader-error's FP, FN, as grader_option gives it
+GraderErrorOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--grader-error",
+        metavar="FP,FN",
+        help="The trainer's grader marks a wrong answer right with probability FP and a right one wrong "
+        "with probability FN: every figure then reads rewards of rate FP + (1 − FP − FN) p, and the "
+        "headline says what that moves (docs/curriculum.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
+
+
+def grader_option(grader_error: GraderErrorOpt = None) -> tuple[float, float] | None:
+    """``--grader-error FP,FN``, checked (FP + FN < 1)."""
+    from sigmatool.options.curriculum import parse_grader_error
+
+    return parse_grader_error(grader_error)
+
+
 PerPrompt = Annotated[
     bool, typer.Option("--per-prompt", help="One row per input prompt instead of a summary (streamed).")
 ]

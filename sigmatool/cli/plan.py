@@ -9,7 +9,16 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import EstimatorOpt, PerPrompt, input_options, output_options, plot_options, uses
+from sigmatool.cli.params import (
+    EstimatorOpt,
+    Grader,
+    PerPrompt,
+    grader_option,
+    input_options,
+    output_options,
+    plot_options,
+    uses,
+)
 from sigmatool.cli.plan_params import for_trainer, plan_request
 from sigmatool.options import (
     BeyondOptions,
@@ -34,7 +43,8 @@ DistributionOpt = Annotated[
 
 
 @app.command("plan")
-@uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options)
+@uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options,
+      grader=grader_option)  # fmt: skip
 def plan_command(
     request: PlanOptions = PlanOptions(),
     per_prompt: PerPrompt = False,
@@ -44,6 +54,7 @@ def plan_command(
     out: OutputOptions = OutputOptions(),
     prior: PriorSpec = PriorSpec(),
     plot: PlotOptions = PlotOptions(),
+    grader: Grader = None,
 ) -> None:
     """A group size for every prompt, under a rollout budget, where it teaches most.
 
@@ -67,7 +78,7 @@ def plan_command(
     check_plan_output(request, inputs.groups, per_prompt=per_prompt, distribution=distribution,
                       weighted=bool(inputs.weight_col), plot=plot.path is not None)  # fmt: skip
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, sizes=request.sizes,
-                     stream=False, imports=ANALYSIS, rows=per_prompt) as s:  # fmt: skip
+                     stream=False, imports=ANALYSIS, rows=per_prompt, grader=grader) as s:  # fmt: skip
         run.note(std_notes)
         plans = s.plans(request)
         if per_prompt:

@@ -13,7 +13,17 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import EstimatorOpt, Steps, input_options, output_options, plot_options, uses
+from sigmatool.cli.params import (
+    Epochs,
+    EstimatorOpt,
+    Grader,
+    Steps,
+    grader_option,
+    input_options,
+    output_options,
+    plot_options,
+    uses,
+)
 from sigmatool.errors import UsageError
 from sigmatool.options import BeyondOptions, Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec
 from sigmatool.options.preflight import (
@@ -70,15 +80,6 @@ FilterOpt = Annotated[
         "trains on every group (the plain loop).",
         rich_help_panel=LOOP,
         show_default="--filter",
-    ),
-]
-Epochs = Annotated[
-    int | None,
-    typer.Option(
-        "--epochs",
-        help="The run's length in epochs of the data, in place of --steps (verl trainer.total_epochs).",
-        rich_help_panel=LOOP,
-        show_default=False,
     ),
 ]
 Risk = Annotated[
@@ -153,7 +154,8 @@ def loop_options(
 
 
 @app.command("preflight")
-@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, loop=loop_options)
+@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, loop=loop_options,
+      grader=grader_option)  # fmt: skip
 def preflight_command(
     config: ConfigOpt = None,
     estimator: EstimatorOpt = Estimator.auto,
@@ -162,6 +164,7 @@ def preflight_command(
     out: OutputOptions = OutputOptions(),
     prior: PriorSpec = PriorSpec(),
     plot: PlotOptions = PlotOptions(),
+    grader: Grader = None,
 ) -> None:
     """What verl's DAPO batch loop will do with this dataset: crashes, batches per step, rollouts thrown away.
 
@@ -182,7 +185,7 @@ def preflight_command(
     settings, inputs, read = _settings(inputs, config, loop)
     _check(inputs, plot, read, config)
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, stream=False,
-                     sizes=settings.group_sizes, imports=ANALYSIS) as s:  # fmt: skip
+                     sizes=settings.group_sizes, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
         each = {c: s.column(c).preflight(settings) for c in inputs.cols}
         result = Columns(each) if each else s.preflight(settings, figure=plot.path is not None)
         if plot.path is not None and getattr(result, "curve", True) is None:

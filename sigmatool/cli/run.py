@@ -35,6 +35,8 @@ TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 LIST_OPTIONS = ("--G", "-G", "--group-size", "--sizes")
 # The arguments of the running command line (after ``sigmatool``), as main received them.
 ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arguments", default=())
+# The running session's first headline line (--grader-error's), made when the answer is shown.
+LEAD: contextvars.ContextVar[Callable[[], str] | None] = contextvars.ContextVar("lead", default=None)
 
 
 def is_broken_pipe(exc: BaseException) -> bool:
@@ -158,13 +160,17 @@ def session(
     stream: bool = True,
     imports: Sequence[str] = (),
     rows: bool = False,
+    grader: tuple[float, float] | None = None,
+    outputs: Sequence[tuple[str, str | None]] = (),
 ) -> Iterator[Session]:
     """A command's run, wired once: its options checked before anything is read, the input read once
     (streamed rows where ``stream`` allows and the rows are many distinct pass rates, else the histogram),
     the options checked against what was read, and the :class:`~sigmatool.session.Session` whose one
     valuation every answer comes from. ``asked``: the analysis' options (their estimator, G and per-prompt
-    flag; silent's whole-dataset sums are made while the rows are checked). What the answers leave to say
-    (fitted priors, cells not identified) is noted on stderr when the block ends."""
+    flag; silent's whole-dataset sums are made while the rows are checked). ``outputs``: other files the command writes, (option, path).
+    ``grader``: --grader-error's
+    FP, FN; every value is then read through it, and the answer's headline starts with what it moves. What
+    the answers leave to say (fitted priors, cells not identified) is noted on stderr when the block ends."""
     estimator = estimator or str(getattr(asked, "estimator", "auto"))
     sizes = tuple(getattr(asked, "sizes", sizes))
     per_prompt = bool(getattr(asked, "per_prompt", False))
@@ -172,11 +178,11 @@ def session(
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
     if per_prompt or rows:  # per-prompt output (``rows``: where ``asked`` does not say it)
         inputs.check_rows_readable()
-    check(inputs, out, plot.output, imports=imports)
+    check(inputs, out, plot.output, *outputs, imports=imports)
     from sigmatool.options import SilentOptions
     from sigmatool.session import Session
 
-    plain = estimator in ("auto", "plugin") and not (beyond.prior.active or beyond.dataset_level)
+    plain = estimator in ("auto", "plugin") and not (beyond.prior.active or beyond.dataset_level or grader)
     totals = None
     if plain and isinstance(asked, SilentOptions):
         from sigmatool.silent import totals_asked
@@ -184,8 +190,14 @@ def session(
         totals = totals_asked(asked, inputs.groups)
     with values_of(inputs, stream and plain, totals) as loaded:
         beyond.check(has_counts=loaded.dataset.has_counts, estimator=estimator)
-        run = Session(loaded.frame, inputs.groups, estimator, beyond, sizes, loaded.dataset, loaded.totals)
-        yield run
+        run = Session(
+            loaded.frame, inputs.groups, estimator, beyond, sizes, loaded.dataset, loaded.totals, grader
+        )
+        token = LEAD.set(run.grader_line if grader else None)
+        try:
+            yield run
+        finally:
+            LEAD.reset(token)
         note(run.notes())
 
 
@@ -201,9 +213,18 @@ def show(
     drawn = drawn_of(result) if figure is None else drawn_of(figure) or figure
     if drawn is not None:
         save_plot(plot, drawn, source)
+    view = view_of(result)
+    lead = LEAD.get()
+    line = lead() if lead is not None and not getattr(result, "says_grader", False) else ""
+    if line and view is not None and is_table(out):
+        from dataclasses import replace
+
+        view = replace(view, headline=f"{line}\n{view.headline}" if view.headline else line)
+    elif line:
+        note([line])
     if not is_table(out):  # the table's headline says these
         note(warnings_of(result))
-    write_any(summary_of(result), out, view_of(result))
+    write_any(summary_of(result), out, view)
 
 
 def is_table(out: OutputOptions) -> bool:
@@ -280,3 +301,11 @@ def signals_trapped() -> Iterator[None]:
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
+
+
+def write_rows(frame: Any, path: str) -> None:
+    """Rows written to a file of their own (``--export-order``), in the format its extension names,
+    atomically."""
+    from sigmatool.render import write_any
+
+    write_any(frame, OutputOptions(output=path))

@@ -12,8 +12,10 @@ from sigmatool.cli.beyond import beyond_options
 from sigmatool.cli.params import (
     DapoCap,
     EstimatorOpt,
+    Grader,
     GroupSizes,
     PerPrompt,
+    grader_option,
     input_options,
     output_options,
     plot_options,
@@ -53,7 +55,9 @@ OldBins = Annotated[
 
 
 @app.command("silent")
-@uses(inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options)
+@uses(
+    inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options, grader=grader_option
+)
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.auto,
@@ -65,6 +69,7 @@ def silent_command(
     out: OutputOptions = OutputOptions(),
     beyond: BeyondOptions = BeyondOptions(),
     plot: PlotOptions = PlotOptions(),
+    grader: Grader = None,
 ) -> None:
     """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
 
@@ -87,7 +92,7 @@ def silent_command(
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
-    with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS) as s:
+    with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS, grader=grader) as s:
         if per_prompt:
             run.note(s.id_notes())
             run.show(s.silent_rows(options), out, plot, run.source_of(s), figure=s.curve_for(plot, options))

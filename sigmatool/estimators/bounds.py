@@ -21,6 +21,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.kernels import Quantity
+from sigmatool.kernels.grader import Grader
 from sigmatool.segments import group_index
 
 FloatArray = NDArray[np.float64]
@@ -79,13 +80,13 @@ class _Group:
         return float(self.w.sum() if inside is None else self.w[inside(self.k / self.n)].sum())
 
 
-def _row(group: _Group, cut: Cut, spec: Bounded) -> tuple[float, float]:
+def _row(group: _Group, cut: Cut, spec: Bounded, grader: Grader | None = None) -> tuple[float, float]:
 
     G = None if not np.isfinite(cut.G) else int(cut.G)
     quantity = spec.quantity(cut.G)
     if quantity is None:
         return np.nan, np.nan
-    f = Quantity(quantity).plugin(group.region.grid, G)
+    f = Quantity(quantity).plugin(group.region.grid, G, grader=grader)
     inside = _both(cut.inside, spec.where)
     if group.observed(inside) <= 0:
         return np.nan, np.nan
@@ -100,7 +101,12 @@ def _row(group: _Group, cut: Cut, spec: Bounded) -> tuple[float, float]:
 
 
 def bound_columns(
-    hist: pl.DataFrame, by: Sequence[str], cuts: Sequence[Cut], specs: Sequence[Bounded], level: float
+    hist: pl.DataFrame,
+    by: Sequence[str],
+    cuts: Sequence[Cut],
+    specs: Sequence[Bounded],
+    level: float,
+    grader: Grader | None = None,
 ) -> tuple[pl.DataFrame, BoolArray]:
     """``{column}_lo`` and ``{column}_hi`` of every spec for every cut, and whether each cut is identified.
 
@@ -122,7 +128,7 @@ def bound_columns(
             groups[cuts[i - 1].group].region.programs.clear()  # one group's linear programs alive at a time
         group = groups[cut.group]
         for spec in specs:
-            lo, hi = _row(group, cut, spec)
+            lo, hi = _row(group, cut, spec, grader)
             out[f"{spec.column}_lo"].append(lo)
             out[f"{spec.column}_hi"].append(hi)
         G = None if not np.isfinite(cut.G) else int(cut.G)

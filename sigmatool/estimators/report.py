@@ -4,6 +4,9 @@ trust the numbers."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import polars as pl
 
 from sigmatool.estimators.value import NOT_IDENTIFIED, Valuation
@@ -119,3 +122,37 @@ def warned(summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate") -> 
             f"the {rate}_lo and {rate}_hi columns give the range the data allow"
         )
     return tuple(lines)
+
+
+def grader_line(hist: pl.DataFrame, exact: Valuation, graded: Valuation, sizes: Sequence[float]) -> str:
+    """What ``--grader-error`` moves, for a headline: at each finite G asked (8 when none), the prompts'
+    mean silent share and GRPO and Dr. GRPO signal per group through the grader, and with an exact one."""
+    import numpy as np
+
+    from sigmatool.kernels import Quantity
+
+    assert graded.grader is not None
+    finite = [int(G) for G in sizes if np.isfinite(G)] or [8]
+    parts = []
+    names = hist[COLUMN].unique(maintain_order=True).to_list() if COLUMN in hist.columns else [None]
+    for name in names:
+        rows = hist if name is None else hist.filter(pl.col(COLUMN) == name)
+        w = rows["prompts"].cast(pl.Float64).to_numpy()
+
+        def mean(val: Valuation, quantity: Quantity, G: int, rows: pl.DataFrame = rows, w: Any = w) -> float:
+            f = val.values(rows, quantity, G)
+            ok = np.isfinite(f)
+            return float((w[ok] * f[ok]).sum() / w[ok].sum()) if ok.any() else float("nan")
+
+        said = []
+        for G in finite:
+            silent = mean(graded, Quantity.SILENT, G), mean(exact, Quantity.SILENT, G)
+            grpo = mean(graded, Quantity.SIGMA, G), mean(exact, Quantity.SIGMA, G)
+            drgrpo = mean(graded, Quantity.SIGMA_SQUARED, G), mean(exact, Quantity.SIGMA_SQUARED, G)
+            said.append(
+                f"at G = {G}, {silent[0]:.1%} of groups silent ({silent[1]:.1%} with an exact grader), GRPO "
+                f"signal {grpo[0]:.3f} per group ({grpo[1]:.3f}), Dr. GRPO {drgrpo[0]:.4f} ({drgrpo[1]:.4f})"
+            )
+        lead = "" if name is None else f"{name}: "
+        parts.append(f"{lead}through the grader ({graded.grader}), " + "; ".join(said) + ".")
+    return "\n".join(parts)

@@ -104,7 +104,7 @@ class PerCell(Valuation):
         """f of each frame row by the rule: exact for rates, unbiased for G ≤ n, the prior's beyond, or NaN."""
         q = Quantity(quantity)
         if not self.counts:
-            return q.plugin(frame["p"].cast(pl.Float64).to_numpy(), _size(G), std)
+            return q.plugin(frame["p"].cast(pl.Float64).to_numpy(), _size(G), std, self.grader)
         G = G if q.needs_size else None
         sizes = None if G is None else np.broadcast_to(np.asarray(G, dtype=np.int64), (frame.height,))
         beyond = self.outside(frame, G)
@@ -112,7 +112,7 @@ class PerCell(Valuation):
         below = np.flatnonzero(~beyond)
         if below.size and sizes is not None:
             k, n = (frame[c].cast(pl.Float64).to_numpy()[below] for c in ("k", "n"))
-            out[below] = q.unbiased(k, n, sizes[below], std)
+            out[below] = q.unbiased(k, n, sizes[below], std, self.grader)
             beyond = beyond | np.isnan(out)  # a quantity of degree above n (Knapsack RL's G + 3) has none
         known = self.identified(frame) if beyond.any() else np.zeros(frame.height, dtype=np.bool_)
         if (beyond & ~known).any():
@@ -132,11 +132,10 @@ class PerCell(Valuation):
             pl.Series("__G", np.zeros(frame.height) if sizes is None else sizes)
         )
         distinct = cells.unique(maintain_order=True)
+        fitted = self.fitted().with_grader(self.grader)
         if distinct.height == cells.height:
-            return self.fitted().values(frame, quantity, sizes, std)
-        found = self.fitted().values(
-            distinct, quantity, None if sizes is None else distinct["__G"].to_numpy(), std
-        )
+            return fitted.values(frame, quantity, sizes, std)
+        found = fitted.values(distinct, quantity, None if sizes is None else distinct["__G"].to_numpy(), std)
         index = cells.join(distinct.with_row_index("__i"), on=[*keys, "__G"], how="left", nulls_equal=True,
                            maintain_order="left")["__i"].to_numpy()  # fmt: skip
         return np.asarray(found[index], dtype=np.float64)

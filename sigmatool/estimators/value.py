@@ -22,6 +22,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.kernels import Quantity
+from sigmatool.kernels.grader import Grader
 from sigmatool.options import COLUMN, PriorSpec
 from sigmatool.progress import nothing
 
@@ -53,16 +54,23 @@ def plugin_values(
     return Quantity(quantity).plugin(p, _size(G), std)
 
 
-def _kernel(frame: pl.DataFrame, quantity: str, G: Sizes | None, unbiased: bool, std: str) -> FloatArray:
+def _kernel(
+    frame: pl.DataFrame,
+    quantity: str,
+    G: Sizes | None,
+    unbiased: bool,
+    std: str,
+    grader: Grader | None = None,
+) -> FloatArray:
     """f at p̂ (plug-in), or its unbiased estimate from (k, n); quantities with no unbiased form take p̂."""
     q = Quantity(quantity)
     p = frame["p"].cast(pl.Float64).to_numpy()
     if unbiased and q in (Quantity.GRPO_LIMIT, Quantity.DRGRPO_LIMIT):
         return np.full(frame.height, np.nan)  # the large-group limits: no n samples give them unbiased
     if not unbiased or not q.has_unbiased:
-        return q.plugin(p, _size(G), std)
+        return q.plugin(p, _size(G), std, grader)
     k, n = (frame[c].cast(pl.Float64).to_numpy() for c in ("k", "n"))
-    return q.unbiased(k, n, _size(G), std)
+    return q.unbiased(k, n, _size(G), std, grader)
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,6 +88,7 @@ class Valuation:
     priors: tuple[Prior, ...] = ()
     labels: pl.DataFrame = field(default_factory=pl.DataFrame)
     short: int | None = None  # the fewest logged samples n, when some G asked is larger (see bias_note)
+    grader: Grader | None = None  # --grader-error: every value reads the rewards this verifier gives
     _responsibilities: dict[int, FloatArray] = field(default_factory=dict, repr=False)
     _matrices: dict[int, tuple[FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
     _located: list[tuple[pl.DataFrame, tuple[IntArray, IntArray]]] = field(default_factory=list, repr=False)
@@ -171,7 +180,7 @@ class Valuation:
     ) -> FloatArray:
         """f of each frame row under the estimator; ``G`` a group size, or one per row."""
         if not self.posterior:
-            return _kernel(frame, quantity, G, self.estimator == "unbiased", std)
+            return _kernel(frame, quantity, G, self.estimator == "unbiased", std, self.grader)
         from sigmatool.prior.posterior import cell_means
 
         group, local = self.locate(frame)
@@ -186,7 +195,9 @@ class Valuation:
             k, n = (a[local[rows]] for a in self._group_cells(g))
             r = self._r(g)[local[rows]]
             size = None if sizes is None else sizes[rows]
-            out[rows] = cell_means(self.priors[g], k, n, quantity, size, std, responsibilities=r)
+            out[rows] = cell_means(
+                self.priors[g], k, n, quantity, size, std, responsibilities=r, grader=self.grader
+            )
         return out
 
     def _shared_grid(self) -> FloatArray | None:
@@ -225,7 +236,7 @@ class Valuation:
         given = np.zeros(frame.height, dtype=np.int64) if sizes is None else sizes
         for size in np.unique(given).tolist():
             rows = np.flatnonzero(given == size)
-            f = q.plugin(grid, None if sizes is None else int(size), std)
+            f = q.plugin(grid, None if sizes is None else int(size), std, self.grader)
             out[rows] = ((masses * f[None, :]) @ L.T)[group[rows], cell[rows]] / norm[rows]
         return out
 
@@ -245,7 +256,14 @@ class Valuation:
         cells = cells.select(*self.by, key, "k", "n", "__group", "__local")
         priors = self.priors if same else tuple(prior for replica in replicas for prior in replica.priors)
         return Valuation(
-            self.estimator, self.prior, (*self.by, key), cells, priors, self.labels, short=self.short
+            self.estimator,
+            self.prior,
+            (*self.by, key),
+            cells,
+            priors,
+            self.labels,
+            short=self.short,
+            grader=self.grader,
         )
 
     def _matrix(self, g: int) -> tuple[FloatArray, FloatArray]:
@@ -297,9 +315,14 @@ class Valuation:
             priors,
             self.labels,
             short=self.short,
+            grader=self.grader,
             _matrices=self._matrices,
             _located=self._located,
         )
+
+    def with_grader(self, grader: Grader | None) -> Valuation:
+        """The same valuation with every value read through ``grader`` (None or exact: as it is)."""
+        return self if grader is None or grader.exact else replace(self, grader=grader)
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
@@ -310,7 +333,14 @@ class Valuation:
         for g in np.unique(group).tolist():
             rows = np.flatnonzero(group == g)
             k, n = (a[local[rows]] for a in self._group_cells(g))
-            out[rows] = posterior_group_size(self.priors[g], k, n, target, **rules)  # type: ignore[arg-type]
+            out[rows] = posterior_group_size(
+                self.priors[g],
+                k,
+                n,
+                target,
+                grader=self.grader,
+                **rules,  # type: ignore[arg-type]
+            )
         return out
 
     def bias_note(self) -> str:
@@ -436,6 +466,13 @@ class PerColumn(Valuation):
             out[rows] = part.values(frame[rows], quantity, None if sizes is None else sizes[rows], std)
         return out
 
+    def with_grader(self, grader: Grader | None) -> Valuation:
+        """Every column's valuation read through ``grader``."""
+        if grader is None or grader.exact:
+            return self
+        parts = tuple((name, part.with_grader(grader)) for name, part in self.parts)
+        return replace(self, grader=grader, parts=parts)
+
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """:meth:`Valuation.group_sizes` of each frame row under its column's prior."""
         out = np.empty(frame.height, dtype=np.float64)
@@ -474,7 +511,7 @@ class PerColumn(Valuation):
 
     def part(self, column: str) -> Valuation:
         """The valuation of one pass-rate column (streamed rows record none: the plug-in's)."""
-        return dict(self.parts).get(column, Valuation(self.estimator))
+        return dict(self.parts).get(column, Valuation(self.estimator, grader=self.grader))
 
     def notes(self) -> list[str]:
         """Each column's notes on its fitted priors, naming the column."""

@@ -15,7 +15,9 @@ from functools import singledispatch
 import polars as pl
 
 from sigmatool.budget import BudgetResult
+from sigmatool.curriculum import CurriculumResult
 from sigmatool.figures.budget import budget_figure
+from sigmatool.figures.curriculum import curriculum_plot
 from sigmatool.figures.groupsize import groupsize_figure
 from sigmatool.figures.plan import plan_figure
 from sigmatool.figures.plot import Plot
@@ -133,3 +135,4 @@ draw.register(SimulationRun, simulate_plot)
 draw.register(TrackResult, track_plot)
 draw.register(PlanFrames, plan_plot)
 draw.register(PreflightResult, preflight_plot)
+draw.register(CurriculumResult, curriculum_plot)

@@ -92,6 +92,8 @@ def group_size_table(
         return _posterior_table(values, o, detail, val)
     distinct = values.select(pl.col("p").cast(pl.Float64)).unique().sort("p")
     p = distinct["p"].to_numpy()
+    if val is not None and val.grader is not None:
+        p = val.grader.rate(p)  # every figure below is a function of the reward rate
     sizes = size_columns(p, o)
     G, reachable = sizes["group_size"], sizes["reachable"]
     columns = [

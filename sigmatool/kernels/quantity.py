@@ -7,18 +7,24 @@ Each member of :class:`Quantity` knows whether it needs a group size G, its degr
 - :meth:`Quantity.unbiased`: the unbiased estimate from k of n logged samples (NaN where none exists);
 - :meth:`Quantity.beta`: ``E[f(p)]`` for p ~ Beta(A, B) (a Beta prior's posterior after k of n right).
 
+Each form takes a :class:`~sigmatool.kernels.grader.Grader` (``--grader-error``): f then reads the rewards
+a noisy verifier gives, ``f(FP + (1 − FP − FN) p)``, in the same three forms (:mod:`.grader`).
+
 Every estimator (plug-in, unbiased, a prior's posterior mean), every bound and every bootstrap asks these
 methods for its numbers, so a quantity added here reaches every command.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import Enum
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.kernels import beta as forms
+from sigmatool.kernels import grader as noisy
+from sigmatool.kernels.grader import Grader
 from sigmatool.kernels.silent import (
     all_right_probability,
     all_right_probability_unbiased,
@@ -77,9 +83,13 @@ class Quantity(str, Enum):
             return None
         return fixed.get(self, size)
 
-    def plugin(self, p: ArrayLike, G: ArrayLike | None = None, std: str = "population") -> FloatArray:
-        """f at p (broadcast with G); NaN outside the domain, as the kernels."""
+    def plugin(
+        self, p: ArrayLike, G: ArrayLike | None = None, std: str = "population", grader: Grader | None = None
+    ) -> FloatArray:
+        """f at p (broadcast with G); NaN outside the domain, as the kernels. With a grader, f at r(p)."""
         size = 0 if G is None else G
+        if grader is not None and not grader.exact:
+            p = grader.rate(p)
         if self is Quantity.ALL_RIGHT:
             return all_right_probability(p, size)
         if self is Quantity.ALL_WRONG:
@@ -105,13 +115,22 @@ class Quantity(str, Enum):
         """Whether an unbiased estimate from k of n exists (for G, and the degree, ≤ n)."""
         return self.needs_size
 
-    def unbiased(self, k: ArrayLike, n: ArrayLike, G: ArrayLike, std: str = "population") -> FloatArray:
+    def unbiased(
+        self,
+        k: ArrayLike,
+        n: ArrayLike,
+        G: ArrayLike,
+        std: str = "population",
+        grader: Grader | None = None,
+    ) -> FloatArray:
         """The unbiased estimate of f from k right of n samples (a group drawn from the logged samples);
         NaN where G > n (or the degree exceeds n) and for the quantities that have none.
 
         >>> float(Quantity.KNAPSACK_RL.unbiased(2, 4, 1))  # p (1 − p)² · 0 at G = 1
         0.0
         """
+        if grader is not None and not grader.exact:
+            return self._graded(lambda h: noisy.unbiased(h, k, n, grader), np.broadcast(k, n).shape, G, std)
         if self is Quantity.ALL_RIGHT:
             return all_right_probability_unbiased(k, n, G)
         if self is Quantity.ALL_WRONG:
@@ -127,13 +146,26 @@ class Quantity(str, Enum):
         shape = np.broadcast(np.asarray(k), np.asarray(n)).shape
         return np.full(shape, np.nan)
 
-    def beta(self, A: ArrayLike, B: ArrayLike, G: int | None = None, std: str = "population") -> FloatArray:
+    def beta(
+        self,
+        A: ArrayLike,
+        B: ArrayLike,
+        G: int | None = None,
+        std: str = "population",
+        grader: Grader | None = None,
+    ) -> FloatArray:
         """``E[f(p)]`` for p ~ Beta(A, B), elementwise (A, B > 0); one whole G.
 
         >>> round(float(Quantity.SILENT.beta(1.0, 1.0, 2)), 4)  # E[p² + (1 − p)²] under Uniform(0, 1)
         0.6667
         """
         size = int(G or 0)
+        if grader is not None and not grader.exact:
+            if self is Quantity.GRPO_LIMIT:
+                return noisy.beta_sqrt_variance(A, B, grader)
+            if self is Quantity.INTERIOR:
+                return np.ones(np.broadcast(np.asarray(A), np.asarray(B)).shape)
+            return self._graded(lambda h: noisy.beta(h, A, B, grader), np.broadcast(A, B).shape, size, std)
         if self is Quantity.ALL_RIGHT:
             return forms.beta_all_right(A, B, size)
         if self is Quantity.ALL_WRONG:
@@ -157,6 +189,40 @@ class Quantity(str, Enum):
             - forms.beta_moment(A, B, 1, size + 2),
             dtype=np.float64,
         )
+
+    def group(self, G: int, std: str = "population") -> FloatArray | None:
+        """h with ``f(q) = Σ_m Bin(m; d, q) h(m)``, d = the degree at G (None: f is no polynomial)."""
+        d = self.degree(G)
+        if d is None:
+            return None
+        m = np.arange(d + 1, dtype=np.float64)
+        if self is Quantity.ALL_RIGHT:
+            return np.asarray(m == d, dtype=np.float64)
+        if self is Quantity.ALL_WRONG:
+            return np.asarray(m == 0, dtype=np.float64)
+        if self is Quantity.SILENT:
+            return np.asarray((m == 0) | (m == d), dtype=np.float64)
+        if self is Quantity.SIGMA:
+            factor = float(bessel_factor(G)) if std == "bessel" else 1.0
+            return np.sqrt(m * (G - m)) / G * factor
+        if self is Quantity.SIGMA_SQUARED:
+            return noisy.moment(2, 1, 1) * (1.0 - 1.0 / G)
+        if self is Quantity.DRGRPO_LIMIT:
+            return noisy.moment(2, 1, 1)
+        return noisy.moment(d, 1, 2) - noisy.moment(d, G + 1, 2) - noisy.moment(d, 1, G + 2)
+
+    def _graded(
+        self, form: Callable[[FloatArray], FloatArray], shape: tuple[int, ...], G: ArrayLike, std: str
+    ) -> FloatArray:
+        """A form through the grader, for each distinct G: NaN for the quantities that are no polynomial."""
+        sizes = np.broadcast_to(np.asarray(0 if G is None else G, dtype=np.int64), shape)
+        out = np.full(shape, np.nan)
+        for g in np.unique(sizes).tolist():
+            h = self.group(int(g), std)
+            if h is not None:
+                at = sizes == g
+                out[at] = np.broadcast_to(form(h), shape)[at]
+        return out
 
 
 def _falling(x: FloatArray, m: int) -> FloatArray:

@@ -33,6 +33,8 @@ def plan_input(
     """The distinct values a plan is made on (ascending p̂) and their prompts, from histogram rows."""
     if valuation is None or (not valuation.keyed and valuation.estimator != "unbiased"):
         p, counts = distinct_values(group.select("p", "prompts"))
+        if valuation is not None and valuation.grader is not None:
+            return Rows(pl.DataFrame({"p": p}), Valuation(grader=valuation.grader)), counts
         return Rows.plugin(p), counts
     cells = (
         group.group_by([*by, "k", "n"])

@@ -19,6 +19,7 @@ from numpy.typing import ArrayLike, NDArray
 from sigmatool import kernels
 from sigmatool.errors import UsageError
 from sigmatool.kernels import Quantity
+from sigmatool.kernels.grader import Grader
 from sigmatool.prior.cells import cells
 from sigmatool.prior.model import Prior
 from sigmatool.prior.posterior import cell_means, check_std
@@ -75,8 +76,10 @@ def posterior_group_size(
     objective: str = "grpo",
     std: str = "population",
     max_silent: float | None = None,
+    grader: Grader | None = None,
 ) -> FloatArray:
-    """Smallest G in [min_G, max_G] reaching the target under the posterior of each (k, n); NaN if none."""
+    """Smallest G in [min_G, max_G] reaching the target under the posterior of each (k, n); NaN if none;
+    with a grader, of the rewards it gives (:mod:`sigmatool.kernels.grader`)."""
     _check(target, objective, min_G, max_G, max_silent)
     check_std(std)
     k_arr, n_arr = np.broadcast_arrays(np.asarray(k), np.asarray(n))
@@ -85,13 +88,14 @@ def posterior_group_size(
         np.stack([n_arr.ravel(), k_arr.ravel()]).astype(np.int64), axis=1, return_inverse=True
     )
     ck, cn = keys[1], keys[0]
-    limit = cell_means(prior, ck, cn, Quantity.GRPO_LIMIT, None)
+    limit = cell_means(prior, ck, cn, Quantity.GRPO_LIMIT, None, grader=grader)
     rows = np.flatnonzero(limit > 0.0)
     sizes = np.full(ck.size, max_G + 1, dtype=np.int64)
     if objective == "grpo":
 
         def reaches(r: IntArray, G: IntArray) -> BoolArray:
-            return np.asarray(cell_means(prior, ck[r], cn[r], Quantity.SIGMA, G, std) >= target * limit[r])
+            mean = cell_means(prior, ck[r], cn[r], Quantity.SIGMA, G, std, grader=grader)
+            return np.asarray(mean >= target * limit[r])
 
         sizes[rows] = _smallest(reaches, rows, min_G, max_G)
     else:
@@ -100,7 +104,9 @@ def posterior_group_size(
     if max_silent is not None:
 
         def quiet(r: IntArray, G: IntArray) -> BoolArray:
-            return np.asarray(cell_means(prior, ck[r], cn[r], Quantity.SILENT, G) <= max_silent)
+            return np.asarray(
+                cell_means(prior, ck[r], cn[r], Quantity.SILENT, G, grader=grader) <= max_silent
+            )
 
         sizes[rows] = np.maximum(sizes[rows], _smallest(quiet, rows, min_G, max_G))
     out = np.where(sizes <= max_G, sizes.astype(np.float64), np.nan)

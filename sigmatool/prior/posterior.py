@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike, NDArray
 from sigmatool import kernels
 from sigmatool.errors import UsageError
 from sigmatool.kernels import QUANTITIES, Quantity
+from sigmatool.kernels.grader import Grader
 from sigmatool.prior.cells import cells
 from sigmatool.prior.model import Prior
 
@@ -44,8 +45,10 @@ def cell_means(
     G: IntArray | None,
     std: str = "population",
     responsibilities: FloatArray | None = None,
+    grader: Grader | None = None,
 ) -> FloatArray:
-    """Posterior mean of f for 1-D distinct cells; ``G`` is one group size per cell (or None).
+    """Posterior mean of f for 1-D distinct cells; ``G`` is one group size per cell (or None); with a
+    grader, of f through it (:mod:`sigmatool.kernels.grader`).
 
     ``responsibilities`` are ``prior.responsibilities(k, n)`` when already computed (many f, one prior).
     """
@@ -57,11 +60,11 @@ def cell_means(
     for g in np.unique(sizes).tolist():
         rows = np.flatnonzero(sizes == g)
         g_or_none = None if G is None else int(g)
-        value = r[rows, :m] @ q.plugin(prior.atoms, g_or_none, std) if m else 0.0
+        value = r[rows, :m] @ q.plugin(prior.atoms, g_or_none, std, grader) if m else 0.0
         if prior.beta_a.size:
             A = prior.beta_a[None, :] + k[rows, None]
             B = prior.beta_b[None, :] + (n - k)[rows, None]
-            value = value + (r[rows, m:] * q.beta(A, B, g_or_none, std)).sum(axis=1)
+            value = value + (r[rows, m:] * q.beta(A, B, g_or_none, std, grader)).sum(axis=1)
         out[rows] = value
     return out
 

@@ -341,7 +341,7 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
         natural = sum(_width(plan.headers[c], plan.cells[c]) for c in block) + GAP * (len(block) - 1)
         console.print(table, width=max(width, natural), crop=False)
     footer = [*view.footer, *([view.bar_note] if view.bar_note and plan.bars and view.bars else [])]
-    if df.height > TABLE_ROWS:
+    if (df if view.rows is None else view.rows).height > TABLE_ROWS:
         footer.append(
             f"first {TABLE_ROWS} of {df.height:,} rows shown; use --format csv or -o FILE for all of them"
         )

@@ -1,0 +1,217 @@
+"""``sigmatool curriculum``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from sigmatool.cli import run
+from sigmatool.cli.app import app
+from sigmatool.cli.beyond import prior_option
+from sigmatool.cli.params import (
+    Epochs,
+    EstimatorOpt,
+    Grader,
+    GroupSizes,
+    PerPrompt,
+    Seed,
+    Steps,
+    grader_option,
+    input_options,
+    output_options,
+    plot_options,
+    uses,
+)
+from sigmatool.errors import UsageError
+from sigmatool.options import (
+    DEFAULT_SEED,
+    BeyondOptions,
+    Estimator,
+    InputOptions,
+    OutputOptions,
+    PlotOptions,
+    PriorSpec,
+    parse_group_sizes,
+)
+from sigmatool.options.curriculum import (
+    DEFAULT_BATCH,
+    DEFAULT_BUCKETS,
+    DEFAULT_MEAN,
+    DEFAULT_WIDTH,
+    BucketWeight,
+    CurriculumOptions,
+    Schedule,
+    check_blend,
+    parse_band,
+    parse_blend,
+    parse_mean,
+    parse_pools,
+)
+
+# What the command runs once its options are checked (imported before the garbage collector resumes).
+ANALYSIS = ("sigmatool.estimators", "sigmatool.curriculum", "sigmatool.render")
+SCHEDULE = "The schedule"
+
+
+def _opt(*flags: str, help: str, metavar: str | None = None, **extra: object) -> object:
+    return typer.Option(*flags, help=help, metavar=metavar, rich_help_panel=SCHEDULE, **extra)  # type: ignore[call-overload]
+
+
+ScheduleOpt = Annotated[Schedule, _opt("--schedule", help="How a step weighs prompts by p.")]
+BatchOpt = Annotated[int, _opt("--batch-size", metavar="B", help="Distinct prompts drawn per step.")]
+MeanOpt = Annotated[
+    str,
+    _opt(
+        "--mean",
+        metavar="START:END",
+        help="gaussian: the mean pass rate μ; it moves linearly from START at the first step to END at the "
+        "last.",
+        show_default=f"{DEFAULT_MEAN[0]:g}:{DEFAULT_MEAN[1]:g}",
+    ),
+]
+WidthOpt = Annotated[
+    float, _opt("--width", metavar="S", help="gaussian: its width S; the standard deviation over p.")
+]
+PoolsOpt = Annotated[
+    str | None,
+    _opt(
+        "--pools",
+        metavar="LO-HI:W,…",
+        help="pools: pass-rate ranges, relative weights; uniform within each, a prompt in the first pool "
+        "that holds it, e.g. 0-0.2:1,0.2-0.8:3,0.8-1:1.",
+    ),
+]
+BandOpt = Annotated[str, _opt("--band", metavar="LO,HI", help="band: uniform over LO ≤ p ≤ HI.")]
+BucketsOpt = Annotated[int, _opt("--buckets", metavar="K", help="buckets: K quantile buckets; equal shares.")]
+BucketWeightOpt = Annotated[
+    BucketWeight,
+    _opt("--bucket-weight", help="buckets: the weight within; variance 4p(1 − p), hardness 1 − p."),
+]
+DropSolved = Annotated[bool, _opt("--drop-solved", help="Leave out prompts always solved (p̂ = 1).")]
+DropUnsolved = Annotated[bool, _opt("--drop-unsolved", help="Leave out prompts never solved (p̂ = 0).")]
+BlendOpt = Annotated[
+    str | None,
+    _opt(
+        "--blend",
+        metavar="NAME=W,…",
+        help="--by COL: each group's share of a step; unless given, in proportion to its prompts.",
+    ),
+]
+EveryOpt = Annotated[int, typer.Option("--every", metavar="K", help="One row every K steps (and the last).")]
+ExportOrder = Annotated[
+    str | None,
+    typer.Option(
+        "--export-order",
+        metavar="FILE",
+        help="Write the prompts each step draws; T × B rows (distinct within a step) with every input "
+        "column, step and row: the file a dataloader reads in order, shuffle off.",
+    ),
+]
+
+
+def schedule_options(
+    schedule: ScheduleOpt = Schedule.gaussian,
+    batch: BatchOpt = DEFAULT_BATCH,
+    mean: MeanOpt = f"{DEFAULT_MEAN[0]:g}:{DEFAULT_MEAN[1]:g}",
+    width: WidthOpt = DEFAULT_WIDTH,
+    pools: PoolsOpt = None,
+    band: BandOpt = "0.2,0.8",
+    buckets: BucketsOpt = DEFAULT_BUCKETS,
+    bucket_weight: BucketWeightOpt = BucketWeight.variance,
+    drop_solved: DropSolved = False,
+    drop_unsolved: DropUnsolved = False,
+    blend: BlendOpt = None,
+    steps: Steps = 150,
+    epochs: Epochs = None,
+    group_sizes: GroupSizes = None,
+    every: EveryOpt = 1,
+    estimator: EstimatorOpt = Estimator.auto,
+    seed: Seed = None,
+) -> CurriculumOptions:
+    """The schedule and the run it is predicted for, checked."""
+    sizes = parse_group_sizes(group_sizes or ["8"])
+    if len(sizes) != 1:
+        raise UsageError("curriculum predicts a run at one G: give one --G")
+    return CurriculumOptions(
+        schedule,
+        batch,
+        steps,
+        epochs,
+        int(sizes[0]),
+        parse_mean(mean),
+        width,
+        parse_pools(pools) if pools is not None else (),
+        parse_band(band),
+        buckets,
+        bucket_weight,
+        drop_solved,
+        drop_unsolved,
+        parse_blend(blend),
+        every,
+        estimator.value,
+        DEFAULT_SEED if seed is None else seed,
+    )
+
+
+@app.command("curriculum")
+@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, grader=grader_option,
+      options=schedule_options)  # fmt: skip
+def curriculum_command(
+    export_order: ExportOrder = None,
+    per_prompt: PerPrompt = False,
+    options: CurriculumOptions = CurriculumOptions(),
+    inputs: InputOptions = InputOptions(),
+    out: OutputOptions = OutputOptions(),
+    prior: PriorSpec = PriorSpec(),
+    plot: PlotOptions = PlotOptions(),
+    grader: Grader = None,
+) -> None:
+    """A difficulty schedule, predicted step by step and written for the trainer.
+
+    Each step draws --batch-size distinct prompts, weighted by their pass rate p as the schedule says:
+    gaussian (around a mean that moves from START to END over the run), pools, band, buckets or
+    easy-first. Per step: the expected pass rate of a drawn prompt, the silent, all-right and all-wrong
+    shares of its groups of G, DAPO's draws per kept group, GRPO's and Dr. GRPO's signal per group, the
+    effective number of prompts and the share drawn before; the headline compares uniform sampling and
+    says when a sampler that never repeats a prompt runs dry. Exact expectations under the stated
+    sampling (docs/curriculum.md); --export-order writes the draws, --per-prompt each row's weight
+    (static schedules); --plot draws silent share and pass rate against step.
+
+    Examples:
+
+        sigmatool curriculum sample_data/bigmath_solve_rates.parquet --mean 0.8:0.3
+
+        sigmatool curriculum sample_data/bigmath_solve_rates.parquet --schedule band
+    """
+    options = _checked(options, inputs, grader, per_prompt, export_order)
+    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=options.estimator, stream=False,
+                     sizes=(options.G,), imports=ANALYSIS, rows=per_prompt or bool(export_order), grader=grader,
+                     outputs=[("--export-order", export_order)]) as s:  # fmt: skip
+        result = s.curriculum(options)
+        run.note(list(result.notes))
+        if export_order:
+            run.write_rows(s.curriculum_rows(result, order=True), export_order)
+        shown = s.curriculum_rows(result, order=False) if per_prompt else result
+        run.show(shown, out, plot, run.source_of(s), figure=result)
+
+
+def _checked(
+    options: CurriculumOptions,
+    inputs: InputOptions,
+    grader: Grader,
+    per_prompt: bool,
+    export_order: str | None,
+) -> CurriculumOptions:
+    """The options with the grader; what one schedule over one column cannot take, refused."""
+    from dataclasses import replace
+
+    check_blend(options.blend, inputs.by)
+    if inputs.cols:
+        raise UsageError("curriculum schedules one pass-rate column: give one --col")
+    if per_prompt and not replace(options).static:
+        raise UsageError(
+            f"--per-prompt writes one weight per prompt, and a {options.schedule.value} schedule's weights "
+            "change with the step: use --export-order FILE (the prompts each step draws)"
+        )
+    return replace(options, grader=grader)

@@ -1,0 +1,59 @@
+"""``curriculum``'s figure: the silent share and the drawn prompts' pass rate against step, uniform beside."""
+
+from __future__ import annotations
+
+from sigmatool.curriculum import CurriculumResult
+from sigmatool.figures.plot import Plot
+from sigmatool.figures.style import (
+    BLACK,
+    DOUBLE_COLUMN,
+    GREY,
+    PANEL_HEIGHT,
+    add_caption,
+    house_style,
+    look_of,
+    new_figure,
+    percent_axis,
+)
+
+
+def _caption(result: CurriculumResult, source: str, sides: tuple[str, str]) -> str:
+    o = result.options
+    data = f" Data: {source}." if source else ""
+    grader = f" Rewards through a grader with FP {o.grader[0]:g}, FN {o.grader[1]:g}." if o.grader else ""
+    return (
+        f"{o.parameters()[0]}, {o.steps:,} steps of {o.batch:,} distinct prompts, groups of G = {o.G}: "
+        f"{sides[0]}, the expected share of silent groups (all right or all wrong) per step; {sides[1]}, the "
+        f"expected pass rate of a drawn prompt. Grey dashed: every step drawn uniformly from all "
+        f"{result.prompts:,.0f} prompts. Exact expectations, {result.estimator} pass rates, which do not move "
+        f"in this model.{grader}{data}"
+    )
+
+
+def curriculum_plot(
+    result: CurriculumResult, source: str, caption: bool | None = None, style: str = "screen"
+) -> Plot:
+    """Silent share and expected pass rate against step; uniform sampling as a grey dashed line."""
+    steps = result.steps
+    t = steps["step"].to_list()
+    look = look_of(style)
+    with house_style(look):
+        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
+        left, right = fig.subplots(*look.grid(2))
+        plot = Plot("curriculum", fig, _caption(result, source, look.sides), look=look)
+        for ax, column, label in (
+            (left, "silent_rate", "silent groups (%)"),
+            (right, "pass_rate", "pass rate of a drawn prompt"),
+        ):
+            values = steps[column].to_list()
+            (line,) = ax.plot(t, values, color=BLACK, label="schedule")
+            plot.line(line, label, "step", column, t, values)
+            ax.axhline(result.uniform[column], color=GREY, linestyle="--", linewidth=1.0, label="uniform")
+            ax.set_xlabel("step")
+            ax.set_ylabel(label)
+            ax.set_ylim(0.0, 1.02)
+            ax.legend(frameon=False, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2)
+        percent_axis(left)
+        if look.captions(caption):
+            add_caption(fig, plot.caption, look)
+    return plot

@@ -1,0 +1,124 @@
+"""A noisy grader: what the trainer's verifier does to a prompt's rewards, in each estimator's form.
+
+The grader marks a wrong answer right with probability FP and a right one wrong with probability FN, each
+answer on its own. A prompt of pass rate p then gets reward 1 with probability ``r(p) = FP + (1 − FP − FN) p``,
+and every per-prompt quantity of a group of G rewards is the same function of r(p) that it is of p with an
+exact grader: ``f_noisy(p) = f(r(p))``.
+
+The three forms of :class:`~sigmatool.kernels.Quantity` follow from one representation. A quantity that is a
+polynomial of degree d in p is the mean of a function h of the number m of right answers among d draws,
+``f(q) = Σ_m Bin(m; d, q) h(m)`` (for the silent share h = 1 at m ∈ {0, G}; for GRPO's weight
+``h(m) = √(m (G − m)) / G``; for ``p^a (1 − p)^b`` with a + b ≤ d, ``[m]_a [d − m]_b / [d]_(a+b)``). Through
+the grader, j truly right answers of d are read as m right with probability ``C[j, m]``, the law of
+``Bin(j, 1 − FN) + Bin(d − j, FP)``; so ``f_noisy(p) = Σ_j Bin(j; d, p) h̃(j)`` with ``h̃ = C h``, and
+
+- plug-in: ``f(r(p̂))``;
+- unbiased, from k right of n ≥ d samples: ``Σ_j Hyp(j; n, k, d) h̃(j)`` (d of the n samples drawn without
+  replacement, then graded);
+- under a Beta(A, B) posterior: ``Σ_j BetaBin(j; d, A, B) h̃(j)``.
+
+GRPO's large-group weight ``√(r (1 − r))`` is no polynomial: under a Beta posterior it is integrated by
+64-point Gauss–Jacobi quadrature, and has no unbiased form (as with an exact grader).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy import special, stats
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Grader:
+    """A verifier that marks a wrong answer right with probability ``fp`` and a right one wrong with ``fn``.
+
+    >>> Grader(0.1, 0.2).rate(0.5)
+    0.45
+    """
+
+    fp: float = 0.0
+    fn: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.fp < 1.0 and 0.0 <= self.fn < 1.0 and self.fp + self.fn < 1.0):
+            raise ValueError(f"a grader needs FP, FN in [0, 1) and FP + FN < 1, not {self.fp}, {self.fn}")
+
+    @property
+    def exact(self) -> bool:
+        return self.fp == 0.0 and self.fn == 0.0
+
+    def rate(self, p: ArrayLike) -> FloatArray:
+        """``r(p) = FP + (1 − FP − FN) p``: the chance of reward 1 for a prompt of pass rate p."""
+        return np.asarray(self.fp + (1.0 - self.fp - self.fn) * np.asarray(p, dtype=np.float64))
+
+    def __str__(self) -> str:
+        return f"FP {self.fp:g}, FN {self.fn:g}"
+
+
+@lru_cache(maxsize=256)
+def channel(grader: Grader, d: int) -> FloatArray:
+    """``C[j, m]``: P(m of d answers read right | j truly right), for j, m = 0…d."""
+    j = np.arange(d + 1)
+    right = stats.binom.pmf(j[None, :], j[:, None], 1.0 - grader.fn)  # right answers read right
+    wrong = stats.binom.pmf(j[None, :], (d - j)[:, None], grader.fp)  # wrong answers read right
+    out = np.zeros((d + 1, d + 1))
+    for row in range(d + 1):
+        out[row] = np.convolve(right[row, : row + 1], wrong[row, : d - row + 1])
+    return out
+
+
+def graded(h: FloatArray, grader: Grader) -> FloatArray:
+    """``h̃ = C h``: the group function of the true right count through the grader."""
+    return np.asarray(channel(grader, h.size - 1) @ h, dtype=np.float64)
+
+
+def unbiased(h: FloatArray, k: ArrayLike, n: ArrayLike, grader: Grader) -> FloatArray:
+    """``Σ_j Hyp(j; n, k, d) h̃(j)`` per (k, n): NaN where n < d."""
+    d = h.size - 1
+    kk, nn = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(k, n))
+    out = np.full(kk.shape, np.nan)
+    ok = nn >= d
+    if ok.any():
+        j = np.arange(d + 1)
+        pmf = stats.hypergeom.pmf(j[None, :], nn[ok][:, None], kk[ok][:, None], d)
+        out[ok] = pmf @ graded(h, grader)
+    return out
+
+
+def beta(h: FloatArray, A: ArrayLike, B: ArrayLike, grader: Grader) -> FloatArray:
+    """``Σ_j BetaBin(j; d, A, B) h̃(j)``, elementwise over the broadcast (A, B)."""
+    d = h.size - 1
+    AA, BB = np.broadcast_arrays(np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64))
+    j = np.arange(d + 1)
+    pmf = stats.betabinom.pmf(j, d, AA[..., None], BB[..., None])
+    return np.asarray(pmf @ graded(h, grader), dtype=np.float64)
+
+
+def beta_sqrt_variance(A: ArrayLike, B: ArrayLike, grader: Grader, nodes: int = 64) -> FloatArray:
+    """``E[√(r (1 − r))]`` for p ~ Beta(A, B), r = r(p): Gauss–Jacobi quadrature per distinct (A, B)."""
+    AA, BB = np.broadcast_arrays(np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64))
+    out = np.empty(AA.shape)
+    for index in np.ndindex(AA.shape):
+        a, b = float(AA[index]), float(BB[index])
+        x, w = special.roots_jacobi(nodes, b - 1.0, a - 1.0)  # weight (1 − x)^(b−1) (1 + x)^(a−1)
+        r = grader.rate((x + 1.0) / 2.0)
+        out[index] = float(w @ np.sqrt(r * (1.0 - r)) / w.sum())
+    return out
+
+
+def moment(d: int, a: int, b: int) -> FloatArray:
+    """h of ``p^a (1 − p)^b`` over d draws (a + b ≤ d): ``[m]_a [d − m]_b / [d]_(a+b)``."""
+    m = np.arange(d + 1, dtype=np.float64)
+    return np.asarray(_falling(m, a) * _falling(d - m, b) / _falling(np.array(float(d)), a + b))
+
+
+def _falling(x: FloatArray, r: int) -> FloatArray:
+    out = np.ones_like(x)
+    for i in range(r):
+        out = out * (x - i)
+    return out
