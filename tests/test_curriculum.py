@@ -135,7 +135,9 @@ def test_groups_are_blended_in_proportion_to_their_size_or_as_given() -> None:
         return np.asarray(p**G + (1 - p) ** G)
 
     base = ["--schedule", "band", "--band", "0,1", "--batch-size", 4, "--steps", 1, "--by", "source"]
-    blended = csv_of(invoke("curriculum", TOY, *base, "-G", 4, "--blend", "algebra=3,geometry=1", "-f", "csv"))
+    blended = csv_of(
+        invoke("curriculum", TOY, *base, "-G", 4, "--blend", "algebra=3,geometry=1", "-f", "csv")
+    )
     w = np.where(src == "algebra", 3 / (src == "algebra").sum(), 1 / (src == "geometry").sum())
     assert blended["silent_rate"][0] == pytest.approx(_expected(w, silent16(), 4), rel=1e-9)
     plain = csv_of(invoke("curriculum", TOY, *base, "-G", 4, "-f", "csv"))
@@ -193,7 +195,9 @@ def test_epochs_set_the_run_length_from_the_prompts_drawn() -> None:
     assert out["step"].max() == math.ceil(215_608 / 100_000) - 1
 
 
-@pytest.mark.parametrize(("flag", "a", "b"), [("--width", 0.05, 0.3), ("-G", 4, 16), ("--mean", "0.5:0.5", "0.9")])
+@pytest.mark.parametrize(
+    ("flag", "a", "b"), [("--width", 0.05, 0.3), ("-G", 4, 16), ("--mean", "0.5:0.5", "0.9")]
+)
 def test_each_gaussian_setting_moves_the_silent_share(flag: str, a: object, b: object) -> None:
     assert _run("--steps", 2, flag, a)["silent_rate"][0] != _run("--steps", 2, flag, b)["silent_rate"][0]
 
@@ -224,7 +228,9 @@ def test_a_pool_that_runs_dry_is_named_in_the_headline() -> None:
 
 
 def test_the_plot_draws_silent_share_and_pass_rate(tmp_path: Path) -> None:
-    result = invoke("curriculum", BIGMATH, "--steps", 20, "--plot", tmp_path / "c.png", "-o", tmp_path / "c.csv")
+    result = invoke(
+        "curriculum", BIGMATH, "--steps", 20, "--plot", tmp_path / "c.png", "-o", tmp_path / "c.csv"
+    )
     assert result.exit_code == 0, result.stderr
     assert (tmp_path / "c.png").stat().st_size > 10_000
 

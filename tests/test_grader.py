@@ -16,9 +16,9 @@ import pytest
 from numpy.typing import NDArray
 from scipy import integrate, special, stats
 
-from tests.conftest import BIGMATH, TOY, csv_of, invoke, one_error_line, run_cli
 from sigmatool.kernels import Quantity
 from sigmatool.kernels.grader import Grader, channel
+from tests.conftest import BIGMATH, TOY, csv_of, invoke, one_error_line, run_cli
 
 FloatArray = NDArray[np.float64]
 FP, FN = 0.05, 0.1
@@ -137,7 +137,9 @@ def test_a_beta_prior_s_posterior_is_read_through_the_grader() -> None:
     means = []
     for k, n in zip(toy["k"].to_list(), toy["n"].to_list(), strict=True):
         post = stats.beta(2 + k, 3 + n - k)
-        means.append(integrate.quad(lambda x, post=post: float(_silent(_r(np.array(x)), 4)) * post.pdf(x), 0, 1)[0])
+        means.append(
+            integrate.quad(lambda x, post=post: float(_silent(_r(np.array(x)), 4)) * post.pdf(x), 0, 1)[0]
+        )
     assert out["silent_rate"][0] == pytest.approx(float(np.mean(means)), rel=1e-8)
 
 
@@ -152,7 +154,7 @@ def test_the_headline_says_what_the_grader_moves(command: str) -> None:
     if command == "groupsize":
         k = np.round(_p() * 64)
         exact = float(np.mean((special.comb(k, G) + special.comb(64 - k, G)) / special.comb(64, G)))
-    assert f"through the grader (FP {FP:g}, FN {FN:g})" in result.stdout.splitlines()[0]
+    assert f"Through the grader (FP {FP:g}, FN {FN:g})" in result.stdout.splitlines()[0]
     assert f"({exact:.1%} with an exact grader)" in " ".join(result.stdout.split())
 
 

@@ -45,7 +45,11 @@ COMMAND_ARGS = {
     "silent": ("--G", SILENT_G),
     "groupsize": (),
     "plan": ("--budget", "4", "--sizes", "2,4"),
+    "curriculum": ("--schedule", "band", "--band", "0,1", "--G", "2", "--batch-size", "8", "--steps", "2"),
 }
+# Commands whose per-prompt rows are the input file's own rows (a rollout log's rows are answers: curriculum
+# refuses them, plan writes the log's prompts).
+ROW_WISE = ("plan", "curriculum")
 
 
 def _per_prompt_commands() -> dict[str, click.Command]:
@@ -186,7 +190,8 @@ CASES = [
     for command, estimators in ACCEPTS.items()
     for route in ROUTES
     for estimator in estimators
-    if estimator in ("default", "plugin") or route in COUNTED
+    if (estimator in ("default", "plugin") or route in COUNTED)
+    and not (command == "curriculum" and route in ("rollouts", "verl"))
 ]
 
 
@@ -200,7 +205,7 @@ class Run:
 
     def usable(self, command: str) -> pl.DataFrame:
         """The per-prompt rows of usable prompts (plan writes the others too, without a size)."""
-        if command != "plan" or self.route.ids is None:
+        if command not in ROW_WISE or self.route.ids is None:
             return self.per_prompt
         return self.per_prompt.filter(pl.col(self.route.id_col).is_in(self.route.ids))
 
@@ -220,6 +225,7 @@ VALUES = {
     "silent": ("p_silent", "p_all_right", "p_all_wrong"),  # DAPO's draws are infinite (null) at p = 0 or 1
     "groupsize": ("reachable",),
     "plan": ("group_size", "keep", "p_used"),
+    "curriculum": ("weight",),
 }
 Runner = Callable[[str, str, str], Run]
 
@@ -227,7 +233,7 @@ Runner = Callable[[str, str, str], Run]
 @pytest.mark.parametrize(("command", "route", "estimator"), CASES)
 def test_the_file_has_a_row_per_prompt(command: str, route: str, estimator: str, run: Runner) -> None:
     out = run(command, route, estimator)
-    per_prompt = out.route.rows if command == "plan" else out.route.usable
+    per_prompt = out.route.rows if command in ROW_WISE else out.route.usable
     repeats = len(SILENT_G.split(",")) if command == "silent" else 1
     assert per_prompt * repeats == out.per_prompt.height
 
@@ -243,14 +249,14 @@ def test_the_valued_prompts_are_the_usable_ones(
     command: str, route: str, estimator: str, run: Runner
 ) -> None:
     out = run(command, route, estimator)
-    valued = out.per_prompt.drop_nulls(VALUES[command])[out.route.id_col if command == "plan" else "id"]
+    valued = out.per_prompt.drop_nulls(VALUES[command])[out.route.id_col if command in ROW_WISE else "id"]
     assert out.route.usable == valued.n_unique()
 
 
 @pytest.mark.parametrize(("command", "route", "estimator"), [c for c in CASES if c.values[1] != "verl"])
 def test_the_ids_are_the_inputs(command: str, route: str, estimator: str, run: Runner) -> None:
     out = run(command, route, estimator)
-    ids = out.usable(command)[out.route.id_col if command == "plan" else "id"].cast(pl.String)
+    ids = out.usable(command)[out.route.id_col if command in ROW_WISE else "id"].cast(pl.String)
     assert sorted(out.route.ids or ()) == sorted(ids.unique().to_list())
 
 
@@ -315,6 +321,13 @@ def test_plan_per_prompt_sizes_give_the_summary(
     out = run(command, route, estimator)
     summary = out.summary.filter(pl.col("strategy") == "plan")[column].item()
     assert summary == PLAN_FACTS[column](out.per_prompt)
+
+
+@pytest.mark.parametrize(("command", "route", "estimator"), _of("curriculum"))
+def test_curriculum_weights_are_one_draw_s_law(command: str, route: str, estimator: str, run: Runner) -> None:
+    # A band over [0, 1] draws every usable prompt alike: each weighs 1 / (usable prompts).
+    weights = run(command, route, estimator).per_prompt["weight"].drop_nulls()
+    assert weights.to_list() == pytest.approx([1 / weights.len()] * weights.len(), rel=1e-12)
 
 
 # These few prompts identify no prior beyond their n (the plan's large-group terms): each prompt at its p̂.

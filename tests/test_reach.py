@@ -30,6 +30,7 @@ RUNS: dict[str, tuple[object, ...]] = {
     "groupsize": ("groupsize", *EIGHT),
     "plan": ("plan", *EIGHT, "--budget", "4", "--sizes", "2,4,8"),
     "preflight": ("preflight", *EIGHT, "--n", "8"),
+    "curriculum": ("curriculum", *EIGHT, "--G", "4", "--batch-size", "64", "--steps", "3"),
     "track": ("track", *VERL),
     "report": ("report", *EIGHT),
 }

@@ -5,8 +5,9 @@ the plan's rows do (:mod:`sigmatool.plan.rows`): with counts on its (--by group,
 rate column on the rate read by the expression that read it into the histogram. A usable row that finds
 no histogram row is a bug and raises; a row the analysis skipped (a null, an invalid value) is never drawn.
 
-- :func:`weighted`: every input row, in order, with ``weight`` (its chance per draw: π / B) and its
-  ``pool`` or ``bucket`` (pools and buckets) — the form a weighted sampler takes.
+- :func:`weighted`: every input row, in order, with ``weight`` (its chance per draw: π / B; 0 for a prompt
+  the schedule never draws, null for a row without a usable pass rate) and its ``pool`` or ``bucket``
+  (pools and buckets) — the form a weighted sampler takes.
 - :func:`order`: T × B rows, the prompts each step draws (distinct within a step, randomized systematic
   sampling with the schedule's π, :mod:`.sampling`; easy-first in its order), with ``step``, the input row
   ``row`` (0-based) and every input column: the file a dataloader reads in order with shuffle off.
@@ -72,8 +73,9 @@ def _read(ds: Dataset, hist: pl.DataFrame) -> tuple[pl.DataFrame, list[str], Int
 
 
 def weighted(ds: Dataset, result: CurriculumResult) -> pl.DataFrame:
-    """Every input row with ``weight`` (the chance per draw, π / B; 0 for rows never drawn) and, for pools
-    and buckets, the row's ``pool`` or ``bucket`` (null: in none)."""
+    """Every input row with ``weight`` (the chance per draw, π / B; 0 for prompts never drawn, null for rows
+    without a usable pass rate) and, for pools and buckets, the row's ``pool`` or ``bucket`` (null: in
+    none)."""
     options = result.options
     if result.weights is None or result.plan is None:
         raise UsageError(
@@ -82,8 +84,8 @@ def weighted(ds: Dataset, result: CurriculumResult) -> pl.DataFrame:
         )
     frame, names, value = _read(ds, result.weights)
     pi = result.plan.step(0) / options.batch
-    weight = np.where(value >= 0, pi[np.maximum(value, 0)], 0.0)
-    out = frame.select(*names).with_columns(pl.Series("weight", weight))
+    weight = np.where(value >= 0, pi[np.maximum(value, 0)], np.nan)  # a row with no pass rate: null
+    out = frame.select(*names).with_columns(pl.Series("weight", weight).fill_nan(None))
     if options.schedule in (Schedule.pools, Schedule.buckets):
         name = "pool" if options.schedule is Schedule.pools else "bucket"
         unit = result.plan.unit[np.maximum(value, 0)]

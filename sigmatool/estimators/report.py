@@ -154,5 +154,5 @@ def grader_line(hist: pl.DataFrame, exact: Valuation, graded: Valuation, sizes: 
                 f"signal {grpo[0]:.3f} per group ({grpo[1]:.3f}), Dr. GRPO {drgrpo[0]:.4f} ({drgrpo[1]:.4f})"
             )
         lead = "" if name is None else f"{name}: "
-        parts.append(f"{lead}through the grader ({graded.grader}), " + "; ".join(said) + ".")
+        parts.append(f"{lead}Through the grader ({graded.grader}), " + "; ".join(said) + ".")
     return "\n".join(parts)

@@ -28,7 +28,6 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy import special, stats
 
 FloatArray = NDArray[np.float64]
 
@@ -63,6 +62,8 @@ class Grader:
 @lru_cache(maxsize=256)
 def channel(grader: Grader, d: int) -> FloatArray:
     """``C[j, m]``: P(m of d answers read right | j truly right), for j, m = 0…d."""
+    from scipy import stats  # imported when a grader is used: scipy.stats costs start-up time
+
     j = np.arange(d + 1)
     right = stats.binom.pmf(j[None, :], j[:, None], 1.0 - grader.fn)  # right answers read right
     wrong = stats.binom.pmf(j[None, :], (d - j)[:, None], grader.fp)  # wrong answers read right
@@ -79,6 +80,8 @@ def graded(h: FloatArray, grader: Grader) -> FloatArray:
 
 def unbiased(h: FloatArray, k: ArrayLike, n: ArrayLike, grader: Grader) -> FloatArray:
     """``Σ_j Hyp(j; n, k, d) h̃(j)`` per (k, n): NaN where n < d."""
+    from scipy import stats
+
     d = h.size - 1
     kk, nn = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(k, n))
     out = np.full(kk.shape, np.nan)
@@ -92,6 +95,8 @@ def unbiased(h: FloatArray, k: ArrayLike, n: ArrayLike, grader: Grader) -> Float
 
 def beta(h: FloatArray, A: ArrayLike, B: ArrayLike, grader: Grader) -> FloatArray:
     """``Σ_j BetaBin(j; d, A, B) h̃(j)``, elementwise over the broadcast (A, B)."""
+    from scipy import stats
+
     d = h.size - 1
     AA, BB = np.broadcast_arrays(np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64))
     j = np.arange(d + 1)
@@ -101,6 +106,8 @@ def beta(h: FloatArray, A: ArrayLike, B: ArrayLike, grader: Grader) -> FloatArra
 
 def beta_sqrt_variance(A: ArrayLike, B: ArrayLike, grader: Grader, nodes: int = 64) -> FloatArray:
     """``E[√(r (1 − r))]`` for p ~ Beta(A, B), r = r(p): Gauss–Jacobi quadrature per distinct (A, B)."""
+    from scipy import special
+
     AA, BB = np.broadcast_arrays(np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64))
     out = np.empty(AA.shape)
     for index in np.ndindex(AA.shape):
