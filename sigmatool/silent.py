@@ -622,7 +622,8 @@ def analyse(
         notes += range_notes(counted, summary, beyond, val)
     line = None
     # Streamed rows would have to be read a second time; several columns have a headline line each.
-    if spark and counted is not None and not by_columns(by):
+    # (With --by and --grader-error the sparkline over all prompts would be refitted without the grader.)
+    if spark and counted is not None and not by_columns(by) and not (by and val.grader is not None):
         line = (drawn if drawn is not None and not by else curve(hist, options, (), val.prior)).sparkline()
 
     def lead(frame: pl.DataFrame, v: Valuation) -> str:

@@ -163,3 +163,25 @@ def test_a_grader_with_no_signal_is_refused(command: str) -> None:
     done = run_cli(command, BIGMATH, "--grader-error", "0.5,0.5")
     assert done.returncode == 2
     assert "FP + FN = 1 ≥ 1" in one_error_line(done.stderr)
+
+
+def test_per_prompt_rows_read_each_prompt_through_the_grader() -> None:
+    rows = csv_of(invoke("silent", TOY, "--per-prompt", "-G", 4, *GRADER, "--format", "csv"))
+    expected = _silent(_r(rows["p"].to_numpy()), 4)
+    assert rows["p_silent"].to_list() == pytest.approx(expected.tolist(), rel=1e-12)
+
+
+def test_plan_s_per_prompt_file_reads_each_prompt_through_the_grader() -> None:
+    args = ("plan", TOY, "--per-prompt", "--budget", 4, "--sizes", "4", *GRADER, "--format", "csv")
+    rows = csv_of(invoke(*args)).filter(pl.col("group_size") == 4)
+    expected = _silent(_r(rows["p_used"].to_numpy()), 4)
+    assert rows["p_silent_at_G"].to_list() == pytest.approx(expected.tolist(), rel=1e-12)
+
+
+def test_a_bootstrap_interval_is_of_the_graded_rate() -> None:
+    out = csv_of(invoke("silent", TOY, "-G", 4, "--ci", "0.9", "--replicates", 200, *GRADER, "-f", "csv"))
+    row = out.row(0, named=True)
+    assert row["silent_rate"] == pytest.approx(
+        float(_silent(_r(pl.read_csv(TOY)["pass_rate"].to_numpy()), 4).mean())
+    )
+    assert row["silent_rate_ci_lo"] <= row["silent_rate"] <= row["silent_rate_ci_hi"]

@@ -91,6 +91,32 @@ class CurriculumResult:
     plan: Plan | None = None  # the schedule, for the rows it draws (:mod:`.rows`)
     says_grader = True  # its headline says what --grader-error moves (not the session's generic line)
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """The headline's lines past the first: where a sampler that never repeats a prompt runs dry, and
+        what the grader moves (on stderr in the data formats, which have no headline)."""
+        lines = []
+        dry = [d for d in self.dry if d.step is not None]
+        if dry:
+            first = min(dry, key=lambda d: d.step or 0)
+            where = "the scheduled prompts" if first.unit == "all" else first.unit
+            where += f" of {first.group}" if len(self.names) > 1 else ""
+            more = f", {len(dry) - 1} more pool(s) later" if len(dry) > 1 else ""
+            lines.append(
+                f"A sampler that never repeats a prompt runs out of {where} ({first.prompts:,.0f} prompts) "
+                f"at step {first.step:,}{more}."
+            )
+        if self.clean and self.options.grader:
+            fp, fn = self.options.grader
+            c, means, uniform = self.clean, self.means, self.uniform
+            lines.append(
+                f"Through the grader (FP {fp:g}, FN {fn:g}) {means['silent_rate']:.1%} of groups are silent "
+                f"against {c['silent_rate']:.1%} with an exact grader (uniform: {uniform['silent_rate']:.1%} "
+                f"against {c['uniform_silent_rate']:.1%}); GRPO's signal {means['grpo_signal']:.3f} against "
+                f"{c['grpo_signal']:.3f}."
+            )
+        return tuple(lines)
+
 
 def values(hist: pl.DataFrame, val: Valuation, G: int) -> dict[str, FloatArray]:
     """Each rate's per-prompt value for every histogram row, under the valuation; NaN raises."""

@@ -19,37 +19,22 @@ def headline(result: CurriculumResult) -> str:
     and (with --grader-error) what the grader moves."""
     o, steps, means, uniform = result.options, result.steps, result.means, result.uniform
     worst = steps.row(int(steps["silent_rate"].arg_max() or 0), named=True)
+    dapo = (
+        f"DAPO draws {means['dapo_draws_per_group']:.2f} groups per kept group (uniform "
+        f"{uniform['dapo_draws_per_group']:.2f})"
+    )
+    if not math.isfinite(means["dapo_draws_per_group"]):
+        dapo = (
+            f"DAPO cannot fill a step whose every group is silent (step {worst['step']:,}; --drop-solved "
+            "and --drop-unsolved leave those prompts out)"
+        )
     lines = [
         f"{o.parameters()[0]}, {o.steps:,} steps of {o.batch:,} prompts at G = {o.G}: "
         f"{means['silent_rate']:.1%} of groups silent on average (most at step {worst['step']:,}: "
-        f"{worst['silent_rate']:.1%}), against {uniform['silent_rate']:.1%} with uniform sampling; DAPO draws "
-        f"{means['dapo_draws_per_group']:.2f} groups per kept group (uniform {uniform['dapo_draws_per_group']:.2f}), "
+        f"{worst['silent_rate']:.1%}), against {uniform['silent_rate']:.1%} with uniform sampling; {dapo}, "
         f"GRPO's signal per group {means['grpo_signal']:.3f} (uniform {uniform['grpo_signal']:.3f})."
     ]
-    dry = [d for d in result.dry if d.step is not None]
-    if dry:
-        first = min(dry, key=lambda d: d.step or 0)
-        where = "the scheduled prompts" if first.unit == "all" else first.unit
-        if len(result.names) > 1:
-            where += f" of {first.group}"
-        lines.append(
-            f"A sampler that never repeats a prompt runs out of {where} ({first.prompts:,.0f} prompts) at step "
-            f"{first.step:,}" + (f", {len(dry) - 1} more pool(s) later." if len(dry) > 1 else ".")
-        )
-    if result.clean:
-        c = result.clean
-        lines.append(
-            f"Through the grader ({_grader(o.grader)}) {means['silent_rate']:.1%} of groups are silent against "
-            f"{c['silent_rate']:.1%} with an exact grader (uniform: {uniform['silent_rate']:.1%} against "
-            f"{c['uniform_silent_rate']:.1%}); GRPO's signal {means['grpo_signal']:.3f} against "
-            f"{c['grpo_signal']:.3f}."
-        )
-    return "\n".join(lines)
-
-
-def _grader(grader: tuple[float, float] | None) -> str:
-    fp, fn = grader or (0.0, 0.0)
-    return f"FP {fp:g}, FN {fn:g}"
+    return "\n".join([*lines, *result.warnings])
 
 
 def shown_rows(steps: pl.DataFrame) -> pl.DataFrame | None:

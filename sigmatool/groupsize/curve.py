@@ -9,7 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from sigmatool.estimators import Valuation
 from sigmatool.groupsize.table import group_size_table
+from sigmatool.kernels.grader import Grader
 from sigmatool.load.loaded import counted
 from sigmatool.options import GroupSizeOptions
 
@@ -17,19 +19,23 @@ CURVE_POINTS = 1999
 
 
 def groupsize_curve(
-    options: GroupSizeOptions, points: int = CURVE_POINTS, span: tuple[float, float] | None = None
+    options: GroupSizeOptions,
+    points: int = CURVE_POINTS,
+    span: tuple[float, float] | None = None,
+    grader: Grader | None = None,
 ) -> pl.DataFrame:
     """:func:`sigmatool.groupsize.group_size_table` on an even grid of p: the curve to draw.
 
     The grid is ``i / (points + 1)``, i = 1 … points (2.5e-4 apart by default), fine enough that the exact
     G's steps show where they fall; with ``span = (lo, hi)``, ``points`` rates evenly from lo to hi, both
-    included (see :func:`interior_span`).
+    included (see :func:`interior_span`). With a ``grader`` (``--grader-error``), the G its rewards need.
     """
     if span is None:
         grid = np.arange(1, points + 1, dtype=np.float64) / (points + 1)
     else:
         grid = np.linspace(span[0], span[1], points, dtype=np.float64)
-    return group_size_table(pl.DataFrame({"p": grid}), options)
+    graded = None if grader is None else Valuation(grader=grader)
+    return group_size_table(pl.DataFrame({"p": grid}), options, prior=graded)
 
 
 def interior_span(hist: pl.DataFrame) -> tuple[float, float] | None:
@@ -67,6 +73,7 @@ def curve(
     options: GroupSizeOptions,
     posterior: pl.DataFrame | None = None,
     estimator: str = "plug-in",
+    grader: Grader | None = None,
 ) -> GroupSizeCurve:
     """The exact group size against p for these options, over the prompts' histogram of p; with
     ``posterior`` (rows with ``k``, ``n``, ``p`` and their posterior ``group_size``), its points."""
@@ -74,5 +81,5 @@ def curve(
     points = None
     if posterior is not None:
         points = posterior.select("k", "n", "p", "group_size").unique(["k", "n"]).sort("p", "n", "k")
-    drawn = groupsize_curve(options, span=interior_span(histogram))
+    drawn = groupsize_curve(options, span=interior_span(histogram), grader=grader)
     return GroupSizeCurve(drawn, histogram, options, tuple(by), points, estimator)

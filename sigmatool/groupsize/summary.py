@@ -272,9 +272,9 @@ def plotted(
     """What ``--plot`` draws: the exact G against p and, under a prior, each count's posterior G (from
     ``sized``, the rows with their sizes, when already made)."""
     if not val.posterior:
-        return curve(hist, by, options)
+        return curve(hist, by, options, grader=val.grader)
     rows = sized_rows(hist, by, options, prior=val) if sized is None else sized
-    return curve(hist, by, options, rows, f"prior {val.prior.label}")
+    return curve(hist, by, options, rows, f"prior {val.prior.label}", grader=val.grader)
 
 
 def analyse(
