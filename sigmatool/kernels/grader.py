@@ -36,7 +36,7 @@ FloatArray = NDArray[np.float64]
 class Grader:
     """A verifier that marks a wrong answer right with probability ``fp`` and a right one wrong with ``fn``.
 
-    >>> float(Grader(0.1, 0.2).rate(0.5))
+    >>> round(float(Grader(0.1, 0.2).rate(0.5)), 12)
     0.45
     """
 
