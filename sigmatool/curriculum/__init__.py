@@ -227,8 +227,9 @@ def _check_blend(options: CurriculumOptions, names: list[str], schedule: Plan) -
 
 
 def _mean(drawn: FloatArray, f: FloatArray) -> float:
-    """``Σ m π f / Σ m π``: a rate's expectation over one step's B draws (``drawn`` = m π per row)."""
-    return float(math.fsum((drawn * f).tolist()) / math.fsum(drawn.tolist()))
+    """``Σ m π f / Σ m π``: a rate's expectation over one step's B draws (``drawn`` = m π per row), summed
+    pairwise (numpy's sum; math.fsum over 10^5 distinct rates a step cost 20 s a run)."""
+    return float(np.sum(drawn * f) / np.sum(drawn))
 
 
 def _summary(rates: dict[str, float]) -> dict[str, float]:
@@ -248,8 +249,10 @@ def _steps(
     totals: dict[str, float] = {}
     sizes = _unit_sizes(schedule)
     dry_at: dict[tuple[int, int], int] = {}
+    pi = np.zeros(0)
     for t in range(T):
-        pi = schedule.step(t)
+        if t == 0 or not options.static:  # a static schedule's π is every step's
+            pi = schedule.step(t)
         drawn = m * pi
         demand += drawn
         for key, size in sizes.items():

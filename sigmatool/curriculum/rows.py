@@ -115,8 +115,10 @@ def order(ds: Dataset, hist: pl.DataFrame, result: CurriculumResult) -> pl.DataF
         for t in range(T):
             picked.append(stream[np.arange(t * B, (t + 1) * B) % stream.size])
     else:
+        pi = np.zeros(0)
         for t in range(T):
-            pi = np.where(usable, plan.step(t)[np.maximum(value, 0)], 0.0)
+            if t == 0 or not options.static:  # a static schedule's π is every step's
+                pi = np.where(usable, plan.step(t)[np.maximum(value, 0)], 0.0)
             picked.append(systematic(pi, B, rng))
     rows = np.concatenate(picked)
     step = np.repeat(np.arange(T, dtype=np.int64), B)

@@ -55,7 +55,7 @@ class Plan:
         S = self.options.width
         log_w = -((self.p - self.mean_at(t)) ** 2) / (2.0 * S * S)
         w = np.zeros_like(self.p)
-        for g in np.unique(self.group).tolist():  # scaled per group: a far mean must not underflow all
+        for g in range(self.blend.size):  # scaled per group: a far mean must not underflow all
             rows = (self.group == g) & (self.base > 0)
             if rows.any():
                 w[rows] = np.exp(log_w[rows] - log_w[rows].max())
