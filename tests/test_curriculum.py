@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from numpy.typing import NDArray
 from scipy import special, stats
 
@@ -260,3 +262,56 @@ def test_a_batch_larger_than_the_schedule_s_prompts_is_a_data_error() -> None:
     done = invoke("curriculum", TOY, "--batch-size", 21)
     assert done.exit_code == 1
     assert "fewer than --batch-size 21" in one_error_line(done.stderr)
+
+
+# Random files and random schedules (`make test-slow`): a documented exit code, never a traceback, and every
+# step's figures inside what its prompts allow.
+RATES = st.lists(st.floats(0.0, 1.0, allow_nan=False), min_size=1, max_size=40)
+SCHEDULES = st.sampled_from(
+    [
+        ["--schedule", "gaussian", "--mean", "0.9:0.1", "--width", "0.2"],
+        ["--schedule", "pools", "--pools", "0-0.5:1,0.5-1:2"],
+        ["--schedule", "band", "--band", "0.1,0.9"],
+        ["--schedule", "buckets", "--buckets", "3", "--bucket-weight", "hardness"],
+        ["--schedule", "easy-first"],
+    ]
+)
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rates=RATES, schedule=SCHEDULES, batch=st.integers(1, 12), steps=st.integers(1, 6), G=st.integers(1, 9)
+)
+def test_random_schedules_stay_inside_their_prompts(
+    tmp_path: Path, rates: list[float], schedule: list[str], batch: int, steps: int, G: int
+) -> None:
+    path = tmp_path / "rates.csv"
+    pl.DataFrame({"pass_rate": rates}).write_csv(path)
+    args = (*schedule, "--batch-size", batch, "--steps", steps, "-G", G, "--drop-solved", "-f", "csv")
+    result = invoke("curriculum", path, *args)
+    assert result.exit_code in (0, 1, 2), result.stderr
+    assert "Traceback" not in result.stderr
+    if result.exit_code:
+        one_error_line(result.stderr)
+        return
+    out = csv_of(result)
+    p = np.array([x for x in pl.read_csv(path)["pass_rate"].to_list() if x < 1.0])
+    silent = p**G + (1 - p) ** G
+    assert out["silent_rate"].min() >= silent.min() - 1e-12
+    assert out["silent_rate"].max() <= silent.max() + 1e-12
+    assert out["pass_rate"].min() >= p.min() - 1e-12
+    assert out["effective_prompts"].max() <= p.size + 1e-9
+    assert out["repeat_rate"].is_between(0.0, 1.0).all()
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None)
+@given(flag=st.sampled_from(["--pools", "--mean", "--band", "--blend", "--grader-error", "--width"]),
+       text=st.text(st.sampled_from("0123456789.,:-=ab "), max_size=12))  # fmt: skip
+def test_any_schedule_text_is_taken_or_refused_in_one_line(flag: str, text: str) -> None:
+    schedule = {"--pools": "pools", "--band": "band"}.get(flag, "gaussian")
+    result = invoke("curriculum", TOY, "--schedule", schedule, flag, text, "--batch-size", 4, "--steps", 2)
+    assert result.exit_code in (0, 1, 2), result.stderr
+    if result.exit_code:
+        one_error_line(result.stderr)
