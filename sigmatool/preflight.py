@@ -22,7 +22,8 @@ exactly ``Binomial(B, q̄)``; batches are independent, so after k batches the ke
 
 A run of S steps crashes with ``1 − (1 − P(crash))^S``. A run of E epochs is ``E ⌊N / B⌋`` generation batches
 (the dataloader drops the last partial batch; verl carries a short step across the epoch's end) and its
-chance of no crash is a renewal sum over the steps that fit in them (:func:`run_crash`).
+chance of no crash is a renewal sum over the steps that fit in them; with both, verl stops at whichever
+comes first, and the sum runs over the steps left too (:func:`run_outcome`).
 
 **Without replacement.** The dataloader shuffles: within an epoch a batch is a sample of B distinct prompts.
 The kept count keeps its mean B q̄; its variance ``B q̄ (1 − q̄)`` shrinks by ``B σ_q² (B − 1)/(N − 1)``
@@ -40,7 +41,10 @@ is lost in proportion to the silent tokens (``token-mean``) or the silent sequen
 
 Columns (:data:`COLUMNS`), one row per setting: ``train_batch_size``, ``gen_batch_size``, ``n``,
 ``max_gen_batches``, ``filter``, ``steps``, ``epochs``, ``prompts``, ``keep_rate`` (q̄),
-``expected_gen_batches``, ``p_crash_step``, ``p_crash_run``, ``steps_per_epoch``, ``rollouts_generated``,
+``expected_gen_batches``, ``p_crash_step``, ``p_crash_run``, ``expected_steps`` and
+``expected_run_gen_batches`` (the optimizer steps the run takes and the generation batches they cost, a
+crash ending it: what warm-up and cosine schedules need, as verl counts ``total_training_steps`` in
+batches), ``steps_per_epoch``, ``rollouts_generated``,
 ``rollouts_kept``, ``rollouts_silent``, ``rollouts_surplus``, ``rollouts_lost_in_crash``,
 ``rollouts_trained`` (all expected, per step), ``share_trained``, ``min_safe_gen_batch_size``,
 ``min_safe_gen_batch_size_rollouts``, ``min_safe_max_gen_batches``, ``min_safe_max_gen_batches_rollouts``,
@@ -83,6 +87,8 @@ COLUMNS = (
     "expected_gen_batches",
     "p_crash_step",
     "p_crash_run",
+    "expected_steps",
+    "expected_run_gen_batches",
     "steps_per_epoch",
     "rollouts_generated",
     "rollouts_kept",
@@ -199,26 +205,94 @@ def step(rate: float, B: int, T: int, n: int, M: int) -> Step:
 
 
 def run_crash(s: Step, steps: int | None = None, total_batches: int | None = None) -> float:
-    """P(the run crashes): over ``steps`` steps, or over ``total_batches`` generation batches (epochs).
+    """P(the run crashes) when it ends at ``steps`` steps or after ``total_batches`` generation batches (the
+    epochs' batches), whichever comes first, as verl's loop ends (either may be None: no such limit).
 
-    Over batches, u(t) = P(no crash within the first t batches) is a renewal sum over the first step's
-    length k with P(K = k) = f_k: ``u(t) = Σ_{k ≤ min(t, M)} f_k u(t − k) + [t < M] P(K > t)``, u(0) = 1;
-    a step still short when the batches run out ends the run without a crash.
+    Over batches alone, u(t) = P(no crash within the first t batches) is a renewal sum over the first
+    step's length k with P(K = k) = f_k: ``u(t) = Σ_{k ≤ min(t, M)} f_k u(t − k) + [t < M] P(K > t)``,
+    u(0) = 1; a step still short when the batches run out ends the run without a crash. With both limits
+    the sum runs over steps too (:func:`run_outcome`).
     """
-    if s.p_crash <= 0:
-        return 0.0
-    if total_batches is None:
-        if s.p_crash >= 1:
-            return 1.0 if steps else 0.0
-        return -math.expm1((steps or 0) * math.log1p(-s.p_crash))
-    f = s.batches
-    M = f.size
-    tail = 1.0 - np.cumsum(f)  # P(K > t) for t = 1…M
-    u = np.ones(total_batches + 1)
-    for t in range(1, total_batches + 1):
+    return run_outcome(s, steps, total_batches)[0]
+
+
+def run_outcome(s: Step, steps: int | None, total_batches: int | None) -> tuple[float, float, float]:
+    """(P(crash), expected optimizer steps, expected generation batches) of a run that ends at ``steps``
+    steps, after ``total_batches`` batches, or at a crash, whichever comes first.
+
+    With v_j(t) = P(no crash | t batches and j steps left), e_j(t) the steps and b_j(t) the batches still
+    to come: ``v_j(t) = Σ_{k ≤ min(t, M)} f_k v_{j−1}(t − k) + [t < M] P(K > t)``, ``e_j(t) = Σ f_k (1 +
+    e_{j−1}(t − k))``, ``b_j(t) = Σ f_k (k + b_{j−1}(t − k)) + [t < M] P(K > t) t + [t ≥ M] P(K > M) M``,
+    with v_0 = 1, e_0 = b_0 = 0. A step takes one batch at least and M at most, so with j ≥ t the step
+    limit never binds (one renewal sum in t), and with j M ≤ t the batch limit never does (closed forms in
+    the per-step crash chance q: (1 − q)^j survives). An endless loop's f runs until its tail is negligible.
+    """
+    q, f, M = s.p_crash, s.batches, s.batches.size
+    S = steps
+    if total_batches is not None and (S is None or S >= total_batches):
+        return _over_batches(s, total_batches)
+    assert S is not None
+    if total_batches is None or S * M <= total_batches:
+        if q >= 1:
+            return (1.0 if S else 0.0), 0.0, (float(M) if S else 0.0)
+        survive = math.exp(S * math.log1p(-q)) if q > 0 else 1.0
+        begun = (1.0 - survive) / q if q > 0 else float(S)  # Σ_{j<S} (1 − q)^j
+        return 1.0 - survive, begun * (1.0 - q), begun * s.expected_batches
+    T = total_batches
+    terms = _terms(s, T)
+    v, e, b = np.ones(T + 1), np.zeros(T + 1), np.zeros(T + 1)
+    for _ in range(S):
+        v, e, b = (
+            _conv(f, v) + terms.ends,
+            _conv(f, e) + terms.once,
+            _conv(f, b) + terms.drawn + terms.ends * terms.t + terms.crash_cost,
+        )
+    return float(min(max(1.0 - v[T], 0.0), 1.0)), float(e[T]), float(b[T])
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """The parts of :func:`run_outcome`'s sums that do not depend on the steps left, per t = 0…T."""
+
+    t: FloatArray
+    ends: FloatArray  # [t < M] P(K > t): the batches run out mid-step, no crash
+    once: FloatArray  # Σ_{k ≤ t} f_k: a step ends within t batches
+    drawn: FloatArray  # Σ_{k ≤ t} k f_k
+    crash_cost: FloatArray  # [t ≥ M] P(K > M) M
+
+
+def _terms(s: Step, T: int) -> _Terms:
+    f, M = s.batches, s.batches.size
+    t = np.arange(T + 1, dtype=np.float64)
+    tail = np.concatenate(([1.0], 1.0 - np.cumsum(f)))  # P(K > j), j = 0…M
+    short = t < M
+    ends = np.where(short, tail[np.minimum(t, M).astype(np.int64)], 0.0)
+    cum = np.concatenate(([0.0], np.cumsum(f)))
+    cum_k = np.concatenate(([0.0], np.cumsum(f * np.arange(1, M + 1))))
+    at = np.minimum(t, M).astype(np.int64)
+    crash = np.where(~short, s.p_crash * M, 0.0)
+    return _Terms(t, ends, cum[at], cum_k[at], crash)
+
+
+def _conv(f: FloatArray, x: FloatArray) -> FloatArray:
+    """``Σ_{k=1…min(t, M)} f_k x(t − k)`` for t = 0…T (f[0] is f_1)."""
+    return np.concatenate(([0.0], np.convolve(f, x)[: x.size - 1]))
+
+
+def _over_batches(s: Step, T: int) -> tuple[float, float, float]:
+    """:func:`run_outcome` when only the batches end the run: one renewal sum over t."""
+    f, M = s.batches, s.batches.size
+    terms = _terms(s, T)
+    v, e, b = np.ones(T + 1), np.zeros(T + 1), np.zeros(T + 1)
+    k = np.arange(1, M + 1, dtype=np.float64)
+    for t in range(1, T + 1):
         m = min(t, M)
-        u[t] = float(np.dot(f[:m], u[t - m : t][::-1])) + (float(tail[t - 1]) if t < M else 0.0)
-    return float(min(max(1.0 - u[total_batches], 0.0), 1.0))
+        back = slice(t - m, t)
+        fk = f[:m]
+        v[t] = float(np.dot(fk, v[back][::-1])) + terms.ends[t]
+        e[t] = float(np.dot(fk, 1.0 + e[back][::-1]))
+        b[t] = float(np.dot(fk, k[:m] + b[back][::-1])) + terms.ends[t] * t + terms.crash_cost[t]
+    return float(min(max(1.0 - v[T], 0.0), 1.0)), float(e[T]), float(b[T])
 
 
 def batches_of_run(settings: LoopSettings, prompts: float, B: int) -> int | None:
@@ -232,6 +306,13 @@ def crash_of(keep: Keep, settings: LoopSettings, B: int, M: int) -> tuple[Step, 
     """The step and the run's crash chance at gen batch size B and cap M, the rest as ``settings``."""
     s = step(keep.rate, B, settings.train_batch_size, settings.n, M)
     return s, run_crash(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+
+
+def run_of(keep: Keep, settings: LoopSettings) -> tuple[float, float, float]:
+    """The asked run's (P(crash), expected optimizer steps, expected generation batches)."""
+    B = settings.gen
+    s = step(keep.rate, B, settings.train_batch_size, settings.n, settings.max_gen_batches)
+    return run_outcome(s, settings.steps, batches_of_run(settings, keep.prompts, B))
 
 
 def _smallest(safe: Callable[[int], bool], low: int, high: int) -> int | None:
@@ -254,7 +335,7 @@ def min_safe_gen_batch_size(keep: Keep, settings: LoopSettings) -> int | None:
     """The smallest gen batch size (at the given cap) whose run crashes with chance ≤ ``settings.risk``."""
     if settings.max_gen_batches <= 0 or keep.rate <= 0:
         return 1 if keep.rate > 0 else None
-    high = int(keep.prompts) if settings.epochs is not None else SEARCH_LIMIT
+    high = int(keep.prompts) if settings.epochs is not None and settings.steps is None else SEARCH_LIMIT
     return _smallest(
         lambda B: crash_of(keep, settings, B, settings.max_gen_batches)[1] <= settings.risk, 1, max(high, 1)
     )
@@ -309,6 +390,7 @@ class PreflightResult:
 def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
     B, M = settings.gen, settings.max_gen_batches
     s, p_run = crash_of(keep, settings, B, M)
+    _, run_steps, run_batches = run_of(keep, settings)
     safe_B = min_safe_gen_batch_size(keep, settings)
     safe_M = min_safe_max_gen_batches(keep, settings)
     per_epoch = int(keep.prompts // B) / s.expected_batches if s.expected_batches > 0 else math.nan
@@ -316,6 +398,8 @@ def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
         "expected_gen_batches": s.expected_batches,
         "p_crash_step": s.p_crash,
         "p_crash_run": p_run,
+        "expected_steps": run_steps,
+        "expected_run_gen_batches": run_batches,
         "steps_per_epoch": per_epoch,
         "rollouts_generated": s.generated,
         "rollouts_kept": s.kept,
@@ -338,6 +422,13 @@ def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
     return row, s
 
 
+def _plain_steps(keep: Keep, settings: LoopSettings) -> int:
+    """The plain loop's steps: one batch each, until the steps or the epochs' batches run out."""
+    batches = batches_of_run(settings, keep.prompts, settings.gen)
+    limits = [x for x in (settings.steps, batches) if x is not None]
+    return min(limits) if limits else 0
+
+
 def _plain_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
     B = settings.gen
     s = step(1.0, B, B, settings.n, 1)  # every prompt trains: one batch, nothing cut
@@ -345,6 +436,8 @@ def _plain_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], S
         "expected_gen_batches": 1.0,
         "p_crash_step": 0.0,
         "p_crash_run": 0.0,
+        "expected_steps": float(_plain_steps(keep, settings)),
+        "expected_run_gen_batches": float(_plain_steps(keep, settings)),
         "rollouts_generated": s.generated,
         "rollouts_trained": s.trained,
         "silent_share_mean": 1.0 - keep.rate,
@@ -363,7 +456,7 @@ def summarize(keep: Keep, settings: LoopSettings) -> tuple[pl.DataFrame, Step]:
         "n": settings.n,
         "max_gen_batches": settings.max_gen_batches,
         "filter": settings.filter,
-        "steps": settings.steps if settings.epochs is None else None,
+        "steps": settings.steps,
         "epochs": settings.epochs,
         "prompts": keep.prompts,
         "keep_rate": keep.rate,
@@ -405,9 +498,13 @@ def analyse(
 
 
 def _run_words(settings: LoopSettings) -> str:
-    if settings.epochs is not None:
-        return f"{settings.epochs} epoch{'s' if settings.epochs != 1 else ''}"
-    return f"{settings.steps:,} steps"
+    epochs = (
+        None if settings.epochs is None else f"{settings.epochs} epoch{'s' if settings.epochs != 1 else ''}"
+    )
+    steps = None if settings.steps is None else f"{settings.steps:,} step{'s' if settings.steps != 1 else ''}"
+    if epochs and steps:
+        return f"the first of {epochs} and {steps}"
+    return epochs or steps or ""
 
 
 def headline(result: PreflightResult) -> str:
@@ -418,7 +515,8 @@ def headline(result: PreflightResult) -> str:
         return (
             f"Without the filter, {row['silent_share_mean']:.1%} of each batch's groups are silent on average "
             f"(P(more than {st.silent_over:.0%} silent) = {row['p_silent_over']:.3g}); with equal response "
-            f"lengths that share of every update is lost under each loss aggregation."
+            f"lengths that share of every update is lost under each loss aggregation. The run takes "
+            f"{row['expected_steps']:,.0f} steps ({_run_words(st)})."
         )
     cap = "endless batches" if st.max_gen_batches <= 0 else f"max_num_gen_batches {st.max_gen_batches}"
     safe = row["min_safe_gen_batch_size"]
@@ -428,12 +526,18 @@ def headline(result: PreflightResult) -> str:
         else f"no gen batch size keeps it under {st.risk:.0%}"
     )
     thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
-    return (
+    said = (
         f"With gen_batch_size {st.gen:,} and {cap}, this run crashes with probability "
         f"{row['p_crash_run']:.3g} within {_run_words(st)} ({row['p_crash_step']:.3g} per step); {safe_words}, "
         f"and {thrown:.0%} of generated "
         "rollouts will be thrown away."
     )
+    if st.epochs is not None:  # the optimizer's schedule needs its real step count (verl counts batches)
+        said += (
+            f" The run takes {row['expected_steps']:,.1f} optimizer steps on average, for "
+            f"{row['expected_run_gen_batches']:,.1f} generation batches."
+        )
+    return said
 
 
 # The settings, on a line above the table; then the figures the table shows, with and without the filter

@@ -147,3 +147,58 @@ def agg_loss(loss_mat: NDArray[np.float64], mask: NDArray[np.float64], mode: str
     if mode == "seq-mean-token-mean":
         return float(((loss_mat * mask).sum(axis=1) / mask.sum(axis=1)).mean())
     raise ValueError(mode)
+
+
+def simulate_run(
+    q: float,
+    B: int,
+    T: int,
+    M: int,
+    batches_per_epoch: int,
+    epochs: int,
+    steps: int | None,
+    runs: int,
+    seed: int,
+) -> Totals:
+    """Monte Carlo of whole runs of verl's DAPO ``fit`` as written (verl-project/verl-recipe @ 48ea0a79,
+    ``dapo/dapo_ray_trainer.py``): ``for epoch in range(total_epochs): for batch_dict in train_dataloader``
+    (l. 139-140), ``num_gen_batches += 1`` per batch (l. 154), ``is_last_step = global_steps >=
+    total_training_steps`` (l. 160); a step still short draws again or raises once ``num_gen_batches >=
+    max_num_gen_batches > 0`` (l. 277-290); a trained step returns if it is the last (l. 426-431), else
+    ``global_steps += 1`` (l. 434) and the step's state starts again. ``total_training_steps`` is the
+    config's or, when null, ``len(train_dataloader) * total_epochs`` (verl-project/verl @ 1dda039b,
+    ``verl/trainer/ppo/ray_trainer.py`` l. 435-438). Each batch's kept count is Binomial(B, q)."""
+    rng = np.random.default_rng(seed)
+    total = batches_per_epoch * epochs if steps is None else steps
+    crashed = np.zeros(runs)
+    trained = np.zeros(runs)
+    drawn = np.zeros(runs)
+    kept_draws = rng.binomial(B, q, size=(runs, batches_per_epoch * epochs))
+    for r in range(runs):
+        global_steps, kept, gen_batches, i = 1, 0, 0, 0
+        done = False
+        for _epoch in range(epochs):
+            for _batch in range(batches_per_epoch):
+                gen_batches += 1
+                is_last_step = global_steps >= total
+                kept += int(kept_draws[r, i])
+                i += 1
+                if kept < T:
+                    if M > 0 and gen_batches >= M:
+                        crashed[r] = 1.0
+                        done = True
+                        break
+                    continue
+                trained[r] += 1
+                if is_last_step:
+                    done = True
+                    break
+                global_steps += 1
+                kept, gen_batches = 0, 0
+            if done:
+                break
+        drawn[r] = i
+    values = {"crash": crashed, "steps": trained, "batches": drawn}
+    mean = {name: float(v.mean()) for name, v in values.items()}
+    se = {name: float(v.std(ddof=1) / np.sqrt(v.size)) for name, v in values.items()}
+    return Totals(mean, se)

@@ -21,6 +21,7 @@ from tests.preflight_reference import (
     crash_over_batches,
     enumerate_step,
     keep_chance,
+    simulate_run,
     simulate_steps,
 )
 
@@ -321,7 +322,7 @@ def test_a_verl_config_follows_its_interpolation(verl_config: str) -> None:
 
 def test_a_verl_config_gives_the_loop_settings(verl_config: str) -> None:
     settings, _ = from_config(read_config(verl_config), LoopSettings(), verl_config)
-    assert LoopSettings(1024, 1024, 1, 0, False, 150, 30) == settings
+    assert LoopSettings(1024, 1024, 1, 0, False, None, 30) == settings  # total_training_steps: null
 
 
 def test_overrides_win_over_the_file(verl_config: str) -> None:
@@ -338,12 +339,12 @@ def test_overrides_win_over_the_file(verl_config: str) -> None:
         ),
     }
     settings, _ = from_config(values, LoopSettings(), verl_config)
-    assert LoopSettings(512, 1536, 16, 10, True, 150, 30) == settings
+    assert LoopSettings(512, 1536, 16, 10, True, None, 30) == settings
 
 
 def test_the_keys_read_are_noted(verl_config: str) -> None:
     _, read = from_config(read_config(verl_config), LoopSettings(), verl_config)
-    assert "data.gen_batch_size=1024" in read
+    assert f"data.gen_batch_size=1024 ({verl_config})" in read
 
 
 def test_a_trl_config_gives_its_prompts_per_batch(tmp_path: Path) -> None:
@@ -421,3 +422,28 @@ def test_the_plot_is_written(tmp_path: Path) -> None:
 def test_by_is_refused() -> None:
     result = invoke("preflight", BIGMATH, "--by", "prompt_index")
     assert 2 == result.exit_code
+
+
+# A run that ends at whichever comes first: its epochs' batches or total_training_steps (verl's fit).
+RUNS = [
+    # (keep rate, B, T, M, batches per epoch, epochs, steps): safe to always crashing, either limit binding
+    (0.5, 20, 8, 3, 6, 2, 4),
+    (0.3, 20, 8, 3, 10, 2, 50),
+    (0.35, 12, 6, 2, 7, 3, 5),
+    (0.6, 10, 8, 0, 9, 1, None),
+    (0.2, 10, 8, 2, 8, 2, 3),
+]
+
+
+@pytest.mark.parametrize(("q", "B", "T", "M", "per_epoch", "epochs", "steps"), RUNS)
+def test_a_run_of_epochs_and_steps_is_verls_fit_loop(
+    q: float, B: int, T: int, M: int, per_epoch: int, epochs: int, steps: int | None
+) -> None:
+    s = preflight.step(q, B, T, 4, M)
+    crash, done, drawn = preflight.run_outcome(s, steps, per_epoch * epochs)
+    sim = simulate_run(q, B, T, M, per_epoch, epochs, steps, runs=40_000, seed=11)
+    runs = 40_000
+    # A crash chance near 0 or 1 leaves the simulation no spread: its binomial error at the model's value.
+    assert abs(crash - sim.mean["crash"]) <= 5 * max(sim.se["crash"], math.sqrt(crash * (1 - crash) / runs))
+    for name, value in (("steps", done), ("batches", drawn)):
+        assert abs(value - sim.mean[name]) <= 5 * sim.se[name] + 1e-6 * value, name  # rare events: unseen

@@ -33,7 +33,7 @@ from sigmatool.options.preflight import (
     LoopSettings,
     from_config,
     overrides,
-    read_config,
+    read_config_sources,
 )
 from sigmatool.views import Columns
 
@@ -111,12 +111,21 @@ ConfigOpt = Annotated[
 def _settings(
     inputs: InputOptions, config: str | None, flags: Mapping[str, object]
 ) -> tuple[LoopSettings, InputOptions, list[str]]:
-    """The loop's settings (defaults ← config ← key=value ← flags) and DATA without the key=value arguments."""
+    """The loop's settings and DATA without the key=value arguments. With a config or key=value overrides:
+    the trainer's defaults ← the config (its defaults list followed) ← key=value ← flags; else sigmatool's
+    defaults ← flags. The notes say where each value came from."""
     given = [a for a in inputs.paths if OVERRIDE.match(a) and not Path(a).exists()]
-    values = {**(read_config(config) if config else {}), **overrides(given)}
-    settings, read = from_config(values, LoopSettings(), config or "key=value")
+    values, sources, notes = read_config_sources(config) if config else ({}, {}, [])
+    changed = overrides(given)
+    values = {**values, **changed}
+    sources = {**sources, **dict.fromkeys(changed, "command line")}
+    base = None if values else LoopSettings()
+    settings, read = from_config(values, base, config or "key=value", sources)
+    if "epochs" in flags and "steps" not in flags and not values:
+        flags = {**flags, "steps": None}  # --epochs alone counts the run in epochs
     settings = replace(settings, **flags).checked()  # type: ignore[arg-type]
     rest = tuple(a for a in inputs.paths if a not in given)
+    run.note(notes)
     return settings, replace(inputs, paths=rest), read
 
 
@@ -196,7 +205,7 @@ def preflight_command(
 def _check(inputs: InputOptions, plot: PlotOptions, read: list[str], config: str | None) -> None:
     """What a loop over one dataset cannot take; the settings read from a config, noted."""
     if read:
-        run.note([f"read from {config or 'the command line'}: {', '.join(read)}"])
+        run.note([f"the loop's settings: {', '.join(read)}"])
     if inputs.by:
         raise UsageError("preflight describes one loop over the whole dataset: --by does not apply")
     if inputs.cols and plot.path is not None:

@@ -179,9 +179,10 @@ def _loop_settings(config: str | None) -> LoopSettings | None:
     """The batch loop of ``--preflight-config FILE``, checked."""
     if config is None:
         return None
-    from sigmatool.options.preflight import LoopSettings, from_config, read_config
+    from sigmatool.options.preflight import from_config, read_config_sources
 
-    settings, _ = from_config(read_config(config, "--preflight-config"), LoopSettings(), config)
+    values, sources, _ = read_config_sources(config, "--preflight-config")
+    settings, _ = from_config(values, None, config, sources)
     return settings.checked()
 
 

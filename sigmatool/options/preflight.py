@@ -11,7 +11,20 @@ and the dataloader of ``verl/trainer/ppo/ray_trainer.py``, ``RayPPOTrainer._crea
 - ``actor_rollout_ref.rollout.n``: rollouts per prompt;
 - ``algorithm.filter_groups.enable``: whether groups with reward std 0 are filtered;
 - ``algorithm.filter_groups.max_num_gen_batches``: batches a step may draw before it raises (≤ 0: endless);
-- ``trainer.total_epochs`` and ``trainer.total_training_steps``: the run's length.
+- ``trainer.total_epochs`` and ``trainer.total_training_steps``: the run's length. The loop ends at whichever
+  comes first: the epochs' generation batches run out, or ``total_training_steps`` optimizer steps are done
+  (``is_last_step = global_steps >= total_training_steps``, ``global_steps`` counting train steps only);
+  null: no step limit; ≤ 0: the first step is the last;
+- ``algorithm.filter_groups.metric`` and ``data.shuffle`` are read for the note (the model's std is the 0/1
+  reward's; without shuffling the dataloader reads the file in order).
+
+A key the config leaves out takes verl's own default (:data:`VERL_DEFAULTS`, from verl-project/verl
+``verl/trainer/config/ppo_trainer.yaml``, ``data/legacy_data.yaml``, ``rollout/rollout.yaml`` and
+``algorithm.py``'s ``FilterGroupsConfig`` at 1dda039b): 1,024 prompts per step, one rollout each, no
+filter, no cap, 30 epochs — never sigmatool's flag defaults. A Hydra ``defaults:`` list is followed: entries
+found beside the file (``name.yaml``, or ``group/option.yaml`` for ``group: option``) are read in list order,
+the file's own keys where ``_self_`` stands (last when absent); verl's own configs (``ppo_trainer`` …) are
+its defaults.
 
 A TRL ``GRPOConfig`` (YAML or JSON of its fields) has no filtering loop: it gives ``num_generations`` (n),
 ``per_device_train_batch_size`` (rollouts per device, so prompts per batch = that ÷ n on one device),
@@ -50,6 +63,24 @@ TRL_KEYS = {
 Scalar = str | int | float | bool | None
 
 
+VERL_DEFAULT_KEYS: dict[str, Scalar] = {
+    "data.train_batch_size": 1024,
+    "data.gen_batch_size": None,  # the train batch size
+    "actor_rollout_ref.rollout.n": 1,
+    "algorithm.filter_groups.enable": False,
+    "algorithm.filter_groups.max_num_gen_batches": 0,
+    "trainer.total_epochs": 30,
+    "trainer.total_training_steps": None,
+}
+TRL_DEFAULT_KEYS: dict[str, Scalar] = {  # trl GRPOConfig and transformers TrainingArguments
+    "num_generations": 8,
+    "per_device_train_batch_size": 8,
+    "num_train_epochs": 3,
+    "max_steps": -1,
+}
+VERL_OWN = ("ppo_trainer", "ppo_megatron_trainer", "dapo_trainer", "_self_")
+
+
 @dataclass(frozen=True)
 class LoopSettings:
     """A trainer's batch loop: prompts per step and per generation batch, rollouts per prompt, the filter,
@@ -60,8 +91,8 @@ class LoopSettings:
     n: int = 16
     max_gen_batches: int = 10
     filter: bool = True
-    steps: int = 150
-    epochs: int | None = None
+    steps: int | None = 150  # None: no step limit (the run is counted in epochs)
+    epochs: int | None = None  # with steps too, the run ends at whichever comes first
     risk: float = DEFAULT_RISK
     silent_over: float = DEFAULT_SILENT_OVER
 
@@ -84,11 +115,13 @@ class LoopSettings:
                 ("--gen-batch-size", self.gen, 1),
                 ("--n", self.n, 1),
                 ("--max-gen-batches", self.max_gen_batches, 0),
-                ("--steps", self.steps, 1),
+                ("--steps", self.steps if self.steps is not None else 1, 1),
                 ("--epochs", self.epochs if self.epochs is not None else 1, 1),
             )
             if value < low
         ]
+        if self.steps is None and self.epochs is None:
+            bad.append("the run needs a length: --steps or --epochs")
         if not 0 < self.risk < 1:
             bad.append(f"--risk must be in (0, 1), not {self.risk}")
         if not 0 <= self.silent_over < 1:
@@ -163,27 +196,121 @@ def overrides(items: Sequence[str]) -> dict[str, Scalar]:
 
 
 def read_config(path: str, option: str = "--config") -> dict[str, Scalar]:
-    """A trainer config file (YAML, or JSON for a TRL GRPOConfig) flattened to dotted keys; ``option``
-    names the flag that gave it in the messages."""
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise DataError(f"{option} {path}: {exc.strerror or exc}") from exc
-    if path.endswith(".json"):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{option} {path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
-        values = _flatten(data) if isinstance(data, dict) else {}
-    else:
-        values = read_yaml(text)
+    """A trainer config file (YAML, or JSON for a TRL GRPOConfig) flattened to dotted keys, its Hydra
+    ``defaults:`` list followed (:func:`read_config_sources`); ``option`` names the flag in the messages."""
+    return read_config_sources(path, option)[0]
+
+
+def read_config_sources(
+    path: str, option: str = "--config"
+) -> tuple[dict[str, Scalar], dict[str, str], list[str]]:
+    """:func:`read_config`'s values, the file each key came from, and notes on ``defaults:`` entries that
+    are neither beside the file nor verl's own."""
+    values, sources, notes = _read_tree(Path(path), option, set())
     if not any(key in values for key in (*VERL_KEYS, *TRL_KEYS)):
         # Without one, the loop's defaults would stand in for the trainer's settings, unsaid.
         raise DataError(
             f"{option} {path}: none of the batch loop's keys is there (verl: {', '.join(VERL_KEYS)}; TRL: "
             f"{', '.join(TRL_KEYS)})"
         )
-    return values
+    return values, sources, notes
+
+
+def _read_tree(
+    path: Path, option: str, seen: set[Path]
+) -> tuple[dict[str, Scalar], dict[str, str], list[str]]:
+    """One config file and the entries of its ``defaults:`` list, merged in Hydra's order."""
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise DataError(f"{option} {path}: {exc.strerror or exc}") from exc
+    if path.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{option} {path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+        own = _flatten(data) if isinstance(data, dict) else {}
+        return own, dict.fromkeys(own, str(path)), []
+    own = read_yaml(text)
+    entries = defaults_list(text)
+    if "_self_" not in [name for _, name, _ in entries]:
+        entries.append(("", "_self_", ""))  # Hydra puts the file's own keys last
+    values: dict[str, Scalar] = {}
+    sources: dict[str, str] = {}
+    notes: list[str] = []
+    for group, name, package in entries:
+        if name == "_self_":
+            values.update(own)
+            sources.update(dict.fromkeys(own, str(path)))
+            continue
+        found = _entry_file(path.parent, group, name)
+        if found is None or found.resolve() in seen:
+            if name not in VERL_OWN and group not in VERL_GROUPS and found is None:
+                where = f"{group}: {name}" if group else name
+                notes.append(
+                    f"{path}: defaults entry '{where}' is not beside the file; its keys take their defaults"
+                )
+            continue
+        sub, sub_sources, sub_notes = _read_tree(found, option, {*seen, path.resolve()})
+        prefix = f"{package}." if package else ""
+        values.update({prefix + k: v for k, v in sub.items()})
+        sources.update({prefix + k: src for k, src in sub_sources.items()})
+        notes += sub_notes
+    return values, sources, notes
+
+
+# verl's own config groups: an entry of one of them is verl's default for it.
+VERL_GROUPS = (
+    "data",
+    "actor",
+    "ref",
+    "rollout",
+    "critic",
+    "reward_model",
+    "algorithm",
+    "model",
+    "npu_profile",
+)
+
+
+def defaults_list(text: str) -> list[tuple[str, str, str]]:
+    """The entries of a top-level Hydra ``defaults:`` list as (group, name, package): ``- name`` gives
+    ("", name, ""), ``- group@pkg: name`` (``override`` dropped) gives (group, name, pkg or group's path).
+
+    >>> defaults_list("defaults:\n  - ppo_trainer\n  - data@data: my_data\n  - _self_\nx: 1\n")
+    [('', 'ppo_trainer', ''), ('data', 'my_data', 'data'), ('', '_self_', '')]
+    """
+    out: list[tuple[str, str, str]] = []
+    inside = False
+    for raw in text.splitlines():
+        line = _uncomment(raw).rstrip()
+        if not line.strip():
+            continue
+        if not line.startswith((" ", "-")):
+            inside = line.split(":", 1)[0].strip() == "defaults"
+            continue
+        item = line.strip()
+        if not inside or not item.startswith("- "):
+            continue
+        entry = item[2:].strip().removeprefix("override ").strip()
+        if ":" in entry:
+            key, _, name = entry.partition(":")
+            group, _, package = key.strip().partition("@")
+            out.append(
+                (group.strip(), name.strip().strip("'\""), (package or group).strip().replace("/", "."))
+            )
+        else:
+            out.append(("", entry.strip("'\""), ""))
+    return out
+
+
+def _entry_file(folder: Path, group: str, name: str) -> Path | None:
+    """The YAML file a defaults entry names beside the config (``name.yaml``, ``group/name.yaml``)."""
+    for suffix in (".yaml", ".yml"):
+        candidate = folder / group / f"{name}{suffix}" if group else folder / f"{name}{suffix}"
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, Scalar]:
@@ -229,23 +356,53 @@ def _setting(key: str, value: Scalar, source: str) -> int | bool | None:
 
 
 def from_config(
-    values: Mapping[str, Scalar], base: LoopSettings, source: str
+    values: Mapping[str, Scalar],
+    base: LoopSettings | None,
+    source: str,
+    sources: Mapping[str, str] | None = None,
 ) -> tuple[LoopSettings, list[str]]:
-    """``base`` with the loop's keys found in ``values`` (verl's or TRL's), and a note per key read."""
+    """The loop's settings from a config's ``values`` (verl's keys or TRL's), and a note per key: its value
+    and where it came from (``sources``: key → file or ``key=value``; else ``source``). ``base`` None: every
+    key the config leaves out takes the trainer's own default (said so in the notes); else ``base``'s."""
+    verl = any(k in values for k in VERL_KEYS)
+    keys = VERL_KEYS if verl else TRL_KEYS
+    trainer = "verl" if verl else "TRL"
+    defaults = (VERL_DEFAULT_KEYS if verl else TRL_DEFAULT_KEYS) if base is None else {}
     found: dict[str, object] = {}
     read: list[str] = []
-    keys = VERL_KEYS if any(k in values for k in VERL_KEYS) else TRL_KEYS
     for key, field in keys.items():
-        if key in values and (value := _setting(key, resolved(values, key), source)) is not None:
+        given = key in values
+        if not given and key not in defaults:
+            continue
+        raw = resolved(values, key) if given else defaults[key]
+        if raw is None and field not in ("steps", "epochs", "gen_batch_size") and key in defaults:
+            raw = defaults[key]  # a null where the trainer needs a value: its default
+        where = (sources or {}).get(key, source) if given else f"{trainer} default"
+        value = _setting(key, raw, where)
+        read.append(f"{key}={'null' if value is None else value} ({where})")
+        if field == "max_gen_batches" and isinstance(value, int) and value < 0:
+            value = 0  # verl: non-positive values mean no upper limit
+        if value is not None:
             found[field] = value
-            read.append(f"{key}={value}")
+        elif field == "steps" and verl:
+            found["steps"] = None  # total_training_steps: null, no step limit
+    for key in ("algorithm.filter_groups.metric", "data.shuffle") if verl else ():
+        if key in values:
+            read.append(f"{key}={values[key]} ({(sources or {}).get(key, source)})")
     rollouts = found.pop("rollouts_per_batch", None)
     if rollouts is not None:
-        n = int(found.get("n", base.n))  # type: ignore[call-overload]
+        n = int(found.get("n", (base or LoopSettings()).n))  # type: ignore[call-overload]
         found["gen_batch_size"] = found["train_batch_size"] = max(int(rollouts) // n, 1)  # type: ignore[call-overload]
         found["filter"] = False  # TRL's GRPOTrainer keeps silent groups in the loss
-    if found.get("steps", 1) in (-1, 0):  # TRL's max_steps = -1: the length is in epochs
-        found.pop("steps")
-    if "steps" in found:  # a step count, when the config sets one, ends the run first (as verl's does)
-        found["epochs"] = None
-    return replace(base, **found), read  # type: ignore[arg-type]
+    steps = found.get("steps")
+    if verl:
+        if isinstance(steps, int) and steps <= 0:
+            found["steps"] = 1  # verl's is_last_step holds at the first step: it runs one
+        # verl ends at the first of its epochs and its steps; both stay.
+    elif isinstance(steps, int) and steps > 0:
+        found["epochs"] = None  # transformers: max_steps > 0 overrides num_train_epochs
+    else:  # TRL's max_steps = -1: the length is in epochs
+        found.pop("steps", None)
+        if "epochs" in found:
+            found["steps"] = None
+    return replace(base or LoopSettings(), **found), read  # type: ignore[arg-type]
