@@ -202,3 +202,77 @@ def simulate_run(
     mean = {name: float(v.mean()) for name, v in values.items()}
     se = {name: float(v.std(ddof=1) / np.sqrt(v.size)) for name, v in values.items()}
     return Totals(mean, se)
+
+
+def shuffled_epoch_crash(q: list[Fraction], B: int, T: int, M: int, steps: int) -> tuple[Fraction, Fraction]:
+    """(P(the epoch's first step crashes), P(a crash within ``steps`` steps of one epoch)), exactly: every
+    permutation of the prompts (a shuffled dataloader, ``drop_last``) and every reward outcome, the loop run
+    as verl writes it (each prompt drawn once in the epoch, its group kept with chance q)."""
+    N = len(q)
+    perms = list(itertools.permutations(range(N)))
+    first, run = Fraction(0), Fraction(0)
+    for kept in itertools.product((0, 1), repeat=N):
+        chance = Fraction(1)
+        for qi, x in zip(q, kept, strict=True):
+            chance *= qi if x else 1 - qi
+        if chance == 0:
+            continue
+        crashed_first = crashed_run = 0
+        for perm in perms:
+            order, pos, done = [kept[i] for i in perm], 0, 0
+            while done < steps and pos + B <= N:
+                held, drawn = 0, 0
+                while pos + B <= N:
+                    held += sum(order[pos : pos + B])
+                    pos, drawn = pos + B, drawn + 1
+                    if held >= T or drawn >= M:
+                        break
+                if held < T and drawn >= M:  # short after M batches: verl raises
+                    crashed_first += done == 0
+                    crashed_run += 1
+                    break
+                if held < T:  # the epoch's batches ran out mid-step
+                    break
+                done += 1
+        first += chance * Fraction(crashed_first, len(perms))
+        run += chance * Fraction(crashed_run, len(perms))
+    return first, run
+
+
+@dataclass
+class Estimate:
+    mean: float
+    se: float
+
+
+def simulate_shuffled(
+    q: NDArray[np.float64], B: int, T: int, M: int, steps: int, runs: int, seed: int
+) -> tuple[Estimate, Estimate]:
+    """Monte Carlo of one epoch per run: a random permutation (``drop_last`` batches of B), each prompt's
+    group kept with its q once, verl's loop over ``steps`` steps; (first step crashes, the run crashes)."""
+    rng = np.random.default_rng(seed)
+    N = q.size
+    first = np.zeros(runs, dtype=bool)
+    crashed = np.zeros(runs, dtype=bool)
+    for r in range(runs):
+        order = rng.random(N) < q[rng.permutation(N)]
+        pos, done = 0, 0
+        while done < steps and pos + B <= N:
+            held, drawn = 0, 0
+            while pos + B <= N:
+                held += int(order[pos : pos + B].sum())
+                pos, drawn = pos + B, drawn + 1
+                if held >= T or drawn >= M:
+                    break
+            if held < T and drawn >= M:
+                first[r] = done == 0
+                crashed[r] = True
+                break
+            if held < T:
+                break
+            done += 1
+
+    def estimate(x: NDArray[np.bool_]) -> Estimate:
+        return Estimate(float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size)))
+
+    return estimate(first), estimate(crashed)
