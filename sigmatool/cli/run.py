@@ -35,8 +35,11 @@ TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 LIST_OPTIONS = ("--G", "-G", "--group-size", "--sizes")
 # The arguments of the running command line (after ``sigmatool``), as main received them.
 ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arguments", default=())
-# The running session's first headline line (--grader-error's), made when the answer is shown.
-LEAD: contextvars.ContextVar[Callable[[], str] | None] = contextvars.ContextVar("lead", default=None)
+# The running session's first headline lines: how the input was read where a misreading is likely, and
+# (made when the answer is shown) what --grader-error's grader moves.
+LEAD: contextvars.ContextVar[tuple[tuple[str, ...], Callable[[], str] | None]] = contextvars.ContextVar(
+    "lead", default=((), None)
+)
 
 
 def is_broken_pipe(exc: BaseException) -> bool:
@@ -193,7 +196,7 @@ def session(
         run = Session(
             loaded.frame, inputs.groups, estimator, beyond, sizes, loaded.dataset, loaded.totals, grader
         )
-        token = LEAD.set(run.grader_line if grader else None)
+        token = LEAD.set((getattr(loaded, "reading", ()), run.grader_line if grader else None))
         try:
             yield run
         finally:
@@ -214,14 +217,16 @@ def show(
     if drawn is not None:
         save_plot(plot, drawn, source)
     view = view_of(result)
-    lead = LEAD.get()
-    line = lead() if lead is not None and not getattr(result, "says_grader", False) else ""
-    if line and view is not None and is_table(out):
+    reading, graded = LEAD.get()
+    lines = [*reading]
+    if graded is not None and not getattr(result, "says_grader", False):
+        lines.append(graded())
+    if lines and view is not None and is_table(out):
         from dataclasses import replace
 
-        view = replace(view, headline=f"{line}\n{view.headline}" if view.headline else line)
-    elif line:
-        note([line])
+        view = replace(view, headline="\n".join([*lines, *([view.headline] if view.headline else [])]))
+    elif lines:
+        note(lines[len(reading) :])  # the reading is a note already
     if not is_table(out):  # the table's headline says these
         note(warnings_of(result))
     write_any(summary_of(result), out, view)

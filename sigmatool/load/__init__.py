@@ -204,7 +204,8 @@ def histogram(ds: Dataset, on_rows: Progress | None = None) -> Histogram:
     several.check_alike(ds.options.cols, [h.dataset.has_counts for h in hists])
     frame = several.stacked([h.frame for h in hists], ds.options.cols)
     read = replace(ds, parts=tuple(h.dataset for h in hists))
-    return Histogram(frame, read, _notes(ds, hists))
+    reading = tuple(f"--col {h.dataset.options.col}: {line}" for h in hists for line in h.reading)
+    return Histogram(frame, read, _notes(ds, hists), reading)
 
 
 def with_originals(ds: Dataset) -> Dataset:

@@ -59,6 +59,8 @@ class Histogram:
     frame: pl.DataFrame
     dataset: Dataset
     notes: tuple[str, ...] = ()
+    # How the input was read where a likely misreading is possible: the answer's headline starts with it.
+    reading: tuple[str, ...] = ()
     # What streamed rows may bring, summed while checked (sigmatool.load.rows.Rows): a histogram's sums
     # come from its distinct values.
     totals: None = None
@@ -134,8 +136,13 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         trainer = ds.log.trainer if ds.log is not None else None
         key = "" if trainer else repr(ds.options.prompt_col)
         notes += key_notes(frame, ds.by, trainer=trainer, key=key) + text_notes(ds)
-    notes += weight_hint(frame, ds) + degenerate_notes(frame, ds)
-    return Histogram(frame, ds, (*ds.notes, *notes))
+    hint = weight_hint(frame, ds)
+    notes += degenerate_notes(frame, ds)
+    reading = ()
+    if hint:  # a histogram read as rows: said first, and in the headline
+        total = int(frame["prompts"].sum())
+        reading = (f"Read as {total:,} prompts, one per row ({hint[1]}).",)
+    return Histogram(frame, ds, (*hint[:1], *ds.notes, *notes), reading)
 
 
 def text_notes(ds: Dataset) -> list[str]:
@@ -242,7 +249,8 @@ def weight_hint(frame: pl.DataFrame, ds: Dataset) -> list[str]:
     return [
         f"each (k, n) is one row, and column {name!r} holds whole numbers ({total:,.0f} in all): if a row "
         f"stands for that many prompts (a histogram), --weight-col {name} weighs it so; as read, each row is "
-        f"one prompt ({frame.height:,} prompts)"
+        f"one prompt ({frame.height:,} prompts)",
+        f"if column {name!r} counts prompts, --weight-col {name} reads its {total:,.0f}",
     ]
 
 

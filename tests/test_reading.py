@@ -1,0 +1,43 @@
+"""How the input was read, first, where a likely misreading is possible: a histogram read one prompt per row
+(its count column not given as --weight-col), rows of answers read as pass rates."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from tests.conftest import SAMPLE, invoke, one_error_line
+
+HISTOGRAM = SAMPLE / "bigmath_8_samples.csv"  # k, n, count: 9 rows standing for 215,608 prompts
+
+
+@pytest.mark.parametrize("command", ["silent", "budget", "groupsize", "plan", "curriculum"])
+def test_a_histogram_read_as_rows_names_weight_col_in_the_headline(command: str) -> None:
+    extra = {"curriculum": ("--batch-size", "4"), "plan": ("--sizes", "2,4,8", "--estimator", "plugin")}.get(
+        command, ()
+    )
+    result = invoke(command, HISTOGRAM, "--format", "table", *extra)
+    assert result.exit_code == 0, result.stderr
+    assert "--weight-col count" in " ".join(result.stdout.splitlines()[:2])
+    assert "Read as 9 prompts, one per row" in result.stdout.splitlines()[0]
+
+
+def test_in_the_data_formats_the_first_note_names_weight_col() -> None:
+    result = invoke("silent", HISTOGRAM, "--format", "csv")
+    first = next(line for line in result.stderr.splitlines() if line.startswith("note: "))
+    assert "--weight-col count" in first
+
+
+def test_with_weight_col_nothing_is_said() -> None:
+    result = invoke("silent", HISTOGRAM, "--weight-col", "count", "--format", "table")
+    assert "Read as" not in result.stdout
+    assert "--weight-col" not in result.stderr
+
+
+def test_rows_of_answers_are_not_read_as_pass_rates(tmp_path: object) -> None:
+    path = tmp_path / "answers.csv"  # type: ignore[operator]
+    rows = [(f"q{i}", int((i * 7 + j) % 3 == 0)) for i in range(50) for j in range(4)]
+    pl.DataFrame(rows, schema=["prompt_id", "pass_rate"], orient="row").write_csv(path)
+    result = invoke("silent", path)
+    assert result.exit_code == 2
+    assert "--rollouts --prompt-col prompt_id --reward-col pass_rate" in one_error_line(result.stderr)
