@@ -232,6 +232,24 @@ def test_difficulty_ends_match_the_paper(bigmath: pl.DataFrame, p: float, paper:
     assert paper == pytest.approx(bars.y[bars.x.index(p)], abs=5e-5)
 
 
+def test_share_ticks_are_the_values_they_mark() -> None:
+    # The report's difficulty histogram once read 0, 2, 5, 8, 10, … at a 2.5 % step (2.5 and 7.5 rounded).
+    import matplotlib.pyplot as plt
+
+    from sigmatool.figures.style import percent_axis
+
+    fig, ax = plt.subplots()
+    ticks = [0.0, 0.025, 0.05, 0.075, 0.1, 0.125, 0.15, 0.175]
+    ax.set_ylim(0.0, 0.18)
+    ax.set_yticks(ticks)
+    percent_axis(ax)
+    fig.canvas.draw()
+    assert ["0", "2.5", "5", "7.5", "10", "12.5", "15", "17.5"] == [
+        t.get_text() for t in ax.get_yticklabels()
+    ]
+    plt.close(fig)
+
+
 def test_difficulty_bins_many_distinct_rates() -> None:
     hist = pl.DataFrame({"p": np.linspace(0.0, 1.0, 1001), "prompts": [1] * 1001})
     assert 50 == len(difficulty_figure(hist).get("prompts").x)

@@ -270,3 +270,20 @@ def test_bad_input_says_what_is_wrong_in_one_line(name: str) -> None:
 @pytest.mark.parametrize("name", [n for n in BAD if n != "keep all beyond the budget"])
 def test_a_bad_option_is_refused_before_polars_or_numpy_is_imported(name: str) -> None:
     assert "False False" == refused(name).stdout.strip()
+
+
+def test_each_column_s_footer_names_its_column_and_its_own_rollouts(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    a = rng.binomial(8, rng.beta(0.5, 0.7, 400)) / 8
+    b = rng.binomial(8, rng.beta(0.7, 0.5, 300)) / 8
+    path = tmp_path / "two.csv"
+    pl.DataFrame({"a": a, "b": np.concatenate([b, np.full(100, np.nan)])}).write_csv(path)
+    args = (path, "--col", "a", "--col", "b", "--samples", "8", "--nan-missing", "--estimator", "plugin")
+    table = invoke("plan", *args, "--format", "table")
+    assert table.exit_code == 0, table.stderr
+    summary = csv_of(invoke("plan", *args, "--format", "csv")).filter(pl.col("strategy") == "plan")
+    for column in ("a", "b"):
+        used = int(summary.filter(pl.col("column") == column)["rollouts_used"].item())
+        assert f"{column}: plan's rollouts: {used:,} of the budget's" in table.stdout
+        assert f"{column}: guarantee:" in table.stdout
+    assert "\nguarantee:" not in table.stdout  # no line leaves its column unsaid

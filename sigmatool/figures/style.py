@@ -236,9 +236,15 @@ def legend_at(ax: Axes, loc: Inside, look: Look = SCREEN, beside: bool = False, 
 
 
 def percent_axis(ax: Axes, which: str = "y", decimals: int = 0) -> None:
-    """Ticks of a [0, 1] share shown as percentages (the label says '(%)')."""
-    formatter = FuncFormatter(lambda v, _pos: f"{100 * v:.{decimals}f}")
-    (ax.yaxis if which == "y" else ax.xaxis).set_major_formatter(formatter)
+    """Ticks of a [0, 1] share shown as percentages (the label says '(%)'), each the value it marks: at
+    least ``decimals`` decimals, and as many more as the tick needs (2.5, not 2, at a 2.5 % step)."""
+
+    def label(v: float, _pos: int | None = None) -> str:
+        exact = f"{round(100 * v, 9):g}"
+        fixed = f"{100 * v:.{decimals}f}"
+        return fixed if float(fixed) == float(exact) else exact
+
+    (ax.yaxis if which == "y" else ax.xaxis).set_major_formatter(FuncFormatter(label))
 
 
 def log2_axis(ax: Axes, values: Sequence[float]) -> None:

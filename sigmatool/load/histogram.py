@@ -138,7 +138,7 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         notes += key_notes(frame, ds.by, trainer=trainer, key=key) + text_notes(ds)
     hint = weight_hint(frame, ds)
     notes += degenerate_notes(frame, ds)
-    reading = ()
+    reading: tuple[str, ...] = ()
     if hint:  # a histogram read as rows: said first, and in the headline
         total = int(frame["prompts"].sum())
         reading = (f"Read as {total:,} prompts, one per row ({hint[1]}).",)

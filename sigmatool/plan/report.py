@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from sigmatool.columns import labels, percent
+from sigmatool.options import COLUMN
 from sigmatool.options.plan import PlanOptions
 from sigmatool.plan.groups import Plans
 from sigmatool.render import View, also_in_data
@@ -86,9 +87,11 @@ def plan_line(plans: Plans) -> str:
     )
 
 
-def rollouts_line(plans: Plans) -> str:
-    """The plan's rollouts against its budget, over all groups."""
+def rollouts_line(plans: Plans, column: str | None = None) -> str:
+    """The plan's rollouts against its budget, over all groups (of one pass-rate column, when given)."""
     mine = plans.summary.filter(pl.col("strategy") == "plan")
+    if column is not None:
+        mine = mine.filter(pl.col(COLUMN) == column)
     used, budget = int(mine["rollouts_used"].sum()), int(mine["budget"].sum())
     return f"plan's rollouts: {used:,} of the budget's {budget:,} used"
 
@@ -109,13 +112,13 @@ def _share(part: int, total: int) -> str:
     return "<0.1%" if 0 < 1000 * part < total / 2 else f"{100 * part / total:.1f}%"
 
 
-def sizes_line(plans: Plans) -> str:
-    """The plan's group sizes over all groups: prompts at each G (0 = left out)."""
-    d = (
-        plans.distribution.filter(pl.col("strategy") == "plan")
-        .group_by("group_size")
-        .agg(pl.col("prompts").sum())
-    )
+def sizes_line(plans: Plans, column: str | None = None) -> str:
+    """The plan's group sizes over all groups (of one pass-rate column, when given): prompts at each G
+    (0 = left out)."""
+    d = plans.distribution.filter(pl.col("strategy") == "plan")
+    if column is not None:
+        d = d.filter(pl.col(COLUMN) == column)
+    d = d.group_by("group_size").agg(pl.col("prompts").sum())
     total = int(d["prompts"].sum())
     parts = [
         f"{'left out' if g == 0 else f'G={g}'} {n:,} ({_share(n, total)})"
@@ -126,9 +129,8 @@ def sizes_line(plans: Plans) -> str:
 
 def view(plans: Plans) -> View:
     """The summary's table view: each distinct comparison once, the columns that fit 80 columns."""
-    guarantees = sorted({p.guarantee for p in plans.plans})
     rows, merged = distinct_rows(plans.summary)
-    footer = [sizes_line(plans), rollouts_line(plans), *[f"guarantee: {g}" for g in guarantees]]
+    footer = _footer(plans)
     if merged:
         footer.append(
             "rows the same as another, shown once: "
@@ -146,6 +148,32 @@ def view(plans: Plans) -> View:
         keys=("strategy", *plans.by),
         rows=rows,
     )
+
+
+def _footer(plans: Plans) -> list[str]:
+    """The plan's sizes, rollouts and guarantees: with several pass-rate columns one set per column, each
+    line naming its column (and, with --by too, each guarantee its group); else over all groups."""
+    if COLUMN not in plans.by:
+        guarantees = sorted({p.guarantee for p in plans.plans})
+        return [sizes_line(plans), rollouts_line(plans), *[f"guarantee: {g}" for g in guarantees]]
+    lines = []
+    at = plans.by.index(COLUMN)
+    for column in dict.fromkeys(str(key[at]) for key in plans.keys):
+        mine = [(k, p) for k, p in zip(plans.keys, plans.plans, strict=True) if str(k[at]) == column]
+        lines += [f"{column}: {sizes_line(plans, column)}", f"{column}: {rollouts_line(plans, column)}"]
+        others = len(mine) > 1
+        lines += list(
+            dict.fromkeys(
+                f"{column}: guarantee{' (' + _group_words(plans, k) + ')' if others else ''}: {p.guarantee}"
+                for k, p in mine
+            )
+        )
+    return lines
+
+
+def _group_words(plans: Plans, key: tuple[object, ...]) -> str:
+    """A --by group in words, without the column key: ``source=algebra``."""
+    return ", ".join(f"{name}={value}" for name, value in zip(plans.by, key, strict=True) if name != COLUMN)
 
 
 def distribution_view(plans: Plans) -> View:
