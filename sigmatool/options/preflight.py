@@ -277,7 +277,7 @@ def defaults_list(text: str) -> list[tuple[str, str, str]]:
     """The entries of a top-level Hydra ``defaults:`` list as (group, name, package): ``- name`` gives
     ("", name, ""), ``- group@pkg: name`` (``override`` dropped) gives (group, name, pkg or group's path).
 
-    >>> defaults_list("defaults:\n  - ppo_trainer\n  - data@data: my_data\n  - _self_\nx: 1\n")
+    >>> defaults_list("defaults:\\n  - ppo_trainer\\n  - data@data: my_data\\n  - _self_\\nx: 1\\n")
     [('', 'ppo_trainer', ''), ('data', 'my_data', 'data'), ('', '_self_', '')]
     """
     out: list[tuple[str, str, str]] = []
