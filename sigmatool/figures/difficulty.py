@@ -22,6 +22,7 @@ from sigmatool.figures.style import (
     group_dash,
     groups,
     house_style,
+    legend_above,
     new_figure,
     percent_axis,
     require,
@@ -108,11 +109,10 @@ def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str],
     ax.set_xlabel(X_LABEL)
     ax.set_ylabel(Y_LABEL)
     if by:
-        # Room above the outlines for the legend.
-        ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
-        # Three names abreast fit the axes only when they are short (a file's name and its column are not).
+        # Above the axes, clear of the outlines; three names abreast only when they are short (a file's name
+        # and its column are not).
         wide = max(len(label) for label, _ in parts) > LEGEND_ABREAST
-        ax.legend(loc="upper center", ncols=1 if wide else min(len(parts), 3))
+        legend_above(ax, ncols=1 if wide else min(len(parts), 3))
     return cells
 
 

@@ -225,14 +225,17 @@ def legend_above(ax: Axes, ncols: int = 2, **kwargs: Any) -> None:
 
 
 def legend_at(ax: Axes, loc: Inside, look: Look = SCREEN, beside: bool = False, **kwargs: Any) -> None:
-    """The axes' legend at ``loc`` inside them on screen; on paper, where the axes are too small to keep a
-    legend clear of the data, above them (``beside``: to their right, for axes that carry a title)."""
-    if look.stacked and beside:
+    """The axes' legend outside them, never on the data: above them (``beside``: to their right, for axes
+    that carry a title). ``loc`` is kept for the callers that once placed it inside; with several series a
+    legend inside the axes sat on the lines."""
+    labels = kwargs.get("labels") or ax.get_legend_handles_labels()[1]
+    narrow = len(labels) <= 3 and max((len(str(x)) for x in labels), default=0) <= LABEL_MAX // 2
+    if beside and (narrow or not look.stacked):
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
-    elif look.stacked:
-        legend_above(ax, 2, **kwargs)
+    elif beside:  # on paper, many or long names beside the axes leave them no room: one per line above
+        legend_above(ax, int(kwargs.pop("ncols", 1)), **kwargs)
     else:
-        ax.legend(loc=loc, **kwargs)
+        legend_above(ax, int(kwargs.pop("ncols", 2 if look.stacked else 1)), **kwargs)
 
 
 def percent_axis(ax: Axes, which: str = "y", decimals: int = 0) -> None:
