@@ -58,6 +58,7 @@ from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
     BOUNDS_LEVEL,
+    COLUMN,
     DEFAULT_BINS,
     DEFAULT_EXTREME,
     DEFAULT_MEDIUM,
@@ -453,6 +454,16 @@ def analyse(
 TABLE_HIDES = ("prompts",)
 
 
+COMPARED_NOTE = "each column's bins of p: --full, or the data formats"
+
+
+def _compared(summary: pl.DataFrame) -> pl.DataFrame | None:
+    """With several pass-rate columns: each column's extreme, medium and overall rows, side by side."""
+    if COLUMN not in summary.columns:
+        return None
+    return summary.filter(pl.col("segment").is_in(["extreme", "medium", "all"]))
+
+
 def view(result: BudgetResult) -> View:
     """The table view: headline over all prompts, shares as percentages with bars, the segment notes; with
     --bounds or --ci, the range of each method's share in one column (``lo–hi``)."""
@@ -469,6 +480,8 @@ def view(result: BudgetResult) -> View:
             hide=(*TABLE_HIDES, *said_once(result.summary)),
             footer=[*result.notes, also_in_data(TABLE_HIDES)],
             bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
+            compact=_compared(result.summary),
+            compact_note=COMPARED_NOTE,
         ),
         names,
         show=("grpo_share", "drgrpo_share"),

@@ -356,9 +356,18 @@ def output_options(
         ),
     ] = OutputFormat.auto,
     output: OutputFile = None,
+    full: Annotated[
+        bool,
+        typer.Option(
+            "--full",
+            help="The table view shows every row: with several pass-rate columns it otherwise compares "
+            "their overall rows at a glance (the data formats always hold every row).",
+            rich_help_panel="Output",
+        ),
+    ] = False,
 ) -> OutputOptions:
     """Where the result goes, and in which format."""
-    return OutputOptions(fmt.value, output)
+    return OutputOptions(fmt.value, output, full)
 
 
 def plot_options(

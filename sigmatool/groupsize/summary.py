@@ -311,4 +311,13 @@ def view(result: GroupSizeResult) -> View:
         keys=list(result.by),
         footer=[*result.notes, *(sizing if named else []), also_in_data(hides)],
         hide=[*hides, "estimator"],
+        compact=_compared(result.summary),
+        compact_note="each column's bins of p: --full, or the data formats",
     )
+
+
+def _compared(summary: pl.DataFrame) -> pl.DataFrame | None:
+    """With several pass-rate columns: each column's row over all its prompts, side by side."""
+    if COLUMN not in summary.columns or "segment" not in summary.columns:
+        return None
+    return summary.filter(pl.col("segment") == "all")

@@ -308,6 +308,7 @@ class OutputOptions:
 
     fmt: str = "auto"
     output: str | None = None
+    full: bool = False  # the table view's every row (several columns are otherwise compared at a glance)
 
     def __post_init__(self) -> None:
         if self.fmt not in OutputFormat.__members__:

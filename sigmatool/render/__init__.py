@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +87,8 @@ def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None, 
     """Write a (small) result frame in the resolved format; ``option`` names the output in messages."""
     fmt = resolve_format(out.fmt, out.output, option)
     if fmt == "table":
+        if view is not None and view.compact is not None and not out.full:
+            view = replace(view, rows=view.compact, footer=[*view.footer, view.compact_note])
         with target(out.output, binary=False, option=option) as handle:
             print_table(df, view or View(), handle, table_width(handle))
         return

@@ -56,6 +56,10 @@ class View:
     spark: Sparkline | None = None  # a sparkline under the headline
     rows: pl.DataFrame | None = None  # the rows shown, when fewer than the data's (repeated rows merged)
     given: Sequence[str] = ()  # columns that restate the request: on the line above the table when constant
+    # With several pass-rate columns: the rows that compare them at a glance, shown unless --full asks for
+    # every row; ``compact_note`` says where the rest are.
+    compact: pl.DataFrame | None = None
+    compact_note: str = ""
     spans: Sequence[tuple[str, str, str]] = ()  # (name, low, high): two columns shown as one, ``lo–hi``
 
 
