@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +37,7 @@ class Plan:
     units: tuple[str, ...]
     blend: FloatArray
     base: FloatArray  # the static part of each row's weight (pools, band, buckets); 1 for the others
+    n: FloatArray | None = None  # each row's samples (counts), for easy-first's ties
 
     @property
     def prompts(self) -> float:
@@ -92,14 +94,12 @@ class Plan:
             out[self.order] = np.where(m > 0, taken / m, 0.0)
         return out
 
-    @property
+    @cached_property
     def order(self) -> IntArray:
         """Rows by pass rate, highest first; ties by more samples first, then the histogram's order."""
-        n = self._n if self._n is not None else np.zeros_like(self.p)
+        n = self.n if self.n is not None else np.zeros_like(self.p)
         keep = np.flatnonzero(self.m > 0)
         return np.asarray(keep[np.lexsort((keep, -n[keep], -self.p[keep]))], dtype=np.int64)
-
-    _n: FloatArray | None = None
 
 
 def plan(
