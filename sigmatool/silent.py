@@ -50,7 +50,7 @@ from sigmatool.estimators import (
     warned,
 )
 from sigmatool.estimators.rows import elementwise, row_value
-from sigmatool.frames import last, series
+from sigmatool.frames import last, series, sort_by
 from sigmatool.joins import join_values
 from sigmatool.kernels import Quantity
 from sigmatool.kernels.grader import Grader
@@ -232,7 +232,7 @@ def _summary(
     if cap is not None:
         out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
         columns.append("dapo_unfilled_rate")
-    return out.sort(keys, maintain_order=True).select([*columns, ESTIMATOR])
+    return sort_by(out, keys, maintain_order=True).select([*columns, ESTIMATOR])
 
 
 def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -> list[FloatArray]:

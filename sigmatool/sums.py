@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.frames import sort_by
 from sigmatool.options import by_columns, over_all_prompts
 from sigmatool.segments import bin_index
 
@@ -74,7 +75,7 @@ class Cells:
     ) -> None:
         """``bins`` parts of p per group, each p's part its bin, or ``part(p)`` (in [0, bins)) if given."""
         self.by = list(by)
-        self.labels = labels.sort(self.by, nulls_last=False) if self.by else pl.DataFrame()
+        self.labels = sort_by(labels, self.by, nulls_last=False) if self.by else pl.DataFrame()
         self.bins = bins or 1
         self.binned = bins is not None
         self.part = part or (lambda p: bin_index(p, self.bins))
@@ -167,8 +168,8 @@ def labels_of(values: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.Data
     if not by:
         return pl.DataFrame()
     if isinstance(values, pl.DataFrame):
-        return values.select(by).unique()
-    return values.select(by).unique().collect(engine="streaming")
+        return values.select(by).unique(maintain_order=True)  # several --col: in the order given
+    return values.select(by).unique(maintain_order=True).collect(engine="streaming")
 
 
 def ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:

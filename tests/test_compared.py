@@ -58,3 +58,12 @@ def test_groupsize_compares_each_column_s_row_over_all_prompts(two: Path) -> Non
 def test_the_data_formats_hold_every_row(two: Path) -> None:
     result = invoke("budget", two, "--col", "a", "--col", "b", "--samples", "8", "--format", "csv")
     assert "bin" in set(pl.read_csv(result.stdout.encode())["segment"].to_list())
+
+
+@pytest.mark.parametrize("command", ["silent", "budget", "groupsize", "plan", "preflight"])
+def test_the_columns_keep_the_order_given(two: Path, command: str) -> None:
+    result = invoke(command, two, "--col", "b", "--col", "a", "--samples", "8", "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    assert ["b", "a"] == pl.read_csv(result.stdout.encode())["column"].unique(maintain_order=True).to_list()
+    lines = _table(two, command)
+    assert [line[:2] for line in lines if line.startswith(("a: ", "b: "))][:2] == ["b:", "a:"]

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from sigmatool.columns import labels, percent
 from sigmatool.estimators import Valuation
+from sigmatool.frames import sort_by
 from sigmatool.groupsize.curve import GroupSizeCurve, curve
 from sigmatool.groupsize.table import sized_rows
 from sigmatool.options import COLUMN, GroupSizeOptions
@@ -169,7 +170,8 @@ def _with_labels(frame: pl.DataFrame, labels: pl.DataFrame, segments: int) -> pl
         return frame
     rows = labels.select(pl.all().gather(np.repeat(np.arange(labels.height), segments)))
     frame = pl.concat([rows, frame], how="horizontal")
-    return frame.with_row_index("__order").sort([*labels.columns, "__order"], maintain_order=True)
+    ordered = sort_by(frame.with_row_index("__order"), [*labels.columns, "__order"], maintain_order=True)
+    return ordered
 
 
 def _percent(share: float) -> str:
