@@ -41,3 +41,12 @@ def test_rows_of_answers_are_not_read_as_pass_rates(tmp_path: object) -> None:
     result = invoke("silent", path)
     assert result.exit_code == 2
     assert "--rollouts --prompt-col prompt_id --reward-col pass_rate" in one_error_line(result.stderr)
+
+
+def test_a_repeated_id_col_of_any_name_marks_rows_of_answers(tmp_path: object) -> None:
+    # Found by the slow suite's odd-names test: 'id' repeated was refused, 'qid' given as --id-col was not.
+    path = tmp_path / "answers.csv"  # type: ignore[operator]
+    pl.DataFrame({"rate": [0.0, 1.0, 0.0, 1.0], "qid": [7, 7, 8, 8]}).write_csv(path)
+    result = invoke("silent", path, "--col", "rate", "--id-col", "qid")
+    assert result.exit_code == 2
+    assert "--rollouts --prompt-col qid --reward-col rate" in one_error_line(result.stderr)

@@ -111,7 +111,7 @@ def _value_column(
         options = replace(options, col=col)
     schema, listed_only = source_schema(first)
     if options.samples is None and options.counts is None and not listed_only and options.col in schema:
-        check_not_rollouts(first, schema, options.col or "")
+        check_not_rollouts(first, schema, options.col or "", options.id_col)
     form = ValueForm() if listed_only else value_form(options, first, schema)
     return options, form, [*notes, *form.notes]
 

@@ -68,13 +68,17 @@ REWARD_KEYS = ("reward", "rewards", "score", "correct", "is_correct", "passed", 
 PEEK_ROWS = 100_000
 
 
-def rollout_route(source: Source, schema: pl.Schema, reward: str | None = None) -> tuple[str, str] | None:
-    """When ``source`` looks like a rollout log, one row per graded answer (a prompt key that repeats in its
-    first rows, and a reward, ``reward`` or one found by name, that is boolean, 0/1 or ±1 there): the
-    options that read it so, and the key column. None otherwise."""
+def rollout_route(
+    source: Source, schema: pl.Schema, reward: str | None = None, key: str | None = None
+) -> tuple[str, str] | None:
+    """When ``source`` looks like a rollout log, one row per graded answer (a prompt key, ``key`` (the
+    user's --id-col) or one found by name, that repeats in its first rows, and a reward, ``reward`` or one
+    found by name, that is boolean, 0/1 or ±1 there): the options that read it so, and the key column.
+    None otherwise."""
     names = {c.lower(): c for c in schema.names()}
     rewards = [reward] if reward else [names[r] for r in REWARD_KEYS if r in names]
-    keys = [names[k] for k in PROMPT_KEYS if k in names and names[k] not in rewards]
+    found = [names[k] for k in PROMPT_KEYS if k in names]
+    keys = [k for k in [*([key] if key in schema else []), *found] if k not in rewards]
     if not rewards or not keys or rewards[0] not in schema:
         return None
     reward, key = rewards[0], keys[0]
@@ -97,10 +101,11 @@ def rollout_route(source: Source, schema: pl.Schema, reward: str | None = None) 
     return f"--rollouts --prompt-col {key} --reward-col {reward}{signs}", key
 
 
-def check_not_rollouts(source: Source, schema: pl.Schema, col: str) -> None:
-    """A pass-rate column that holds one 0/1 reward per row of a repeated prompt key is a rollout log read
-    as pass rates (every group would be silent): refused, naming the options that read it."""
-    found = rollout_route(source, schema, col)
+def check_not_rollouts(source: Source, schema: pl.Schema, col: str, id_col: str | None = None) -> None:
+    """A pass-rate column that holds one 0/1 reward per row of a repeated prompt key (the --id-col given,
+    or one found by name) is a rollout log read as pass rates (every group would be silent): refused,
+    naming the options that read it."""
+    found = rollout_route(source, schema, col, id_col)
     if found is None:
         return
     route, key = found
