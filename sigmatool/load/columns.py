@@ -78,7 +78,8 @@ def rollout_route(
     names = {c.lower(): c for c in schema.names()}
     rewards = [reward] if reward else [names[r] for r in REWARD_KEYS if r in names]
     found = [names[k] for k in PROMPT_KEYS if k in names]
-    keys = [k for k in [*([key] if key in schema else []), *found] if k not in rewards]
+    given = [key] if key is not None and key in schema else []
+    keys = [k for k in [*given, *found] if k not in rewards]
     if not rewards or not keys or rewards[0] not in schema:
         return None
     reward, key = rewards[0], keys[0]
