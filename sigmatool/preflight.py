@@ -246,10 +246,14 @@ def run_crash(s: Step, steps: int | None = None, total_batches: int | None = Non
     u(0) = 1; a step still short when the batches run out ends the run without a crash. With both limits
     the sum runs over steps too (:func:`run_outcome`).
     """
-    return run_outcome(s, steps, total_batches)[0]
+    if s.p_crash <= 0:
+        return 0.0  # an endless loop, or a step that cannot fall short: no sum needed
+    return run_outcome(s, steps, total_batches, crash_only=True)[0]
 
 
-def run_outcome(s: Step, steps: int | None, total_batches: int | None) -> tuple[float, float, float]:
+def run_outcome(
+    s: Step, steps: int | None, total_batches: int | None, crash_only: bool = False
+) -> tuple[float, float, float]:
     """(P(crash), expected optimizer steps, expected generation batches) of a run that ends at ``steps``
     steps, after ``total_batches`` batches, or at a crash, whichever comes first.
 
@@ -263,7 +267,7 @@ def run_outcome(s: Step, steps: int | None, total_batches: int | None) -> tuple[
     q, f, M = s.p_crash, s.batches, s.batches.size
     S = steps
     if total_batches is not None and (S is None or S >= total_batches):
-        return _over_batches(s, total_batches)
+        return _over_batches(s, total_batches, crash_only)
     assert S is not None
     if total_batches is None or S * M <= total_batches:
         if q >= 1:
@@ -312,19 +316,23 @@ def _conv(f: FloatArray, x: FloatArray) -> FloatArray:
     return np.concatenate(([0.0], np.convolve(f, x)[: x.size - 1]))
 
 
-def _over_batches(s: Step, T: int) -> tuple[float, float, float]:
-    """:func:`run_outcome` when only the batches end the run: one renewal sum over t."""
+def _over_batches(s: Step, T: int, crash_only: bool = False) -> tuple[float, float, float]:
+    """:func:`run_outcome` when only the batches end the run: one renewal sum over t (``crash_only``: the
+    crash chance alone, the steps and batches left NaN; the searches for safe settings ask only that)."""
     f, M = s.batches, s.batches.size
     terms = _terms(s, T)
     v, e, b = np.ones(T + 1), np.zeros(T + 1), np.zeros(T + 1)
     k = np.arange(1, M + 1, dtype=np.float64)
+    reversed_f = f[::-1].copy()
     for t in range(1, T + 1):
         m = min(t, M)
-        back = slice(t - m, t)
-        fk = f[:m]
-        v[t] = float(np.dot(fk, v[back][::-1])) + terms.ends[t]
-        e[t] = float(np.dot(fk, 1.0 + e[back][::-1]))
-        b[t] = float(np.dot(fk, k[:m] + b[back][::-1])) + terms.ends[t] * t + terms.crash_cost[t]
+        fk = reversed_f[M - m :]  # f_m … f_1, against x(t − m) … x(t − 1)
+        v[t] = float(np.dot(fk, v[t - m : t])) + terms.ends[t]
+        if not crash_only:
+            e[t] = float(np.dot(fk, 1.0 + e[t - m : t]))
+            b[t] = float(np.dot(fk, k[:m][::-1] + b[t - m : t])) + terms.ends[t] * t + terms.crash_cost[t]
+    if crash_only:
+        return float(min(max(1.0 - v[T], 0.0), 1.0)), math.nan, math.nan
     return float(min(max(1.0 - v[T], 0.0), 1.0)), float(e[T]), float(b[T])
 
 
