@@ -22,6 +22,9 @@ from sigmatool.figures import (
 )
 from sigmatool.options import GroupSizeOptions
 
+# Sixteen figures drawn and laid out: `make test-slow` runs them.
+pytestmark = pytest.mark.slow
+
 GRID = [2.0, 4.0, 8.0, 16.0, 32.0]
 
 
