@@ -170,10 +170,10 @@ def session(
     (streamed rows where ``stream`` allows and the rows are many distinct pass rates, else the histogram),
     the options checked against what was read, and the :class:`~sigmatool.session.Session` whose one
     valuation every answer comes from. ``asked``: the analysis' options (their estimator, G and per-prompt
-    flag; silent's whole-dataset sums are made while the rows are checked). ``outputs``: other files the command writes, (option, path).
-    ``grader``: --grader-error's
-    FP, FN; every value is then read through it, and the answer's headline starts with what it moves. What
-    the answers leave to say (fitted priors, cells not identified) is noted on stderr when the block ends."""
+    flag; silent's whole-dataset sums are made while the rows are checked). ``outputs``: the other files the
+    command writes, as (option, path). ``grader``: --grader-error's FP, FN; every value is then read through
+    it, and the answer's headline starts with what it moves. What the answers leave to say (fitted priors,
+    cells not identified) is noted on stderr when the block ends."""
     estimator = estimator or str(getattr(asked, "estimator", "auto"))
     sizes = tuple(getattr(asked, "sizes", sizes))
     per_prompt = bool(getattr(asked, "per_prompt", False))
