@@ -209,7 +209,7 @@ def _checked(
     check_blend(options.blend, inputs.by)
     if inputs.cols:
         raise UsageError("curriculum schedules one pass-rate column: give one --col")
-    if per_prompt and not replace(options).static:
+    if per_prompt and not options.static:
         raise UsageError(
             f"--per-prompt writes one weight per prompt, and a {options.schedule.value} schedule's weights "
             "change with the step: use --export-order FILE (the prompts each step draws)"
