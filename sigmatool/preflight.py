@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -84,7 +85,6 @@ from sigmatool.render import View, also_in_data
 FloatArray = NDArray[np.float64]
 ENDLESS_TAIL = 1e-15  # an endless loop's batch distribution is summed until this much chance is left
 SEARCH_LIMIT = 1 << 40
-_LAWS: dict[int, tuple[object, KeptLaw]] = {}  # the last Keep's law (its searches ask for it often)
 COLUMNS = (
     "train_batch_size",
     "gen_batch_size",
@@ -141,15 +141,13 @@ class Keep:
     def prompts(self) -> float:
         return math.fsum(self.w)
 
+    @cached_property
     def law(self) -> KeptLaw | None:
         """The law of the dataset's total of kept groups (its prompts drawn once each), for the shuffled
-        dataloader's batches; None when the prompts are no whole numbers (weights)."""
+        dataloader's batches, made once per Keep; None when the prompts are no whole numbers (weights)."""
         if not np.allclose(self.w, np.round(self.w)) or self.prompts < 1:
             return None
-        if id(self) not in _LAWS:
-            _LAWS.clear()
-            _LAWS[id(self)] = (self, kept_law(self.q, np.round(self.w).astype(np.int64)))
-        return _LAWS[id(self)][1]
+        return kept_law(self.q, np.round(self.w).astype(np.int64))
 
     def variance_ratio(self, B: int) -> float:
         """Var(kept count) without replacement ÷ with replacement, for a batch of B of the N prompts."""
@@ -431,7 +429,7 @@ class PreflightResult:
 def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
     B, M = settings.gen, settings.max_gen_batches
     s, p_run = crash_of(keep, settings, B, M)
-    law = keep.law()
+    law = keep.law
     shuffled = step(keep.rate, B, settings.train_batch_size, settings.n, M, law) if law is not None else None
     _, run_steps, run_batches = run_of(keep, settings)
     safe_B = min_safe_gen_batch_size(keep, settings)

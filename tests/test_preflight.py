@@ -456,7 +456,7 @@ def test_the_first_step_of_a_shuffled_epoch_is_exact_and_the_run_within_its_stat
     q = [Fraction(1, 10), Fraction(3, 10), Fraction(1, 2), Fraction(7, 10), Fraction(9, 10), Fraction(2, 5)]
     first, run = shuffled_epoch_crash(q, B=2, T=2, M=2, steps=2)
     keep = preflight.Keep(np.array([float(x) for x in q]), np.ones(len(q)))
-    shuffled = preflight.step(keep.rate, 2, 2, 1, 2, keep.law())
+    shuffled = preflight.step(keep.rate, 2, 2, 1, 2, keep.law)
     assert shuffled.p_crash == pytest.approx(float(first), rel=1e-12)
     replaced = preflight.run_crash(preflight.step(keep.rate, 2, 2, 1, 2), 2, len(q) // 2)
     assert (0.4100, 0.4168) == (round(float(run), 4), round(replaced, 4))  # docs/preflight.md's figures
@@ -469,7 +469,7 @@ def test_a_shuffled_epoch_s_first_step_is_the_simulations() -> None:
     keep = preflight.Keep(q, np.ones(q.size))
     B, T, M, steps, runs = 150, 170, 2, 5, 40_000
     first, run = simulate_shuffled(q, B, T, M, steps, runs, seed=5)
-    exact = preflight.step(keep.rate, B, T, 8, M, keep.law()).p_crash
+    exact = preflight.step(keep.rate, B, T, 8, M, keep.law).p_crash
     assert abs(exact - first.mean) <= 4 * first.se
     replaced = preflight.run_crash(preflight.step(keep.rate, B, T, 8, M), steps, q.size // B)
     assert abs(replaced - run.mean) <= 0.01 + 4 * run.se  # docs/preflight.md: within 0.01 of the truth
