@@ -168,10 +168,7 @@ def analyse(
         frame = frame.drop("mean")
     weights = None
     if options.static:
-        pi = schedule.step(0)
-        weights = hist.with_columns(
-            pl.Series("weight", pi / options.batch), pl.Series("__unit", schedule.unit)
-        )
+        weights = hist.with_columns(pl.Series("weight", schedule.step(0) / options.batch))
     return CurriculumResult(
         frame,
         options,

@@ -83,8 +83,8 @@ def weighted(ds: Dataset, result: CurriculumResult) -> pl.DataFrame:
             "change with the step: use --export-order FILE (the prompts each step draws)"
         )
     frame, names, value = _read(ds, result.weights)
-    pi = result.plan.step(0) / options.batch
-    weight = np.where(value >= 0, pi[np.maximum(value, 0)], np.nan)  # a row with no pass rate: null
+    per_value = result.weights["weight"].to_numpy()
+    weight = np.where(value >= 0, per_value[np.maximum(value, 0)], np.nan)  # a row with no pass rate: null
     out = frame.select(*names).with_columns(pl.Series("weight", weight).fill_nan(None))
     if options.schedule in (Schedule.pools, Schedule.buckets):
         name = "pool" if options.schedule is Schedule.pools else "bucket"
