@@ -21,6 +21,7 @@ from sigmatool.figures.style import (
     SINGLE_COLUMN,
     VERMILLION,
     add_caption,
+    drawn,
     g_text,
     groups,
     house_style,
@@ -169,6 +170,7 @@ def budget_figure(
     each gives the two segments' totals.
     """
     require(summary, [*by, *COLUMNS], "budget")
+    summary, left_out = drawn(summary, by)
     parts = groups(summary, by)
     sizes = summary["G"].unique(maintain_order=True).to_list()
     if summary.filter(pl.col("segment") == "bin").height == 0:
@@ -179,7 +181,7 @@ def budget_figure(
         fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25, look, len(sizes))
         rows, cols = look.grid(len(sizes))
         grid = fig.add_gridspec(len(parts) * rows, 2 * cols, width_ratios=[4.0, 1.0] * cols)
-        plot = Plot("budget", fig, _caption(summary, by, source, estimator, extreme), look=look)
+        plot = Plot("budget", fig, _caption(summary, by, source, estimator, extreme) + left_out, look=look)
         for r, (label, part) in enumerate(parts):
             first = None
             for c, G in enumerate(sizes):

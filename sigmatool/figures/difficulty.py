@@ -18,6 +18,7 @@ from sigmatool.figures.style import (
     PANEL_HEIGHT,
     SINGLE_COLUMN,
     add_caption,
+    drawn,
     group_colour,
     group_dash,
     groups,
@@ -148,6 +149,7 @@ def difficulty_figure(
     ``bins`` equal-width bins (default 50). With ``by``, one outline per group, each summing to 100 %.
     """
     require(hist, [*by, "p", "prompts"], "difficulty")
+    hist, left_out = drawn(hist, by)
     with house_style():
         fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT)
         ax = fig.subplots()
@@ -162,6 +164,7 @@ def difficulty_figure(
             f"Pass rates of {total:,.0f} prompts ({how}); {ends_text(hist, by)}{grey}: these are silent at "
             "every G."
             + (f" One outline per {' · '.join(by)}, each summing to 100 %." if by else "")
+            + left_out
             + (f" Data: {source}." if source else "")
         )
         if caption:

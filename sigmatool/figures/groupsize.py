@@ -17,6 +17,7 @@ from sigmatool.figures.style import (
     SINGLE_COLUMN,
     VERMILLION,
     add_caption,
+    drawn,
     house_style,
     legend_at,
     log_count_axis,
@@ -79,6 +80,7 @@ def groupsize_figure(
     o = options or GroupSizeOptions()
     require(curve, ["p", "group_size"], "groupsize")
     require(hist, [*by, "p", "prompts"], "groupsize")
+    hist, left_out = drawn(hist, by)
     curve = curve.sort("p")
     p = curve["p"].cast(pl.Float64).to_numpy()
     G = curve["group_size"].cast(pl.Float64).fill_null(np.nan).to_numpy()
@@ -86,7 +88,7 @@ def groupsize_figure(
     with house_style(look):
         fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT * 1.55, look)
         top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2.2, 1.0))
-        plot = Plot("groupsize", fig, _caption(o, source, by, estimator), look=look)
+        plot = Plot("groupsize", fig, _caption(o, source, by, estimator) + left_out, look=look)
         posterior = points is not None
         plug_in = f"plug-in exact G (φ* = {o.target:g})" if posterior else f"exact G (φ* = {o.target:g})"
         (exact,) = top.plot(p, G, drawstyle="steps-mid", color=GREY if posterior else BLACK, label=plug_in)

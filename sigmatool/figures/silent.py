@@ -22,6 +22,7 @@ from sigmatool.figures.style import (
     SINGLE_COLUMN,
     VERMILLION,
     add_caption,
+    drawn,
     group_colour,
     group_dash,
     groups,
@@ -176,12 +177,15 @@ def silent_figure(
         require(frame, [*by, *COLUMNS], "silent")
         if "p_lo" in frame.columns:
             raise UsageError("the silent figure plots a summary without bins of p (no --by-bins)")
+    subsets = {name: drawn(frame, by) for name, frame in frames.items()}
+    frames = {name: part for name, (part, _) in subsets.items()}
+    left_out = next(iter(subsets.values()))[1]
     look = look_of(style)
     with house_style(look):
         panels = 2 if by else 1
         fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT, look, panels)
         axes = list(fig.subplots(*look.grid(panels), squeeze=False, sharey=True).ravel())
-        plot = Plot("silent", fig, _caption(frames, by, source, marked), look=look)
+        plot = Plot("silent", fig, _caption(frames, by, source, marked) + left_out, look=look)
         several = len(frames) > 1
         for e, (name, frame) in enumerate(frames.items()):
             suffix = f" ({ESTIMATOR_LABELS.get(name, name)})" if several else ""

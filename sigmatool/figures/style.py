@@ -14,7 +14,6 @@ thinner lines and legends above the axes.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +36,9 @@ PANEL_HEIGHT = 2.3
 FONT_SIZE = 8.0
 SMALL_SIZE = 7.0
 LABEL_MAX = 32  # characters of a group's name in a legend or panel title
+# Groups (columns, --by values) one figure draws: past this, lines and panels stop being told apart and the
+# drawing time grows with every panel; the first ones in the table's order are drawn, and the caption says so.
+MAX_SERIES = 6
 Inside = Literal["upper right", "upper center", "lower right"]  # where a legend sits inside the axes
 
 BLACK = "#000000"
@@ -199,9 +201,22 @@ def new_figure(width: float, height: float, look: Look = SCREEN, panels: int = 1
 
 
 def wrap_caption(text: str, width: float, size: float = SMALL_SIZE) -> list[str]:
-    """The caption in lines that fit a figure ``width`` inches wide at ``size`` points."""
-    per_line = max(20, int(width * 72 / (0.52 * size)))
-    return textwrap.wrap(text, per_line)
+    """The caption in lines that fit a figure ``width`` inches wide at ``size`` points, each line measured
+    in the font it is drawn in (a count of characters overflowed on names and digits, which are wider)."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextToPath
+
+    measure, font = TextToPath().get_text_width_height_descent, FontProperties(size=size)
+    room = 0.97 * width * 72  # points: the caption starts at 1 % of the width
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        longer = f"{line} {word}" if line else word
+        if line and measure(longer, font, ismath=False)[0] > room:
+            lines.append(line)
+            longer = word
+        line = longer
+    return [*lines, line] if line else lines
 
 
 def add_caption(fig: Figure, text: str, look: Look = SCREEN) -> None:
@@ -308,6 +323,34 @@ def groups(frame: pl.DataFrame, by: Sequence[str]) -> list[tuple[str, pl.DataFra
     for keys, part in frame.group_by(list(by), maintain_order=True):
         out.append((shorten(" · ".join("null" if k is None else str(k) for k in keys)), part))
     return out
+
+
+def drawn(frame: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, str]:
+    """The rows of the first :data:`MAX_SERIES` ``by`` groups (in order of first appearance: the order the
+    columns were given, the table's order), and the caption's sentence naming what is drawn ("" when every
+    group is).
+
+    >>> rows = pl.DataFrame({"column": [f"m{i}" for i in range(8)], "x": range(8)})
+    >>> part, said = drawn(rows, ["column"])
+    >>> part.height, said
+    (6, ' Drawn: the first 6 of 8 columns in the order given (m0, m1, m2, m3, m4, m5); the tables hold all 8.')
+    """
+    if not by:
+        return frame, ""
+    parts = frame.partition_by(list(by), maintain_order=True)
+    if len(parts) <= MAX_SERIES:
+        return frame, ""
+    kept = parts[:MAX_SERIES]
+    names = ", ".join(
+        " · ".join("null" if v is None else str(v) for v in part.row(0, named=True).values())
+        for part in (k.select(by) for k in kept)
+    )
+    given = {("column",): "columns", ("input",): "inputs"}.get(tuple(by))
+    noun = f"{given} in the order given" if given else f"groups of {' · '.join(by)} as the table lists them"
+    sentence = (
+        f" Drawn: the first {MAX_SERIES} of {len(parts)} {noun} ({names}); the tables hold all {len(parts)}."
+    )
+    return pl.concat(kept), sentence
 
 
 def group_colour(index: int) -> str:

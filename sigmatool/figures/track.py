@@ -15,6 +15,7 @@ from sigmatool.figures.style import (
     PANEL_HEIGHT,
     SINGLE_COLUMN,
     add_caption,
+    drawn,
     group_colour,
     groups,
     house_style,
@@ -53,6 +54,7 @@ def track_figure(
     Null expected values are not drawn: a run with no expectation at all shows its measured share alone.
     """
     require(frame, [*by, *COLUMNS], "track")
+    frame, left_out = drawn(frame, by)
     compared = frame["expected_silent"].is_not_null().any()
     band = compared and all(c in frame.columns for c in BAND)
     look = look_of(style)
@@ -84,7 +86,7 @@ def track_figure(
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel("silent groups (%)")
         legend_above(ax)
-        plot.caption = _caption(compared, band, z, source)
+        plot.caption = _caption(compared, band, z, source) + left_out
         if look.captions(caption):
             add_caption(fig, plot.caption, look)
     return plot
