@@ -65,11 +65,11 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import polars as pl
 from numpy.typing import NDArray
-from scipy import stats
 
 from sigmatool.columns import labels, percent
 from sigmatool.errors import DataError
@@ -167,13 +167,21 @@ def keep_probabilities(hist: pl.DataFrame, n: int, val: Valuation) -> Keep:
     return Keep(np.clip(q, 0.0, 1.0), w)
 
 
+def _binom() -> Any:
+    """scipy's binomial law, imported on first use: importing scipy.stats takes 0.4 s, which a command that
+    never reaches the loop (``report`` without ``--loop``) should not pay."""
+    from scipy.stats import binom
+
+    return binom
+
+
 def short_after(rate: float, B: int, T: int, k: NDArray[np.int64]) -> FloatArray:
     """P(fewer than T kept prompts after k batches of B) = P(Binomial(kB, q̄) < T), per k (1 at k = 0).
 
     >>> [round(float(x), 4) for x in short_after(0.5, 2, 2, np.array([0, 1, 2]))]
     [1.0, 0.75, 0.3125]
     """
-    return np.asarray(stats.binom.cdf(T - 1, k * B, rate), dtype=np.float64)
+    return np.asarray(_binom().cdf(T - 1, k * B, rate), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -228,7 +236,7 @@ def step(rate: float, B: int, T: int, n: int, M: int, law: KeptLaw | None = None
         lost = n * shuffled_mean(law, M * B, T)
     elif M > 0 and T > 1:
         s = np.arange(T, dtype=np.float64)
-        lost = n * math.fsum((s * stats.binom.pmf(s, M * B, rate)).tolist())
+        lost = n * math.fsum((s * _binom().pmf(s, M * B, rate)).tolist())
     drawn = n * B * expected
     return Step(
         rate, batches, p_crash, expected, drawn, drawn * rate, drawn * (1 - rate), n * T * (1 - p_crash), lost
@@ -400,7 +408,7 @@ def lost_shares(rate: float, B: int, length_ratio: float = 1.0) -> dict[str, flo
     {'lost_token_mean': 0.25, 'lost_seq_mean_token_mean': 0.25, 'lost_seq_mean_token_sum': 0.25}
     """
     z = np.arange(B + 1, dtype=np.float64)
-    pmf = stats.binom.pmf(z, B, 1.0 - rate)
+    pmf = _binom().pmf(z, B, 1.0 - rate)
     tokens = z * length_ratio / np.maximum(z * length_ratio + (B - z), 1e-300)
     seq = math.fsum((pmf * z / B).tolist())
     return {
@@ -412,7 +420,7 @@ def lost_shares(rate: float, B: int, length_ratio: float = 1.0) -> dict[str, flo
 
 def silent_over(rate: float, B: int, over: float) -> float:
     """P(more than a share ``over`` of a batch of B groups is silent)."""
-    return float(stats.binom.sf(math.floor(over * B), B, 1.0 - rate))
+    return float(_binom().sf(math.floor(over * B), B, 1.0 - rate))
 
 
 @dataclass(frozen=True)

@@ -125,3 +125,31 @@ def test_the_console_script_collects_garbage_again_once_a_command_runs() -> None
 def test_the_library_entry_point_leaves_the_collector_alone() -> None:
     run = "from sigmatool.cli import main; main(['silent', '--G', '8'])"
     assert _collector_after(run) == ["True", "False"]
+
+
+_FIT = (
+    "import numpy as np; from sigmatool.prior import fit_prior; "
+    "fit_prior(np.arange(9), np.full(9, 8), np.arange(1.0, 10.0), kind='npmle')"
+)
+
+
+@pytest.mark.parametrize("code", ["import sigmatool.report", "import sigmatool.preflight", _FIT])
+def test_a_report_and_a_prior_fit_import_no_scipy_stats(code: str) -> None:
+    # scipy.stats alone takes 0.4 s to import: a report over several columns paid it for the prior's pmf.
+    assert "scipy.stats" not in _loaded_by(code)
+
+
+def test_the_priors_binomial_log_pmf_is_scipy_stats_own_to_the_bit() -> None:
+    import numpy as np
+    from scipy.stats import binom
+
+    from sigmatool.prior.model import grid_prior
+
+    rng = np.random.default_rng(5)
+    atoms = np.concatenate([[0.0, 1.0], rng.random(300)])
+    prior = grid_prior(atoms, np.full(atoms.size, 1.0 / atoms.size))
+    n = rng.integers(1, 2000, 400)
+    k = np.floor(rng.random(400) * (n + 1)).astype(np.int64)
+    with np.errstate(divide="ignore"):
+        expected = binom.logpmf(k[:, None], n[:, None], atoms[None, :]) + np.log(1.0 / atoms.size)
+    assert np.array_equal(prior.log_joint(k, n)[:, : atoms.size], expected)

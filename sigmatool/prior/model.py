@@ -53,12 +53,15 @@ class Prior:
 
     def log_joint(self, k: IntArray, n: IntArray) -> FloatArray:
         """``log mass_m + log P(k | n, component m)`` for 1-D cells (rows) and components (columns)."""
-        from scipy.special import betaln, gammaln
-        from scipy.stats import binom
+        from scipy.special import betaln, gammaln, xlog1py, xlogy
 
         kk, nn = k[:, None].astype(np.float64), n[:, None].astype(np.float64)
+        p = self.atoms[None, :]
         with np.errstate(divide="ignore"):
-            atom = binom.logpmf(kk, nn, self.atoms[None, :]) + np.log(self.atom_mass)[None, :]
+            # scipy.stats.binom.logpmf's own formula, term for term (the same bits), without the 0.4 s that
+            # importing scipy.stats costs.
+            combiln = gammaln(nn + 1) - (gammaln(kk + 1) + gammaln(nn - kk + 1))
+            atom = combiln + xlogy(kk, p) + xlog1py(nn - kk, -p) + np.log(self.atom_mass)[None, :]
             choose = gammaln(nn + 1) - gammaln(kk + 1) - gammaln(nn - kk + 1)
             a, b = self.beta_a[None, :], self.beta_b[None, :]
             beta = choose + betaln(a + kk, b + nn - kk) - betaln(a, b) + np.log(self.beta_mass)[None, :]
