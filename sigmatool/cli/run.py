@@ -57,8 +57,9 @@ def command_line() -> str:
     return shlex.join(["sigmatool", *ARGUMENTS.get()])
 
 
-def say(line: str, style: str = "") -> None:
-    """One line for people on stderr: styled on a terminal (rich honours NO_COLOR), plain otherwise."""
+def say(line: str, style: str = "", indent: int = 0) -> None:
+    """One line for people on stderr: on a terminal styled (rich honours NO_COLOR) and wrapped to its width,
+    the lines after the first ``indent`` spaces in; plain and whole otherwise (a log keeps one line each)."""
     stream = sys.stderr
     if stream is None:
         return
@@ -66,15 +67,24 @@ def say(line: str, style: str = "") -> None:
         stream.write(line + "\n")
         stream.flush()
         return
+    import shutil
+
     from rich.console import Console
     from rich.text import Text
 
-    Console(stderr=True, highlight=False, soft_wrap=True).print(Text(line, style=style))
+    from sigmatool.render.notes import wrapped
+
+    text = wrapped(line, shutil.get_terminal_size().columns, indent)
+    Console(stderr=True, highlight=False, soft_wrap=True).print(Text(text, style=style))
 
 
 def note(lines: Sequence[str]) -> None:
-    for line in lines:
-        say(f"note: {line}", "dim")
+    """Notes, each said once: those alike but for the column they are about merged into one naming them all
+    (:func:`sigmatool.render.notes.merged`)."""
+    from sigmatool.render.notes import merged
+
+    for line in merged(lines):
+        say(f"note: {line}", "dim", indent=len("note: "))
 
 
 def error(message: str) -> None:

@@ -345,7 +345,7 @@ def drawn(frame: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, str]:
         " · ".join("null" if v is None else str(v) for v in part.row(0, named=True).values())
         for part in (k.select(by) for k in kept)
     )
-    given = {("column",): "columns", ("input",): "inputs"}.get(tuple(by))
+    given = {"column": "columns", "input": "inputs"}.get(by[0]) if len(by) == 1 else None
     noun = f"{given} in the order given" if given else f"groups of {' · '.join(by)} as the table lists them"
     sentence = (
         f" Drawn: the first {MAX_SERIES} of {len(parts)} {noun} ({names}); the tables hold all {len(parts)}."

@@ -59,7 +59,7 @@ class Report:
             labels=tuple(i.label for i in self.inputs),
             inputs=inputs_table(self.inputs),
             settings=tuple(settings(o, tuple(self.silent), self.by)),
-            notes=tuple((i.label, note) for i in self.inputs for note in i.notes),
+            notes=_notes(self.inputs),
             headlines=self.headlines,
             sections=tuple(
                 sections(
@@ -94,6 +94,15 @@ class Report:
     def write_markdown(self, path: str | os.PathLike[str], figure_format: str = "png") -> Path:
         """Write the report as Markdown, its figures (``svg`` or ``png``) in a folder beside it."""
         return write_markdown(self.page(), Path(path), figure_format)
+
+
+def _notes(inputs: Sequence[ReportInput]) -> tuple[str, ...]:
+    """Each input's notes, led by its label unless the note names it already (``the pass rates in 'm'``), and
+    said once: notes alike but for their input merged (:func:`sigmatool.render.notes.merged`)."""
+    from sigmatool.render.notes import merged
+
+    led = [note if f"'{i.label}'" in note else f"{i.label}: {note}" for i in inputs for note in i.notes]
+    return tuple(merged(led))
 
 
 def _session(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> Session:

@@ -140,7 +140,7 @@ def table_html(caption: str, t: Table) -> str:
 
 def _input_section(page: Page) -> str:
     rows = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in page.settings)
-    notes = [f"{label}: {note}" for label, note in page.notes]
+    notes = page.notes
     listed = "".join(f"<li>{esc(n)}</li>" for n in notes)
     return (
         '<section id="input"><h2>Input</h2>'

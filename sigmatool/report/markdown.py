@@ -53,7 +53,7 @@ def render_markdown(page: Page, figures: dict[str, str]) -> str:
         "",
     ]
     out += [f"- {k}: {md(v)}" for k, v in page.settings]
-    out += [f"- note: {md(label)}: {md(note)}" for label, note in page.notes]
+    out += [f"- note: {md(note)}" for note in page.notes]
     out += ["", "## In short", ""]
     for h in page.headlines:
         out += [f"### {md(h.label)}", "", *(f"- {s}" for s in h.sentences), ""]

@@ -177,7 +177,7 @@ class Page:
     labels: tuple[str, ...]  # the inputs' labels
     inputs: Table
     settings: tuple[tuple[str, str], ...]
-    notes: tuple[tuple[str, str], ...]  # (input label, note)
+    notes: tuple[str, ...]  # each led by the input it is about
     headlines: tuple[Headline, ...]
     sections: tuple[Section, ...]
     plots: Mapping[str, Plot]
