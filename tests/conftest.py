@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -70,7 +71,8 @@ def write_csv(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def headline(stdout: str) -> str:
     """The table view's leading sentence, however the width wrapped it: the lines above the table (but
-    silent's sparkline and the columns that are the same in every row, or given)."""
+    silent's sparkline, the columns that are the same in every row, or given, and the sentence on how the
+    input was read, which tests/test_reading.py tests)."""
     lines = []
     for line in stdout.splitlines():
         if "┃" in line or "│" in line or line.startswith(("in every row:", "given:")):
@@ -78,7 +80,11 @@ def headline(stdout: str) -> str:
         if line.startswith("silent vs G:"):
             continue
         lines.append(line.strip())
-    return " ".join(lines).strip()
+    return READING.sub("", " ".join(lines)).strip()
+
+
+# The headline's first sentence where the input could have been misread (sigmatool.load.histogram._reading).
+READING = re.compile(r"\A(?:Rates read as|Read as) .*?\)\.\s*")
 
 
 def run_cli(

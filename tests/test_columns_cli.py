@@ -20,7 +20,7 @@ import pytest
 from click.testing import Result
 from polars.testing import assert_frame_equal
 
-from tests.conftest import BIGMATH_COUNTS, csv_of, invoke, one_error_line
+from tests.conftest import BIGMATH_COUNTS, READING, csv_of, invoke, one_error_line
 
 SEED = 20261201
 PROMPTS = 400
@@ -243,7 +243,8 @@ def _of_column(lines: list[str], column: str) -> str:
 def test_the_headline_gives_each_columns_own_headline(folder: Path, command: str, column: str) -> None:
     both = _headline(run(*MIXED[command], mixed(folder), "--col", FEW, "--col", MANY, "-f", "table").stdout)
     alone = _headline(run(*MIXED[command], mixed(folder), "--col", column, "-f", "table").stdout)
-    assert f"{column}: {' '.join(alone)}" == _of_column(both, column)
+    # A run of one column leads with how its rates were read; several columns say it in one merged note.
+    assert f"{column}: {READING.sub('', ' '.join(alone))}" == _of_column(both, column)
 
 
 @pytest.mark.parametrize("column", [FEW, MANY])

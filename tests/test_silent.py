@@ -242,6 +242,8 @@ def test_rollout_log_gives_the_same_summary_as_its_counts(tmp_path: Path) -> Non
 
 def test_table_view_leads_with_a_sentence() -> None:
     result = invoke("silent", BIGMATH, "--format", "table")
+    # First how the rates were read (Big-Math's are k of 64), then the answer.
     assert result.stdout.startswith(
+        "Rates read as k right of n = 64 samples (all multiples of 1/64).\n"
         "43.1% of groups are silent at G=8 [unbiased]; 11.2% of prompts were never or always right"
     )

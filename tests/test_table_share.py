@@ -170,7 +170,7 @@ def test_plan_keeps_every_strategy_that_differs_from_the_others() -> None:
 
 
 def test_plan_headline_is_at_most_three_lines() -> None:
-    lines = _table("plan").splitlines()
+    lines = [line for line in _table("plan").splitlines() if not line.startswith("Rates read as")]
     assert 3 >= next(i for i, line in enumerate(lines) if "┃" in line)
 
 

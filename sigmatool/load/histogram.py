@@ -126,6 +126,8 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
             raise data_error(ds.sources, again) from again
     frame, notes = _check(grouped, ds, reload)
     counted = read_grid(frame, ds)
+    # Rates read as k of n on the grid they lie on: read_grid's note, said first.
+    inferred = counted.notes[-1] if counted is not ds and not ds.by else None
     if counted is not ds:
         # The same distinct rates, now with their counts: made again in memory, not read again. What was
         # skipped was counted on the rates, as the user wrote them.
@@ -138,11 +140,36 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         notes += key_notes(frame, ds.by, trainer=trainer, key=key) + text_notes(ds)
     hint = weight_hint(frame, ds)
     notes += degenerate_notes(frame, ds)
-    reading: tuple[str, ...] = ()
-    if hint:  # a histogram read as rows: said first, and in the headline
-        total = int(frame["prompts"].sum())
-        reading = (f"Read as {total:,} prompts, one per row ({hint[1]}).",)
-    return Histogram(frame, ds, (*hint[:1], *ds.notes, *notes), reading)
+    first, reading = _reading(frame, ds, hint, inferred)
+    rest = [note for note in (*ds.notes, *notes) if note not in first]
+    return Histogram(frame, ds, (*first, *rest), reading)
+
+
+def _reading(
+    frame: pl.DataFrame, ds: Dataset, hint: list[str], inferred: str | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """How the input was read where a likely misreading is possible: the note said first, and the headline's
+    sentence. A histogram read one prompt per row (its count column not given as --weight-col); rates read
+    as k of n on a grid the data suggested (``inferred``: the note that says so); rates that are all 0 or 1, which rows of answers
+    read as prompts would be."""
+    total = int(frame["prompts"].sum())
+    if hint:
+        return (hint[0],), (f"Read as {total:,} prompts, one per row ({hint[1]}).",)
+    col = repr(ds.options.col)
+    if inferred:
+        n = ds.options.samples
+        return (inferred,), (f"Rates read as k right of n = {n} samples (all multiples of 1/{n}).",)
+    p = frame.filter(pl.col("prompts") > 0)["p"].cast(pl.Float64) if "p" in frame.columns else None
+    answers = ds.form == "rate" and not ds.is_log and not ds.has_counts and not ds.by and total > 1
+    if answers and p is not None and bool(p.is_in([0.0, 1.0]).all()) and p.n_unique() == 2:
+        note = (
+            f"every pass rate in {col} is 0 or 1: read as {total:,} prompts, one per row; if each row is one "
+            f"answer, read them as a rollout log: --rollouts --prompt-col ID --reward-col {ds.options.col}"
+        )
+        return (note,), (
+            f"Read as {total:,} prompts, one per row, each never or always right (see the note).",
+        )
+    return (), ()
 
 
 def text_notes(ds: Dataset) -> list[str]:
