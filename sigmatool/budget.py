@@ -58,7 +58,6 @@ from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
     BOUNDS_LEVEL,
-    COLUMN,
     DEFAULT_BINS,
     DEFAULT_EXTREME,
     DEFAULT_MEDIUM,
@@ -70,7 +69,7 @@ from sigmatool.options import (
     over_all_prompts,
 )
 from sigmatool.progress import working
-from sigmatool.render import View, also_in_data, ranges
+from sigmatool.render import View, also_in_data, compared_note, ranges
 from sigmatool.segments import bin_edges, bin_index
 from sigmatool.sums import Cells, Summaries, labels_of
 from sigmatool.sums import summaries as summed
@@ -454,12 +453,10 @@ def analyse(
 TABLE_HIDES = ("prompts",)
 
 
-COMPARED_NOTE = "each column's bins of p: --full, or the data formats"
-
-
-def _compared(summary: pl.DataFrame) -> pl.DataFrame | None:
-    """With several pass-rate columns: each column's extreme, medium and overall rows, side by side."""
-    if COLUMN not in summary.columns:
+def _compared(summary: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame | None:
+    """With several pass-rate columns or --by groups: each one's extreme, medium and overall rows, side by
+    side (its bins of p would stack a screen per group)."""
+    if not by:
         return None
     return summary.filter(pl.col("segment").is_in(["extreme", "medium", "all"]))
 
@@ -480,8 +477,8 @@ def view(result: BudgetResult) -> View:
             hide=(*TABLE_HIDES, *said_once(result.summary)),
             footer=[*result.notes, also_in_data(TABLE_HIDES)],
             bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
-            compact=_compared(result.summary),
-            compact_note=COMPARED_NOTE,
+            compact=_compared(result.summary, result.by),
+            compact_note=compared_note(result.by),
         ),
         names,
         show=("grpo_share", "drgrpo_share"),

@@ -1,6 +1,6 @@
-"""Several pass-rate columns at a glance: the table views of silent, budget, groupsize and plan fit 80
-columns and 60 lines with two columns; budget and groupsize show each column's overall rows, and --full
-every row."""
+"""Several pass-rate columns (or --by groups) at a glance: the table views of silent, budget,
+groupsize and plan fit 80 columns and 60 lines with two columns; budget and groupsize show each column's (or
+group's) overall rows, and --full every row."""
 
 from __future__ import annotations
 
@@ -67,3 +67,26 @@ def test_the_columns_keep_the_order_given(two: Path, command: str) -> None:
     assert ["b", "a"] == pl.read_csv(result.stdout.encode())["column"].unique(maintain_order=True).to_list()
     lines = _table(two, command)
     assert [line[:2] for line in lines if line.startswith(("a: ", "b: "))][:2] == ["b:", "a:"]
+
+
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    rng = np.random.default_rng(1)
+    path = tmp_path_factory.mktemp("grouped") / "grouped.csv"
+    topics = np.repeat(["geometry", "algebra", "counting"], 700)
+    pl.DataFrame(
+        {"topic": topics, "pass_rate": rng.binomial(8, rng.beta(0.6, 0.6, topics.size)) / 8}
+    ).write_csv(path)
+    return path
+
+
+@pytest.mark.parametrize(("command", "rows"), [("budget", 3), ("groupsize", 1)])
+def test_by_groups_are_compared_as_columns_are(grouped: Path, command: str, rows: int) -> None:
+    args = (command, grouped, "--by", "topic", "--samples", "8", "--format", "table")
+    compact = invoke(*args).stdout.splitlines()
+    full = invoke(*args, "--full").stdout.splitlines()
+    assert len(compact) <= 60
+    assert max(len(line) for line in compact) <= 80
+    assert sum(line.startswith(("geometry ", "algebra ", "counting ")) for line in compact) == 3 * rows
+    assert "each group's bins of p: --full, or the data formats" in compact
+    assert sum(line.startswith("algebra ") for line in full) > 10  # its ten bins and more

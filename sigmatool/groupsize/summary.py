@@ -15,7 +15,7 @@ from sigmatool.frames import sort_by
 from sigmatool.groupsize.curve import GroupSizeCurve, curve
 from sigmatool.groupsize.table import sized_rows
 from sigmatool.options import COLUMN, GroupSizeOptions
-from sigmatool.render import View, also_in_data
+from sigmatool.render import View, also_in_data, compared_note
 from sigmatool.segments import bin_edges, bin_index, group_index
 
 FloatArray = NDArray[np.float64]
@@ -313,13 +313,13 @@ def view(result: GroupSizeResult) -> View:
         keys=list(result.by),
         footer=[*result.notes, *(sizing if named else []), also_in_data(hides)],
         hide=[*hides, "estimator"],
-        compact=_compared(result.summary),
-        compact_note="each column's bins of p: --full, or the data formats",
+        compact=_compared(result.summary, result.by),
+        compact_note=compared_note(result.by),
     )
 
 
-def _compared(summary: pl.DataFrame) -> pl.DataFrame | None:
-    """With several pass-rate columns: each column's row over all its prompts, side by side."""
-    if COLUMN not in summary.columns or "segment" not in summary.columns:
+def _compared(summary: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame | None:
+    """With several pass-rate columns or --by groups: each one's row over all its prompts, side by side."""
+    if not by or "segment" not in summary.columns:
         return None
     return summary.filter(pl.col("segment") == "all")

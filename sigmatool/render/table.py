@@ -71,6 +71,12 @@ def also_in_data(names: Sequence[str]) -> str:
     return f"more columns in {DATA_FORMATS}: {', '.join(names)}"
 
 
+def compared_note(by: Sequence[str]) -> str:
+    """The footer of a compact comparison (several columns or --by groups): where the rows it leaves are."""
+    whose = "column" if list(by) == ["column"] else "group"
+    return f"each {whose}'s bins of p: --full, or the data formats"
+
+
 # Columns that give a range around a rate (its low end, its high end, the word after the rate's label).
 RANGE_ENDS = (("_ci_lo", "_ci_hi", "CI"), ("_lo", "_hi", "allowed"))
 
