@@ -360,8 +360,8 @@ def output_options(
         bool,
         typer.Option(
             "--full",
-            help="The table view shows every row: with several pass-rate columns it otherwise compares "
-            "their overall rows at a glance (the data formats always hold every row).",
+            help="The table view shows every row: with several pass-rate columns or --by groups it "
+            "otherwise compares their overall rows at a glance (the data formats always hold every row).",
             rich_help_panel="Output",
         ),
     ] = False,
