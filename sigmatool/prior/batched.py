@@ -7,6 +7,10 @@ for R weightings together: the same steps, the same step-size choices and the sa
 replicate, with the matrix products of all replicates done as one matrix–matrix product. A replicate that
 has met its stopping rule is set aside (its rows masked) while the others go on, so each stops where its
 own fit would; the answers differ from one fit at a time only by the order of floating-point sums.
+
+``--ci`` fits such replicates by the centres of their faces (:mod:`sigmatool.prior.centre`); this, the
+estimate's own fit on every replicate, remains for cells of several n, which have no centre there, and to
+measure the centres against (:func:`sigmatool.prior.refit.npmle_refits` with ``em``).
 """
 
 from __future__ import annotations
