@@ -54,9 +54,14 @@ java:
 demo: $(RUNTIME)
 	$(BIN)/sigmatool silent sample_data/bigmath_solve_rates.parquet --G 4,8,16,32,64
 
+# The tests run the commands in-process: give them the one OpenBLAS thread the console script gives itself
+# (sigmatool/entry.py). With a thread per core in each of two workers, the prior's small matrix products
+# waited on each other: two engine tests took 33-39 s in the suite against 3-4 s alone.
+BLAS := OPENBLAS_NUM_THREADS=1
+
 pytest: $(TESTING)
 	$(BIN)/coverage erase
-	$(BIN)/coverage run -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --durations=10 -m "not browser and not slow"
+	$(BLAS) $(BIN)/coverage run -m pytest -q -p no:cacheprovider -n 2 --dist loadscope --durations=10 -m "not browser and not slow"
 	$(BIN)/coverage combine -q
 	$(BIN)/coverage report
 
@@ -70,7 +75,7 @@ typecheck: $(TESTING)
 test: pytest lint typecheck
 
 test-slow: $(TESTING)
-	$(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope -m slow
+	$(BLAS) $(BIN)/python -m pytest -q -p no:cacheprovider -n 2 --dist loadscope -m slow
 
 test-engines: $(ENGINES) java
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests/engines
