@@ -106,9 +106,11 @@ test-floors: $(FLOORS_STAMP)
 bench: $(TESTING)
 	$(BIN)/python bench/run.py --size full
 	$(BIN)/python bench/latency.py
+	$(BIN)/python bench/many_columns.py
 
 bench-latency: $(TESTING)
 	$(BIN)/python bench/latency.py
+	$(BIN)/python bench/many_columns.py
 
 bench-quick: $(TESTING)
 	$(BIN)/python bench/run.py --size quick
