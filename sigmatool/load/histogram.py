@@ -150,8 +150,8 @@ def _reading(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """How the input was read where a likely misreading is possible: the note said first, and the headline's
     sentence. A histogram read one prompt per row (its count column not given as --weight-col); rates read
-    as k of n on a grid the data suggested (``inferred``: the note that says so); rates that are all 0 or 1, which rows of answers
-    read as prompts would be."""
+    as k of n on a grid the data suggested (``inferred``: the note that says so); rates that are all 0 or 1,
+    which rows of answers read as prompts would be."""
     total = int(frame["prompts"].sum())
     if hint:
         return (hint[0],), (f"Read as {total:,} prompts, one per row ({hint[1]}).",)
