@@ -169,7 +169,7 @@ def keep_probabilities(hist: pl.DataFrame, n: int, val: Valuation) -> Keep:
 
 def _binom() -> Any:
     """scipy's binomial law, imported on first use: importing scipy.stats takes 0.4 s, which a command that
-    never reaches the loop (``report`` without ``--loop``) should not pay."""
+    never reaches the loop (``report`` without ``--preflight-config``) should not pay."""
     from scipy.stats import binom
 
     return binom
