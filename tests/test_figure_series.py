@@ -75,6 +75,7 @@ def test_by_groups_are_named_as_groups_of_their_key() -> None:
     assert "the first 6 of 8 groups of topic as the table lists them (t0, t1, t2, t3, t4, t5)" in plot.caption
 
 
+@pytest.mark.slow  # a whole report (3.7 s); the figures' captions are tested above
 def test_the_report_page_says_which_columns_its_figures_draw(hist: pl.DataFrame, tmp_path: Path) -> None:
     from sigmatool.report import build_report, report_input
 
