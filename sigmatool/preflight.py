@@ -440,7 +440,8 @@ def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
     law = keep.law
     shuffled = step(keep.rate, B, settings.train_batch_size, settings.n, M, law) if law is not None else None
     _, run_steps, run_batches = run_of(keep, settings)
-    safe_B = min_safe_gen_batch_size(keep, settings)
+    # SkyRL's generation batch is its train batch: no gen batch size of its own to advise.
+    safe_B = min_safe_gen_batch_size(keep, settings) if settings.trainer != "SkyRL" else None
     safe_M = min_safe_max_gen_batches(keep, settings)
     per_epoch = int(keep.prompts // B) / s.expected_batches if s.expected_batches > 0 else math.nan
     row: dict[str, object] = {
@@ -568,16 +569,24 @@ def headline(result: PreflightResult) -> str:
             f"lengths that share of every update is lost under each loss aggregation. The run takes "
             f"{row['expected_steps']:,.0f} steps ({_run_words(st)})."
         )
-    cap = "endless batches" if st.max_gen_batches <= 0 else f"max_num_gen_batches {st.max_gen_batches}"
-    safe = row["min_safe_gen_batch_size"]
+    skyrl = st.trainer == "SkyRL"
+    name = "max_sample_batches" if skyrl else "max_num_gen_batches"
+    cap = "endless batches" if st.max_gen_batches <= 0 else f"{name} {st.max_gen_batches}"
+    safe = row["min_safe_max_gen_batches" if skyrl else "min_safe_gen_batch_size"]
+    knob = name if skyrl else "gen batch size"
     safe_words = (
-        f"{safe:,} is the smallest gen batch size that keeps it under {st.risk:.0%}"
+        f"{safe:,} is the smallest {knob} that keeps it under {st.risk:.0%}"
         if safe is not None
-        else f"no gen batch size keeps it under {st.risk:.0%}"
+        else f"no {knob} keeps it under {st.risk:.0%}"
     )
     thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
+    batch = (
+        f"train_batch_size {st.train_batch_size:,} (SkyRL's filter)"
+        if skyrl
+        else f"gen_batch_size {st.gen:,}"
+    )
     said = (
-        f"With gen_batch_size {st.gen:,} and {cap}, this run crashes with probability "
+        f"With {batch} and {cap}, this run crashes with probability "
         f"{row['p_crash_run']:.3g} within {_run_words(st)} ({row['p_crash_step']:.3g} per step); {safe_words}, "
         f"and {thrown:.0%} of generated "
         "rollouts will be thrown away."

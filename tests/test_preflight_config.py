@@ -132,3 +132,69 @@ def test_a_run_with_no_length_is_refused() -> None:
     done = invoke("preflight", BIGMATH, "trainer.total_epochs=null", "--format", "csv")
     assert done.exit_code == 2
     assert "the run needs a length" in one_error_line(done.stderr)
+
+
+# SkyRL (NovaSky-AI/SkyRL @ a9564572): skyrl/train/config/config.py l.716-723 (dynamic_sampling: type None,
+# max_sample_batches 30), l.1225 (n_samples_per_prompt 5), l.1382-1390 (epochs 1, max_training_steps None,
+# train_batch_size 1024); the filter's generation batch is one dataloader batch of train_batch_size
+# (trainer.py l.324-331).
+SKYRL = """trainer:
+  train_batch_size: 64
+  epochs: 2
+  algorithm:
+    dynamic_sampling:
+      type: filter
+      max_sample_batches: 2
+generator:
+  n_samples_per_prompt: 8
+"""
+
+
+def test_a_skyrl_config_is_the_filtered_loop_with_its_train_batch_as_gen_batch(tmp_path: Path) -> None:
+    path = tmp_path / "skyrl.yaml"
+    path.write_text(SKYRL)
+    result = invoke("preflight", BIGMATH, "--config", path, "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    flags = ("--train-batch-size", "64", "--gen-batch-size", "64", "--n", "8", "--max-gen-batches", "2")
+    flagged = invoke("preflight", BIGMATH, *flags, "--epochs", "2", "--format", "csv").stdout
+    row = pl.read_csv(io.StringIO(result.stdout)).row(0, named=True)
+    verls = pl.read_csv(io.StringIO(flagged)).row(0, named=True)
+    # SkyRL has no generation batch of its own to advise on; every other figure is verl's loop's.
+    advice = ("min_safe_gen_batch_size", "min_safe_gen_batch_size_rollouts")
+    assert (None, None) == tuple(row[c] for c in advice)
+    assert {k: v for k, v in row.items() if k not in advice} == {
+        k: v for k, v in verls.items() if k not in advice
+    }
+    assert "trainer.max_training_steps=null (SkyRL default)" in result.stderr
+    table = invoke("preflight", BIGMATH, "--config", path, "--format", "table").stdout
+    assert f"{row['min_safe_max_gen_batches']} is the smallest max_sample_batches" in " ".join(table.split())
+
+
+def test_a_skyrl_config_s_absent_keys_take_skyrls_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "skyrl.yaml"
+    path.write_text("generator:\n  n_samples_per_prompt: 4\n")
+    row = _row("--config", path)
+    # No dynamic sampling by default: the plain loop, 1,024 prompts a step, one epoch.
+    assert (False, 1024, 1024, 1, None) == (
+        row["filter"],
+        row["train_batch_size"],
+        row["gen_batch_size"],
+        row["epochs"],
+        row["steps"],
+    )
+    endless = _row(
+        "--config",
+        path,
+        "trainer.algorithm.dynamic_sampling.type=filter",
+        "trainer.algorithm.dynamic_sampling.max_sample_batches=-1",
+        "trainer.max_training_steps=0",
+    )
+    assert (True, 0, None) == (endless["filter"], endless["max_gen_batches"], endless["steps"])
+
+
+def test_skyrls_replace_strategy_is_refused_by_name(tmp_path: Path) -> None:
+    path = tmp_path / "skyrl.yaml"
+    path.write_text(SKYRL.replace("type: filter", "type: replace"))
+    result = invoke("preflight", BIGMATH, "--config", path)
+    assert result.exit_code == 2
+    assert "dynamic_sampling.type=replace (POLARIS)" in one_error_line(result.stderr)

@@ -101,7 +101,7 @@ ConfigOpt = Annotated[
     typer.Option(
         "--config",
         metavar="FILE",
-        help="The loop's settings from a verl YAML config (the DAPO trainer's) or a TRL GRPOConfig (YAML or "
+        help="The loop's settings from a verl YAML config (the DAPO trainer's), a SkyRL one or a TRL GRPOConfig (YAML or "
         "JSON). key=value arguments after DATA override them as on verl's command line.",
         rich_help_panel=LOOP,
     ),

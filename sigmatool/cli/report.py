@@ -75,7 +75,7 @@ PreflightConfigOpt = Annotated[
     typer.Option(
         "--preflight-config",
         metavar="FILE",
-        help="Add what the batch loop of this verl or TRL config will do with the input, as `sigmatool "
+        help="Add what the batch loop of this verl, SkyRL or TRL config will do with the input, as `sigmatool "
         "preflight DATA --config FILE` finds it; one DATA, no --by.",
         show_default=False,
     ),

@@ -1,4 +1,5 @@
-"""The settings of a trainer's batch loop, for ``preflight``: from flags, a verl config, or a TRL GRPOConfig.
+"""The settings of a trainer's batch loop, for ``preflight``: from flags, a verl or SkyRL config, or a TRL
+GRPOConfig.
 
 A verl run is configured by a Hydra YAML file and ``key=value`` overrides on its command line
 (``data.train_batch_size=512 algorithm.filter_groups.max_num_gen_batches=10``). The keys read here (:data:`VERL_KEYS`)
@@ -25,6 +26,10 @@ filter, no cap, 30 epochs — never sigmatool's flag defaults. A Hydra ``default
 found beside the file (``name.yaml``, or ``group/option.yaml`` for ``group: option``) are read in list order,
 the file's own keys where ``_self_`` stands (last when absent); verl's own configs (``ppo_trainer`` …) are
 its defaults.
+
+A SkyRL config (:data:`SKYRL_KEYS`) is read as its ``filter`` strategy runs, verl's loop with the generation batch
+the train batch; its absent keys take SkyRL's defaults (:data:`SKYRL_DEFAULT_KEYS`), and its ``replace``
+strategy, another loop, is refused by name (docs/preflight.md).
 
 A TRL ``GRPOConfig`` (YAML or JSON of its fields) has no filtering loop: it gives ``num_generations`` (n),
 ``per_device_train_batch_size`` (rollouts per device, so prompts per batch = that ÷ n on one device),
@@ -60,6 +65,16 @@ TRL_KEYS = {
     "num_train_epochs": "epochs",
     "max_steps": "steps",
 }
+# SkyRL (NovaSky-AI/SkyRL @ a9564572, skyrl/train/config/config.py): its ``filter`` strategy is verl's loop
+# with the generation batch the train batch (docs/preflight.md, "Other trainers' loops").
+SKYRL_KEYS = {
+    "trainer.train_batch_size": "train_batch_size",
+    "generator.n_samples_per_prompt": "n",
+    "trainer.algorithm.dynamic_sampling.type": "filter",
+    "trainer.algorithm.dynamic_sampling.max_sample_batches": "max_gen_batches",
+    "trainer.epochs": "epochs",
+    "trainer.max_training_steps": "steps",
+}
 Scalar = str | int | float | bool | None
 
 
@@ -78,6 +93,14 @@ TRL_DEFAULT_KEYS: dict[str, Scalar] = {  # trl GRPOConfig and transformers Train
     "num_train_epochs": 3,
     "max_steps": -1,
 }
+SKYRL_DEFAULT_KEYS: dict[str, Scalar] = {  # config.py l.716-723, 1225, 1382-1390 at a9564572
+    "trainer.train_batch_size": 1024,
+    "generator.n_samples_per_prompt": 5,
+    "trainer.algorithm.dynamic_sampling.type": None,
+    "trainer.algorithm.dynamic_sampling.max_sample_batches": 30,
+    "trainer.epochs": 1,
+    "trainer.max_training_steps": None,
+}
 VERL_OWN = ("ppo_trainer", "ppo_megatron_trainer", "dapo_trainer", "_self_")
 
 
@@ -95,6 +118,8 @@ class LoopSettings:
     epochs: int | None = None  # with steps too, the run ends at whichever comes first
     risk: float = DEFAULT_RISK
     silent_over: float = DEFAULT_SILENT_OVER
+    # Whose loop: "verl", or "SkyRL" (its filter: the generation batch is the train batch, no knob of its own).
+    trainer: str = "verl"
 
     @property
     def gen(self) -> int:
@@ -207,11 +232,11 @@ def read_config_sources(
     """:func:`read_config`'s values, the file each key came from, and notes on ``defaults:`` entries that
     are neither beside the file nor verl's own."""
     values, sources, notes = _read_tree(Path(path), option, set())
-    if not any(key in values for key in (*VERL_KEYS, *TRL_KEYS)):
+    if not any(key in values for key in (*VERL_KEYS, *TRL_KEYS, *SKYRL_KEYS)):
         # Without one, the loop's defaults would stand in for the trainer's settings, unsaid.
         raise DataError(
             f"{option} {path}: none of the batch loop's keys is there (verl: {', '.join(VERL_KEYS)}; TRL: "
-            f"{', '.join(TRL_KEYS)})"
+            f"{', '.join(TRL_KEYS)}; SkyRL: {', '.join(SKYRL_KEYS)})"
         )
     return values, sources, notes
 
@@ -355,6 +380,32 @@ def _setting(key: str, value: Scalar, source: str) -> int | bool | None:
     return int(value)
 
 
+def trainer_of(values: Mapping[str, Scalar]) -> str:
+    """Whose config ``values`` are, by their keys: ``SkyRL``, ``verl`` or (neither) ``TRL``."""
+    if any(key in values for key in SKYRL_KEYS):
+        return "SkyRL"
+    return "verl" if any(key in values for key in VERL_KEYS) else "TRL"
+
+
+def _skyrl_strategy(value: Scalar, source: str) -> bool:
+    """SkyRL's ``dynamic_sampling.type`` as the loop: ``filter`` is verl's filtered loop, null none; its
+    ``replace`` (POLARIS: a batch passes when enough of its groups differ, its silent groups then copies of
+    good ones) is another loop, refused by name rather than answered as either."""
+    if value is None or value in ("null", "None", ""):
+        return False
+    if value == "filter":
+        return True
+    if value == "replace":
+        raise UsageError(
+            f"{source}: trainer.algorithm.dynamic_sampling.type=replace (POLARIS) fills a step another way "
+            'than the filter preflight models (docs/preflight.md, "Other trainers\' loops"); give '
+            "type=filter or null to see those loops"
+        )
+    raise UsageError(
+        f"{source}: trainer.algorithm.dynamic_sampling.type must be filter, replace or null, not {value!r}"
+    )
+
+
 def from_config(
     values: Mapping[str, Scalar],
     base: LoopSettings | None,
@@ -364,10 +415,11 @@ def from_config(
     """The loop's settings from a config's ``values`` (verl's keys or TRL's), and a note per key: its value
     and where it came from (``sources``: key → file or ``key=value``; else ``source``). ``base`` None: every
     key the config leaves out takes the trainer's own default (said so in the notes); else ``base``'s."""
-    verl = any(k in values for k in VERL_KEYS)
-    keys = VERL_KEYS if verl else TRL_KEYS
-    trainer = "verl" if verl else "TRL"
-    defaults = (VERL_DEFAULT_KEYS if verl else TRL_DEFAULT_KEYS) if base is None else {}
+    trainer = trainer_of(values)
+    verl, skyrl = trainer == "verl", trainer == "SkyRL"
+    keys = {"verl": VERL_KEYS, "SkyRL": SKYRL_KEYS}.get(trainer, TRL_KEYS)
+    own = {"verl": VERL_DEFAULT_KEYS, "SkyRL": SKYRL_DEFAULT_KEYS}.get(trainer, TRL_DEFAULT_KEYS)
+    defaults = own if base is None else {}
     found: dict[str, object] = {}
     read: list[str] = []
     for key, field in keys.items():
@@ -375,13 +427,20 @@ def from_config(
         if not given and key not in defaults:
             continue
         raw = resolved(values, key) if given else defaults[key]
-        if raw is None and field not in ("steps", "epochs", "gen_batch_size") and key in defaults:
+        nullable = ("steps", "epochs", "gen_batch_size", *(("filter",) if skyrl else ()))
+        if raw is None and field not in nullable and key in defaults:
             raw = defaults[key]  # a null where the trainer needs a value: its default
         where = (sources or {}).get(key, source) if given else f"{trainer} default"
-        value = _setting(key, raw, where)
-        read.append(f"{key}={'null' if value is None else value} ({where})")
+        value: int | bool | None
+        if skyrl and field == "filter":
+            value = _skyrl_strategy(raw, where)
+            shown: object = "filter" if value else "null"
+        else:
+            value = _setting(key, raw, where)
+            shown = "null" if value is None else value
+        read.append(f"{key}={shown} ({where})")
         if field == "max_gen_batches" and isinstance(value, int) and value < 0:
-            value = 0  # verl: non-positive values mean no upper limit
+            value = 0  # verl and SkyRL: non-positive values mean no upper limit
         if value is not None:
             found[field] = value
         elif field == "steps" and verl:
@@ -389,13 +448,26 @@ def from_config(
     for key in ("algorithm.filter_groups.metric", "data.shuffle") if verl else ():
         if key in values:
             read.append(f"{key}={values[key]} ({(sources or {}).get(key, source)})")
+    _as_the_trainer_runs(found, trainer, base or LoopSettings())
+    return replace(base or LoopSettings(), **found), read  # type: ignore[arg-type]
+
+
+def _as_the_trainer_runs(found: dict[str, object], trainer: str, base: LoopSettings) -> None:
+    """``found``'s settings as the trainer's loop uses them: TRL's rollouts per device as prompts, SkyRL's
+    generation batch its train batch, and each trainer's run length (its step limit and epochs)."""
     rollouts = found.pop("rollouts_per_batch", None)
     if rollouts is not None:
-        n = int(found.get("n", (base or LoopSettings()).n))  # type: ignore[call-overload]
+        n = int(found.get("n", base.n))  # type: ignore[call-overload]
         found["gen_batch_size"] = found["train_batch_size"] = max(int(rollouts) // n, 1)  # type: ignore[call-overload]
         found["filter"] = False  # TRL's GRPOTrainer keeps silent groups in the loss
     steps = found.get("steps")
-    if verl:
+    if trainer == "SkyRL":
+        # One dataloader batch of train_batch_size prompts is each generation batch; max_training_steps
+        # null or 0 sets no limit (``if max_training_steps and …``).
+        found["trainer"] = "SkyRL"
+        found["gen_batch_size"] = found.get("train_batch_size", base.train_batch_size)
+        found["steps"] = steps if isinstance(steps, int) and steps > 0 else None
+    elif trainer == "verl":
         if isinstance(steps, int) and steps <= 0:
             found["steps"] = 1  # verl's is_last_step holds at the first step: it runs one
         # verl ends at the first of its epochs and its steps; both stay.
@@ -405,4 +477,3 @@ def from_config(
         found.pop("steps", None)
         if "epochs" in found:
             found["steps"] = None
-    return replace(base or LoopSettings(), **found), read  # type: ignore[arg-type]
