@@ -24,7 +24,7 @@ import pytest
 from sigmatool import preflight
 from tests.conftest import BIGMATH
 
-STEPS = 20_000
+STEPS = 10_000
 
 
 @pytest.fixture(scope="module")

@@ -410,6 +410,7 @@ def test_a_replicate_refit_matches_a_cold_em_refit(thinned_bigmath: tuple) -> No
     assert worst <= 1e-4
 
 
+@pytest.mark.slow  # 1,000 cold refits: a reference for the warm ones
 def test_the_npmle_interval_is_the_percentile_of_cold_em_refits(thinned_bigmath: tuple) -> None:
     k, counts = thinned_bigmath
     c = cells(k, 16, counts)

@@ -150,7 +150,8 @@ def _rates(L: np.ndarray, weights: np.ndarray, masses: np.ndarray, sizes: tuple[
     return np.asarray(out).T
 
 
-@pytest.mark.parametrize("m", [8, 5])
+# 8 answers against the old path's EM refits takes 4 s: a reference check, in the slow suite.
+@pytest.mark.parametrize("m", [pytest.param(8, marks=pytest.mark.slow), 5])
 def test_the_face_centres_interval_is_the_interior_point_and_em_fits_interval(
     m: int, thinned: dict[int, Cells]
 ) -> None:
