@@ -363,3 +363,25 @@ def hostile_md(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def test_bigmath_path_is_the_sample(sample: ReportInput) -> None:
     assert int(pl.read_parquet(BIGMATH).height) == sample.rows
+
+
+def test_a_report_fits_each_inputs_prior_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The comparing run and each input's headline value the same cells: one fit serves both.
+    import numpy as np
+
+    import sigmatool.prior
+    from sigmatool.estimators import rule
+
+    rng = np.random.default_rng(6)
+    path = tmp_path / "models.parquet"
+    pl.DataFrame({c: rng.binomial(8, rng.beta(0.7, 0.7, 400)) / 8 for c in ("a", "b", "c")}).write_parquet(
+        path
+    )
+    items = [report_input(InputOptions(paths=(str(path),), col=c), label=c) for c in ("a", "b", "c")]
+    fitted: list[int] = []
+    real = sigmatool.prior.fit_prior
+    monkeypatch.setattr(sigmatool.prior, "fit_prior", lambda *a, **k: fitted.append(1) or real(*a, **k))
+    monkeypatch.setattr(rule, "_FITS", {})
+    report = build_report(items)
+    assert len(fitted) == 3
+    assert "prior npmle" in " ".join(s for h in report.headlines for s in h.sentences)

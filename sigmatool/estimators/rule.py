@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -32,6 +33,9 @@ from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct
 from sigmatool.options import COLUMN, PriorSpec, by_columns, check_prior, parse_prior
 from sigmatool.segments import group_index
+
+if TYPE_CHECKING:
+    from sigmatool.prior.model import Prior
 
 # A prior answers by default beyond a prompt's n only where this many prompts of its --by group were sampled
 # twice or more: with one sample each, the counts identify the mean of p and nothing else (docs/prior.md).
@@ -281,8 +285,6 @@ def _one(
 
 def _fitted(hist: pl.DataFrame, by: tuple[str, ...], spec: PriorSpec, short: int | None = None) -> Valuation:
     """The posterior valuation: ``spec``'s prior fitted to each --by group of ``hist``'s counts."""
-    from sigmatool.prior import fit_prior
-
     # One cell per (--by group, k, n): a histogram kept by more columns than ``by`` (the sparkline's prior
     # over all prompts of a --by run) has a (k, n) in several rows, which one cell must hold.
     keys = [*by, "k", "n"]
@@ -298,10 +300,28 @@ def _fitted(hist: pl.DataFrame, by: tuple[str, ...], spec: PriorSpec, short: int
     )
     k, n = (hist[c].to_numpy() for c in ("k", "n"))
     priors = tuple(
-        fit_prior(k[group == g], n[group == g], weights[group == g], kind=spec.fit_kind)
+        _fit(k[group == g], n[group == g], weights[group == g], spec.fit_kind)
         for g in range(max(labels.height, 1))
     )
     return Valuation("posterior", spec, by, cells, priors, labels, short=short)
+
+
+# Priors fitted in this process, by their cells: a report values each input in the run that compares them
+# and again for that input's own headline, and the same cells give the same prior, fitted once.
+_FITS: dict[tuple[object, bytes, bytes, bytes], Prior] = {}
+_FITS_KEPT = 64
+
+
+def _fit(k: NDArray[np.int64], n: NDArray[np.int64], w: NDArray[np.float64], kind: object) -> Prior:
+    """:func:`sigmatool.prior.fit_prior` of these cells, or the prior already fitted to the same cells."""
+    from sigmatool.prior import fit_prior
+
+    key = (kind, k.tobytes(), n.tobytes(), w.tobytes())
+    if key not in _FITS:
+        if len(_FITS) >= _FITS_KEPT:
+            del _FITS[next(iter(_FITS))]  # the oldest
+        _FITS[key] = fit_prior(k, n, w, kind=kind)  # type: ignore[arg-type]
+    return _FITS[key]
 
 
 def _short(n_min: int | None, sizes: Sequence[float]) -> int | None:
