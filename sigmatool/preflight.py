@@ -355,11 +355,13 @@ def crash_of(keep: Keep, settings: LoopSettings, B: int, M: int) -> tuple[Step, 
     return s, run_crash(s, settings.steps, batches_of_run(settings, keep.prompts, B))
 
 
-def run_of(keep: Keep, settings: LoopSettings) -> tuple[float, float, float]:
-    """The asked run's (P(crash), expected optimizer steps, expected generation batches)."""
+def run_of(keep: Keep, settings: LoopSettings) -> tuple[Step, float, float, float]:
+    """The asked run's step, and its (P(crash), expected optimizer steps, expected generation batches): the
+    crash chance :func:`crash_of` gives, from the same renewal sums as the steps and batches."""
     B = settings.gen
     s = step(keep.rate, B, settings.train_batch_size, settings.n, settings.max_gen_batches)
-    return run_outcome(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+    crash, steps, batches = run_outcome(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+    return s, (0.0 if s.p_crash <= 0 else crash), steps, batches  # as run_crash: a step that cannot crash
 
 
 def _smallest(safe: Callable[[int], bool], low: int, high: int) -> int | None:
@@ -436,10 +438,9 @@ class PreflightResult:
 
 def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
     B, M = settings.gen, settings.max_gen_batches
-    s, p_run = crash_of(keep, settings, B, M)
+    s, p_run, run_steps, run_batches = run_of(keep, settings)
     law = keep.law
     shuffled = step(keep.rate, B, settings.train_batch_size, settings.n, M, law) if law is not None else None
-    _, run_steps, run_batches = run_of(keep, settings)
     # SkyRL's generation batch is its train batch: no gen batch size of its own to advise.
     safe_B = min_safe_gen_batch_size(keep, settings) if settings.trainer != "SkyRL" else None
     safe_M = min_safe_max_gen_batches(keep, settings)
