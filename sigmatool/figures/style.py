@@ -321,8 +321,13 @@ def groups(frame: pl.DataFrame, by: Sequence[str]) -> list[tuple[str, pl.DataFra
         return [("", frame)]
     out = []
     for keys, part in frame.group_by(list(by), maintain_order=True):
-        out.append((shorten(" · ".join("null" if k is None else str(k) for k in keys)), part))
+        out.append((shorten(_named(keys)), part))
     return out
+
+
+def _named(keys: Sequence[object]) -> str:
+    """A group's name from its ``by`` values: ``geometry · 2024``."""
+    return " · ".join("null" if k is None else str(k) for k in keys)
 
 
 def drawn(frame: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, str]:
@@ -341,10 +346,7 @@ def drawn(frame: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, str]:
     if len(parts) <= MAX_SERIES:
         return frame, ""
     kept = parts[:MAX_SERIES]
-    names = ", ".join(
-        " · ".join("null" if v is None else str(v) for v in part.row(0, named=True).values())
-        for part in (k.select(by) for k in kept)
-    )
+    names = ", ".join(_named(part.select(by).row(0)) for part in kept)
     given = {"column": "columns", "input": "inputs"}.get(by[0]) if len(by) == 1 else None
     noun = f"{given} in the order given" if given else f"groups of {' · '.join(by)} as the table lists them"
     sentence = (

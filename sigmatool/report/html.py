@@ -140,13 +140,12 @@ def table_html(caption: str, t: Table) -> str:
 
 def _input_section(page: Page) -> str:
     rows = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in page.settings)
-    notes = page.notes
-    listed = "".join(f"<li>{esc(n)}</li>" for n in notes)
+    listed = "".join(f"<li>{esc(n)}</li>" for n in page.notes)
     return (
         '<section id="input"><h2>Input</h2>'
         + table_html("Inputs", page.inputs)
         + f'<dl class="settings">{rows}</dl>'
-        + (f'<ul class="notes">{listed}</ul>' if notes else "")
+        + (f'<ul class="notes">{listed}</ul>' if page.notes else "")
         + "</section>"
     )
 
