@@ -19,7 +19,7 @@ and the dataloader of ``verl/trainer/ppo/ray_trainer.py``, ``RayPPOTrainer._crea
 - ``algorithm.filter_groups.metric`` and ``data.shuffle`` are read for the note (the model's std is the 0/1
   reward's; without shuffling the dataloader reads the file in order).
 
-A key the config leaves out takes verl's own default (:data:`VERL_DEFAULTS`, from verl-project/verl
+A key the config leaves out takes verl's own default (:data:`VERL_DEFAULT_KEYS`, from verl-project/verl
 ``verl/trainer/config/ppo_trainer.yaml``, ``data/legacy_data.yaml``, ``rollout/rollout.yaml`` and
 ``algorithm.py``'s ``FilterGroupsConfig`` at 1dda039b): 1,024 prompts per step, one rollout each, no
 filter, no cap, 30 epochs — never sigmatool's flag defaults. A Hydra ``defaults:`` list is followed: entries
@@ -100,6 +100,12 @@ SKYRL_DEFAULT_KEYS: dict[str, Scalar] = {  # config.py l.716-723, 1225, 1382-139
     "trainer.algorithm.dynamic_sampling.max_sample_batches": 30,
     "trainer.epochs": 1,
     "trainer.max_training_steps": None,
+}
+# Each trainer's keys (key → setting) and their defaults, by the name trainer_of gives.
+TRAINER_KEYS = {
+    "verl": (VERL_KEYS, VERL_DEFAULT_KEYS),
+    "SkyRL": (SKYRL_KEYS, SKYRL_DEFAULT_KEYS),
+    "TRL": (TRL_KEYS, TRL_DEFAULT_KEYS),
 }
 VERL_OWN = ("ppo_trainer", "ppo_megatron_trainer", "dapo_trainer", "_self_")
 
@@ -412,13 +418,13 @@ def from_config(
     source: str,
     sources: Mapping[str, str] | None = None,
 ) -> tuple[LoopSettings, list[str]]:
-    """The loop's settings from a config's ``values`` (verl's keys or TRL's), and a note per key: its value
-    and where it came from (``sources``: key → file or ``key=value``; else ``source``). ``base`` None: every
-    key the config leaves out takes the trainer's own default (said so in the notes); else ``base``'s."""
+    """The loop's settings from a config's ``values`` (verl's keys, SkyRL's or TRL's), and a note per key:
+    its value and where it came from (``sources``: key → file or ``key=value``; else ``source``). ``base``
+    None: every key the config leaves out takes the trainer's own default (said so in the notes); else
+    ``base``'s."""
     trainer = trainer_of(values)
     verl, skyrl = trainer == "verl", trainer == "SkyRL"
-    keys = {"verl": VERL_KEYS, "SkyRL": SKYRL_KEYS}.get(trainer, TRL_KEYS)
-    own = {"verl": VERL_DEFAULT_KEYS, "SkyRL": SKYRL_DEFAULT_KEYS}.get(trainer, TRL_DEFAULT_KEYS)
+    keys, own = TRAINER_KEYS[trainer]
     defaults = own if base is None else {}
     found: dict[str, object] = {}
     read: list[str] = []
