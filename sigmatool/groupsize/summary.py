@@ -170,8 +170,7 @@ def _with_labels(frame: pl.DataFrame, labels: pl.DataFrame, segments: int) -> pl
         return frame
     rows = labels.select(pl.all().gather(np.repeat(np.arange(labels.height), segments)))
     frame = pl.concat([rows, frame], how="horizontal")
-    ordered = sort_by(frame.with_row_index("__order"), [*labels.columns, "__order"], maintain_order=True)
-    return ordered
+    return sort_by(frame.with_row_index("__order"), [*labels.columns, "__order"], maintain_order=True)
 
 
 def _percent(share: float) -> str:
