@@ -14,7 +14,8 @@ import pytest
 
 from sigmatool import preflight
 from sigmatool.estimators import Valuation
-from sigmatool.options.preflight import LoopSettings, from_config, overrides, read_config, read_yaml, resolved
+from sigmatool.options.loops import from_config, resolved
+from sigmatool.options.preflight import LoopSettings, overrides, read_config, read_yaml
 from tests.conftest import ROOT, invoke
 from tests.preflight_reference import (
     agg_loss,

@@ -179,7 +179,8 @@ def _loop_settings(config: str | None) -> LoopSettings | None:
     """The batch loop of ``--preflight-config FILE``, checked."""
     if config is None:
         return None
-    from sigmatool.options.preflight import from_config, read_config_sources
+    from sigmatool.options.loops import from_config
+    from sigmatool.options.preflight import read_config_sources
 
     values, sources, _ = read_config_sources(config, "--preflight-config")
     settings, _ = from_config(values, None, config, sources)

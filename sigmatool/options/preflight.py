@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from sigmatool.errors import DataError, UsageError
@@ -72,8 +72,41 @@ SKYRL_KEYS = {
     "generator.n_samples_per_prompt": "n",
     "trainer.algorithm.dynamic_sampling.type": "filter",
     "trainer.algorithm.dynamic_sampling.max_sample_batches": "max_gen_batches",
+    "trainer.algorithm.dynamic_sampling.min_replace_ratio": "min_replace_ratio",
     "trainer.epochs": "epochs",
     "trainer.max_training_steps": "steps",
+}
+# NeMo-RL (NVIDIA-NeMo/RL @ 7ea279ab, nemo_rl/algorithms/grpo.py l.241-289, GRPOConfig): its dynamic
+# sampling draws int(num_prompts_per_step × batch_multiplier) prompts a batch and fills num_prompts_per_step
+# × n rows; a recipe's ``defaults:`` names the file it extends.
+NEMO_KEYS = {
+    "grpo.num_prompts_per_step": "train_batch_size",
+    "grpo.num_generations_per_prompt": "n",
+    "grpo.use_dynamic_sampling": "filter",
+    "grpo.dynamic_sampling_max_gen_batches": "max_gen_batches",
+    "grpo.batch_multiplier": "batch_multiplier",
+    "grpo.use_leave_one_out_baseline": "leave_one_out",
+    "grpo.max_num_epochs": "epochs",
+    "grpo.max_num_steps": "steps",
+}
+# slime (THUDM/slime @ 624b824a, slime/utils/arguments.py): command-line arguments, written without their
+# dashes as keys (``rollout-batch-size=32``) or read from a launch script (``--rollout-batch-size 32``).
+SLIME_KEYS = {
+    "rollout-batch-size": "train_batch_size",
+    "n-samples-per-prompt": "n",
+    "over-sampling-batch-size": "gen_batch_size",
+    "dynamic-sampling-filter-path": "filter",
+    "num-rollout": "steps",
+    "num-epoch": "epochs",
+}
+# AReaL (inclusionAI/AReaL @ 4aef98d8, areal/api/cli_args.py): its filter is a function passed in code
+# (``dynamic_filter_fn``), so the config gives the batch and the run only.
+AREAL_KEYS = {
+    "train_dataset.batch_size": "train_batch_size",
+    "gconfig.n_samples": "n",
+    "dynamic_bs": "dynamic_bs",
+    "total_train_epochs": "epochs",
+    "total_train_steps": "steps",
 }
 Scalar = str | int | float | bool | None
 
@@ -98,15 +131,48 @@ SKYRL_DEFAULT_KEYS: dict[str, Scalar] = {  # config.py l.716-723, 1225, 1382-139
     "generator.n_samples_per_prompt": 5,
     "trainer.algorithm.dynamic_sampling.type": None,
     "trainer.algorithm.dynamic_sampling.max_sample_batches": 30,
+    "trainer.algorithm.dynamic_sampling.min_replace_ratio": 0.3,
     "trainer.epochs": 1,
     "trainer.max_training_steps": None,
+}
+NEMO_DEFAULT_KEYS: dict[str, Scalar] = {  # GRPOConfig, grpo.py l.242-289 at 7ea279ab
+    "grpo.num_prompts_per_step": 32,
+    "grpo.num_generations_per_prompt": 16,
+    "grpo.use_dynamic_sampling": False,
+    "grpo.dynamic_sampling_max_gen_batches": 10,
+    "grpo.batch_multiplier": 1.0,
+    "grpo.use_leave_one_out_baseline": True,
+    "grpo.max_num_epochs": 1,
+    "grpo.max_num_steps": 1_000_000,
+}
+SLIME_DEFAULT_KEYS: dict[str, Scalar] = {  # arguments.py l.429-455, 608-624, 690-701 at 624b824a
+    "n-samples-per-prompt": 1,
+    "over-sampling-batch-size": None,  # the rollout batch size
+    "dynamic-sampling-filter-path": None,  # no filter
+    "num-rollout": None,
+    "num-epoch": None,
+}
+AREAL_DEFAULT_KEYS: dict[str, Scalar] = {  # cli_args.py l.166-168, 2589-2591, 2705-2713, 2867-2874
+    "train_dataset.batch_size": 1,
+    "gconfig.n_samples": 1,
+    "dynamic_bs": False,
+    "total_train_epochs": 1,
+    "total_train_steps": None,
 }
 # Each trainer's keys (key → setting) and their defaults, by the name trainer_of gives.
 TRAINER_KEYS = {
     "verl": (VERL_KEYS, VERL_DEFAULT_KEYS),
-    "SkyRL": (SKYRL_KEYS, SKYRL_DEFAULT_KEYS),
+    "nemo-rl": (NEMO_KEYS, NEMO_DEFAULT_KEYS),
+    "skyrl": (SKYRL_KEYS, SKYRL_DEFAULT_KEYS),
+    "slime": (SLIME_KEYS, SLIME_DEFAULT_KEYS),
+    "areal": (AREAL_KEYS, AREAL_DEFAULT_KEYS),
     "TRL": (TRL_KEYS, TRL_DEFAULT_KEYS),
 }
+# The loops --trainer names, and how the text writes each.
+TRAINERS = {"verl": "verl", "nemo-rl": "NeMo-RL", "skyrl": "SkyRL", "slime": "slime", "areal": "AReaL"}
+# The loops that fill a step from a stream of prompts, with no cap and no crash.
+STREAMED = ("slime", "areal")
+SLIME_STD_FILTER = "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std"
 VERL_OWN = ("ppo_trainer", "ppo_megatron_trainer", "dapo_trainer", "_self_")
 
 
@@ -124,8 +190,16 @@ class LoopSettings:
     epochs: int | None = None  # with steps too, the run ends at whichever comes first
     risk: float = DEFAULT_RISK
     silent_over: float = DEFAULT_SILENT_OVER
-    # Whose loop: "verl", or "SkyRL" (its filter: the generation batch is the train batch, no knob of its own).
+    # Whose loop (a key of TRAINERS): verl's, NeMo-RL's, SkyRL's, slime's or AReaL's (docs/preflight.md).
     trainer: str = "verl"
+    leave_one_out: bool = False  # NeMo-RL: the leave-one-out baseline's std decides row by row
+    replace: bool = False  # SkyRL: the ``replace`` strategy (POLARIS) instead of ``filter``
+    min_replace_ratio: float = 0.3  # SkyRL's replace: a batch passes with more than this share good
+
+    @property
+    def name(self) -> str:
+        """The trainer as its project writes it."""
+        return TRAINERS.get(self.trainer, self.trainer)
 
     @property
     def gen(self) -> int:
@@ -135,6 +209,8 @@ class LoopSettings:
     @property
     def group_sizes(self) -> tuple[float, ...]:
         """The group size the estimator is asked about: n (none for a single rollout, always kept)."""
+        if self.trainer == "nemo-rl" and self.leave_one_out and self.n > 2:
+            return (float(self.n - 1), float(self.n))  # the rows a group loses: P(k = 1 or n − 1)
         return (float(self.n),) if self.n > 1 else ()
 
     def checked(self) -> LoopSettings:
@@ -157,6 +233,18 @@ class LoopSettings:
             bad.append(f"--risk must be in (0, 1), not {self.risk}")
         if not 0 <= self.silent_over < 1:
             bad.append(f"--silent-over must be in [0, 1), not {self.silent_over}")
+        if self.trainer not in TRAINERS:
+            bad.append(f"--trainer must be one of {', '.join(TRAINERS)}, not {self.trainer!r}")
+        if not 0 <= self.min_replace_ratio < 1:
+            bad.append(f"min_replace_ratio must be in [0, 1), not {self.min_replace_ratio}")
+        if self.trainer in ("skyrl", "areal") and self.gen_batch_size not in (None, self.train_batch_size):
+            bad.append(f"{self.name} draws its train batch: --gen-batch-size does not apply")
+        if self.trainer == "slime" and self.gen < self.train_batch_size:
+            # slime asserts it (arguments.py l.1985-1991): a round must be able to fill the batch.
+            bad.append(
+                f"slime's over-sampling-batch-size ({self.gen}) must be ≥ rollout-batch-size "
+                f"({self.train_batch_size})"
+            )
         if bad:
             raise UsageError("; ".join(bad))
         return self
@@ -238,13 +326,36 @@ def read_config_sources(
     """:func:`read_config`'s values, the file each key came from, and notes on ``defaults:`` entries that
     are neither beside the file nor verl's own."""
     values, sources, notes = _read_tree(Path(path), option, set())
-    if not any(key in values for key in (*VERL_KEYS, *TRL_KEYS, *SKYRL_KEYS)):
+    if not any(key in values for keys, _ in TRAINER_KEYS.values() for key in keys):
         # Without one, the loop's defaults would stand in for the trainer's settings, unsaid.
         raise DataError(
-            f"{option} {path}: none of the batch loop's keys is there (verl: {', '.join(VERL_KEYS)}; TRL: "
-            f"{', '.join(TRL_KEYS)}; SkyRL: {', '.join(SKYRL_KEYS)})"
+            f"{option} {path}: none of the batch loop's keys is there (verl: {', '.join(VERL_KEYS)}; "
+            f"NeMo-RL: grpo.num_prompts_per_step …; SkyRL: trainer.train_batch_size …; slime: "
+            "--rollout-batch-size …; AReaL: train_dataset.batch_size …; TRL: num_generations …)"
         )
     return values, sources, notes
+
+
+def slime_arguments(text: str) -> dict[str, Scalar]:
+    """slime's command-line arguments in a launch script or a text file, as keys without their dashes.
+
+    >>> slime_arguments("ROLLOUT_ARGS=(\\n  --rollout-batch-size 32 --n-samples-per-prompt=8 --partial-rollout\\n)")
+    {'rollout-batch-size': 32, 'n-samples-per-prompt': 8, 'partial-rollout': True}
+    """
+    out: dict[str, Scalar] = {}
+    tokens = [t for line in text.splitlines() for t in _uncomment(line).replace("\\", " ").split()]
+    for i, token in enumerate(tokens):
+        if not token.startswith("--") or len(token) < 3:
+            continue
+        key, eq, value = token[2:].partition("=")
+        following = tokens[i + 1] if i + 1 < len(tokens) else "--"
+        if eq:
+            out[key] = _scalar(value.strip("'\""))
+        elif following.startswith("--") or following in (")", "("):
+            out[key] = True
+        else:
+            out[key] = _scalar(following.strip("'\""))
+    return out
 
 
 def _read_tree(
@@ -262,7 +373,13 @@ def _read_tree(
             raise DataError(f"{option} {path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
         own = _flatten(data) if isinstance(data, dict) else {}
         return own, dict.fromkeys(own, str(path)), []
+    if any(f"--{key}" in text for key in SLIME_KEYS):  # a slime launch script or arguments file
+        own = slime_arguments(text)
+        return own, dict.fromkeys(own, str(path)), []
     own = read_yaml(text)
+    parent = own.pop("defaults", None)
+    if isinstance(parent, str):  # NeMo-RL: ``defaults: ../../grpo_math_1B.yaml``, the file it extends
+        return _extended(path, parent, own, option, seen)
     entries = defaults_list(text)
     if "_self_" not in [name for _, name, _ in entries]:
         entries.append(("", "_self_", ""))  # Hydra puts the file's own keys last
@@ -288,6 +405,19 @@ def _read_tree(
         sources.update({prefix + k: src for k, src in sub_sources.items()})
         notes += sub_notes
     return values, sources, notes
+
+
+def _extended(
+    path: Path, parent: str, own: dict[str, Scalar], option: str, seen: set[Path]
+) -> tuple[dict[str, Scalar], dict[str, str], list[str]]:
+    """A NeMo-RL config that extends ``parent`` (a path beside it): the parent's keys, then its own
+    (``nemo_rl/utils/config.py`` l.51-97, ``load_config_with_inheritance``)."""
+    found = (path.parent / parent).resolve()
+    if not found.is_file() or found in seen:
+        note = f"{path}: the file it extends, {parent}, is not there; its keys take NeMo-RL's defaults"
+        return own, dict.fromkeys(own, str(path)), [note]
+    values, sources, notes = _read_tree(found, option, {*seen, path.resolve()})
+    return {**values, **own}, {**sources, **dict.fromkeys(own, str(path))}, notes
 
 
 # verl's own config groups: an entry of one of them is verl's default for it.
@@ -355,131 +485,4 @@ def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, Scalar]:
 
 
 INTERPOLATION = re.compile(r"\$\{([^}]*)\}")
-OVERRIDE = re.compile(r"^\+{0,2}[A-Za-z_][\w.]*=")
-
-
-def resolved(values: Mapping[str, Scalar], key: str) -> Scalar:
-    """``values[key]``, following an interpolation ``${other.key}`` to another key of the same config."""
-    value, seen = values.get(key), {key}
-    while isinstance(value, str) and (ref := INTERPOLATION.fullmatch(value.strip())) and ref[1] in values:
-        if ref[1] in seen:
-            break
-        seen.add(ref[1])
-        value = values[ref[1]]
-    return value
-
-
-def _setting(key: str, value: Scalar, source: str) -> int | bool | None:
-    """A config value as the loop reads it; an unresolved interpolation or a non-number is refused by name."""
-    if value is None:
-        return None
-    if isinstance(value, str) and INTERPOLATION.search(value):
-        raise UsageError(
-            f"{source}: {key} is {value!r}, an interpolation not resolved here; give {key}=VALUE"
-        )
-    if key.endswith("enable"):
-        if isinstance(value, bool):
-            return value
-        raise UsageError(f"{source}: {key} must be True or False, not {value!r}")
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-        raise UsageError(f"{source}: {key} must be a whole number, not {value!r}")
-    return int(value)
-
-
-def trainer_of(values: Mapping[str, Scalar]) -> str:
-    """Whose config ``values`` are, by their keys: ``SkyRL``, ``verl`` or (neither) ``TRL``."""
-    if any(key in values for key in SKYRL_KEYS):
-        return "SkyRL"
-    return "verl" if any(key in values for key in VERL_KEYS) else "TRL"
-
-
-def _skyrl_strategy(value: Scalar, source: str) -> bool:
-    """SkyRL's ``dynamic_sampling.type`` as the loop: ``filter`` is verl's filtered loop, null none; its
-    ``replace`` (POLARIS: a batch passes when enough of its groups differ, its silent groups then copies of
-    good ones) is another loop, refused by name rather than answered as either."""
-    if value is None or value in ("null", "None", ""):
-        return False
-    if value == "filter":
-        return True
-    if value == "replace":
-        raise UsageError(
-            f"{source}: trainer.algorithm.dynamic_sampling.type=replace (POLARIS) fills a step another way "
-            'than the filter preflight models (docs/preflight.md, "Other trainers\' loops"); give '
-            "type=filter or null to see those loops"
-        )
-    raise UsageError(
-        f"{source}: trainer.algorithm.dynamic_sampling.type must be filter, replace or null, not {value!r}"
-    )
-
-
-def from_config(
-    values: Mapping[str, Scalar],
-    base: LoopSettings | None,
-    source: str,
-    sources: Mapping[str, str] | None = None,
-) -> tuple[LoopSettings, list[str]]:
-    """The loop's settings from a config's ``values`` (verl's keys, SkyRL's or TRL's), and a note per key:
-    its value and where it came from (``sources``: key → file or ``key=value``; else ``source``). ``base``
-    None: every key the config leaves out takes the trainer's own default (said so in the notes); else
-    ``base``'s."""
-    trainer = trainer_of(values)
-    verl, skyrl = trainer == "verl", trainer == "SkyRL"
-    keys, own = TRAINER_KEYS[trainer]
-    defaults = own if base is None else {}
-    found: dict[str, object] = {}
-    read: list[str] = []
-    for key, field in keys.items():
-        given = key in values
-        if not given and key not in defaults:
-            continue
-        raw = resolved(values, key) if given else defaults[key]
-        nullable = ("steps", "epochs", "gen_batch_size", *(("filter",) if skyrl else ()))
-        if raw is None and field not in nullable and key in defaults:
-            raw = defaults[key]  # a null where the trainer needs a value: its default
-        where = (sources or {}).get(key, source) if given else f"{trainer} default"
-        value: int | bool | None
-        if skyrl and field == "filter":
-            value = _skyrl_strategy(raw, where)
-            shown: object = "filter" if value else "null"
-        else:
-            value = _setting(key, raw, where)
-            shown = "null" if value is None else value
-        read.append(f"{key}={shown} ({where})")
-        if field == "max_gen_batches" and isinstance(value, int) and value < 0:
-            value = 0  # verl and SkyRL: non-positive values mean no upper limit
-        if value is not None:
-            found[field] = value
-        elif field == "steps" and verl:
-            found["steps"] = None  # total_training_steps: null, no step limit
-    for key in ("algorithm.filter_groups.metric", "data.shuffle") if verl else ():
-        if key in values:
-            read.append(f"{key}={values[key]} ({(sources or {}).get(key, source)})")
-    _as_the_trainer_runs(found, trainer, base or LoopSettings())
-    return replace(base or LoopSettings(), **found), read  # type: ignore[arg-type]
-
-
-def _as_the_trainer_runs(found: dict[str, object], trainer: str, base: LoopSettings) -> None:
-    """``found``'s settings as the trainer's loop uses them: TRL's rollouts per device as prompts, SkyRL's
-    generation batch its train batch, and each trainer's run length (its step limit and epochs)."""
-    rollouts = found.pop("rollouts_per_batch", None)
-    if rollouts is not None:
-        n = int(found.get("n", base.n))  # type: ignore[call-overload]
-        found["gen_batch_size"] = found["train_batch_size"] = max(int(rollouts) // n, 1)  # type: ignore[call-overload]
-        found["filter"] = False  # TRL's GRPOTrainer keeps silent groups in the loss
-    steps = found.get("steps")
-    if trainer == "SkyRL":
-        # One dataloader batch of train_batch_size prompts is each generation batch; max_training_steps
-        # null or 0 sets no limit (``if max_training_steps and …``).
-        found["trainer"] = "SkyRL"
-        found["gen_batch_size"] = found.get("train_batch_size", base.train_batch_size)
-        found["steps"] = steps if isinstance(steps, int) and steps > 0 else None
-    elif trainer == "verl":
-        if isinstance(steps, int) and steps <= 0:
-            found["steps"] = 1  # verl's is_last_step holds at the first step: it runs one
-        # verl ends at the first of its epochs and its steps; both stay.
-    elif isinstance(steps, int) and steps > 0:
-        found["epochs"] = None  # transformers: max_steps > 0 overrides num_train_epochs
-    else:  # TRL's max_steps = -1: the length is in epochs
-        found.pop("steps", None)
-        if "epochs" in found:
-            found["steps"] = None
+OVERRIDE = re.compile(r"^\+{0,2}[A-Za-z_][\w.-]*=")

@@ -1,0 +1,244 @@
+"""A trainer's config values as its batch loop runs them: whose loop, each setting at the trainer's own
+default where the config leaves it out, and the run's length as the trainer counts it.
+
+The keys and defaults of each trainer are in :mod:`sigmatool.options.preflight` (:data:`TRAINER_KEYS`);
+docs/preflight.md ("Other trainers' loops") says what each loop does with them. Nothing here imports polars
+or numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from sigmatool.errors import UsageError
+from sigmatool.options.preflight import (
+    INTERPOLATION,
+    SLIME_STD_FILTER,
+    TRAINER_KEYS,
+    TRAINERS,
+    LoopSettings,
+    Scalar,
+)
+
+# Settings read as True/False, as a share, or as a filter's name; the rest are whole numbers.
+BOOLEAN = ("filter", "leave_one_out", "dynamic_bs")
+SHARES = ("batch_multiplier", "min_replace_ratio")
+NULLABLE = ("steps", "epochs", "gen_batch_size")
+# Whose keys decide the trainer when --trainer does not: the first whose key the config holds.
+DETECTED = ("skyrl", "nemo-rl", "areal", "slime", "verl")
+
+
+def resolved(values: Mapping[str, Scalar], key: str) -> Scalar:
+    """``values[key]``, following an interpolation ``${other.key}`` to another key of the same config."""
+    value, seen = values.get(key), {key}
+    while isinstance(value, str) and (ref := INTERPOLATION.fullmatch(value.strip())) and ref[1] in values:
+        if ref[1] in seen:
+            break
+        seen.add(ref[1])
+        value = values[ref[1]]
+    return value
+
+
+def _setting(key: str, field: str, value: Scalar, source: str) -> int | float | bool | None:
+    """A config value as the loop reads it; an unresolved interpolation or a value of the wrong kind is
+    refused by name."""
+    if value is None:
+        return None
+    if isinstance(value, str) and INTERPOLATION.search(value):
+        raise UsageError(
+            f"{source}: {key} is {value!r}, an interpolation not resolved here; give {key}=VALUE"
+        )
+    if field in BOOLEAN:
+        if isinstance(value, bool):
+            return value
+        raise UsageError(f"{source}: {key} must be True or False, not {value!r}")
+    if field in SHARES:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise UsageError(f"{source}: {key} must be a number, not {value!r}")
+        return float(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise UsageError(f"{source}: {key} must be a whole number, not {value!r}")
+    return int(value)
+
+
+def trainer_of(values: Mapping[str, Scalar], asked: str | None = None) -> str:
+    """Whose config ``values`` are, by their keys (``TRL`` when no trainer's), or ``asked`` (--trainer),
+    refused when the keys are another trainer's."""
+    found = next((t for t in DETECTED if any(key in values for key in TRAINER_KEYS[t][0])), None)
+    if asked is None:
+        return found or "TRL"
+    if found is not None and found != asked:
+        keys = ", ".join(k for k in TRAINER_KEYS[found][0] if k in values)
+        raise UsageError(
+            f"--trainer {asked}, but the settings given are {TRAINERS[found]}'s ({keys}): give "
+            f"--trainer {found}, or {TRAINERS[asked]}'s own keys"
+        )
+    return asked
+
+
+def _skyrl_strategy(value: Scalar, source: str) -> tuple[bool, bool]:
+    """SkyRL's ``dynamic_sampling.type`` as (filter, replace): ``filter`` is verl's filtered loop,
+    ``replace`` POLARIS's (a batch passes when enough of its groups differ), null no dynamic sampling."""
+    if value is None or value in ("null", "None", ""):
+        return False, False
+    if value in ("filter", "replace"):
+        return True, value == "replace"
+    raise UsageError(
+        f"{source}: trainer.algorithm.dynamic_sampling.type must be filter, replace or null, not {value!r}"
+    )
+
+
+def _slime_filter(value: Scalar, source: str) -> bool:
+    """slime's ``--dynamic-sampling-filter-path``: none, or its reward-std filter; the fallback variant
+    (kept when short) and filters of one's own are other loops, refused by name."""
+    if value is None or value is False:
+        return False
+    text = str(value)
+    if text.endswith("check_reward_nonzero_std"):
+        return True
+    raise UsageError(
+        f"{source}: dynamic-sampling-filter-path={text}: preflight models slime's {SLIME_STD_FILTER} "
+        "(or no filter); a filter of another rule, its _with_fallback variant included, fills the batch "
+        "another way"
+    )
+
+
+def _interpreted(
+    trainer: str, key: str, field: str, raw: Scalar, where: str
+) -> tuple[dict[str, object], str]:
+    """One config value as settings (field → value) and as the note shows it."""
+    if trainer == "skyrl" and field == "filter":
+        on, swap = _skyrl_strategy(raw, where)
+        return {"filter": on, "replace": swap}, ("replace" if swap else "filter") if on else "null"
+    if trainer == "slime" and field == "filter":
+        on = _slime_filter(raw, where)
+        return {"filter": on}, str(raw) if on else "null"
+    value = _setting(key, field, raw, where)
+    if field == "max_gen_batches" and isinstance(value, int) and value < 0:
+        return {field: 0}, str(value)  # verl and SkyRL: non-positive values mean no upper limit
+    return ({field: value} if value is not None or field in NULLABLE else {}), (
+        "null" if value is None else str(value)
+    )
+
+
+def from_config(
+    values: Mapping[str, Scalar],
+    base: LoopSettings | None,
+    source: str,
+    sources: Mapping[str, str] | None = None,
+    trainer: str | None = None,
+) -> tuple[LoopSettings, list[str]]:
+    """The loop's settings from a config's ``values`` (a trainer's keys: ``trainer``'s, or whose the keys
+    are), and a note per key: its value and where it came from (``sources``: key → file or ``key=value``;
+    else ``source``). ``base`` None: every key the config leaves out takes the trainer's own default (said
+    so in the notes); else ``base``'s."""
+    trainer = trainer_of(values, trainer)
+    keys, own = TRAINER_KEYS[trainer]
+    defaults = own if base is None else {}
+    found: dict[str, object] = {}
+    read: list[str] = []
+    for key, field in keys.items():
+        given = key in values
+        if not given and key not in defaults:
+            continue
+        raw = resolved(values, key) if given else defaults[key]
+        if raw is None and field not in (*NULLABLE, "filter") and key in defaults:
+            raw = defaults[key]  # a null where the trainer needs a value: its default
+        where = (sources or {}).get(key, source) if given else f"{TRAINERS.get(trainer, trainer)} default"
+        settings, shown = _interpreted(trainer, key, field, raw, where)
+        found.update(settings)
+        read.append(f"{key}={shown} ({where})")
+    for key in ("algorithm.filter_groups.metric", "data.shuffle") if trainer == "verl" else ():
+        if key in values:
+            read.append(f"{key}={values[key]} ({(sources or {}).get(key, source)})")
+    if trainer == "areal" and base is None:  # its filter is code, not config: none unless --filter says so
+        found["filter"] = False
+        read.append("dynamic_filter_fn=None (AReaL default; --filter: 0 < mean reward < 1)")
+    start = base or LoopSettings()
+    _as_the_trainer_runs(found, trainer, start, source)
+    return replace(start, **found), read  # type: ignore[arg-type]
+
+
+def _as_the_trainer_runs(found: dict[str, object], trainer: str, base: LoopSettings, source: str) -> None:
+    """``found``'s settings as the trainer's loop uses them: TRL's rollouts per device as prompts, each
+    trainer's generation batch, and its run length (its step limit and epochs)."""
+    if trainer != "TRL":
+        found["trainer"] = trainer
+    steps = found.get("steps")
+    if trainer == "TRL":
+        _trl(found, base)
+    elif trainer == "skyrl":
+        # One dataloader batch of train_batch_size prompts is each generation batch; max_training_steps
+        # null or 0 sets no limit (``if max_training_steps and …``).
+        found["gen_batch_size"] = None  # the train batch, whatever sets it
+        found["steps"] = steps if isinstance(steps, int) and steps > 0 else None
+    elif trainer == "verl":
+        if isinstance(steps, int) and steps <= 0:
+            found["steps"] = 1  # verl's is_last_step holds at the first step: it runs one
+        # verl ends at the first of its epochs and its steps; both stay.
+    elif trainer == "nemo-rl":
+        _nemo_rl(found, base, source)
+    elif trainer == "slime":
+        _slime(found, base, source)
+    else:
+        _areal(found, source)
+
+
+def _trl(found: dict[str, object], base: LoopSettings) -> None:
+    rollouts = found.pop("rollouts_per_batch", None)
+    if rollouts is not None:
+        n = int(found.get("n", base.n))  # type: ignore[call-overload]
+        found["gen_batch_size"] = found["train_batch_size"] = max(int(rollouts) // n, 1)  # type: ignore[call-overload]
+        found["filter"] = False  # TRL's GRPOTrainer keeps silent groups in the loss
+    steps = found.get("steps")
+    if isinstance(steps, int) and steps > 0:
+        found["epochs"] = None  # transformers: max_steps > 0 overrides num_train_epochs
+    else:  # TRL's max_steps = -1: the length is in epochs
+        found.pop("steps", None)
+        if "epochs" in found:
+            found["steps"] = None
+
+
+def _nemo_rl(found: dict[str, object], base: LoopSettings, source: str) -> None:
+    """NeMo-RL (grpo.py l.559-573, 2801): a dynamic-sampling batch holds int(P × batch_multiplier) prompts;
+    without it the multiplier must be 1 (an assert); the run ends at the first of its steps and epochs."""
+    multiplier = float(found.pop("batch_multiplier", 1.0))  # type: ignore[arg-type]
+    P = int(found.get("train_batch_size", base.train_batch_size))  # type: ignore[call-overload]
+    if found.get("filter", base.filter):
+        found["gen_batch_size"] = max(int(P * multiplier), 1)
+    elif multiplier != 1:
+        raise UsageError(
+            f"{source}: grpo.batch_multiplier={multiplier:g} without grpo.use_dynamic_sampling: NeMo-RL "
+            "asserts batch_multiplier == 1 then"
+        )
+    else:
+        found["gen_batch_size"] = P
+    for field, key in (("steps", "grpo.max_num_steps"), ("epochs", "grpo.max_num_epochs")):
+        value = found.get(field)
+        if isinstance(value, int) and value <= 0:
+            raise UsageError(f"{source}: {key}={value}: NeMo-RL's loop runs no step then")
+
+
+def _slime(found: dict[str, object], base: LoopSettings, source: str) -> None:
+    """slime: --rollout-batch-size is required; --num-rollout steps, or --num-epoch × ⌊N / T⌋ steps."""
+    if "train_batch_size" not in found:
+        raise UsageError(f"{source}: slime needs rollout-batch-size (its --rollout-batch-size is required)")
+    if found.get("gen_batch_size") is None:
+        found["gen_batch_size"] = found["train_batch_size"]  # over-sampling-batch-size None: the batch
+    if found.get("steps") is not None:
+        found["epochs"] = None  # num_rollout takes precedence
+    elif found.get("epochs") is None:
+        raise UsageError(f"{source}: slime needs num-rollout or num-epoch (one of them is required)")
+
+
+def _areal(found: dict[str, object], source: str) -> None:
+    """AReaL: a step takes train_dataset.batch_size accepted groups; the run is total_train_epochs ×
+    ⌊N / batch⌋ steps, stopped at total_train_steps; dynamic_bs=True (one batch's accepted groups, of any
+    size) is another loop, refused by name."""
+    if found.pop("dynamic_bs", False):
+        raise UsageError(
+            f"{source}: dynamic_bs=True trains each batch's accepted groups, whatever their number: "
+            "another loop than the one preflight models (no refill); give dynamic_bs=false"
+        )
+    found["gen_batch_size"] = None  # a step's accepted groups: the train batch
