@@ -26,12 +26,13 @@ from sigmatool.cli.params import (
 )
 from sigmatool.errors import UsageError
 from sigmatool.options import BeyondOptions, Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec
+from sigmatool.options.loops import from_config
 from sigmatool.options.preflight import (
     DEFAULT_RISK,
     DEFAULT_SILENT_OVER,
     OVERRIDE,
+    TRAINERS,
     LoopSettings,
-    from_config,
     overrides,
     read_config_sources,
 )
@@ -101,26 +102,49 @@ ConfigOpt = Annotated[
     typer.Option(
         "--config",
         metavar="FILE",
-        help="The loop's settings from a verl YAML config (the DAPO trainer's), a SkyRL one or a TRL GRPOConfig (YAML or "
-        "JSON). key=value arguments after DATA override them as on verl's command line.",
+        help="The loop's settings from the trainer's config (verl, NeMo-RL, SkyRL, AReaL, slime's launch "
+        "script, TRL). key=value after DATA overrides them.",
         rich_help_panel=LOOP,
     ),
 ]
+LoopTrainer = Annotated[
+    str | None,
+    typer.Option(
+        "--trainer",
+        click_type=click.Choice(list(TRAINERS)),
+        help="Whose loop (docs/preflight.md).",
+        rich_help_panel=LOOP,
+        show_default="whose keys --config holds, else verl",
+    ),
+]
+# What --trainer without a config assumes of a trainer's own knobs: its defaults, said in a note.
+OWN_KNOBS = {
+    "nemo-rl": (
+        {"leave_one_out": True},
+        "NeMo-RL's leave-one-out baseline is on (its default; its DAPO recipes give "
+        "grpo.use_leave_one_out_baseline=false)",
+    ),
+    "skyrl": ({"gen_batch_size": None}, "SkyRL's generation batch is its train batch"),
+}
 
 
 def _settings(
-    inputs: InputOptions, config: str | None, flags: Mapping[str, object]
+    inputs: InputOptions, config: str | None, flags: Mapping[str, object], trainer: str | None = None
 ) -> tuple[LoopSettings, InputOptions, list[str]]:
     """The loop's settings and DATA without the key=value arguments. With a config or key=value overrides:
     the trainer's defaults ← the config (its defaults list followed) ← key=value ← flags; else sigmatool's
-    defaults ← flags. The notes say where each value came from."""
+    defaults ← flags (a trainer's own knobs at its defaults). The notes say where each value came from."""
     given = [a for a in inputs.paths if OVERRIDE.match(a) and not Path(a).exists()]
     values, sources, notes = read_config_sources(config) if config else ({}, {}, [])
     changed = overrides(given)
     values = {**values, **changed}
     sources = {**sources, **dict.fromkeys(changed, "command line")}
-    base = None if values else LoopSettings()
-    settings, read = from_config(values, base, config or "key=value", sources)
+    base = None
+    if not values:
+        knobs, said = OWN_KNOBS.get(trainer or "verl", ({}, ""))
+        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)  # type: ignore[arg-type]
+        notes = [*notes, *([said] if said else [])]
+    settings, read = from_config(values, base, config or "key=value", sources, trainer if values else None)
     if "epochs" in flags and "steps" not in flags and not values:
         flags = {**flags, "steps": None}  # --epochs alone counts the run in epochs
     settings = replace(settings, **flags).checked()  # type: ignore[arg-type]
@@ -167,6 +191,7 @@ def loop_options(
       grader=grader_option)  # fmt: skip
 def preflight_command(
     config: ConfigOpt = None,
+    whose: LoopTrainer = None,
     estimator: EstimatorOpt = Estimator.auto,
     loop: dict[str, object] = {},  # noqa: B006 - replaced by the loop's flags
     inputs: InputOptions = InputOptions(),
@@ -175,7 +200,7 @@ def preflight_command(
     plot: PlotOptions = PlotOptions(),
     grader: Grader = None,
 ) -> None:
-    """What verl's DAPO batch loop will do with this dataset: crashes, batches per step, rollouts thrown away.
+    """What a trainer's DAPO batch loop will do with this dataset: crashes, batches, rollouts thrown away.
 
     Each generation batch draws --gen-batch-size prompts with --n rollouts each; groups whose rewards all
     agree are dropped; batches are drawn until --train-batch-size prompts are kept, the surplus is cut, and a
@@ -183,15 +208,16 @@ def preflight_command(
     with chance 1 − p^n − (1 − p)^n, so a batch's kept count is Binomial(B, mean keep rate), exactly, and
     every figure follows (docs/preflight.md). The smallest gen batch size and the smallest cap that keep the
     run's crash chance ≤ --risk come with it. --no-filter: the silent share of each batch, and the update it
-    costs. --config reads the trainer's own settings; --prior and --estimator as in the other commands.
+    costs. --trainer models NeMo-RL's, SkyRL's, slime's or AReaL's loop instead of verl's; --config reads
+    the trainer's own settings; --prior and --estimator as in the other commands.
 
     Example:
 
         sigmatool preflight sample_data/bigmath_solve_rates.parquet --samples 64
 
-        sigmatool preflight sample_data/bigmath_solve_rates.parquet --no-filter
+        sigmatool preflight sample_data/bigmath_solve_rates.parquet --trainer slime
     """
-    settings, inputs, read = _settings(inputs, config, loop)
+    settings, inputs, read = _settings(inputs, config, loop, whose)
     _check(inputs, plot, read, config)
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, stream=False,
                      sizes=settings.group_sizes, imports=ANALYSIS, grader=grader) as s:  # fmt: skip

@@ -57,6 +57,11 @@ batches), ``steps_per_epoch``, ``rollouts_generated``,
 ``min_safe_gen_batch_size_rollouts``, ``min_safe_max_gen_batches``, ``min_safe_max_gen_batches_rollouts``,
 ``variance_ratio_without_replacement``; then ``p_batches_1`` … ``p_batches_M`` (the chance a step ends after
 exactly k batches); with no filter, :data:`PLAIN_COLUMNS` instead of the filter's.
+
+**Other trainers** (``LoopSettings.trainer``): NeMo-RL's, SkyRL's, slime's and AReaL's loops are this
+one's step and run under their own rules (:func:`step_of`, :func:`run_outcome_of`), with the sums that are
+theirs alone in :mod:`sigmatool.preflight.others`. Long because the step, the run's renewal sums, the
+searches for safe settings and the row and headline that show them are one model, read together.
 """
 
 from __future__ import annotations
@@ -79,7 +84,8 @@ from sigmatool.kernels.shuffled import KeptLaw, kept_law
 from sigmatool.kernels.shuffled import short_after as shuffled_short
 from sigmatool.kernels.shuffled import short_mean as shuffled_mean
 from sigmatool.options import COLUMN
-from sigmatool.options.preflight import LoopSettings
+from sigmatool.options.preflight import STREAMED, LoopSettings
+from sigmatool.preflight import others
 from sigmatool.render import View, also_in_data
 
 FloatArray = NDArray[np.float64]
@@ -131,11 +137,17 @@ class Keep:
 
     q: FloatArray
     w: FloatArray
+    short: FloatArray | None = None  # NeMo-RL's leave-one-out: the chance a group keeps n − 1 rows
 
     @property
     def rate(self) -> float:
         """q̄: the chance that a sampled prompt's group is kept."""
         return math.fsum(self.w * self.q) / math.fsum(self.w)
+
+    @property
+    def short_rate(self) -> float:
+        """The chance that a sampled prompt's group is kept one row short (0 but with leave-one-out)."""
+        return 0.0 if self.short is None else math.fsum(self.w * self.short) / math.fsum(self.w)
 
     @property
     def prompts(self) -> float:
@@ -158,13 +170,28 @@ class Keep:
         return 1.0 - spread * (min(B, N) - 1) / ((N - 1) * rate * (1 - rate))
 
 
-def keep_probabilities(hist: pl.DataFrame, n: int, val: Valuation) -> Keep:
-    """Each distinct value's chance that a group of n rollouts is kept: 1 − P_silent(p, n), 1 at n = 1."""
+def keep_probabilities(
+    hist: pl.DataFrame, n: int, val: Valuation, settings: LoopSettings | None = None
+) -> Keep:
+    """Each distinct value's chance that a group of n rollouts is kept: 1 − P_silent(p, n). At n = 1 verl
+    and SkyRL keep every group; NeMo-RL's std of one row is 0, slime's NaN and AReaL's filter asks for
+    0 < mean < 1: none of theirs is kept. With NeMo-RL's leave-one-out baseline a group with k = 1 or n − 1
+    right keeps n − 1 rows: P = n (p (1 − p)^(n−1) + p^(n−1) (1 − p)), written with the all-wrong and
+    all-right chances at n − 1 and n so that each estimator gives it; at n = 2 nothing is kept."""
     w = hist["prompts"].cast(pl.Float64).to_numpy()
-    if n == 1:  # verl keeps a prompt with a single rollout whatever its std
-        return Keep(np.ones_like(w), w)
-    q = 1.0 - val.values(hist, Quantity.SILENT, n)
-    return Keep(np.clip(q, 0.0, 1.0), w)
+    trainer = settings.trainer if settings is not None else "verl"
+    if n == 1:
+        return Keep(np.full_like(w, 1.0 if trainer in ("verl", "skyrl") else 0.0), w)
+    q = np.clip(1.0 - val.values(hist, Quantity.SILENT, n), 0.0, 1.0)
+    if trainer != "nemo-rl" or settings is None or not settings.leave_one_out:
+        return Keep(q, w)
+    if n == 2:  # the other row's std of one value is NaN, written 0: every row dropped
+        return Keep(np.zeros_like(w), w)
+    ends = sum(
+        val.values(hist, quantity, n - 1) - val.values(hist, quantity, n)
+        for quantity in (Quantity.ALL_WRONG, Quantity.ALL_RIGHT)
+    )
+    return Keep(q, w, np.clip(n * ends, 0.0, q))
 
 
 def _binom() -> Any:
@@ -203,6 +230,47 @@ class Step:
         return max(self.kept - self.trained - self.lost_in_crash, 0.0)
 
 
+def _rows_step(a: float, short_rate: float, B: int, T: int, n: int, k: NDArray[np.int64]) -> Step:
+    """:func:`step` of a loop that fills T n rows, a share ``short_rate`` of its groups one row short."""
+    short = others.rows_short(a, short_rate, B, T, n, k)
+    M = int(k[-1])
+    expected = math.fsum(short[:-1].tolist())
+    drawn = n * B * expected
+    lost = others.rows_lost(a, short_rate, M * B, T, n) if T > 0 else 0.0
+    p_crash = float(short[-1])
+    kept = B * expected * (n * a - short_rate)
+    return Step(
+        a,
+        short[:-1] - short[1:],
+        p_crash,
+        expected,
+        drawn,
+        kept,
+        drawn * (1 - a),
+        n * T * (1 - p_crash),
+        lost,
+    )
+
+
+def replace_step(a: float, B: int, n: int, M: int, ratio: float) -> tuple[Step, float]:
+    """SkyRL's replace: each batch of B groups passes on its own with chance π (:func:`others.replace_pass`),
+    so a step takes K ~ Geometric(π) batches, at most M (0: endless), and crashes with (1 − π)^M; and the
+    share of a trained batch's groups that are copies, 1 − E[good | pass] / B."""
+    passes, good = others.replace_pass(a, B, ratio)
+    fail = 1.0 - passes
+    if M <= 0 and passes <= 0:
+        inf = math.inf
+        return Step(a, np.zeros(0), 0.0, inf, inf, 0.0, inf, 0.0, 0.0), math.nan
+    last = M if M > 0 else max(math.ceil(math.log(ENDLESS_TAIL) / math.log(fail)), 1) if fail > 0 else 1
+    f = passes * fail ** np.arange(last, dtype=np.float64)
+    p_crash = fail**M if M > 0 else 0.0
+    expected = (1.0 - fail**last) / passes if passes > 0 else float(last)
+    drawn = n * B * expected
+    kept = n * good * (1.0 - p_crash) if passes > 0 else 0.0
+    copied = 1.0 - good / B if passes > 0 else math.nan
+    return Step(a, f, p_crash, expected, drawn, kept, drawn * (1 - a), n * B * (1 - p_crash), 0.0), copied
+
+
 def _endless_batches(rate: float, B: int, T: int) -> int:
     """Batches after which an endless loop's step is almost surely done (the tail below ENDLESS_TAIL)."""
     k = max(math.ceil(T / (B * rate)), 1)
@@ -211,17 +279,23 @@ def _endless_batches(rate: float, B: int, T: int) -> int:
     return k
 
 
-def step(rate: float, B: int, T: int, n: int, M: int, law: KeptLaw | None = None) -> Step:
+def step(
+    rate: float, B: int, T: int, n: int, M: int, law: KeptLaw | None = None, short_rate: float = 0.0
+) -> Step:
     """The filtered loop's step at keep rate q̄, B prompts per batch, T kept prompts needed, n rollouts each,
     at most M batches (0: endless). With ``law`` (the dataset's kept total, :mod:`sigmatool.kernels.shuffled`)
     the batches are drawn without replacement from its N prompts, as a shuffled dataloader draws a step at
-    the start of an epoch; where the step could need more than N prompts, with replacement."""
+    the start of an epoch; where the step could need more than N prompts, with replacement. With
+    ``short_rate`` > 0 (NeMo-RL's leave-one-out: that share of groups keeps n − 1 rows) the step needs T n
+    rows (:func:`others.rows_short`)."""
     if M <= 0 and rate <= 0:
         inf = math.inf
         return Step(rate, np.zeros(0), 0.0, inf, inf, 0.0, inf, 0.0, 0.0)
     last = M if M > 0 else _endless_batches(rate, B, T)
     k = np.arange(last + 1, dtype=np.int64)
-    shuffled = law is not None and last * B <= law.N
+    shuffled = law is not None and last * B <= law.N and short_rate <= 0
+    if short_rate > 0:
+        return _rows_step(rate, short_rate, B, T, n, k)
     if shuffled:
         assert law is not None
         short = shuffled_short(law, k * B, T)
@@ -349,9 +423,51 @@ def batches_of_run(settings: LoopSettings, prompts: float, B: int) -> int | None
     return settings.epochs * int(prompts // B)
 
 
+def step_of(keep: Keep, settings: LoopSettings, B: int, M: int) -> Step:
+    """The trainer's step at gen batch size B and cap M (its own cap's meaning: NeMo-RL lets M + 1 batches
+    run and fails at the first short batch when M ≤ 0; SkyRL's replace passes batches one by one)."""
+    T, n = settings.train_batch_size, settings.n
+    if settings.trainer == "nemo-rl":
+        return step(keep.rate, B, T, n, max(M, 0) + 1, short_rate=keep.short_rate)
+    if settings.replace:
+        return replace_step(keep.rate, B, n, M, settings.min_replace_ratio)[0]
+    return step(keep.rate, B, T, n, M)
+
+
+def run_outcome_of(keep: Keep, settings: LoopSettings, s: Step, B: int) -> tuple[float, float, float]:
+    """:func:`run_outcome` as the trainer runs epochs: NeMo-RL starts each with an empty cache (a short
+    step dropped, :func:`others.reset_run`), verl and SkyRL carry a short step over."""
+    if settings.trainer == "nemo-rl" and settings.epochs is not None:
+        return _reset_epochs(s, int(keep.prompts // B), settings.epochs, settings.steps)
+    return run_outcome(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+
+
+def _reset_epochs(s: Step, L: int, epochs: int, steps: int | None) -> tuple[float, float, float]:
+    """:func:`run_outcome` of epochs of L batches that each start afresh (NeMo-RL): one epoch is verl's run
+    of L batches (a step short at its end ends without a crash); epochs alike when the step limit cannot
+    bind, one epoch when it always ends first; else :func:`others.reset_run`."""
+    M = s.batches.size
+    if epochs == 1 or (steps is not None and steps * M <= L):
+        return run_outcome(s, steps, L)
+    if steps is not None and steps < epochs * L:
+        return others.reset_run(s.batches, s.p_crash, L, epochs, steps)
+    crash, per_steps, per_batches = _over_batches(s, L)
+    survive = 1.0 - crash
+    begun = (
+        float(epochs)
+        if survive >= 1
+        else -math.expm1(epochs * math.log1p(-crash)) / crash
+        if crash < 1
+        else 1.0
+    )
+    return min(max(1.0 - survive**epochs, 0.0), 1.0), begun * per_steps, begun * per_batches
+
+
 def crash_of(keep: Keep, settings: LoopSettings, B: int, M: int) -> tuple[Step, float]:
     """The step and the run's crash chance at gen batch size B and cap M, the rest as ``settings``."""
-    s = step(keep.rate, B, settings.train_batch_size, settings.n, M)
+    s = step_of(keep, settings, B, M)
+    if settings.trainer == "nemo-rl" and settings.epochs is not None:
+        return s, (0.0 if s.p_crash <= 0 else run_outcome_of(keep, settings, s, B)[0])
     return s, run_crash(s, settings.steps, batches_of_run(settings, keep.prompts, B))
 
 
@@ -359,8 +475,8 @@ def run_of(keep: Keep, settings: LoopSettings) -> tuple[Step, float, float, floa
     """The asked run's step, and its (P(crash), expected optimizer steps, expected generation batches): the
     crash chance :func:`crash_of` gives, from the same renewal sums as the steps and batches."""
     B = settings.gen
-    s = step(keep.rate, B, settings.train_batch_size, settings.n, settings.max_gen_batches)
-    crash, steps, batches = run_outcome(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+    s = step_of(keep, settings, B, settings.max_gen_batches)
+    crash, steps, batches = run_outcome_of(keep, settings, s, B)
     return s, (0.0 if s.p_crash <= 0 else crash), steps, batches  # as run_crash: a step that cannot crash
 
 
@@ -382,12 +498,31 @@ def _smallest(safe: Callable[[int], bool], low: int, high: int) -> int | None:
 
 def min_safe_gen_batch_size(keep: Keep, settings: LoopSettings) -> int | None:
     """The smallest gen batch size (at the given cap) whose run crashes with chance ≤ ``settings.risk``."""
-    if settings.max_gen_batches <= 0 or keep.rate <= 0:
+    if (settings.max_gen_batches <= 0 and settings.trainer != "nemo-rl") or keep.rate <= 0:
         return 1 if keep.rate > 0 else None
     high = int(keep.prompts) if settings.epochs is not None and settings.steps is None else SEARCH_LIMIT
-    return _smallest(
-        lambda B: crash_of(keep, settings, B, settings.max_gen_batches)[1] <= settings.risk, 1, max(high, 1)
-    )
+    return _smallest(lambda B: _safe(keep, settings, B, settings.max_gen_batches), 1, max(high, 1))
+
+
+def _safe(keep: Keep, settings: LoopSettings, B: int, M: int) -> bool:
+    """Whether the run at B and M crashes with chance ≤ ``settings.risk``: decided by bounds where they
+    suffice (a run of at most m steps, each crashing with chance q, crashes with at most 1 − (1 − q)^m, and
+    at least that for the steps that fit its batches surely), else by the renewal sums."""
+    s = step_of(keep, settings, B, M)
+    q = s.p_crash
+    if q <= 0:
+        return True
+    per_epoch = int(keep.prompts // B)
+    reset = settings.trainer == "nemo-rl"  # its epochs start afresh: only the first one's steps are sure
+    batches = None if settings.epochs is None else settings.epochs * per_epoch
+    room = None if batches is None else (per_epoch if reset else batches) // max(s.batches.size, 1)
+    most = min(x for x in (settings.steps, batches) if x is not None)
+    surely = min(x for x in (settings.steps, room) if x is not None)
+    if -math.expm1(most * math.log1p(-q)) <= settings.risk if q < 1 else most == 0:
+        return True
+    if surely > 0 and (q >= 1 or -math.expm1(surely * math.log1p(-q)) > settings.risk):
+        return False
+    return crash_of(keep, settings, B, M)[1] <= settings.risk
 
 
 def min_safe_max_gen_batches(keep: Keep, settings: LoopSettings) -> int | None:
@@ -397,7 +532,7 @@ def min_safe_max_gen_batches(keep: Keep, settings: LoopSettings) -> int | None:
     B = settings.gen
     runs = batches_of_run(settings, keep.prompts, B)
     high = runs + 1 if runs is not None else SEARCH_LIMIT
-    return _smallest(lambda M: crash_of(keep, settings, B, M)[1] <= settings.risk, 1, high)
+    return _smallest(lambda M: _safe(keep, settings, B, M), 1, high)
 
 
 def lost_shares(rate: float, B: int, length_ratio: float = 1.0) -> dict[str, float]:
@@ -436,13 +571,20 @@ class PreflightResult:
     curve: pl.DataFrame | None = None
 
 
+def _shuffled_crash(keep: Keep, settings: LoopSettings) -> float | None:
+    """The first step's crash chance without replacement, where the loop fills on kept groups."""
+    law = keep.law
+    if law is None or settings.replace or keep.short_rate > 0:
+        return None
+    M = max(settings.max_gen_batches, 0) + 1 if settings.trainer == "nemo-rl" else settings.max_gen_batches
+    return step(keep.rate, settings.gen, settings.train_batch_size, settings.n, M, law).p_crash
+
+
 def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
     B, M = settings.gen, settings.max_gen_batches
     s, p_run, run_steps, run_batches = run_of(keep, settings)
-    law = keep.law
-    shuffled = step(keep.rate, B, settings.train_batch_size, settings.n, M, law) if law is not None else None
     # SkyRL's generation batch is its train batch: no gen batch size of its own to advise.
-    safe_B = min_safe_gen_batch_size(keep, settings) if settings.trainer != "SkyRL" else None
+    safe_B = min_safe_gen_batch_size(keep, settings) if settings.trainer != "skyrl" else None
     safe_M = min_safe_max_gen_batches(keep, settings)
     per_epoch = int(keep.prompts // B) / s.expected_batches if s.expected_batches > 0 else math.nan
     row: dict[str, object] = {
@@ -462,16 +604,88 @@ def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
         "min_safe_gen_batch_size": safe_B,
         "min_safe_gen_batch_size_rollouts": None
         if safe_B is None
-        else crash_of(keep, settings, safe_B, M)[0].generated,
+        else step_of(keep, settings, safe_B, M).generated,
         "min_safe_max_gen_batches": safe_M,
         "min_safe_max_gen_batches_rollouts": None
         if safe_M is None
-        else crash_of(keep, settings, B, safe_M)[0].generated,
+        else step_of(keep, settings, B, safe_M).generated,
         "variance_ratio_without_replacement": keep.variance_ratio(B),
-        "p_crash_step_without_replacement": None if shuffled is None else shuffled.p_crash,
+        "p_crash_step_without_replacement": _shuffled_crash(keep, settings),
     }
-    row.update({f"p_batches_{k}": float(v) for k, v in enumerate(s.batches[:M], start=1)} if M > 0 else {})
+    if settings.replace:  # SkyRL's replace: a batch fails on its own; a passing one's silent groups copied
+        row["p_batch_fails"] = 1.0 - others.replace_pass(keep.rate, B, settings.min_replace_ratio)[0]
+        row["copied_share"] = replace_step(keep.rate, B, settings.n, M, settings.min_replace_ratio)[1]
+    last = s.batches.size if M > 0 or settings.trainer == "nemo-rl" else 0
+    row.update({f"p_batches_{k}": float(v) for k, v in enumerate(s.batches[:last], start=1)})
     return row, s
+
+
+def streamed_steps(keep: Keep, settings: LoopSettings) -> int:
+    """A streamed loop's steps: slime's num_rollout, or ⌊N / T⌋ per epoch (placement_group.py l.239-244);
+    AReaL's epochs × ⌊N / B⌋ (its dataloader's length), stopped at total_train_steps."""
+    per_epoch = int(keep.prompts // settings.train_batch_size)
+    if settings.trainer == "slime" and settings.steps is not None:
+        return settings.steps
+    limits = [
+        x
+        for x in (settings.steps, None if settings.epochs is None else settings.epochs * per_epoch)
+        if x is not None
+    ]
+    return min(limits) if limits else 0
+
+
+def _streamed_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
+    """slime's and AReaL's step: groups taken as they finish until T are accepted; no cap, no crash."""
+    T, n, a = settings.train_batch_size, settings.n, keep.rate
+    if a <= 0:
+        raise DataError(never_fills(settings))  # a loop that runs forever: one line
+    figures = others.streamed(a, T, settings.gen if settings.trainer == "slime" else None)
+    steps = streamed_steps(keep, settings)
+    generated = n * figures["submitted"]
+    row: dict[str, object] = {
+        "expected_gen_batches": figures["rounds"] if settings.trainer == "slime" else None,
+        "p_crash_step": None,
+        "p_crash_run": None,
+        "expected_steps": float(steps),
+        "expected_run_gen_batches": steps * figures["rounds"] if settings.trainer == "slime" else None,
+        "prompts_per_step": figures["submitted"],
+        "data_passes": steps * figures["submitted"] / keep.prompts,
+        "rollouts_generated": generated,
+        "rollouts_kept": n * T,
+        "rollouts_silent": n * (figures["completed"] - T),
+        "rollouts_aborted": n * figures["aborted"],
+        "rollouts_trained": n * T,
+        "share_trained": n * T / generated,
+    }
+    s = Step(
+        a,
+        np.zeros(0),
+        0.0,
+        figures["completed"] / T,
+        generated,
+        n * T,
+        n * (figures["completed"] - T),
+        n * T,
+        0.0,
+    )
+    return row, s
+
+
+def never_fills(settings: LoopSettings) -> str:
+    """The one line a loop that can never fill its batch gets."""
+    why = {
+        "slime": "slime's filter drops every group of one rollout (torch's std of one value is NaN)",
+        "areal": "AReaL's filter (0 < mean reward < 1) accepts no group of one rollout",
+    }
+    reason = (
+        why[settings.trainer]
+        if settings.n == 1
+        else "every group's rewards agree (each prompt never or always right)"
+    )
+    return (
+        f"{settings.name}'s loop never fills a step: {reason}, so it draws prompts forever (it has no cap "
+        "and no crash); give n > 1 or drop the filter"
+    )
 
 
 def _plain_steps(keep: Keep, settings: LoopSettings) -> int:
@@ -506,14 +720,17 @@ def summarize(keep: Keep, settings: LoopSettings) -> tuple[pl.DataFrame, Step]:
         "train_batch_size": settings.train_batch_size,
         "gen_batch_size": settings.gen,
         "n": settings.n,
-        "max_gen_batches": settings.max_gen_batches,
+        "max_gen_batches": None if settings.trainer in STREAMED else settings.max_gen_batches,
         "filter": settings.filter,
         "steps": settings.steps,
         "epochs": settings.epochs,
         "prompts": keep.prompts,
         "keep_rate": keep.rate,
     }
-    rest, s = (_filtered_row if settings.filter else _plain_row)(keep, settings)
+    if settings.filter and settings.trainer in STREAMED:
+        rest, s = _streamed_row(keep, settings)
+    else:
+        rest, s = (_filtered_row if settings.filter else _plain_row)(keep, settings)
     return pl.DataFrame([{**head, **rest}], infer_schema_length=None), s
 
 
@@ -534,7 +751,7 @@ def analyse(
     hist: pl.DataFrame, settings: LoopSettings, val: Valuation, figure: bool = False
 ) -> PreflightResult:
     """The loop's figures for ``settings`` on the histogram ``hist`` (``p``, [``k``, ``n``], ``prompts``)."""
-    keep = keep_probabilities(hist, settings.n, val)
+    keep = keep_probabilities(hist, settings.n, val, settings)
     if np.isnan(keep.q).any():
         raise DataError(
             f"the chance that a group of n = {settings.n} rollouts is kept is not identified by these counts "
@@ -549,16 +766,6 @@ def analyse(
     return PreflightResult(summary, settings, s, estimator, drawn)
 
 
-def _run_words(settings: LoopSettings) -> str:
-    epochs = (
-        None if settings.epochs is None else f"{settings.epochs} epoch{'s' if settings.epochs != 1 else ''}"
-    )
-    steps = None if settings.steps is None else f"{settings.steps:,} step{'s' if settings.steps != 1 else ''}"
-    if epochs and steps:
-        return f"the first of {epochs} and {steps}"
-    return epochs or steps or ""
-
-
 def headline(result: PreflightResult) -> str:
     """The sentence a person acts on."""
     row = result.summary.row(0, named=True)
@@ -568,30 +775,24 @@ def headline(result: PreflightResult) -> str:
             f"Without the filter, {row['silent_share_mean']:.1%} of each batch's groups are silent on average "
             f"(P(more than {st.silent_over:.0%} silent) = {row['p_silent_over']:.3g}); with equal response "
             f"lengths that share of every update is lost under each loss aggregation. The run takes "
-            f"{row['expected_steps']:,.0f} steps ({_run_words(st)})."
+            f"{row['expected_steps']:,.0f} steps ({others.run_words(st)})."
         )
-    skyrl = st.trainer == "SkyRL"
-    name = "max_sample_batches" if skyrl else "max_num_gen_batches"
-    cap = "endless batches" if st.max_gen_batches <= 0 else f"{name} {st.max_gen_batches}"
-    safe = row["min_safe_max_gen_batches" if skyrl else "min_safe_gen_batch_size"]
-    knob = name if skyrl else "gen batch size"
+    if st.trainer in STREAMED:
+        return others.streamed_headline(row, st)
+    batch, cap, knob, safe_key = others.loop_words(st)
+    safe = row[safe_key]
     safe_words = (
         f"{safe:,} is the smallest {knob} that keeps it under {st.risk:.0%}"
         if safe is not None
         else f"no {knob} keeps it under {st.risk:.0%}"
     )
     thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
-    batch = (
-        f"train_batch_size {st.train_batch_size:,} (SkyRL's filter)"
-        if skyrl
-        else f"gen_batch_size {st.gen:,}"
-    )
     said = (
         f"With {batch} and {cap}, this run crashes with probability "
-        f"{row['p_crash_run']:.3g} within {_run_words(st)} ({row['p_crash_step']:.3g} per step); {safe_words}, "
-        f"and {thrown:.0%} of generated "
-        "rollouts will be thrown away."
+        f"{row['p_crash_run']:.3g} within {others.run_words(st)} ({row['p_crash_step']:.3g} per step); "
+        f"{safe_words}, and {thrown:.0%} of generated rollouts will be thrown away."
     )
+    said += others.loop_more(row, st)
     if st.epochs is not None:  # the optimizer's schedule needs its real step count (verl counts batches)
         said += (
             f" The run takes {row['expected_steps']:,.1f} optimizer steps on average, for "
@@ -619,13 +820,21 @@ def view(result: PreflightResult) -> View:
     """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
     rest named in a footnote), shares as percentages, notes on what is assumed."""
     names = result.summary.columns
-    shown = SHOWN if result.settings.filter else PLAIN_SHOWN
+    st = result.settings
+    shown = others.shown(st) or (SHOWN if st.filter else PLAIN_SHOWN)
     hidden = [c for c in names if c not in GIVEN and c not in shown]
     footer = [
         f"{result.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
         "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
     ]
-    if result.settings.filter:
+    if st.filter and st.trainer in STREAMED:
+        footer = [
+            f"{result.estimator} keep probabilities; prompts drawn with replacement, groups finishing in an "
+            "order that does not depend on their rewards (docs/preflight.md).",
+            "prompts per step, rollouts trained: expected per step; data passes: the run's prompts ÷ the "
+            "dataset's; no cap and no crash in this loop",
+        ]
+    elif st.filter:
         footer.append(
             "gen batches, rollouts trained: expected per step; safe gen batch size, safe max gen batches: the smallest that keep "
             f"the run's crash chance under {result.settings.risk:.0%} (--risk)"
