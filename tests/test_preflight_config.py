@@ -16,7 +16,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sigmatool.options.preflight import defaults_list, from_config, read_config_sources
+from sigmatool.options.loops import from_config
+from sigmatool.options.preflight import defaults_list, read_config_sources
 from tests.conftest import BIGMATH, invoke, one_error_line
 
 # verl-recipe @ 48ea0a79, dapo/test_dapo_7b_math.sh: `python3 -m verl.trainer.main_ppo` (l. 60) with
@@ -192,9 +193,171 @@ def test_a_skyrl_config_s_absent_keys_take_skyrls_defaults(tmp_path: Path) -> No
     assert (True, 0, None) == (endless["filter"], endless["max_gen_batches"], endless["steps"])
 
 
-def test_skyrls_replace_strategy_is_refused_by_name(tmp_path: Path) -> None:
+def test_skyrls_replace_strategy_is_its_own_loop(tmp_path: Path) -> None:
     path = tmp_path / "skyrl.yaml"
     path.write_text(SKYRL.replace("type: filter", "type: replace"))
-    result = invoke("preflight", BIGMATH, "--config", path)
-    assert result.exit_code == 2
-    assert "dynamic_sampling.type=replace (POLARIS)" in one_error_line(result.stderr)
+    row = _row("--config", path)
+    # Its figures (tests/test_preflight_trainers.py checks them against SkyRL's own control flow).
+    assert 0 < row["p_batch_fails"] < 1 and 0 < row["copied_share"] < 1
+    ratio = _row("--config", path, "trainer.algorithm.dynamic_sampling.min_replace_ratio=0.6")
+    assert ratio["p_batch_fails"] > row["p_batch_fails"]  # the ratio asks more of a batch
+    wrong = invoke("preflight", BIGMATH, "--config", path, "trainer.algorithm.dynamic_sampling.type=swap")
+    assert wrong.exit_code == 2
+    assert "must be filter, replace or null" in one_error_line(wrong.stderr)
+
+
+# NeMo-RL (NVIDIA-NeMo/RL @ 7ea279ab): examples/configs/grpo_math_1B.yaml (its grpo block, l.3-29), and
+# examples/configs/recipes/llm/dapo-qwen2.5-7b.v2.yaml (l.1-10: ``defaults: ../../grpo_math_1B.yaml``,
+# num_prompts_per_step 512, batch_multiplier 3, max_num_steps 10000, use_leave_one_out_baseline false,
+# use_dynamic_sampling true); the GRPOConfig defaults at nemo_rl/algorithms/grpo.py l.241-289.
+GRPO_MATH_1B = """grpo:
+  num_prompts_per_step: 32
+  num_generations_per_prompt: 16
+  max_rollout_turns: 1
+  max_num_epochs: 1
+  max_num_steps: 1000000
+  normalize_rewards: true
+  use_leave_one_out_baseline: true
+  use_dynamic_sampling: false
+  dynamic_sampling_max_gen_batches: 10
+  batch_multiplier: 1
+"""
+DAPO_QWEN = """defaults: ../../grpo_math_1B.yaml
+grpo:
+  num_prompts_per_step: 512
+  batch_multiplier: 3 # Multiplier for dataloader batch size calculation
+  max_num_steps: 10000
+  use_leave_one_out_baseline: false
+  use_dynamic_sampling: true
+policy:
+  make_sequence_length_divisible_by: ${mul:${policy.automodel_cfg.tensor_parallel_size},
+    ${mul:2, ${policy.automodel_cfg.context_parallel_size}}}
+"""
+
+
+def _nemo_recipe(tmp_path: Path, parent: bool = True) -> Path:
+    recipe = tmp_path / "recipes" / "llm" / "dapo-qwen2.5-7b.v2.yaml"
+    recipe.parent.mkdir(parents=True)
+    recipe.write_text(DAPO_QWEN)
+    if parent:
+        (tmp_path / "grpo_math_1B.yaml").write_text(GRPO_MATH_1B)
+    return recipe
+
+
+def test_a_nemo_rl_dapo_recipe_is_read_with_the_file_it_extends(tmp_path: Path) -> None:
+    result = invoke("preflight", BIGMATH, "--config", _nemo_recipe(tmp_path), "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    row = pl.read_csv(io.StringIO(result.stdout)).row(0, named=True)
+    # int(512 × 3) prompts a batch, 16 rollouts from the parent, the first of 1 epoch and 10,000 steps.
+    assert (512, 1536, 16, 10, True, 10000, 1) == tuple(
+        row[c]
+        for c in ("train_batch_size", "gen_batch_size", "n", "max_gen_batches", "filter", "steps", "epochs")
+    )
+    assert row["p_batches_11"] is not None  # its cap of 10 lets 11 batches run
+    said = " ".join(result.stderr.split())
+    assert "grpo.num_generations_per_prompt=16 (" in said and "grpo_math_1B.yaml)" in said
+    assert "grpo.use_leave_one_out_baseline=False (" in said
+
+
+def test_a_nemo_rl_recipe_without_its_parent_takes_nemo_rls_defaults(tmp_path: Path) -> None:
+    result = invoke("preflight", BIGMATH, "--config", _nemo_recipe(tmp_path, parent=False), "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "grpo_math_1B.yaml, is not there; its keys take NeMo-RL's defaults" in said
+    assert "grpo.num_generations_per_prompt=16 (NeMo-RL default)" in said
+    assert "grpo.max_num_epochs=1 (NeMo-RL default)" in said
+
+
+def test_nemo_rls_multiplier_needs_dynamic_sampling(tmp_path: Path) -> None:
+    done = invoke("preflight", BIGMATH, "--config", _nemo_recipe(tmp_path), "grpo.use_dynamic_sampling=false")
+    assert done.exit_code == 2
+    assert "NeMo-RL asserts batch_multiplier == 1" in one_error_line(done.stderr)
+    plain = _row("grpo.num_prompts_per_step=64")  # NeMo-RL's defaults: no dynamic sampling
+    assert (False, 64, 64, 16) == (
+        plain["filter"],
+        plain["train_batch_size"],
+        plain["gen_batch_size"],
+        plain["n"],
+    )
+
+
+# slime (THUDM/slime @ 624b824a): slime/utils/arguments.py l.429-455 (--over-sampling-batch-size None: the
+# rollout batch; --dynamic-sampling-filter-path None), l.608-624 (--num-rollout, --num-epoch), l.690-701
+# (--rollout-batch-size required, --n-samples-per-prompt 1); a launch script as its examples write them.
+SLIME_SCRIPT = """#!/bin/bash
+ROLLOUT_ARGS=(
+   --prompt-data /root/dapo-math-17k/dapo-math-17k.jsonl
+   --rollout-shuffle
+   --num-rollout 300
+   --rollout-batch-size 32
+   --n-samples-per-prompt 8
+   --over-sampling-batch-size 64
+   --dynamic-sampling-filter-path slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std
+)
+python3 train.py ${ROLLOUT_ARGS[@]}
+"""
+
+
+def test_a_slime_launch_script_is_read_as_its_arguments(tmp_path: Path) -> None:
+    path = tmp_path / "run-qwen3-4B.sh"
+    path.write_text(SLIME_SCRIPT)
+    row = _row("--config", path)
+    assert (32, 64, 8, True, 300) == tuple(
+        row[c] for c in ("train_batch_size", "gen_batch_size", "n", "filter", "steps")
+    )
+    assert (
+        row["p_crash_run"] is None and row["prompts_per_step"] > 32 / row["keep_rate"]
+    )  # whole rounds of 64
+    fallback = f"dynamic-sampling-filter-path={SLIME_SCRIPT.split()[-5]}_with_fallback"
+    done = invoke("preflight", BIGMATH, "--config", path, fallback)
+    assert done.exit_code == 2
+    assert "_with_fallback variant" in one_error_line(done.stderr)
+    small = invoke("preflight", BIGMATH, "--config", path, "over-sampling-batch-size=16")
+    assert small.exit_code == 2
+    assert "over-sampling-batch-size (16) must be ≥ rollout-batch-size (32)" in one_error_line(small.stderr)
+
+
+def test_slimes_filter_at_one_rollout_never_fills_and_says_so_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "run.sh"
+    path.write_text(SLIME_SCRIPT)
+    done = invoke("preflight", BIGMATH, "--config", path, "n-samples-per-prompt=1")
+    assert done.exit_code == 1
+    assert "slime's loop never fills a step" in one_error_line(done.stderr)
+    areal = invoke("preflight", BIGMATH, "--trainer", "areal", "--n", "1")
+    assert areal.exit_code == 1
+    assert "AReaL's loop never fills a step" in one_error_line(areal.stderr)
+
+
+# AReaL (inclusionAI/AReaL @ 4aef98d8): areal/api/cli_args.py l.166-168 (gconfig.n_samples 1), l.2589-2591
+# (train_dataset.batch_size 1), l.2705-2713 (total_train_epochs 1, total_train_steps None), l.2867-2874
+# (dynamic_bs False); its filter is ``dynamic_filter_fn`` in code (rl_trainer.py l.514-579).
+AREAL = """gconfig:
+  n_samples: 4
+train_dataset:
+  batch_size: 256
+  shuffle: true
+total_train_epochs: 2
+"""
+
+
+def test_an_areal_config_counts_its_steps_in_dataloader_batches(tmp_path: Path) -> None:
+    path = tmp_path / "gsm8k_grpo.yaml"
+    path.write_text(AREAL)
+    plain = _row("--config", path)
+    assert (False, 256, 4) == (plain["filter"], plain["train_batch_size"], plain["n"])  # no filter in config
+    row = _row("--config", path, "--filter")
+    prompts = pl.read_parquet(BIGMATH).height
+    assert row["expected_steps"] == 2 * (prompts // 256)  # max_steps = epochs × len(dataloader)
+    assert row["data_passes"] == pytest.approx(row["expected_steps"] * 256 / row["keep_rate"] / prompts)
+    done = invoke("preflight", BIGMATH, "--config", path, "dynamic_bs=true")
+    assert done.exit_code == 2
+    assert "dynamic_bs=True" in one_error_line(done.stderr)
+
+
+def test_trainer_names_whose_keys_it_reads(tmp_path: Path) -> None:
+    done = invoke("preflight", BIGMATH, "--trainer", "nemo-rl", "data.train_batch_size=256")
+    assert done.exit_code == 2
+    assert "--trainer nemo-rl, but the settings given are verl's" in one_error_line(done.stderr)
+    both = invoke("preflight", BIGMATH, "--trainer", "skyrl", "--gen-batch-size", "64")
+    assert both.exit_code == 2
+    assert "--gen-batch-size does not apply" in one_error_line(both.stderr)
