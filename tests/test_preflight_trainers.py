@@ -1,6 +1,6 @@
-"""Other trainers' filtering loops that are verl's loop under other settings (docs/preflight.md, "Other
-trainers' loops"): each simulated literally from its source, prompt by prompt, against ``preflight``'s step
-at the settings the docs map it to.
+"""Other trainers' filtering loops (docs/preflight.md, "Other trainers' loops"): each simulated literally
+from its source, prompt by prompt, against ``preflight``'s step at the settings the docs map it to; the
+loops that are not verl's against the simulations of tests/trainer_sims.py (each citing its source).
 
 - SkyRL's ``filter`` (NovaSky-AI/SkyRL @ a9564572eb8e91076be43c1bd5e4615e3de17265,
   ``skyrl/train/trainer.py`` l.1613-1636 and ``skyrl/train/utils/trainer_utils.py`` l.517-607): a generation
@@ -22,6 +22,8 @@ import polars as pl
 import pytest
 
 from sigmatool import preflight
+from sigmatool.preflight import others
+from tests import trainer_sims
 from tests.conftest import BIGMATH
 
 STEPS = 10_000
@@ -119,3 +121,125 @@ def test_nemo_rl_is_verls_loop_with_one_more_batch(
     # Its cap M lets M + 1 batches run; a cap ≤ 0 fails at the first short batch: verl's cap of 1.
     _agrees(count, crashed, _modelled(rates, int(P * multiplier), P, n, max(M, 0) + 1))
     assert crashed.any()  # each setting is one where the difference shows
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The loops that are not verl's (sigmatool.preflight.others), each against its literal simulation
+# (tests/trainer_sims.py, which cites the trainer's file, commit and lines).
+
+
+def _keep(rates: np.ndarray, n: int, loo: bool = False) -> preflight.Keep:
+    """Each prompt's chance of a kept group, from its pass rate (one prompt per value); with NeMo-RL's
+    leave-one-out, the chance of k = 1 or n − 1 right (n − 1 rows kept), none at n ≤ 2."""
+    q = 1.0 - rates**n - (1.0 - rates) ** n
+    if not loo:
+        return preflight.Keep(q, np.ones_like(rates))
+    if n <= 2:
+        return preflight.Keep(np.zeros_like(rates), np.ones_like(rates))
+    short = n * (rates * (1 - rates) ** (n - 1) + rates ** (n - 1) * (1 - rates))
+    return preflight.Keep(q, np.ones_like(rates), short)
+
+
+def _within(simulated: np.ndarray, modelled: float, label: str) -> None:
+    """The simulated mean within 4.5 standard errors of the model's (the rule of three's for a share the
+    simulation never or always shows)."""
+    se = max(simulated.std(ddof=1) / np.sqrt(simulated.size), 3.0 / simulated.size)
+    assert abs(simulated.mean() - modelled) <= 4.5 * se, (label, simulated.mean(), modelled, se)
+
+
+def test_the_leave_one_out_share_is_each_estimators(rates: np.ndarray) -> None:
+    # The model writes P(k = 1 or n − 1) with the all-wrong and all-right chances at n − 1 and n, so that
+    # each estimator gives it: with the plug-in, the binomial formula.
+    hist = pl.DataFrame({"p": rates}).group_by("p").len("prompts").sort("p")
+    settings = preflight.LoopSettings(trainer="nemo-rl", n=6, leave_one_out=True)
+    from tests.test_preflight import PLUGIN
+
+    keep = preflight.keep_probabilities(hist, 6, PLUGIN, settings)
+    assert keep.short_rate == pytest.approx(_keep(rates, 6, loo=True).short_rate, rel=1e-12)
+    assert preflight.keep_probabilities(hist, 6, PLUGIN).short_rate == 0.0  # verl's loop: whole groups
+
+
+# NeMo-RL with its leave-one-out baseline: n = 3 (every kept group one row short), 4 and 8, from safe to
+# crashing most steps; whole groups would give 0.0823 and 0.0012 for the first two crash chances.
+@pytest.mark.parametrize(
+    ("P", "multiplier", "n", "M"),
+    [(64, 1.0, 8, 1), (64, 2.0, 3, 1), (64, 1.25, 4, 2), (64, 1.0, 8, 3), (100, 1.0, 4, 0)],
+)
+def test_nemo_rl_with_leave_one_out_fills_rows(
+    rates: np.ndarray, P: int, multiplier: float, n: int, M: int
+) -> None:
+    sim = trainer_sims.nemo_rl_steps(rates, P, multiplier, n, M, True, STEPS, seed=P + n + M)
+    keep = _keep(rates, n, loo=True)
+    s = preflight.step(keep.rate, int(P * multiplier), P, n, max(M, 0) + 1, short_rate=keep.short_rate)
+    _within(sim["crashed"].astype(float), s.p_crash, "crash")
+    _within(sim["batches"].astype(float), s.expected_batches, "batches")
+    _within(sim["rows_kept"] * sim["crashed"], s.lost_in_crash, "rows lost in a crash")
+    _within(sim["rows_trained"].astype(float), s.trained, "rows trained")
+
+
+def test_nemo_rl_with_leave_one_out_keeps_nothing_at_two_rollouts(rates: np.ndarray) -> None:
+    sim = trainer_sims.nemo_rl_steps(rates, 32, 1.0, 2, 2, True, 200, seed=2)
+    keep = _keep(rates, 2, loo=True)
+    assert sim["crashed"].all()
+    assert preflight.step(keep.rate, 32, 32, 2, 3).p_crash == 1.0
+
+
+# Whole NeMo-RL runs on 400 prompts of Big-Math's with 0.05 < p < 0.95: each epoch starts with an empty
+# cache, so a step half filled at its end is dropped; runs end at the first of the epochs and the steps, or
+# a crash. Carried over epochs, as verl does, the first would take 12.60 steps, not 11.66.
+@pytest.mark.parametrize(
+    ("P", "B", "loo", "steps"), [(40, 44, False, None), (40, 50, True, None), (40, 50, True, 9)]
+)
+def test_nemo_rl_runs_start_each_epoch_afresh(
+    rates: np.ndarray, P: int, B: int, loo: bool, steps: int | None
+) -> None:
+    mixed = rates[(rates > 0.05) & (rates < 0.95)]
+    data = np.random.default_rng(4).choice(mixed, 400, replace=False)
+    n, M, epochs, runs = 4, 1, 3, 6_000
+    sim = trainer_sims.nemo_rl_runs(data, P, B / P, n, M, loo, epochs, steps, runs, seed=B, replacement=True)
+    keep = _keep(data, n, loo)
+    settings = preflight.LoopSettings(
+        trainer="nemo-rl", train_batch_size=P, gen_batch_size=B, n=n, max_gen_batches=M,
+        leave_one_out=loo, epochs=epochs, steps=steps,
+    )  # fmt: skip
+    _, crash, run_steps, run_batches = preflight.run_of(keep, settings)
+    _within(sim["crashed"].astype(float), crash, "crash")
+    _within(sim["steps"].astype(float), run_steps, "steps")
+    _within(sim["batches"].astype(float), run_batches, "batches")
+
+
+# SkyRL's replace: safe, a stricter ratio, and n = 2 with a cap of 3, where most steps raise.
+@pytest.mark.parametrize(
+    ("B", "n", "M", "ratio"), [(64, 8, 30, 0.3), (64, 4, 5, 0.6), (64, 2, 3, 0.3), (40, 2, 0, 0.25)]
+)
+def test_skyrl_replace_passes_batches_one_by_one(
+    rates: np.ndarray, B: int, n: int, M: int, ratio: float
+) -> None:
+    sim = trainer_sims.skyrl_replace_steps(rates, B, n, M, ratio, STEPS, seed=B + n + M)
+    keep = _keep(rates, n)
+    s, copied = preflight.replace_step(keep.rate, B, n, M, ratio)
+    _within(sim["crashed"].astype(float), s.p_crash, "crash")
+    _within(sim["batches"].astype(float), s.expected_batches, "batches")
+    passed = ~sim["crashed"]
+    _within(sim["copied"][passed] / B, copied, "copied share")
+
+
+# slime: rounds as large as the batch, and half as large again; a harder set at n = 4.
+@pytest.mark.parametrize(
+    ("T", "size", "n", "hard"), [(64, 64, 8, False), (64, 96, 8, False), (32, 32, 4, True)]
+)
+def test_slime_streams_rounds_until_the_batch_is_full(
+    rates: np.ndarray, T: int, size: int, n: int, hard: bool
+) -> None:
+    data = rates[rates < 0.2] if hard else rates
+    sim = trainer_sims.slime_steps(data, T, size, n, 4_000, seed=T + size + n)
+    figures = others.streamed(float(_keep(data, n).rate), T, size)
+    for key in ("submitted", "completed", "aborted"):
+        _within(sim[key].astype(float), figures[key], key)
+
+
+@pytest.mark.parametrize(("ofp", "train_time"), [(0, 0.0), (2, 3.0)])
+def test_areal_draws_one_prompt_per_rejection(rates: np.ndarray, ofp: int, train_time: float) -> None:
+    sim = trainer_sims.areal_steps(rates, 32, 8, ofp, 3_000, seed=ofp, train_time=train_time)
+    figures = others.streamed(float(_keep(rates, 8).rate), 32, None)
+    _within(sim["started"][100:].astype(float), figures["submitted"], "started")  # past the first steps

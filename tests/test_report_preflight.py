@@ -103,3 +103,26 @@ def test_a_config_without_the_loop_is_one_line_and_exit_1(
     assert 1 == done.returncode, done.stderr
     assert 1 == len(errors), done.stderr
     assert message in errors[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("data:\n  train_batch_size: 256\n", "Without the filter"),  # verl's defaults: no dynamic sampling
+        ("--rollout-batch-size 32\n--n-samples-per-prompt 8\n--num-rollout 50\n"
+         "--dynamic-sampling-filter-path slime.rollout.filter_hub.dynamic_sampling_filters."
+         "check_reward_nonzero_std\n", "slime's loop has no cap and never crashes"),
+    ],
+    ids=["plain-verl", "slime"],
+)  # fmt: skip
+def test_a_loop_with_no_crash_curve_has_its_section_without_a_figure(
+    text: str, said: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "loop.txt"
+    path.write_text(text)
+    result = invoke("report", TOY, "--preflight-config", path, "-o", tmp_path / "r.html")
+    assert 0 == result.exit_code, result.stderr
+    page = html.unescape((tmp_path / "r.html").read_text())
+    section = page[page.index('<section id="preflight">') :]
+    assert said in " ".join(re.sub(r"<[^>]+>", " ", section).split())
+    assert 'id="figure-preflight"' not in page

@@ -224,7 +224,10 @@ def preflight_command(
         each = {c: s.column(c).preflight(settings) for c in inputs.cols}
         result = Columns(each) if each else s.preflight(settings, figure=plot.path is not None)
         if plot.path is not None and getattr(result, "curve", True) is None:
-            raise UsageError("--plot draws the filtered loop's crash chance: drop --no-filter")
+            raise UsageError(
+                "--plot draws the filtered loop's crash chance against its generation batch: verl's and "
+                "NeMo-RL's with the filter only"
+            )
         run.show(result, out, plot, run.source_of(s))
 
 

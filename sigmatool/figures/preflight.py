@@ -22,12 +22,15 @@ from sigmatool.options.preflight import LoopSettings
 
 
 def _caption(settings: LoopSettings, source: str, estimator: str, sides: tuple[str, str]) -> str:
-    cap = "no cap" if settings.max_gen_batches <= 0 else f"max_num_gen_batches {settings.max_gen_batches}"
+    nemo = settings.trainer == "nemo-rl"
+    knob = "dynamic_sampling_max_gen_batches" if nemo else "max_num_gen_batches"
+    cap = "no cap" if settings.max_gen_batches <= 0 and not nemo else f"{knob} {settings.max_gen_batches}"
     run = f"{settings.epochs} epochs" if settings.epochs is not None else f"{settings.steps:,} steps"
     data = f" Data: {source}." if source else ""
+    raised = "its ValueError" if nemo else "'Generated too many'"
     return (
-        f"verl's DAPO loop with train_batch_size {settings.train_batch_size:,}, n {settings.n}, {cap}: {sides[0]}, "
-        f"the chance that the run ({run}) raises 'Generated too many' against gen_batch_size ÷ "
+        f"{settings.name}'s DAPO loop with train_batch_size {settings.train_batch_size:,}, n {settings.n}, {cap}: "
+        f"{sides[0]}, the chance that the run ({run}) raises {raised} against gen_batch_size ÷ "
         f"train_batch_size (dotted: the asked {settings.gen:,}; dashed: the risk {settings.risk:g}); {sides[1]}, the "
         f"share of generated rollouts that do not train (silent groups, surplus cut, a crashing step's). "
         f"Keep probabilities 1 − P_silent(p, n), {estimator}; prompts sampled with replacement.{data}"

@@ -121,6 +121,8 @@ COLUMNS = (
     "variance_ratio_without_replacement",
     "p_crash_step_without_replacement",
 )
+# The loops whose crash chance --plot draws against the generation batch (the others have no such knob).
+CURVED = ("verl", "nemo-rl")
 PLAIN_COLUMNS = (
     "silent_share_mean",
     "silent_over",
@@ -760,7 +762,7 @@ def analyse(
             "assume one"
         )
     summary, s = summarize(keep, settings)
-    drawn = curve(keep, settings) if figure and settings.filter else None
+    drawn = curve(keep, settings) if figure and settings.filter and settings.trainer in CURVED else None
     estimator = val.label_at(hist, settings.n)
     summary = summary.with_columns(pl.lit(estimator).alias("estimator"))
     return PreflightResult(summary, settings, s, estimator, drawn)

@@ -187,11 +187,11 @@ def _plots(
     return plots
 
 
-def _loop(result: PreflightResult | None) -> tuple[str, pl.DataFrame] | None:
-    """The batch-loop section's headline and table."""
+def _loop(result: PreflightResult | None) -> tuple[str, pl.DataFrame, bool] | None:
+    """The batch-loop section's headline and table, and whether it has a figure."""
     if result is None:
         return None
-    return preflight.headline(result), result.summary
+    return preflight.headline(result), result.summary, result.curve is not None
 
 
 def preflight_of(item: ReportInput, settings: LoopSettings, options: ReportOptions) -> PreflightResult:

@@ -136,7 +136,7 @@ INTROS = {
     "prompts' pass rates predict.",
     "plan": "A per-prompt rollout plan: the group size it gives each pass rate, and what it reaches against "
     "the uniform G that costs as many rollouts.",
-    "preflight": "What the trainer's batch loop (verl's DAPO filter of silent groups) will do with this "
+    "preflight": "What the trainer's batch loop (its DAPO filter of silent groups) will do with this "
     "dataset: how often a step runs out of generation batches, and how many rollouts are thrown away.",
 }
 TITLES = {
@@ -238,7 +238,7 @@ def sections(
     track: pl.DataFrame | None = None,
     plan: PlanFrames | None = None,
     track_headline: str = "",
-    preflight: tuple[str, pl.DataFrame] | None = None,
+    preflight: tuple[str, pl.DataFrame, bool] | None = None,
 ) -> list[Section]:
     """The report's sections after the input and headline ones, in order; track and plan when given."""
     out = [
@@ -259,7 +259,7 @@ def sections(
         )
         out.append(_section("plan", tables))
     if preflight is not None:
-        headline, summary = preflight
+        headline, summary, drawn = preflight  # drawn: the loop has a crash curve (a filter and a cap)
         loop = _section("preflight", (("The loop's settings and what they give", table(summary)),))
-        out.append(replace(loop, intro=f"{loop.intro} {headline}"))
+        out.append(replace(loop, intro=f"{loop.intro} {headline}", plot=loop.plot if drawn else None))
     return out
