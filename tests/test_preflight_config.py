@@ -11,6 +11,7 @@ of its epochs and ``total_training_steps`` (``ray_trainer.py`` l. 435-438; the D
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import polars as pl
@@ -363,3 +364,35 @@ def test_trainer_names_whose_keys_it_reads(tmp_path: Path) -> None:
     both = invoke("preflight", BIGMATH, "--trainer", "skyrl", "--gen-batch-size", "64")
     assert both.exit_code == 2
     assert "--gen-batch-size does not apply" in one_error_line(both.stderr)
+
+
+def test_each_trainer_moves_the_loop() -> None:
+    flags = ("--n", "8", "--train-batch-size", "128", "--max-gen-batches", "1", "--steps", "50")
+    verl, nemo = _row(*flags), _row(*flags, "--trainer", "nemo-rl")
+    # NeMo-RL lets one more batch run: a second batch where verl's step would raise.
+    assert "p_batches_2" not in verl
+    assert nemo["p_batches_2"] > 0
+    assert nemo["p_crash_step"] < verl["p_crash_step"]
+    whole = _row(*flags, "--trainer", "nemo-rl", "grpo.use_leave_one_out_baseline=false")
+    assert whole["p_crash_step"] < nemo["p_crash_step"]  # leave-one-out rows are the harder to fill
+    slime, areal = _row(*flags, "--trainer", "slime"), _row(*flags, "--trainer", "areal")
+    assert slime["p_crash_run"] is None
+    assert areal["p_crash_run"] is None
+    assert slime["rollouts_aborted"] >= 0  # rounds of the batch's size: what is in flight at the end
+    assert areal["rollouts_aborted"] is None  # AReaL aborts nothing
+    assert areal["prompts_per_step"] == pytest.approx(128 / areal["keep_rate"])
+
+
+def test_nemo_rls_advice_is_a_multiplier_that_gives_the_safe_batch() -> None:
+    args = ("--trainer", "nemo-rl", "--train-batch-size", "128", "--n", "4", "--max-gen-batches", "1")
+    table = " ".join(invoke("preflight", BIGMATH, *args, "--format", "table").stdout.split())
+    safe = _row(*args)["min_safe_gen_batch_size"]
+    said = re.search(r"([\d,]+) prompts a batch \(batch_multiplier ≥ ([\d.]+)\)", table)
+    assert said is not None, table
+    multiplier = float(said[2])
+    assert int(said[1].replace(",", "")) == safe
+    assert int(128 * multiplier) == safe  # as NeMo-RL computes its batch: int(P × batch_multiplier)
+    assert (
+        _row(*args, "grpo.use_dynamic_sampling=true", f"grpo.batch_multiplier={multiplier}")["gen_batch_size"]
+        == safe
+    )

@@ -203,17 +203,13 @@ def _trl(found: dict[str, object], base: LoopSettings) -> None:
 def _nemo_rl(found: dict[str, object], base: LoopSettings, source: str) -> None:
     """NeMo-RL (grpo.py l.559-573, 2801): a dynamic-sampling batch holds int(P × batch_multiplier) prompts;
     without it the multiplier must be 1 (an assert); the run ends at the first of its steps and epochs."""
-    multiplier = float(found.pop("batch_multiplier", 1.0))  # type: ignore[arg-type]
-    P = int(found.get("train_batch_size", base.train_batch_size))  # type: ignore[call-overload]
-    if found.get("filter", base.filter):
-        found["gen_batch_size"] = max(int(P * multiplier), 1)
-    elif multiplier != 1:
+    multiplier = float(found.get("batch_multiplier", base.batch_multiplier))  # type: ignore[arg-type]
+    if not found.get("filter", base.filter) and multiplier != 1:
         raise UsageError(
             f"{source}: grpo.batch_multiplier={multiplier:g} without grpo.use_dynamic_sampling: NeMo-RL "
             "asserts batch_multiplier == 1 then"
         )
-    else:
-        found["gen_batch_size"] = P
+    found["gen_batch_size"] = None  # int(num_prompts_per_step × batch_multiplier), whatever sets them
     for field, key in (("steps", "grpo.max_num_steps"), ("epochs", "grpo.max_num_epochs")):
         value = found.get(field)
         if isinstance(value, int) and value <= 0:

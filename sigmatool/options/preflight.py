@@ -195,6 +195,7 @@ class LoopSettings:
     leave_one_out: bool = False  # NeMo-RL: the leave-one-out baseline's std decides row by row
     replace: bool = False  # SkyRL: the ``replace`` strategy (POLARIS) instead of ``filter``
     min_replace_ratio: float = 0.3  # SkyRL's replace: a batch passes with more than this share good
+    batch_multiplier: float = 1.0  # NeMo-RL: a dynamic-sampling batch is int(train batch × this) prompts
 
     @property
     def name(self) -> str:
@@ -203,8 +204,13 @@ class LoopSettings:
 
     @property
     def gen(self) -> int:
-        """Prompts per generation batch."""
-        return self.gen_batch_size if self.gen_batch_size is not None else self.train_batch_size
+        """Prompts per generation batch: given, else the train batch (NeMo-RL's dynamic sampling: times its
+        batch_multiplier, truncated, as ``int(num_prompts_per_step * batch_multiplier)``)."""
+        if self.gen_batch_size is not None:
+            return self.gen_batch_size
+        if self.trainer == "nemo-rl" and self.filter:
+            return max(int(self.train_batch_size * self.batch_multiplier), 1)
+        return self.train_batch_size
 
     @property
     def group_sizes(self) -> tuple[float, ...]:

@@ -655,7 +655,7 @@ def _streamed_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
         "rollouts_generated": generated,
         "rollouts_kept": n * T,
         "rollouts_silent": n * (figures["completed"] - T),
-        "rollouts_aborted": n * figures["aborted"],
+        "rollouts_aborted": n * figures["aborted"] if settings.trainer == "slime" else None,
         "rollouts_trained": n * T,
         "share_trained": n * T / generated,
     }
@@ -788,6 +788,13 @@ def headline(result: PreflightResult) -> str:
         if safe is not None
         else f"no {knob} keeps it under {st.risk:.0%}"
     )
+    if st.trainer == "nemo-rl" and safe_key == "min_safe_gen_batch_size" and safe is not None:
+        # int(P × m) ≥ safe exactly when m ≥ safe / P: rounded up, so that the multiplier said gives it
+        multiplier = math.ceil(safe / st.train_batch_size * 1e4) / 1e4
+        safe_words = (
+            f"{safe:,} prompts a batch (batch_multiplier ≥ {multiplier:g}) is the smallest that keeps "
+            f"it under {st.risk:.0%}"
+        )
     thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
     said = (
         f"With {batch} and {cap}, this run crashes with probability "
