@@ -234,7 +234,7 @@ class Step:
 
 def _rows_step(a: float, short_rate: float, B: int, T: int, n: int, k: NDArray[np.int64]) -> Step:
     """:func:`step` of a loop that fills T n rows, a share ``short_rate`` of its groups one row short."""
-    short = others.rows_short(a, short_rate, B, T, n, k)
+    short = np.minimum.accumulate(others.rows_short(a, short_rate, B, T, n, k))  # no rounding upward
     M = int(k[-1])
     expected = math.fsum(short[:-1].tolist())
     drawn = n * B * expected
