@@ -311,6 +311,8 @@ def test_a_slime_launch_script_is_read_as_its_arguments(tmp_path: Path) -> None:
     )
     assert row["p_crash_run"] is None  # no cap, no crash
     assert row["prompts_per_step"] > 32 / row["keep_rate"]  # whole rounds of 64
+    resumed = _row("--config", path, "partial-rollout=true")  # what was in flight resumes the next step
+    assert resumed["prompts_per_step"] == pytest.approx(32 / row["keep_rate"])
     fallback = "dynamic-sampling-filter-path=" + SLIME_FILTER + "_with_fallback"
     done = invoke("preflight", BIGMATH, "--config", path, fallback)
     assert done.exit_code == 2

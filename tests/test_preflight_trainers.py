@@ -243,3 +243,18 @@ def test_areal_draws_one_prompt_per_rejection(rates: np.ndarray, ofp: int, train
     sim = trainer_sims.areal_steps(rates, 32, 8, ofp, 3_000, seed=ofp, train_time=train_time)
     figures = others.streamed(float(_keep(rates, 8).rate), 32, None)
     _within(sim["started"][100:].astype(float), figures["submitted"], "started")  # past the first steps
+
+
+def test_slimes_partial_rollout_resumes_what_was_in_flight(rates: np.ndarray) -> None:
+    # A step's new prompts are then those the loop completes, T / keep rate on average, once the chain
+    # has run a few steps (the first step has nothing to resume).
+    sim = trainer_sims.slime_partial_steps(rates, 32, 48, 8, 3_000, seed=3)
+    a = float(_keep(rates, 8).rate)
+    figures = others.streamed(a, 32, 48)
+    _within(sim["fresh"][20:].astype(float), figures["completed"], "new prompts")
+    _within(sim["completed"][20:].astype(float), figures["completed"], "completed")
+    settings = preflight.LoopSettings(
+        trainer="slime", train_batch_size=32, gen_batch_size=48, n=8, partial_rollout=True
+    )
+    row, _ = preflight.summarize(_keep(rates, 8), settings)
+    assert row["prompts_per_step"][0] == pytest.approx(figures["completed"])

@@ -449,6 +449,50 @@ def slime_steps(rates: Floats, T: int, O: int, n: int, steps: int, seed: int) ->
     return out
 
 
+def slime_partial_steps(rates: Floats, T: int, over: int, n: int, steps: int, seed: int) -> Arrays:
+    """Consecutive steps of slime's rollout as :func:`slime_steps`, with ``--partial-rollout``: the groups in
+    flight when a step's batch fills are aborted and returned to the data source's buffer, partial or
+    finished (``sglang_rollout.py`` l.339-371, 646-648), and the next ``get_samples`` takes the buffer first
+    (``RolloutDataSourceWithBuffer.get_samples`` and ``pop_first``, ``slime/rollout/data_source.py``), the
+    rest fresh prompts. A returned group keeps its reward and the time it still needs; the filter judges it
+    again when it finishes. One chain of steps, event by event.
+
+    Returns per step: ``fresh`` (prompts new to the step), ``submitted`` (fresh and resumed), ``completed``
+    and ``aborted`` (returned to the buffer at the step's end).
+    """
+    if not _some_group_can_be_mixed(rates, n):
+        raise _never_accepts("slime")
+    rng = np.random.default_rng(seed)
+    out: Arrays = {key: np.zeros(steps, np.int64) for key in ("fresh", "submitted", "completed", "aborted")}
+    buffer: list[tuple[float, bool]] = []  # (time still needed, kept by the filter)
+    for step in range(steps):
+        now, data, remaining = 0.0, 0, 0
+        flight: list[tuple[float, int, bool]] = []  # (finish time, order, kept)
+        while data < T:
+            while remaining < T:  # submit O groups: the buffer's first, then fresh prompts
+                taken, buffer = buffer[:over], buffer[over:]
+                fresh = over - len(taken)
+                rewards = _right(rng, _draw(rng, rates, (fresh,)), n).astype(np.float64)
+                new = list(
+                    zip(rng.exponential(size=fresh).tolist(), _slime_keep(rewards).tolist(), strict=True)
+                )
+                for need, keep in taken + new:
+                    heapq.heappush(flight, (now + need, int(out["submitted"][step]), keep))
+                    out["submitted"][step] += 1
+                out["fresh"][step] += fresh
+                remaining += over
+                _guard(int(out["submitted"][step]), "slime")
+            now, _, keep = heapq.heappop(flight)
+            out["completed"][step] += 1
+            if keep:
+                data += 1
+            else:
+                remaining -= 1
+        out["aborted"][step] = len(flight)
+        buffer += [(finish - now, keep) for finish, _, keep in sorted(flight)]
+    return out
+
+
 # --------------------------------------------------------------------------------------------- AReaL
 
 

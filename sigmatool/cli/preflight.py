@@ -144,7 +144,10 @@ def _settings(
         knobs, said = OWN_KNOBS.get(trainer or "verl", ({}, ""))
         base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)  # type: ignore[arg-type]
         notes = [*notes, *([said] if said else [])]
-    settings, read = from_config(values, base, config or "key=value", sources, trainer if values else None)
+    given_flags = [k for k in flags if k not in ("risk", "silent_over")]
+    settings, read = from_config(
+        values, base, config or "key=value", sources, trainer if values else None, given_flags
+    )
     if "epochs" in flags and "steps" not in flags and not values:
         flags = {**flags, "steps": None}  # --epochs alone counts the run in epochs
     settings = replace(settings, **flags).checked()  # type: ignore[arg-type]

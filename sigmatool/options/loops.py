@@ -8,7 +8,7 @@ or numpy.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from sigmatool.errors import UsageError
@@ -22,7 +22,7 @@ from sigmatool.options.preflight import (
 )
 
 # Settings read as True/False, as a share, or as a filter's name; the rest are whole numbers.
-BOOLEAN = ("filter", "leave_one_out", "dynamic_bs")
+BOOLEAN = ("filter", "leave_one_out", "dynamic_bs", "partial_rollout")
 SHARES = ("batch_multiplier", "min_replace_ratio")
 NULLABLE = ("steps", "epochs", "gen_batch_size")
 # Whose keys decide the trainer when --trainer does not: the first whose key the config holds.
@@ -128,11 +128,13 @@ def from_config(
     source: str,
     sources: Mapping[str, str] | None = None,
     trainer: str | None = None,
+    flagged: Collection[str] = (),
 ) -> tuple[LoopSettings, list[str]]:
     """The loop's settings from a config's ``values`` (a trainer's keys: ``trainer``'s, or whose the keys
     are), and a note per key: its value and where it came from (``sources``: key → file or ``key=value``;
     else ``source``). ``base`` None: every key the config leaves out takes the trainer's own default (said
-    so in the notes); else ``base``'s."""
+    so in the notes); else ``base``'s. ``flagged``: the settings the command line's flags will give, so that
+    a key the trainer requires may come from them."""
     trainer = trainer_of(values, trainer)
     keys, own = TRAINER_KEYS[trainer]
     defaults = own if base is None else {}
@@ -156,11 +158,13 @@ def from_config(
         found["filter"] = False
         read.append("dynamic_filter_fn=None (AReaL default; --filter: 0 < mean reward < 1)")
     start = base or LoopSettings()
-    _as_the_trainer_runs(found, trainer, start, source)
+    _as_the_trainer_runs(found, trainer, start, source, flagged)
     return replace(start, **found), read  # type: ignore[arg-type]
 
 
-def _as_the_trainer_runs(found: dict[str, object], trainer: str, base: LoopSettings, source: str) -> None:
+def _as_the_trainer_runs(
+    found: dict[str, object], trainer: str, base: LoopSettings, source: str, flagged: Collection[str] = ()
+) -> None:
     """``found``'s settings as the trainer's loop uses them: TRL's rollouts per device as prompts, each
     trainer's generation batch, and its run length (its step limit and epochs)."""
     if trainer != "TRL":
@@ -180,7 +184,7 @@ def _as_the_trainer_runs(found: dict[str, object], trainer: str, base: LoopSetti
     elif trainer == "nemo-rl":
         _nemo_rl(found, base, source)
     elif trainer == "slime":
-        _slime(found, base, source)
+        _slime(found, source, flagged)
     else:
         _areal(found, source)
 
@@ -216,15 +220,15 @@ def _nemo_rl(found: dict[str, object], base: LoopSettings, source: str) -> None:
             raise UsageError(f"{source}: {key}={value}: NeMo-RL's loop runs no step then")
 
 
-def _slime(found: dict[str, object], base: LoopSettings, source: str) -> None:
-    """slime: --rollout-batch-size is required; --num-rollout steps, or --num-epoch × ⌊N / T⌋ steps."""
-    if "train_batch_size" not in found:
+def _slime(found: dict[str, object], source: str, flagged: Collection[str]) -> None:
+    """slime: --rollout-batch-size is required; --num-rollout steps, or --num-epoch × ⌊N / T⌋ steps (the
+    flags --train-batch-size, --steps and --epochs may give them)."""
+    if "train_batch_size" not in found and "train_batch_size" not in flagged:
         raise UsageError(f"{source}: slime needs rollout-batch-size (its --rollout-batch-size is required)")
-    if found.get("gen_batch_size") is None:
-        found["gen_batch_size"] = found["train_batch_size"]  # over-sampling-batch-size None: the batch
+    # over-sampling-batch-size None: the rollout batch, whatever sets it
     if found.get("steps") is not None:
         found["epochs"] = None  # num_rollout takes precedence
-    elif found.get("epochs") is None:
+    elif found.get("epochs") is None and not {"steps", "epochs"} & set(flagged):
         raise UsageError(f"{source}: slime needs num-rollout or num-epoch (one of them is required)")
 
 

@@ -96,6 +96,7 @@ SLIME_KEYS = {
     "n-samples-per-prompt": "n",
     "over-sampling-batch-size": "gen_batch_size",
     "dynamic-sampling-filter-path": "filter",
+    "partial-rollout": "partial_rollout",
     "num-rollout": "steps",
     "num-epoch": "epochs",
 }
@@ -149,6 +150,7 @@ SLIME_DEFAULT_KEYS: dict[str, Scalar] = {  # arguments.py l.429-455, 608-624, 69
     "n-samples-per-prompt": 1,
     "over-sampling-batch-size": None,  # the rollout batch size
     "dynamic-sampling-filter-path": None,  # no filter
+    "partial-rollout": False,  # groups in flight at a step's end are aborted and lost
     "num-rollout": None,
     "num-epoch": None,
 }
@@ -196,6 +198,7 @@ class LoopSettings:
     replace: bool = False  # SkyRL: the ``replace`` strategy (POLARIS) instead of ``filter``
     min_replace_ratio: float = 0.3  # SkyRL's replace: a batch passes with more than this share good
     batch_multiplier: float = 1.0  # NeMo-RL: a dynamic-sampling batch is int(train batch × this) prompts
+    partial_rollout: bool = False  # slime: groups in flight when the batch fills resume the next step
 
     @property
     def name(self) -> str:

@@ -642,6 +642,8 @@ def _streamed_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
     if a <= 0:
         raise DataError(never_fills(settings))  # a loop that runs forever: one line
     figures = others.streamed(a, T, settings.gen if settings.trainer == "slime" else None)
+    if settings.partial_rollout:  # the aborted groups resume next step: a step's fresh prompts are those done
+        figures["submitted"] = figures["completed"]
     steps = streamed_steps(keep, settings)
     generated = n * figures["submitted"]
     row: dict[str, object] = {

@@ -235,7 +235,11 @@ def streamed_headline(row: dict[str, object], st: LoopSettings) -> str:
     if st.trainer == "slime":
         size = f"rollout_batch_size {st.train_batch_size:,}, rounds of {st.gen:,} prompts"
         aborted = float(row["rollouts_aborted"]) / st.n  # type: ignore[arg-type]
-        extra = f", {aborted:,.1f} of them aborted in flight when the batch fills"
+        extra = (
+            f" new to it, and resumes the {aborted:,.1f} the step before left in flight (--partial-rollout)"
+            if st.partial_rollout
+            else f", {aborted:,.1f} of them aborted in flight when the batch fills"
+        )
     else:
         size, extra = f"batch_size {st.train_batch_size:,}", ""
     return (
