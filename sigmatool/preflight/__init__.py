@@ -637,42 +637,35 @@ def streamed_steps(keep: Keep, settings: LoopSettings) -> int:
 
 
 def _streamed_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
-    """slime's and AReaL's step: groups taken as they finish until T are accepted; no cap, no crash."""
+    """slime's and AReaL's step: groups taken as they finish until T are accepted; no cap, no crash, so the
+    cap's columns are empty. Generated rollouts are the completed groups'; slime's aborted groups (begun,
+    not finished) are counted apart, and their prompts are drawn, lost but with --partial-rollout."""
     T, n, a = settings.train_batch_size, settings.n, keep.rate
     if a <= 0:
         raise DataError(never_fills(settings))  # a loop that runs forever: one line
-    figures = others.streamed(a, T, settings.gen if settings.trainer == "slime" else None)
+    slime = settings.trainer == "slime"
+    figures = others.streamed(a, T, settings.gen if slime else None)
     if settings.partial_rollout:  # the aborted groups resume next step: a step's fresh prompts are those done
         figures["submitted"] = figures["completed"]
     steps = streamed_steps(keep, settings)
-    generated = n * figures["submitted"]
-    row: dict[str, object] = {
-        "expected_gen_batches": figures["rounds"] if settings.trainer == "slime" else None,
-        "p_crash_step": None,
-        "p_crash_run": None,
-        "expected_steps": float(steps),
-        "expected_run_gen_batches": steps * figures["rounds"] if settings.trainer == "slime" else None,
-        "prompts_per_step": figures["submitted"],
-        "data_passes": steps * figures["submitted"] / keep.prompts,
-        "rollouts_generated": generated,
-        "rollouts_kept": n * T,
-        "rollouts_silent": n * (figures["completed"] - T),
-        "rollouts_aborted": n * figures["aborted"] if settings.trainer == "slime" else None,
-        "rollouts_trained": n * T,
-        "share_trained": n * T / generated,
-    }
-    s = Step(
-        a,
-        np.zeros(0),
-        0.0,
-        figures["completed"] / T,
-        generated,
-        n * T,
-        n * (figures["completed"] - T),
-        n * T,
-        0.0,
+    generated, silent = n * figures["completed"], n * (figures["completed"] - T)
+    row: dict[str, object] = dict.fromkeys(COLUMNS[COLUMNS.index("expected_gen_batches") :])
+    row.update(
+        {
+            "expected_gen_batches": figures["rounds"] if slime else None,
+            "expected_steps": float(steps),
+            "expected_run_gen_batches": steps * figures["rounds"] if slime else None,
+            "rollouts_generated": generated,
+            "rollouts_kept": n * T,
+            "rollouts_silent": silent,
+            "rollouts_trained": n * T,
+            "share_trained": n * T / generated,
+            "prompts_per_step": figures["submitted"],
+            "data_passes": steps * figures["submitted"] / keep.prompts,
+            "rollouts_aborted": n * figures["aborted"] if slime else None,
+        }
     )
-    return row, s
+    return row, Step(a, np.zeros(0), 0.0, figures["completed"] / T, generated, n * T, silent, n * T, 0.0)
 
 
 def never_fills(settings: LoopSettings) -> str:
@@ -855,7 +848,8 @@ def view(result: PreflightResult) -> View:
             "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
             "assumed; the lost_seq_* columns, the other aggregations, equal it then."
         )
-    footer.append(also_in_data(_batches(hidden)))
+    said = [c for c in hidden if result.summary[c].null_count() < result.summary.height]  # not all empty
+    footer.append(also_in_data(_batches(said)))
     return View(
         headline=headline(result),
         footer=footer,

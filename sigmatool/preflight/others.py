@@ -231,7 +231,7 @@ def loop_more(row: dict[str, object], st: LoopSettings) -> str:
 def streamed_headline(row: dict[str, object], st: LoopSettings) -> str:
     """slime's and AReaL's loops: no cap and no crash, so what a step costs and what the run draws."""
     prompts, passes = float(row["prompts_per_step"]), float(row["data_passes"])  # type: ignore[arg-type]
-    thrown = 1.0 - float(row["share_trained"])  # type: ignore[arg-type]
+    thrown = 1.0 - float(row["share_trained"])  # type: ignore[arg-type]  # of the completed groups' rollouts
     if st.trainer == "slime":
         size = f"rollout_batch_size {st.train_batch_size:,}, rounds of {st.gen:,} prompts"
         aborted = float(row["rollouts_aborted"]) / st.n  # type: ignore[arg-type]
@@ -244,7 +244,7 @@ def streamed_headline(row: dict[str, object], st: LoopSettings) -> str:
         size, extra = f"batch_size {st.train_batch_size:,}", ""
     return (
         f"{st.name}'s loop has no cap and never crashes: with {size}, a step draws {prompts:,.1f} prompts on "
-        f"average{extra}, and {thrown:.0%} of generated rollouts will be thrown away. The run "
+        f"average{extra}, and {thrown:.0%} of completed rollouts will be thrown away. The run "
         f"({row['expected_steps']:,.0f} steps) passes over the data {passes:,.2f} times."
     )
 
