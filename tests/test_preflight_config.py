@@ -363,6 +363,11 @@ def test_trainer_names_whose_keys_it_reads(tmp_path: Path) -> None:
     done = invoke("preflight", BIGMATH, "--trainer", "nemo-rl", "data.train_batch_size=256")
     assert done.exit_code == 2
     assert "--trainer nemo-rl, but the settings given are verl's" in one_error_line(done.stderr)
+    trl = tmp_path / "grpo.json"
+    trl.write_text('{"num_generations": 8, "per_device_train_batch_size": 64}')
+    wrong = invoke("preflight", BIGMATH, "--trainer", "verl", "--config", trl)
+    assert wrong.exit_code == 2
+    assert "the settings given are TRL's (num_generations" in one_error_line(wrong.stderr)
     both = invoke("preflight", BIGMATH, "--trainer", "skyrl", "--gen-batch-size", "64")
     assert both.exit_code == 2
     assert "--gen-batch-size does not apply" in one_error_line(both.stderr)

@@ -65,14 +65,15 @@ def _setting(key: str, field: str, value: Scalar, source: str) -> int | float | 
 def trainer_of(values: Mapping[str, Scalar], asked: str | None = None) -> str:
     """Whose config ``values`` are, by their keys (``TRL`` when no trainer's), or ``asked`` (--trainer),
     refused when the keys are another trainer's."""
-    found = next((t for t in DETECTED if any(key in values for key in TRAINER_KEYS[t][0])), None)
+    found = next((t for t in (*DETECTED, "TRL") if any(key in values for key in TRAINER_KEYS[t][0])), None)
     if asked is None:
         return found or "TRL"
     if found is not None and found != asked:
         keys = ", ".join(k for k in TRAINER_KEYS[found][0] if k in values)
         raise UsageError(
-            f"--trainer {asked}, but the settings given are {TRAINERS[found]}'s ({keys}): give "
-            f"--trainer {found}, or {TRAINERS[asked]}'s own keys"
+            f"--trainer {asked}, but the settings given are {TRAINERS.get(found, found)}'s ({keys}): give "
+            + ("no --trainer" if found == "TRL" else f"--trainer {found}")
+            + f", or {TRAINERS[asked]}'s own keys"
         )
     return asked
 
