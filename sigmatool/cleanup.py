@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 # The signals that end a run by unwinding it (Ctrl-C, timeout, Slurm, Kubernetes, a closed terminal).
@@ -18,14 +18,42 @@ def owned(create: Callable[[], T], remove: Callable[[T], None]) -> Iterator[T]:
 
     The ending signals are held back while it is created, so none can arrive between its creation and the
     moment its removal is guaranteed; one that arrived meanwhile is handled just after, inside the block.
+    Blocking them in this thread is not enough when the process has other threads (a thread pool): the
+    kernel then hands the signal to one of those, and Python runs its handler in this thread at once. So
+    the handlers are also swapped, for the moment of creation, for one that only notes the signal, which
+    is raised again once the removal is guaranteed.
     """
+    arrived: list[int] = []
     previous = signal.pthread_sigmask(signal.SIG_BLOCK, ENDING)
+    handlers = _held(arrived)
     try:
         thing = create()
         try:
-            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+            _release(handlers, previous, arrived)
             yield thing
         finally:
             remove(thing)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        _release(handlers, previous, arrived)
+
+
+def _held(arrived: list[int]) -> dict[int, Any]:
+    """Swap each ending signal's handler for one that notes it in ``arrived``; the handlers swapped out
+    (none outside the main thread, where Python lets no handler be set)."""
+    swapped: dict[int, Any] = {}
+    try:
+        for signum in ENDING:
+            swapped[signum] = signal.signal(signum, lambda got, _frame: arrived.append(got))
+    except ValueError:  # not the main thread
+        pass
+    return swapped
+
+
+def _release(handlers: dict[int, Any], mask: Iterable[int], arrived: list[int]) -> None:
+    """Put the handlers and the signal mask back, then raise the signals that arrived meanwhile (once)."""
+    while handlers:
+        signum, handler = handlers.popitem()
+        signal.signal(signum, handler)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    while arrived:
+        signal.raise_signal(arrived.pop(0))
