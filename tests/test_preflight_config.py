@@ -19,7 +19,7 @@ import pytest
 
 from sigmatool.options.loops import from_config
 from sigmatool.options.preflight import defaults_list, read_config_sources
-from tests.conftest import BIGMATH, invoke, one_error_line
+from tests.conftest import BIGMATH, csv_of, invoke, one_error_line
 
 # verl-recipe @ 48ea0a79, dapo/test_dapo_7b_math.sh: `python3 -m verl.trainer.main_ppo` (l. 60) with
 # train_prompt_bsz=512 (l. 25), n_resp_per_prompt=16 (l. 26), total_epochs=10 (l. 127),
@@ -403,3 +403,25 @@ def test_nemo_rls_advice_is_a_multiplier_that_gives_the_safe_batch() -> None:
         _row(*args, "grpo.use_dynamic_sampling=true", f"grpo.batch_multiplier={multiplier}")["gen_batch_size"]
         == safe
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--max-gen-batches", "0"),  # verl's endless loop
+        ("trainer.train_batch_size=2", "trainer.algorithm.dynamic_sampling.type=replace",
+         "trainer.algorithm.dynamic_sampling.max_sample_batches=-1"),  # SkyRL's endless replace
+        ("--trainer", "areal"),
+    ],
+    ids=["verl-endless", "skyrl-replace-endless", "areal"],
+)  # fmt: skip
+def test_a_loop_with_no_cap_on_answers_that_all_agree_never_fills(
+    args: tuple[str, ...], tmp_path: Path
+) -> None:
+    path = tmp_path / "graded_wrong.csv"  # a grader that failed: every prompt never (or always) right
+    path.write_text("pass_rate\n0\n0\n1\n0\n")
+    done = invoke("preflight", path, "--n", "4", "--train-batch-size", "2", *args)
+    assert done.exit_code == 1
+    assert "loop never fills a step" in one_error_line(done.stderr)
+    capped = invoke("preflight", path, "--n", "4", "--train-batch-size", "2", "--format", "csv")
+    assert csv_of(capped)["p_crash_step"][0] == 1.0  # with a cap, verl's loop crashes at its first step

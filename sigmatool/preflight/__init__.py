@@ -585,6 +585,8 @@ def _shuffled_crash(keep: Keep, settings: LoopSettings) -> float | None:
 def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
     B, M = settings.gen, settings.max_gen_batches
     s, p_run, run_steps, run_batches = run_of(keep, settings)
+    if not math.isfinite(s.expected_batches):  # no cap, and no batch can fill the step: it runs forever
+        raise DataError(never_fills(settings))
     # SkyRL's generation batch is its train batch: no gen batch size of its own to advise.
     safe_B = min_safe_gen_batch_size(keep, settings) if settings.trainer != "skyrl" else None
     safe_M = min_safe_max_gen_batches(keep, settings)
@@ -669,20 +671,20 @@ def _streamed_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
 
 
 def never_fills(settings: LoopSettings) -> str:
-    """The one line a loop that can never fill its batch gets."""
+    """The one line a loop that can never fill its batch gets (no cap, so it would draw forever)."""
     why = {
         "slime": "slime's filter drops every group of one rollout (torch's std of one value is NaN)",
         "areal": "AReaL's filter (0 < mean reward < 1) accepts no group of one rollout",
     }
-    reason = (
-        why[settings.trainer]
-        if settings.n == 1
-        else "every group's rewards agree (each prompt never or always right)"
-    )
-    return (
-        f"{settings.name}'s loop never fills a step: {reason}, so it draws prompts forever (it has no cap "
-        "and no crash); give n > 1 or drop the filter"
-    )
+    if settings.n == 1 and settings.trainer in why:
+        reason, fix = why[settings.trainer], "give n > 1 or drop the filter"
+    elif settings.replace:
+        reason = f"no batch can have more than {settings.min_replace_ratio:.0%} of its groups differ"
+        fix = "check the grader and the data, or set max_sample_batches"
+    else:
+        reason = "every group's rewards agree (each prompt never or always right)"
+        fix = "check the grader and the data, or drop the filter"
+    return f"{settings.name}'s loop never fills a step: {reason}, so it draws prompts forever (no cap); {fix}"
 
 
 def _plain_steps(keep: Keep, settings: LoopSettings) -> int:
