@@ -295,9 +295,9 @@ def step(
         return Step(rate, np.zeros(0), 0.0, inf, inf, 0.0, inf, 0.0, 0.0)
     last = M if M > 0 else _endless_batches(rate, B, T)
     k = np.arange(last + 1, dtype=np.int64)
-    shuffled = law is not None and last * B <= law.N and short_rate <= 0
     if short_rate > 0:
         return _rows_step(rate, short_rate, B, T, n, k)
+    shuffled = law is not None and last * B <= law.N
     if shuffled:
         assert law is not None
         short = shuffled_short(law, k * B, T)
@@ -436,41 +436,42 @@ def step_of(keep: Keep, settings: LoopSettings, B: int, M: int) -> Step:
     return step(keep.rate, B, T, n, M)
 
 
-def run_outcome_of(keep: Keep, settings: LoopSettings, s: Step, B: int) -> tuple[float, float, float]:
+def run_outcome_of(
+    keep: Keep, settings: LoopSettings, s: Step, B: int, crash_only: bool = False
+) -> tuple[float, float, float]:
     """:func:`run_outcome` as the trainer runs epochs: NeMo-RL starts each with an empty cache (a short
-    step dropped, :func:`others.reset_run`), verl and SkyRL carry a short step over."""
+    step dropped, :func:`others.reset_run`), verl and SkyRL carry a short step over (``crash_only``: the
+    steps and batches may be left NaN)."""
     if settings.trainer == "nemo-rl" and settings.epochs is not None:
-        return _reset_epochs(s, int(keep.prompts // B), settings.epochs, settings.steps)
-    return run_outcome(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+        return _reset_epochs(s, int(keep.prompts // B), settings.epochs, settings.steps, crash_only)
+    return run_outcome(s, settings.steps, batches_of_run(settings, keep.prompts, B), crash_only)
 
 
-def _reset_epochs(s: Step, L: int, epochs: int, steps: int | None) -> tuple[float, float, float]:
+def _reset_epochs(
+    s: Step, L: int, epochs: int, steps: int | None, crash_only: bool = False
+) -> tuple[float, float, float]:
     """:func:`run_outcome` of epochs of L batches that each start afresh (NeMo-RL): one epoch is verl's run
     of L batches (a step short at its end ends without a crash); epochs alike when the step limit cannot
     bind, one epoch when it always ends first; else :func:`others.reset_run`."""
     M = s.batches.size
     if epochs == 1 or (steps is not None and steps * M <= L):
-        return run_outcome(s, steps, L)
+        return run_outcome(s, steps, L, crash_only)
     if steps is not None and steps < epochs * L:
         return others.reset_run(s.batches, s.p_crash, L, epochs, steps)
-    crash, per_steps, per_batches = _over_batches(s, L)
-    survive = 1.0 - crash
-    begun = (
-        float(epochs)
-        if survive >= 1
-        else -math.expm1(epochs * math.log1p(-crash)) / crash
-        if crash < 1
-        else 1.0
-    )
-    return min(max(1.0 - survive**epochs, 0.0), 1.0), begun * per_steps, begun * per_batches
+    crash, per_steps, per_batches = _over_batches(s, L, crash_only)
+    if crash <= 0:
+        return 0.0, epochs * per_steps, epochs * per_batches
+    if crash >= 1:
+        return 1.0, per_steps, per_batches
+    run_crash = -math.expm1(epochs * math.log1p(-crash))  # 1 − (1 − c)^E
+    begun = run_crash / crash  # Σ_{e<E} (1 − c)^e: the epochs begun
+    return run_crash, begun * per_steps, begun * per_batches
 
 
 def crash_of(keep: Keep, settings: LoopSettings, B: int, M: int) -> tuple[Step, float]:
     """The step and the run's crash chance at gen batch size B and cap M, the rest as ``settings``."""
     s = step_of(keep, settings, B, M)
-    if settings.trainer == "nemo-rl" and settings.epochs is not None:
-        return s, (0.0 if s.p_crash <= 0 else run_outcome_of(keep, settings, s, B)[0])
-    return s, run_crash(s, settings.steps, batches_of_run(settings, keep.prompts, B))
+    return s, (0.0 if s.p_crash <= 0 else run_outcome_of(keep, settings, s, B, crash_only=True)[0])
 
 
 def run_of(keep: Keep, settings: LoopSettings) -> tuple[Step, float, float, float]:
