@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -425,3 +427,31 @@ def test_a_loop_with_no_cap_on_answers_that_all_agree_never_fills(
     assert "loop never fills a step" in one_error_line(done.stderr)
     capped = invoke("preflight", path, "--n", "4", "--train-batch-size", "2", "--format", "csv")
     assert csv_of(capped)["p_crash_step"][0] == 1.0  # with a cap, verl's loop crashes at its first step
+
+
+# Each class of bad input the trainers' configs bring, through a real process: one line, its exit code.
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("--trainer", "nemo-rl", "data.train_batch_size=256"), 2, "the settings given are verl's"),
+        (("rollout-batch-size=32", "num-rollout=5", "dynamic-sampling-filter-path=my.filter"), 2,
+         "a filter of another rule"),
+        (("rollout-batch-size=32", "num-rollout=5", "n-samples-per-prompt=1", "--filter"), 1,
+         "slime's loop never fills a step"),
+        (("grpo.batch_multiplier=2",), 2, "NeMo-RL asserts batch_multiplier == 1"),
+        (("grpo.num_prompts_per_step=lots",), 2, "must be a whole number, not 'lots'"),
+    ],
+    ids=["trainer-mismatch", "slime-other-filter", "never-fills", "nemo-assert", "not-a-number"],
+)  # fmt: skip
+def test_a_bad_trainer_setting_is_one_line_in_a_real_process(
+    args: tuple[str, ...], code: int, message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sigmatool", "preflight", str(BIGMATH), *args],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False,
+    )  # fmt: skip
+    errors = [line for line in done.stderr.splitlines() if not line.startswith("note:")]
+    assert code == done.returncode, done.stderr
+    assert 1 == len(errors), done.stderr
+    assert message in errors[0]
+    assert "Traceback" not in done.stderr
