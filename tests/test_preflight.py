@@ -435,6 +435,9 @@ RUNS = [
     (0.35, 12, 6, 2, 7, 3, 5),
     (0.6, 10, 8, 0, 9, 1, None),
     (0.2, 10, 8, 2, 8, 2, 3),
+    # both limits can bind (S < batches < S M): the sums over the steps done
+    (0.35, 12, 6, 2, 7, 1, 5),
+    (0.3, 20, 8, 3, 10, 2, 12),
 ]
 
 

@@ -339,12 +339,12 @@ def run_outcome(
     """(P(crash), expected optimizer steps, expected generation batches) of a run that ends at ``steps``
     steps, after ``total_batches`` batches, or at a crash, whichever comes first.
 
-    With v_j(t) = P(no crash | t batches and j steps left), e_j(t) the steps and b_j(t) the batches still
-    to come: ``v_j(t) = Σ_{k ≤ min(t, M)} f_k v_{j−1}(t − k) + [t < M] P(K > t)``, ``e_j(t) = Σ f_k (1 +
-    e_{j−1}(t − k))``, ``b_j(t) = Σ f_k (k + b_{j−1}(t − k)) + [t < M] P(K > t) t + [t ≥ M] P(K > M) M``,
-    with v_0 = 1, e_0 = b_0 = 0. A step takes one batch at least and M at most, so with j ≥ t the step
-    limit never binds (one renewal sum in t), and with j M ≤ t the batch limit never does (closed forms in
-    the per-step crash chance q: (1 − q)^j survives). An endless loop's f runs until its tail is negligible.
+    A step takes one batch at least and M at most, so with S ≥ T batches the step limit never binds (one
+    renewal sum in t, :func:`_over_batches`), and with S M ≤ T the batch limit never does (closed forms in
+    the per-step crash chance q: (1 − q)^S survives). Between, with g_c(τ) the chance that c steps are done
+    at batch τ, the run does its S steps (Σ_τ g_S(τ)), crashes after c < S (g_c(τ) q where T − τ ≥ M), or
+    runs out of batches mid-step (g_c(τ) P(K > T − τ) where T − τ < M): :func:`others.reset_run` with one
+    epoch. An endless loop's f runs until its tail is negligible.
     """
     q, f, M = s.p_crash, s.batches, s.batches.size
     S = steps
@@ -357,45 +357,25 @@ def run_outcome(
         crash = -math.expm1(S * math.log1p(-q)) if q > 0 else 0.0  # 1 − (1 − q)^S, to the last digit
         begun = crash / q if q > 0 else float(S)  # Σ_{j<S} (1 − q)^j
         return crash, begun * (1.0 - q), begun * s.expected_batches
-    T = total_batches
-    terms = _terms(s, T)
-    v, e, b = np.ones(T + 1), np.zeros(T + 1), np.zeros(T + 1)
-    for _ in range(S):
-        v, e, b = (
-            _conv(f, v) + terms.ends,
-            _conv(f, e) + terms.once,
-            _conv(f, b) + terms.drawn + terms.ends * terms.t + terms.crash_cost,
-        )
-    return float(min(max(1.0 - v[T], 0.0), 1.0)), float(e[T]), float(b[T])
+    # Both limits may bind: the run is one epoch of total_batches batches with S steps left, summed over the
+    # steps done (others.reset_run; its crash chance summed from the crashes, so a small one keeps its digits).
+    return others.reset_run(f, q, total_batches, 1, S)
 
 
 @dataclass(frozen=True)
 class _Terms:
-    """The parts of :func:`run_outcome`'s sums that do not depend on the steps left, per t = 0…T."""
+    """The parts of :func:`_over_batches`'s sums that do not depend on the batches before, per t = 0…T."""
 
-    t: FloatArray
     ends: FloatArray  # [t < M] P(K > t): the batches run out mid-step, no crash
-    once: FloatArray  # Σ_{k ≤ t} f_k: a step ends within t batches
-    drawn: FloatArray  # Σ_{k ≤ t} k f_k
     crash_cost: FloatArray  # [t ≥ M] P(K > M) M
 
 
 def _terms(s: Step, T: int) -> _Terms:
     f, M = s.batches, s.batches.size
-    t = np.arange(T + 1, dtype=np.float64)
+    t = np.arange(T + 1)
     tail = np.concatenate(([1.0], 1.0 - np.cumsum(f)))  # P(K > j), j = 0…M
     short = t < M
-    ends = np.where(short, tail[np.minimum(t, M).astype(np.int64)], 0.0)
-    cum = np.concatenate(([0.0], np.cumsum(f)))
-    cum_k = np.concatenate(([0.0], np.cumsum(f * np.arange(1, M + 1))))
-    at = np.minimum(t, M).astype(np.int64)
-    crash = np.where(~short, s.p_crash * M, 0.0)
-    return _Terms(t, ends, cum[at], cum_k[at], crash)
-
-
-def _conv(f: FloatArray, x: FloatArray) -> FloatArray:
-    """``Σ_{k=1…min(t, M)} f_k x(t − k)`` for t = 0…T (f[0] is f_1)."""
-    return np.concatenate(([0.0], np.convolve(f, x)[: x.size - 1]))
+    return _Terms(np.where(short, tail[np.minimum(t, M)], 0.0), np.where(~short, s.p_crash * M, 0.0))
 
 
 def _over_batches(s: Step, T: int, crash_only: bool = False) -> tuple[float, float, float]:

@@ -123,7 +123,9 @@ def _epochs_with_steps(
     epochs: int,
     steps: int,
 ) -> tuple[float, float, float]:
-    """:func:`reset_run`'s sums over epochs, with j = 0…``steps`` steps left."""
+    """:func:`reset_run`'s sums over epochs, with j = 0…``steps`` steps left. The crash chance is summed
+    from the crashes themselves, w_E(j) = Σ_{c<j} C(c) + Σ_{c<j} D(c) w_{E−1}(j − c), not taken as one
+    minus the chance of none, so that a small one keeps its digits."""
     S = steps
     j = np.arange(S + 1, dtype=np.float64)
 
@@ -131,19 +133,21 @@ def _epochs_with_steps(
         return np.concatenate((x, np.zeros(max(S + 1 - x.size, 0))))[: S + 1]
 
     A, BA, D, C, BC = (padded(x) for x in (A, BA, D, C, BC))
-    before = np.concatenate(([0.0], np.cumsum((D + C) * j)[:-1]))  # Σ_{c<j} (D + C)(c) c
-    cost = np.concatenate(([0.0], np.cumsum(D * L + BC)[:-1]))  # Σ_{c<j} D(c) L + BC(c)
+
+    def before(x: FloatArray) -> FloatArray:  # Σ_{c<j} x(c)
+        return np.concatenate(([0.0], np.cumsum(x)[:-1]))
 
     def after(x: FloatArray) -> FloatArray:  # Σ_{c<j} D(c) x(j − c)
         shifted = x.copy()
         shifted[0] = 0.0
         return np.convolve(D, shifted)[: S + 1]
 
-    u, e, b = np.ones(S + 1), np.zeros(S + 1), np.zeros(S + 1)
+    crashes, steps_done, cost = before(C), before((D + C) * j), before(D * L + BC)
+    w, e, b = np.zeros(S + 1), np.zeros(S + 1), np.zeros(S + 1)
     for _ in range(epochs):
-        u, e, b = A + after(u), j * A + before + after(e), BA + cost + after(b)
-        u[0], e[0], b[0] = 1.0, 0.0, 0.0
-    return float(min(max(1.0 - u[S], 0.0), 1.0)), float(e[S]), float(b[S])
+        w, e, b = crashes + after(w), j * A + steps_done + after(e), BA + cost + after(b)
+        e[0] = b[0] = 0.0
+    return float(min(max(w[S], 0.0), 1.0)), float(e[S]), float(b[S])
 
 
 def replace_pass(a: float, B: int, ratio: float) -> tuple[float, float]:
