@@ -383,19 +383,20 @@ def _over_batches(s: Step, T: int, crash_only: bool = False) -> tuple[float, flo
     crash chance alone, the steps and batches left NaN; the searches for safe settings ask only that)."""
     f, M = s.batches, s.batches.size
     terms = _terms(s, T)
-    v, e, b = np.ones(T + 1), np.zeros(T + 1), np.zeros(T + 1)
+    w, e, b = np.zeros(T + 1), np.zeros(T + 1), np.zeros(T + 1)
     k = np.arange(1, M + 1, dtype=np.float64)
     reversed_f = f[::-1].copy()
     for t in range(1, T + 1):
         m = min(t, M)
         fk = reversed_f[M - m :]  # f_m … f_1, against x(t − m) … x(t − 1)
-        v[t] = float(np.dot(fk, v[t - m : t])) + terms.ends[t]
+        # w(t) = P(a crash within t batches), summed from the crashes (a small one keeps its digits): the
+        # first step crashes (where it has its M batches), or ends after k and a later one crashes.
+        w[t] = float(np.dot(fk, w[t - m : t])) + (s.p_crash if t >= M else 0.0)
         if not crash_only:
             e[t] = float(np.dot(fk, 1.0 + e[t - m : t]))
             b[t] = float(np.dot(fk, k[:m][::-1] + b[t - m : t])) + terms.ends[t] * t + terms.crash_cost[t]
-    if crash_only:
-        return float(min(max(1.0 - v[T], 0.0), 1.0)), math.nan, math.nan
-    return float(min(max(1.0 - v[T], 0.0), 1.0)), float(e[T]), float(b[T])
+    crash = float(min(max(w[T], 0.0), 1.0))
+    return (crash, math.nan, math.nan) if crash_only else (crash, float(e[T]), float(b[T]))
 
 
 def batches_of_run(settings: LoopSettings, prompts: float, B: int) -> int | None:
