@@ -84,8 +84,9 @@ def reset_run(
     In one epoch of L batches let g_c(τ) be the chance that c steps are done at batch τ. Then the epoch
     ends with exactly c steps and no crash with D(c) = Σ_τ g_c(τ) [L − τ < M] P(K > L − τ), crashes after
     c with C(c) = Σ_τ g_c(τ) [L − τ ≥ M] crash, and does j steps with A(j) = Σ_τ g_j(τ). Over epochs, with
-    j steps left: u_E(j) = A(j) + Σ_{c<j} D(c) u_{E−1}(j − c), u_0 = 1, and alike for steps and batches.
-    g_c is kept where it exceeds 1e-30 of its largest value (it spreads as √c around c E[K]).
+    j steps left, the crash chance is w_E(j) = Σ_{c<j} C(c) + Σ_{c<j} D(c) w_{E−1}(j − c), w_0 = 0, and
+    alike for steps and batches. g_c is kept where it exceeds 1e-30 of its largest value (it spreads as √c
+    around c E[K]), so each count costs its spread, not the epoch's length.
     """
     M, L = f.size, per_epoch
     tail = np.concatenate(([1.0], 1.0 - np.cumsum(f)))  # P(K > r), r = 0…M
@@ -138,6 +139,8 @@ def _epochs_with_steps(
         return np.concatenate(([0.0], np.cumsum(x)[:-1]))
 
     def after(x: FloatArray) -> FloatArray:  # Σ_{c<j} D(c) x(j − c)
+        if not x.any():  # the first epoch: nothing after it
+            return np.zeros(S + 1)
         shifted = x.copy()
         shifted[0] = 0.0
         return np.convolve(D, shifted)[: S + 1]
