@@ -1,5 +1,5 @@
-"""The settings of a trainer's batch loop, for ``preflight``: from flags, a verl or SkyRL config, or a TRL
-GRPOConfig.
+"""The settings of a trainer's batch loop, for ``preflight``: from flags, or a config of verl, NeMo-RL,
+SkyRL, slime, AReaL or TRL (read as the trainer runs it by :mod:`sigmatool.options.loops`).
 
 A verl run is configured by a Hydra YAML file and ``key=value`` overrides on its command line
 (``data.train_batch_size=512 algorithm.filter_groups.max_num_gen_batches=10``). The keys read here (:data:`VERL_KEYS`)
@@ -27,9 +27,11 @@ found beside the file (``name.yaml``, or ``group/option.yaml`` for ``group: opti
 the file's own keys where ``_self_`` stands (last when absent); verl's own configs (``ppo_trainer`` …) are
 its defaults.
 
-A SkyRL config (:data:`SKYRL_KEYS`) is read as its ``filter`` strategy runs, verl's loop with the generation batch
-the train batch; its absent keys take SkyRL's defaults (:data:`SKYRL_DEFAULT_KEYS`), and its ``replace``
-strategy, another loop, is refused by name (docs/preflight.md).
+Each other trainer's keys and defaults are here too (:data:`TRAINER_KEYS`): SkyRL's YAML (its ``filter``
+is verl's loop with the generation batch the train batch; ``replace`` passes batches one by one),
+NeMo-RL's (``grpo.*``; a recipe's ``defaults:`` names the file it extends), slime's command-line arguments
+(:func:`slime_arguments` reads them from a launch script) and AReaL's YAML; docs/preflight.md says how
+each loop runs.
 
 A TRL ``GRPOConfig`` (YAML or JSON of its fields) has no filtering loop: it gives ``num_generations`` (n),
 ``per_device_train_batch_size`` (rollouts per device, so prompts per batch = that ÷ n on one device),
