@@ -124,7 +124,7 @@ OWN_KNOBS = {
         "NeMo-RL's leave-one-out baseline is on (its default; its DAPO recipes give "
         "grpo.use_leave_one_out_baseline=false)",
     ),
-    "skyrl": ({"gen_batch_size": None}, "SkyRL's generation batch is its train batch"),
+    "skyrl": ({}, "SkyRL's generation batch is its train batch"),
 }
 
 
@@ -142,7 +142,7 @@ def _settings(
     base = None
     if not values:
         knobs, said = OWN_KNOBS.get(trainer or "verl", ({}, ""))
-        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)  # type: ignore[arg-type]
+        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)
         notes = [*notes, *([said] if said else [])]
     given_flags = [k for k in flags if k not in ("risk", "silent_over")]
     settings, read = from_config(
