@@ -186,7 +186,7 @@ def curriculum_command(
     """
     options = _checked(options, inputs, grader, per_prompt, export_order)
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=options.estimator, stream=False,
-                     sizes=(options.G,), imports=ANALYSIS, rows=per_prompt or bool(export_order), grader=grader,
+                     sizes=(options.G,), imports=ANALYSIS, per_prompt=per_prompt or bool(export_order), grader=grader,
                      outputs=[("--export-order", export_order)]) as s:  # fmt: skip
         result = s.curriculum(options)
         run.note(list(result.notes))

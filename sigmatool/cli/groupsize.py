@@ -134,7 +134,7 @@ def groupsize_command(
     check_prior(prior, has_counts=True, law=sizes.law)  # counts are checked once read (a 1/n grid is counts)
     cut = summary_bins(bins, per_prompt)
     with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS,
-                     rows=per_prompt, grader=grader) as s:  # fmt: skip
+                     per_prompt=per_prompt, grader=grader) as s:  # fmt: skip
         run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
             run.show(s.groupsize_rows(sizes), out, plot, run.source_of(s), figure=s.curve_for(plot, sizes))

@@ -78,7 +78,7 @@ def plan_command(
     check_plan_output(request, inputs.groups, per_prompt=per_prompt, distribution=distribution,
                       weighted=bool(inputs.weight_col), plot=plot.path is not None)  # fmt: skip
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, sizes=request.sizes,
-                     stream=False, imports=ANALYSIS, rows=per_prompt, grader=grader) as s:  # fmt: skip
+                     stream=False, imports=ANALYSIS, per_prompt=per_prompt, grader=grader) as s:  # fmt: skip
         run.note(std_notes)
         plans = s.plans(request)
         if per_prompt:

@@ -125,8 +125,9 @@ def report_command(
     loop = _loop_settings(preflight_config)  # a bad config is refused before the data are read
     from sigmatool.report import ReportOptions, build_report
 
-    items = _items(everything)
     options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
+    options = _trainer_std(options, everything.trainer)
+    items = [item.under(options) for item in _items(everything)]
     with working("building the report"):
         options = _sections(_tracked(options, everything), items[0], plan_budget, loop)
         build_report(items, options=options).write(target.path, target.format)
@@ -135,7 +136,6 @@ def report_command(
 def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
     """With --from, the trainer's std for the group-size section; with --from or a --rollouts log's
     --step-col, and one DATA, the run's track section (as ``sigmatool track`` makes it)."""
-    options = _trainer_std(options, everything.trainer)
     if everything.trainer is None and everything.step_col is None:
         return options
     if len(everything.paths) > 1:
@@ -197,7 +197,7 @@ def _sections(
     if plan_budget is not None:
         options = replace(options, plan=plan_frames_of(item, plan_budget, options))
     if loop is not None:
-        options = replace(options, preflight=preflight_of(item, loop, options))
+        options = replace(options, preflight=preflight_of(item, loop))
     return options
 
 

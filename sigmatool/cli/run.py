@@ -28,7 +28,8 @@ from sigmatool.options import (
 
 if TYPE_CHECKING:
     from sigmatool.load import Dataset, Histogram, Rows, Totals
-    from sigmatool.session import Session
+    from sigmatool.options import SilentOptions
+    from sigmatool.run import Run
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 # The options that take a comma list of whole numbers.
@@ -166,52 +167,46 @@ def session(
     out: OutputOptions,
     plot: PlotOptions = PlotOptions(),
     beyond: BeyondOptions = BeyondOptions(),
-    asked: object = None,
     *,
-    estimator: str | None = None,
+    estimator: str = "auto",
     sizes: Sequence[float] = (),
+    per_prompt: bool = False,
+    silent: SilentOptions | None = None,
     stream: bool = True,
     imports: Sequence[str] = (),
-    rows: bool = False,
     grader: tuple[float, float] | None = None,
     outputs: Sequence[tuple[str, str | None]] = (),
-) -> Iterator[Session]:
+) -> Iterator[Run]:
     """A command's run, wired once: its options checked before anything is read, the input read once
     (streamed rows where ``stream`` allows and the rows are many distinct pass rates, else the histogram),
-    the options checked against what was read, and the :class:`~sigmatool.session.Session` whose one
-    valuation every answer comes from. ``asked``: the analysis' options (their estimator, G and per-prompt
-    flag; silent's whole-dataset sums are made while the rows are checked). ``outputs``: the other files the
-    command writes, as (option, path). ``grader``: --grader-error's FP, FN; every value is then read through
-    it, and the answer's headline starts with what it moves. What the answers leave to say (fitted priors,
-    cells not identified) is noted on stderr when the block ends."""
-    estimator = estimator or str(getattr(asked, "estimator", "auto"))
-    sizes = tuple(getattr(asked, "sizes", sizes))
-    per_prompt = bool(getattr(asked, "per_prompt", False))
+    and the :class:`~sigmatool.run.Run` made of it (:meth:`~sigmatool.run.Run.of` checks the options
+    against what was read), whose one valuation every answer comes from. ``per_prompt``: the command writes
+    per-prompt rows (the input must be readable again); ``silent``: silent's options, whose whole-dataset sums
+    are made while streamed rows are checked. ``outputs``: the other files the command writes, as (option,
+    path). ``grader``: --grader-error's FP, FN; every value is then read through it, and the answer's
+    headline starts with what it moves. What the answers leave to say (fitted priors, cells not identified)
+    is noted on stderr when the block ends."""
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
-    if per_prompt or rows:  # per-prompt output (``rows``: where ``asked`` does not say it)
+    if per_prompt:
         inputs.check_rows_readable()
     check(inputs, out, plot.output, *outputs, imports=imports)
-    from sigmatool.options import SilentOptions
-    from sigmatool.session import Session
+    from sigmatool.run import Run
 
     plain = estimator in ("auto", "plugin") and not (beyond.prior.active or beyond.dataset_level or grader)
     totals = None
-    if plain and isinstance(asked, SilentOptions):
+    if plain and silent is not None:
         from sigmatool.silent import totals_asked
 
-        totals = totals_asked(asked, inputs.groups)
+        totals = totals_asked(silent, inputs.groups)
     with values_of(inputs, stream and plain, totals) as loaded:
-        beyond.check(has_counts=loaded.dataset.has_counts, estimator=estimator)
-        run = Session(
-            loaded.frame, inputs.groups, estimator, beyond, sizes, loaded.dataset, loaded.totals, grader
-        )
-        token = LEAD.set((getattr(loaded, "reading", ()), run.grader_line if grader else None))
+        made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader)
+        token = LEAD.set((made.reading, made.grader_line if grader else None))
         try:
-            yield run
+            yield made
         finally:
             LEAD.reset(token)
-        note(run.notes())
+        note(made.valued_notes())
 
 
 def show(
@@ -258,7 +253,7 @@ def save_plot(plot: PlotOptions, drawn: object, source: str) -> None:
         draw(drawn, source, caption=plot.caption, style=plot.style).save(plot.path)
 
 
-def source_of(hist: Histogram | Rows | Session) -> str:
+def source_of(hist: Histogram | Rows | Run) -> str:
     """The input's files as a figure's caption names them."""
     dataset = hist.dataset
     return "" if dataset is None else ", ".join(source.label for source in dataset.sources)

@@ -3,6 +3,7 @@ their figures, keep the frames for the tables."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -10,8 +11,8 @@ from pathlib import Path
 
 import polars as pl
 
-from sigmatool import budget, groupsize, preflight, silent
-from sigmatool.estimators import Valuation
+from sigmatool import groupsize, preflight
+from sigmatool.budget import BudgetResult
 from sigmatool.figures import (
     Plot,
     budget_figure,
@@ -23,16 +24,17 @@ from sigmatool.figures import (
     write_atomic,
 )
 from sigmatool.figures.preflight import preflight_figure
-from sigmatool.options import BeyondOptions, InputOptions
+from sigmatool.groupsize import GroupSizeCurve, GroupSizeResult
+from sigmatool.options import BudgetOptions, InputOptions, SilentOptions
 from sigmatool.options.preflight import LoopSettings
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
 from sigmatool.report.html import render_html
 from sigmatool.report.markdown import write_markdown
-from sigmatool.report.model import ReportInput, ReportOptions, combine
+from sigmatool.report.model import INPUT_COLUMN, ReportInput, ReportOptions, combine
 from sigmatool.report.page import Headline, Page, inputs_table, sections, settings
 from sigmatool.report.provenance import provenance
-from sigmatool.session import Session
+from sigmatool.silent import SilentResult
 from sigmatool.track import TrackResult
 from sigmatool.track.expected import Estimate
 
@@ -50,6 +52,7 @@ class Report:
     groupsize: pl.DataFrame
     headlines: tuple[Headline, ...]
     plots: dict[str, Plot]
+    warnings: tuple[str, ...] = ()  # what the analyses' headlines say of the numbers' trust
 
     def page(self) -> Page:
         """What the report shows, in order, for its writers."""
@@ -58,8 +61,8 @@ class Report:
             title=o.title,
             labels=tuple(i.label for i in self.inputs),
             inputs=inputs_table(self.inputs),
-            settings=tuple(settings(o, tuple(self.silent), self.by)),
-            notes=_notes(self.inputs),
+            settings=tuple(settings(o, _estimators(self.silent), self.by)),
+            notes=(*_notes(self.inputs), *self.warnings),
             headlines=self.headlines,
             sections=tuple(
                 sections(
@@ -96,65 +99,106 @@ class Report:
         return write_markdown(self.page(), Path(path), figure_format)
 
 
+def _estimators(silent: dict[str, pl.DataFrame]) -> tuple[str, ...]:
+    """The estimators named in the silent table's rows."""
+    frame = next(iter(silent.values()))
+    return (
+        tuple(frame["estimator"].drop_nulls().unique(maintain_order=True))
+        if "estimator" in frame.columns
+        else ()
+    )
+
+
 def _notes(inputs: Sequence[ReportInput]) -> tuple[str, ...]:
     """Each input's notes, led by its label unless the note names it already (``the pass rates in 'm'``), and
     said once: notes alike but for their input merged (:func:`sigmatool.render.notes.merged`)."""
     from sigmatool.render.notes import merged
 
-    led = [note if f"'{i.label}'" in note else f"{i.label}: {note}" for i in inputs for note in i.notes]
-    return tuple(merged(led))
+    return tuple(merged([_led(i.label, note) for i in inputs for note in i.notes]))
 
 
-def _session(hist: pl.DataFrame, by: Sequence[str], options: ReportOptions) -> Session:
-    """The run of one histogram under the report's estimator and prior: every section of it is valued by
-    this one session's valuation, as the commands value the same data."""
-    return Session(hist, tuple(by), options.estimator, BeyondOptions(options.prior))
+def _led(label: str, note: str) -> str:
+    """A note led by its input's label, unless it names it already (``the pass rates in 'm'``)."""
+    return note if f"'{label}'" in note else f"{label}: {note}"
 
 
-def _silent(run: Session, options: ReportOptions) -> dict[str, pl.DataFrame]:
-    """The silent summary over the report's grid of G, named by the run's estimator."""
-    sizes = [float(G) for G in options.sizes]
-    return {run.val.label: silent.summarize(run.values, run.by, sizes, prior=run.val)}
+def _stacked(frames: Sequence[pl.DataFrame], inputs: Sequence[ReportInput]) -> pl.DataFrame:
+    """Each input's frame, led by an ``input`` column (its label) when there are several."""
+    if len(inputs) == 1:
+        return frames[0]
+    return pl.concat(
+        [
+            f.select(pl.lit(i.label, dtype=pl.String).alias(INPUT_COLUMN), pl.all())
+            for f, i in zip(frames, inputs, strict=True)
+        ],
+        how="diagonal_relaxed",
+    )
 
 
-def _budget(run: Session, options: ReportOptions) -> pl.DataFrame:
-    """The budget at each G of the report (8 and ∞ by default), valued by the run's valuation."""
-    return budget.summarize(run.values, run.by, options.budget_sizes, prior=run.val)
+@dataclass(frozen=True, eq=False)
+class _Analysed:
+    """One input's answers, by the same analyses on the same run as the commands give them."""
+
+    silent: SilentResult
+    budget: BudgetResult
+    groupsize: GroupSizeResult
 
 
-def _sized(run: Session, options: ReportOptions, bins: int | None = 10) -> pl.DataFrame:
-    """Every histogram row with its group size (under a prior, its posterior's), in bins of p."""
-    return groupsize.sized_rows(run.values, run.by, options.groupsize, bins=bins, prior=run.val)
+def _analysed(item: ReportInput, options: ReportOptions) -> _Analysed:
+    """``silent`` (the report's G grid), ``budget`` (G = 8 and ∞) and ``groupsize`` on one input's run."""
+    run = item.run
+    return _Analysed(
+        run.silent(SilentOptions(tuple(float(G) for G in options.sizes), options.estimator)),
+        run.budget(_budget_options(options)),
+        run.groupsize(options.groupsize, bins=10, figure=True),
+    )
+
+
+def _label(inputs: Sequence[ReportInput]) -> str:
+    """The estimators of the inputs' runs, each named once."""
+    return " / ".join(dict.fromkeys(i.run.val.label for i in inputs))
+
+
+def _budget_options(options: ReportOptions) -> BudgetOptions:
+    """The budget's G; the unbiased estimator has no large-group limit (``budget --G inf`` refuses it)."""
+    unbiased = options.estimator == "unbiased"
+    sizes = tuple(G for G in options.budget_sizes if not (unbiased and math.isinf(G)))
+    return BudgetOptions(sizes, options.estimator)
 
 
 def _headline(item: ReportInput, options: ReportOptions) -> Headline:
     """The silent, budget and group-size sentences of the command-line tool, for one input as a whole."""
-    run = _session(item.hist, (), options)
-    val = run.val
-    quiet = silent.summarize(item.hist, (), [8.0], prior=val)
+    run = item.run
+    quiet = run.silent(SilentOptions((8.0,), options.estimator))
     sentences = (
-        silent.headline(quiet, val.posterior, bias=val.bias_note()),
-        budget.headline(_budget(run, options)),
-        groupsize.headline(_sized(run, options, bins=None), options.groupsize),
+        quiet.headline,
+        run.budget(_budget_options(options)).headline,
+        run.groupsize(options.groupsize, bins=None).headline,
     )
     return Headline(item.label, tuple(s for s in sentences if s))
+
+
+def _warnings(answers: _Analysed) -> tuple[str, ...]:
+    """What the commands' headlines say of the numbers' trust (an estimator biased beyond n, an estimate
+    outside what the data allow), as the report's notes of this input."""
+    said = (*answers.silent.warnings, *answers.budget.warnings)
+    return tuple(dict.fromkeys(line for line in said if line))
 
 
 def _plots(
     report_hist: pl.DataFrame,
     by: tuple[str, ...],
     frames: dict[str, pl.DataFrame],
-    silents: dict[str, pl.DataFrame],
+    drawn: GroupSizeCurve,
     options: ReportOptions,
     source: str,
-    val: Valuation,
+    estimator: str,
 ) -> dict[str, Plot]:
     """Every figure of the report, drawn without captions (the page shows them as text)."""
-    drawn = groupsize.plotted(report_hist, by, options.groupsize, val)
     plots = {
         "difficulty": difficulty_figure(report_hist, by=by, source=source, caption=False),
-        "silent": silent_figure(silents, by=by, source=source, caption=False),
-        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False, estimator=val.label),
+        "silent": silent_figure({estimator: frames["silent"]}, by=by, source=source, caption=False),
+        "budget": budget_figure(frames["budget"], by=by, source=source, caption=False, estimator=estimator),
         "groupsize": groupsize_figure(
             drawn.curve,
             report_hist,
@@ -194,35 +238,47 @@ def _loop(result: PreflightResult | None) -> tuple[str, pl.DataFrame, bool] | No
     return preflight.headline(result), result.summary, result.curve is not None
 
 
-def preflight_of(item: ReportInput, settings: LoopSettings, options: ReportOptions) -> PreflightResult:
+def preflight_of(item: ReportInput, settings: LoopSettings) -> PreflightResult:
     """What ``sigmatool preflight DATA --config FILE`` finds with the loop ``settings`` (read from FILE), for
-    the report's batch-loop section (under the report's prior and estimator)."""
-    return _session(item.hist, (), options).preflight(settings, figure=True)
+    the report's batch-loop section (on the input's run: the report's prior and estimator)."""
+    return item.run.preflight(settings, figure=True)
 
 
 def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None = None) -> Report:
-    """Run silent (a G grid), budget (G = 8 and ∞) and groupsize (φ* = 0.9 by default) on the inputs,
-    side by side when there are several (or ``by`` groups), and draw every figure.
+    """Run silent (a G grid), budget (G = 8 and ∞) and groupsize (φ* = 0.9 by default) on each input's
+    run, as the commands do, side by side when there are several (or ``by`` groups), and draw every figure.
     """
     o = options or ReportOptions()
+    inputs = [i.under(o) for i in inputs]
     hist, by = combine(inputs)
-    run = _session(hist, by, o)
-    silents = _silent(run, o)
+    answers = [_analysed(i, o) for i in inputs]
     frames = {
-        "budget": _budget(run, o),
-        "groupsize": groupsize.summarize_sized(_sized(run, o), by, o.groupsize, bins=10),
+        "silent": _stacked([a.silent.summary for a in answers], inputs),
+        "budget": _stacked([a.budget.summary for a in answers], inputs),
+        "groupsize": _stacked([a.groupsize.summary for a in answers], inputs),
     }
+    curves = [a.groupsize.curve for a in answers if a.groupsize.curve is not None]
+    points = [c.points for c in curves if c.points is not None]
+    drawn = groupsize.curve(
+        hist,
+        by,
+        o.groupsize,
+        pl.concat(points, how="vertical_relaxed") if points else None,
+        curves[0].estimator if curves else "plug-in",
+    )
     source = "; ".join(i.label for i in inputs)
+    warned = [_led(i.label, w) for i, a in zip(inputs, answers, strict=True) for w in _warnings(a)]
     return Report(
         inputs=tuple(inputs),
         options=o,
         hist=hist,
         by=by,
-        silent=silents,
+        silent={"": frames["silent"]},
         budget=frames["budget"],
         groupsize=frames["groupsize"],
         headlines=tuple(_headline(i, o) for i in inputs),
-        plots=_plots(hist, by, frames, silents, o, source, run.val),
+        plots=_plots(hist, by, frames, drawn, o, source, _label(inputs)),
+        warnings=tuple(dict.fromkeys(warned)),
     )
 
 
@@ -248,7 +304,7 @@ def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
 
 def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:
     """The plan of ``sigmatool plan --budget B`` (default sizes and objective) for the report's plan section,
-    under the report's prior if it has one, dividing by the report's σ."""
+    on the input's run (the report's prior), dividing by the report's σ."""
     from sigmatool.options.plan import plan_options
     from sigmatool.plan.core import plan_frames, plan_values
     from sigmatool.plan.groups import plan_input
@@ -256,5 +312,5 @@ def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | No
     chosen = options or ReportOptions()
     # The same σ as the group-size section (with --from, the trainer's).
     request = plan_options(budget=budget, std=chosen.groupsize.std)
-    val = _session(item.hist, (), chosen).val
-    return plan_frames(plan_values(*plan_input(item.hist, (), val), request))
+    assert item.run.histogram is not None
+    return plan_frames(plan_values(*plan_input(item.run.histogram, (), item.run.val), request))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 import polars as pl
@@ -15,6 +15,7 @@ from sigmatool.options import GroupSizeOptions, InputOptions, PriorSpec
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
 from sigmatool.report.provenance import InputFile, checked
+from sigmatool.run import Run
 
 INPUT_COLUMN = "input"
 SILENT_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -24,15 +25,31 @@ ESTIMATORS = ("auto", "plugin", "unbiased")
 
 @dataclass(frozen=True, eq=False)
 class ReportInput:
-    """One input: a short label, where it came from, and its histogram (``[by…]``, ``p``, …, ``prompts``, ``rows``)."""
+    """One input: a short label, its run (as a command reads it: its histogram ``[by…]``, ``p``, …,
+    ``prompts``, ``rows``, under the report's estimator and prior), and where it came from."""
 
     label: str
-    hist: pl.DataFrame
+    run: Run
     source: str = ""
     by: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     files: tuple[InputFile, ...] = ()  # each file read, with its size and checksum
+
+    def under(self, options: ReportOptions) -> ReportInput:
+        """The input with its run under the report's estimator and prior, and its G grid asked (so that the
+        valuation says where the plug-in is biased, G > n, as ``silent`` does)."""
+        from sigmatool.options import BeyondOptions
+
+        sizes = () if options.estimator == "unbiased" else tuple(float(G) for G in options.sizes)
+        return replace(self, run=self.run.under(options.estimator, BeyondOptions(options.prior), sizes))
+
+    @property
+    def hist(self) -> pl.DataFrame:
+        """The input's histogram of distinct values."""
+        hist = self.run.histogram
+        assert hist is not None  # a report reads histograms, never streamed rows
+        return hist
 
     @property
     def rows(self) -> int:
@@ -89,7 +106,8 @@ def report_input(options: InputOptions, label: str | None = None) -> ReportInput
 
 
 def described(read: Histogram, label: str | None = None) -> ReportInput:
-    """A histogram read by :mod:`sigmatool.load` as a report input; ``label`` defaults to the file's name."""
+    """A histogram read by :mod:`sigmatool.load` as a report input, with its run (as a command makes it;
+    the report puts it under its estimator and prior); ``label`` defaults to the file's name."""
     ds, options = read.dataset, read.dataset.options
     files = [source.label for source in ds.sources]
     if label is None:
@@ -98,7 +116,7 @@ def described(read: Histogram, label: str | None = None) -> ReportInput:
     rollouts = "; rollout rows" if options.rollouts else ""
     return ReportInput(
         label=label,
-        hist=read.frame,
+        run=Run.of(read, ds.by, label=label),
         source=", ".join(files) + samples + rollouts,
         by=tuple(ds.by),
         columns=_columns_used(ds.options),

@@ -204,7 +204,7 @@ def settings(options: ReportOptions, estimators: Sequence[str], by: Sequence[str
     o, g = options, options.groupsize
     shown = ", ".join(ESTIMATOR_LABELS.get(e, e) for e in estimators)
     return [
-        ("estimator", shown + (" (unbiased: G ≤ n only)" if "unbiased" in estimators else "")),
+        ("estimator", shown + (" (unbiased: G ≤ n only)" if o.estimator == "unbiased" else "")),
         ("prior", _prior_setting(o, estimators)),
         ("silent groups at G", ", ".join(str(G) for G in o.sizes)),
         ("gradient budget at G", ", ".join(g_text(f"{G:g}") for G in o.budget_sizes)),

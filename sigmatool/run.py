@@ -1,21 +1,27 @@
 """One run: the input read once, its options checked once, and the one valuation every answer comes from.
 
-Every command and the report analyse through a :class:`Session`. It holds what was loaded (a histogram of
-distinct values, or the streamed rows of many distinct pass rates), the ``--by`` groups, the estimator and
-what is asked beyond the samples, and builds the valuation (:func:`sigmatool.estimators.valuation`) once,
-here and nowhere else. The default values each (prompt, G) cell by one rule
-(:class:`sigmatool.estimators.PerCell`), so no number depends on the other G asked, on the command that
-prints it or on other groups' rows. Its methods return the analyses' results; views and figures only
-format them.
+Every command and the report analyse through a :class:`Run`, and this module is the only place one is
+made (:meth:`Run.of`, from what :mod:`sigmatool.load` read). A run holds what was loaded (a histogram of
+distinct values, or the streamed rows of many distinct pass rates), the ``--by`` groups, the estimator, what
+is asked beyond the samples, the grader, how the input was read and what reading it noted, and builds the
+valuation (:func:`sigmatool.estimators.valuation`) once, here and nowhere else. The default values each
+(prompt, G) cell by one rule (:class:`sigmatool.estimators.PerCell`), so no number depends on the other G
+asked, on the command that prints it or on other groups' rows.
+
+A variant (one pass-rate column of several) is the whole run with its values replaced
+(:func:`dataclasses.replace`): every other field, the grader included, comes along, and its valuation is
+built afresh. Its methods return the analyses' results; views and figures only format them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import polars as pl
 
+from sigmatool.load.loaded import Values
 from sigmatool.options import BeyondOptions
 
 if TYPE_CHECKING:
@@ -24,8 +30,7 @@ if TYPE_CHECKING:
     from sigmatool.estimators import Valuation
     from sigmatool.groupsize.curve import GroupSizeCurve
     from sigmatool.groupsize.summary import GroupSizeResult
-    from sigmatool.load import Dataset
-    from sigmatool.load.loaded import Values
+    from sigmatool.load import Dataset, Histogram, Rows
     from sigmatool.options import BudgetOptions, GroupSizeOptions, PlotOptions, SilentOptions
     from sigmatool.options.curriculum import CurriculumOptions
     from sigmatool.options.plan import PlanOptions
@@ -35,12 +40,13 @@ if TYPE_CHECKING:
     from sigmatool.silent import SilentCurve, SilentResult
 
 
-@dataclass(eq=False)
-class Session:
+@dataclass(frozen=True, eq=False)
+class Run:
     """What was read (``values``: a histogram, or streamed rows), by which ``--by`` columns, with which
     estimator and ``beyond`` options; ``sizes`` the G asked (the unbiased estimator must exist at each),
     ``dataset`` the loaded input (for per-prompt rows), ``totals`` what the pass that checked streamed rows
-    summed."""
+    summed, ``grader`` --grader-error's FP and FN, ``reading`` the headline's first lines where the input
+    could be misread, ``notes`` what reading it noted, ``label`` its name in a report."""
 
     values: Values
     by: tuple[str, ...] = ()
@@ -49,8 +55,49 @@ class Session:
     sizes: tuple[float, ...] = ()
     dataset: Dataset | None = None
     totals: pl.DataFrame | None = None
-    grader: tuple[float, float] | None = None  # --grader-error FP, FN
-    _val: list[Valuation] = field(default_factory=list, repr=False)
+    grader: tuple[float, float] | None = None
+    reading: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    label: str = ""
+    # The valuations, built on first use: made afresh (never copied) for each variant of the run.
+    _val: list[Valuation] = field(default_factory=list, init=False, repr=False)
+
+    @classmethod
+    def of(
+        cls,
+        loaded: Histogram | Rows,
+        by: Sequence[str] = (),
+        estimator: str = "auto",
+        beyond: BeyondOptions | None = None,
+        *,
+        sizes: Sequence[float] = (),
+        grader: tuple[float, float] | None = None,
+        label: str = "",
+    ) -> Run:
+        """The run of what :mod:`sigmatool.load` read, its options checked against it (a prior, bounds or
+        an interval need counts): the one place a run is made."""
+        from sigmatool.load import Histogram
+
+        beyond = beyond or BeyondOptions()
+        beyond.check(has_counts=loaded.dataset.has_counts, estimator=estimator)
+        return cls(
+            loaded.frame,
+            tuple(by),
+            estimator,
+            beyond,
+            tuple(sizes),
+            loaded.dataset,
+            loaded.totals,
+            grader,
+            loaded.reading if isinstance(loaded, Histogram) else (),
+            tuple(loaded.notes),
+            label,
+        )
+
+    def under(self, estimator: str, beyond: BeyondOptions, sizes: Sequence[float] = ()) -> Run:
+        """The same input under another estimator, prior or G asked, checked as :meth:`of` checks them."""
+        beyond.check(has_counts=self.dataset is None or self.dataset.has_counts, estimator=estimator)
+        return replace(self, estimator=estimator, beyond=beyond, sizes=tuple(sizes))
 
     @property
     def exact(self) -> Valuation:
@@ -91,7 +138,7 @@ class Session:
 
         return distinct(self.values)
 
-    def notes(self) -> list[str]:
+    def valued_notes(self) -> list[str]:
         """What people should know once the answers are made: each prior fitted, and why the cells that have
         no value are not identified."""
         if not self._val:
@@ -113,7 +160,9 @@ class Session:
             totals=self.totals,
         )
 
-    def curve_for(self, plot: PlotOptions, options: SilentOptions | GroupSizeOptions) -> object:
+    def curve_for(
+        self, plot: PlotOptions, options: SilentOptions | GroupSizeOptions
+    ) -> SilentCurve | GroupSizeCurve | None:
         """Beside per-prompt rows, what ``--plot`` draws (a second pass over the rows): only when it is
         asked for (None otherwise)."""
         if plot.path is None:
@@ -220,12 +269,20 @@ class Session:
             return rows.order(self.dataset, self.histogram, result)
         return rows.weighted(self.dataset, result)
 
-    def column(self, name: str) -> Session:
-        """The session of one pass-rate column of several, as a run with that one --col makes it."""
+    def column(self, name: str) -> Run:
+        """The run of one pass-rate column of several, as a run with that one --col makes it: the whole run
+        with that column's values (its notes and reading lines, those that name it)."""
         from sigmatool.options import COLUMN
 
         assert self.histogram is not None
         part = self.histogram.filter(pl.col(COLUMN) == name).drop(COLUMN)
-        return Session(
-            part, tuple(c for c in self.by if c != COLUMN), self.estimator, self.beyond, self.sizes
+        mine = f"--col {name}: "
+        return replace(
+            self,
+            values=part,
+            by=tuple(c for c in self.by if c != COLUMN),
+            totals=None,
+            reading=tuple(line[len(mine) :] for line in self.reading if line.startswith(mine)),
+            notes=tuple(n for n in self.notes if repr(name) in n or n.startswith(mine)),
+            label=self.label or name,
         )
