@@ -162,8 +162,9 @@ def _started(
     """The run from the paper's beta mixture (no input) or from the input's pass rates, and its source."""
     if start_input is None:
         return (*_simulate(BETA_MIX, options, planned), "the paper's beta mixture (--init beta-mix)")
-    with run.histogram_of(start_input) as hist:
-        return (*_simulate(hist.frame, options, planned), _source(start_input, run.source_of(hist)))
+    with run.session(start_input, OutputOptions(), stream=False) as start:
+        assert start.histogram is not None  # stream=False: the histogram, never streamed rows
+        return (*_simulate(start.histogram, options, planned), _source(start_input, run.source_of(start)))
 
 
 def _simulate(
