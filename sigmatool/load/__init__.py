@@ -215,7 +215,11 @@ def with_originals(ds: Dataset) -> Dataset:
         raise UsageError("a rollout log has one row per answer, not per prompt: its rows cannot carry a plan")
     if ds.parts:
         return replace(ds, parts=tuple(with_originals(part) for part in ds.parts))
-    return load(ds.options, ds.sources, (), ds.text_cols, originals=True)
+    found = load(ds.options, ds.sources, (), ds.text_cols, originals=True)
+    if ds.grid is None:
+        return found
+    # Rates read on their grid keep that reading, row by row.
+    return replace(found, grid=ds.grid, frame=found.frame.with_columns(ds.grid.counts(rate_value(found))))
 
 
 def rows(ds: Dataset, on_rows: Progress | None = None, totals: Totals | None = None) -> Rows:
