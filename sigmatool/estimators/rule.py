@@ -164,7 +164,7 @@ class PerCell(Valuation):
         """Per summary row, what made its number: from the weight of its prompts beyond n and its value."""
         if not self.counts:
             return ["plug-in"] * len(prompts)
-        bare = _bare_of(cells, self.bare)
+        bare = _bare_of(cells, self.bare, len(prompts))
         out = []
         for beyond, total, x, b in zip(outside.tolist(), prompts.tolist(), value.tolist(), bare, strict=True):
             if not math.isfinite(x) and beyond > 0:
@@ -204,13 +204,14 @@ class PerCell(Valuation):
         return lines
 
 
-def _bare_of(cells: pl.DataFrame, bare: pl.DataFrame) -> list[float]:
-    """Per summary row (``cells``: its keys), the prompts of bare rates in its --by group (0 without any)."""
+def _bare_of(cells: pl.DataFrame, bare: pl.DataFrame, rows: int) -> list[float]:
+    """Per summary row (``cells``: their keys, ``rows`` of them), the prompts of bare rates in its --by
+    group (0 without any)."""
     if bare.height == 0:
-        return [0.0] * cells.height
+        return [0.0] * rows
     keys = [c for c in bare.columns if not c.startswith("__") and c in cells.columns]
     if not keys:
-        return [float(bare["__bare"][0])] * cells.height
+        return [float(bare["__bare"][0])] * rows
     found = cells.select(keys).join(bare, on=keys, how="left", nulls_equal=True, maintain_order="left")
     return [float(x) for x in found["__bare"].fill_null(0.0)]
 

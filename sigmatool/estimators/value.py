@@ -84,7 +84,7 @@ def mixed_labels(labels: list[str], cells: pl.DataFrame, bare: pl.DataFrame) -> 
     found = (
         cells.select(keys).join(bare, on=keys, how="left", nulls_equal=True, maintain_order="left")
         if keys
-        else bare.select(pl.all().gather(np.zeros(cells.height, dtype=np.int64)))
+        else bare.select(pl.all().gather(np.zeros(len(labels), dtype=np.int64)))
     )
     out = []
     for label, b, total in zip(labels, found["__bare"].fill_null(0.0), found["__all"].fill_null(0.0), strict=True):

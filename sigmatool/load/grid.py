@@ -14,17 +14,20 @@ own. A row on the grid is read as k of n; a row off it is a bare rate, for that 
    :data:`GRID_VALUES`, and half of its n + 1 points). One value (a million rows of 0.25) or two lie on
    many grids and say nothing of n.
 2. The grid is the coarsest filled n, moved to a finer filled m only where the rows ask for it: the values
-   on m and off the grid so far are :data:`GRID_VALUES` distinct values or more, held by :data:`EVIDENCE`
-   prompts or more, and more prompts than the grid so far holds off m. One row of 0.01 among multiples of
-   1/50 is one row off the grid of 50, not a grid of 100; a file of 100 samples has thousands of odd k.
+   on m and off the grid so far fill half of the points m adds (those not on the grid so far), are held by
+   :data:`EVIDENCE` prompts or more, and by more prompts than the grid so far holds off m. One row of
+   0.01 among multiples of 1/50 is one row off the grid of 50, not a grid of 100; a file of 100 samples
+   has thousands of odd k.
 3. A grid is taken only where its rows are most of the column: the prompts off it with 0 < p̂ < 1 must be
-   fewer than those on it (a column of bare rates with a few round values is bare rates), and at least
-   :data:`EVIDENCE` prompts on it must lie strictly between 0 and 1.
+   fewer than those on it (a column of bare rates with a few round values is bare rates). The histogram
+   reads it as counts only where at least :data:`EVIDENCE` prompts on it lie strictly between 0 and 1.
 
 So no one row moves the grid, and no row's reading depends on another's value.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from numpy.typing import NDArray
@@ -128,12 +131,13 @@ def column_grid(
     >>> column_grid(np.append(fifty, [0.01, 0.03, 0.07]), np.append(np.full(51, 40.0), [5.0, 5.0, 5.0]))
     50
 
-    Mostly bare rates, a few of them round, are bare rates; so are a few prompts on a coarse grid:
+    Four samples fill the grid of 4 (the two points it adds to the grid of 2 are both there); mostly bare
+    rates, a few of them round, are bare rates:
 
+    >>> column_grid(np.array([0.0, 0.25, 0.5, 0.75, 1.0]), np.full(5, 40.0))
+    4
     >>> rng = np.random.default_rng(0)
     >>> column_grid(np.append(rng.random(300), [0.0, 0.5, 0.25, 0.75, 1.0])) is None
-    True
-    >>> column_grid(np.array([0.0, 0.25, 0.5, 0.75, 1.0])) is None
     True
     """
     p = np.asarray(p, dtype=np.float64)
@@ -149,14 +153,13 @@ def column_grid(
         on = on_grid_mask(p, n, single)
         if not fills(int(on.sum()), n):
             continue
-        new, lost = on & ~held, held & ~on
-        if best is None or (
-            int(new.sum()) >= GRID_VALUES and w[new].sum() >= EVIDENCE and w[new].sum() > w[lost].sum()
-        ):
+        if best is None:
             best, held = n, on
-    if best is None:
-        return None
-    inside = w[held & interior].sum()
-    if inside < EVIDENCE or w[~held & interior].sum() >= inside:
+            continue
+        new, lost = on & ~held, held & ~on
+        added = n - math.gcd(n, best)  # the points of the 1/n grid off the 1/best one
+        if 2 * int(new.sum()) >= added and w[new].sum() >= EVIDENCE and w[new].sum() > w[lost].sum():
+            best, held = n, on
+    if best is None or w[~held & interior].sum() >= w[held & interior].sum():
         return None
     return best
