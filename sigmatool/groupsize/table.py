@@ -14,6 +14,7 @@ from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.joins import join_frame, join_values
 from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.load.dataset import bare_key
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import GroupSizeOptions, PriorSpec
 from sigmatool.segments import bin_index
@@ -258,8 +259,9 @@ def per_prompt(
     keys = table_keys(table)
     if keys == ["p"] and ds.has_counts:
         # The table holds the histogram's p̂ of each (k, n): the rows meet it on those integers.
-        counts = hist.select("k", "n", "p").unique()
-        table, keys = counts.join(table, on="p", how="left").drop("p"), ["k", "n"]
+        counts = bare_key(hist.select("k", "n", "p").unique(), ds)
+        keys = ["k", "n", "__p"] if ds.grid is not None else ["k", "n"]  # off a grid: its own rate
+        table = counts.join(table, on="p", how="left").drop("p")
     elif keys == ["p"]:
         table, keys = table.rename({"p": "__p"}), ["__p"]
     else:

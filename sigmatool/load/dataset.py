@@ -158,6 +158,16 @@ def counts_from_rate(opts: InputOptions, rate: pl.Expr) -> list[pl.Expr]:
     return [(rate * samples).round(0).alias(RAW_K), pl.lit(samples).alias(RAW_N)]
 
 
+def bare_key(table: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
+    """A table of the histogram's values (``p``, and ``k``, ``n``) with the key a per-prompt row off a
+    :class:`Grid` is looked up by: ``__p``, its rate (null on the grid, where (k, n) are the key; the
+    histogram's ``p`` of a bare rate is that rate, read by the same expression). ``table`` as it is
+    without a grid."""
+    if ds.grid is None:
+        return table
+    return table.with_columns(pl.when(pl.col("n").is_null()).then(pl.col("p")).alias("__p"))
+
+
 def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
     """Usable rows of positive weight, one per prompt: ``--by`` columns, ``id``, ``p`` as given, the kernel
     keys, ``prompts`` (the row's weight).
