@@ -87,7 +87,9 @@ def mixed_labels(labels: list[str], cells: pl.DataFrame, bare: pl.DataFrame) -> 
         else bare.select(pl.all().gather(np.zeros(len(labels), dtype=np.int64)))
     )
     out = []
-    for label, b, total in zip(labels, found["__bare"].fill_null(0.0), found["__all"].fill_null(0.0), strict=True):
+    for label, b, total in zip(
+        labels, found["__bare"].fill_null(0.0), found["__all"].fill_null(0.0), strict=True
+    ):
         if b <= 0 or label in (NOT_IDENTIFIED, "plug-in"):
             out.append(label)
         elif b >= total:
@@ -241,7 +243,9 @@ class Valuation:
             return _kernel(frame, quantity, G, self.estimator == "unbiased", std, self.grader)
         bare = bare_rows(frame)
         if bare.any():
-            out = Quantity(quantity).plugin(frame["p"].cast(pl.Float64).to_numpy(), _size(G), std, self.grader)
+            out = Quantity(quantity).plugin(
+                frame["p"].cast(pl.Float64).to_numpy(), _size(G), std, self.grader
+            )
             rows = np.flatnonzero(~bare)
             if rows.size:
                 at = None if G is None else np.broadcast_to(np.asarray(G), (frame.height,))[rows]
