@@ -153,7 +153,13 @@ class Valuation:
 
     @property
     def label(self) -> str:
-        """The estimator in words, for captions and headlines: ``plug-in``, ``unbiased`` or ``prior npmle``."""
+        """The estimator in words, for captions and headlines: ``plug-in``, ``unbiased`` or ``prior npmle``
+        (``; plug-in off the grid`` where bare rates sit beside the counts)."""
+        said = self._label
+        return f"{said}; plug-in off the grid" if self.bare.height and said != "plug-in" else said
+
+    @property
+    def _label(self) -> str:
         if self.posterior:
             return f"prior {self.prior.label}"
         return "unbiased" if self.estimator == "unbiased" else "plug-in"
@@ -185,7 +191,7 @@ class Valuation:
         valued beyond n, its prompts and its value: a row with prompts beyond n and no value is not
         identified."""
         labels = [
-            NOT_IDENTIFIED if beyond > 0 and not math.isfinite(x) else self.label
+            NOT_IDENTIFIED if beyond > 0 and not math.isfinite(x) else self._label
             for beyond, x in zip(outside.tolist(), value.tolist(), strict=True)
         ]
         return mixed_labels(labels, cells, self.bare)
@@ -403,6 +409,21 @@ class Valuation:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
         from sigmatool.prior import posterior_group_size
 
+        bare = bare_rows(frame)
+        if bare.any():
+            from sigmatool.prior.groupsize import rate_group_size
+
+            out = np.empty(frame.height, dtype=np.float64)
+            out[bare] = rate_group_size(
+                frame["p"].cast(pl.Float64).to_numpy()[bare],
+                target,
+                grader=self.grader,
+                **rules,  # type: ignore[arg-type]
+            )
+            rows = np.flatnonzero(~bare)
+            if rows.size:
+                out[rows] = self.group_sizes(frame[rows], target, **rules)
+            return out
         group, local = self.locate(frame)
         out = np.empty(frame.height, dtype=np.float64)
         for g in np.unique(group).tolist():
