@@ -332,7 +332,7 @@ def per_prompt(
     if val.keyed:
         join = [*val.by, "k", "n"]
         distinct = hist.select([*val.by, "k", "n", "p"])
-    if ds.grid is not None:  # rates off the grid beside counts: looked up by their own rate too
+    if ds.gridded:  # rates off the grid beside counts: looked up by their own rate too
         join, distinct = [*join, "__p"], bare_key(distinct, ds)
     table = silent_kernels(distinct, sizes, val, cap)
     if not ds.has_counts:

@@ -265,7 +265,7 @@ def per_prompt(
         table, keys = counts.join(table, on="p", how="left"), ["k", "n"]
     elif keys == ["p"]:
         table, keys = table.rename({"p": "__p"}), ["__p"]
-    if ds.grid is not None:  # a rate off the grid beside counts: looked up by its own rate too
+    if ds.gridded:  # a rate off the grid beside counts: looked up by its own rate too
         table, keys = bare_key(table, ds), [*keys, "__p"]
     table = table.drop("p", strict=False)
     return join_values(rows, table.select(*keys, "group_size", *detail, "reachable"), keys).select(columns)

@@ -90,6 +90,12 @@ class Dataset:
         return self.options.has_counts or self.counted or self.grid is not None
 
     @property
+    def gridded(self) -> bool:
+        """Whether a rate column (or, with several, some column) was read on its grid row by row: a row off
+        it is then a bare rate beside the counts, with k and n null (:class:`Grid`)."""
+        return self.grid is not None or any(part.gridded for part in self.parts)
+
+    @property
     def counted(self) -> bool:
         """A pass-rate column in one of the counted forms: "k/n" text, a list of grades, a count."""
         return self.form in COUNTED
@@ -163,7 +169,7 @@ def bare_key(table: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
     :class:`Grid` is looked up by: ``__p``, its rate (null on the grid, where (k, n) are the key; the
     histogram's ``p`` of a bare rate is that rate, read by the same expression). ``table`` as it is
     without a grid."""
-    if ds.grid is None:
+    if not ds.gridded:
         return table
     return table.with_columns(pl.when(pl.col("n").is_null()).then(pl.col("p")).alias("__p"))
 
