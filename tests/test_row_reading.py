@@ -229,3 +229,68 @@ def test_rates_too_few_for_a_grid_never_headline_n_none(tmp_path: Path) -> None:
     path = tmp_path / "few.csv"
     path.write_text("pass_rate\n0.5\n0.25\n")
     assert "None" not in invoke("silent", path, "--G", "8", "--format", "table").stdout
+
+
+def _silent_bound(files: dict[str, Path], name: str, G: int) -> pl.DataFrame:
+    return _rates(files[name], "silent", "--G", str(G), "--bounds")
+
+
+@pytest.mark.parametrize("G", [8, 64])
+def test_the_bounds_take_a_bare_rate_as_the_known_value_it_is(files: dict[str, Path], G: int) -> None:
+    # The region is the counts' alone, the same in both files: each bound of the mean over N + 1 prompts is
+    # (N · the bound over the N prompts of counts + f(0.123)) / (N + 1).
+    base, odd = _silent_bound(files, "base", G), _silent_bound(files, "odd", G)
+    known = _bare_silent(0.123, G)
+    for end in ("silent_rate_lo", "silent_rate_hi"):
+        expected = (PROMPTS * base[end][0] + known) / (PROMPTS + 1)
+        assert odd[end][0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_groupsize_under_a_prior_counts_every_prompt_once(files: dict[str, Path]) -> None:
+    rows = _rates(files["odd"], "groupsize", "--prior", "npmle")
+    assert rows.filter(pl.col("segment") == "all")["prompts"][0] == PROMPTS + 1
+
+
+def test_groupsize_under_a_prior_sizes_a_bare_rate_at_its_own_rate(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    alone = tmp_path / "alone.csv"
+    alone.write_text("pass_rate\n0.123\n")
+    expected = _rates(alone, "groupsize", "--per-prompt")["group_size"][0]
+    rows = _rates(files["odd"], "groupsize", "--prior", "npmle", "--per-prompt")
+    assert rows.filter(pl.col("p") == 0.123)["group_size"].to_list() == [expected]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("silent", "--G", "8", "--per-prompt"),
+        ("groupsize", "--per-prompt"),
+        ("curriculum", "--schedule", "pools", "--pools", "0-1:1", "--batch-size", "8", "--per-prompt"),
+    ],
+    ids=["silent", "groupsize", "curriculum"],
+)
+def test_per_prompt_output_has_one_row_per_prompt_of_a_mixed_column(
+    mixed: Path, args: tuple[str, ...]
+) -> None:
+    assert _rates(mixed, *args).height == len(EIGHTHS) + len(BARE)
+
+
+@pytest.mark.parametrize("prior", ["auto", "npmle"])
+def test_a_plan_exported_per_prompt_plans_each_bare_rate_at_itself(
+    mixed: Path, tmp_path: Path, prior: str
+) -> None:
+    out = tmp_path / "plan.csv"
+    invoke("plan", mixed, "--col", "pass_rate", "--per-prompt", "--prior", prior, "-o", out)
+    rows = pl.read_csv(out)
+    assert rows.filter(pl.col("pass_rate").is_in(BARE))["p_used"].to_list() == BARE
+
+
+def test_several_columns_read_on_their_grids_give_one_row_per_prompt_and_column(
+    mixed: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "two.csv"
+    frame = pl.read_csv(mixed)
+    frame.with_columns(pl.col("pass_rate").reverse().alias("second")).write_csv(path)
+    args = ("silent", "--col", "second", "--G", "8", "--per-prompt")
+    assert _rates(path, *args).height == 2 * frame.height
