@@ -69,7 +69,7 @@ def test_one_rate_off_the_grid_moves_every_mean_by_at_most_one_over_n(
 
 def test_the_note_counts_and_shows_the_one_row_off_the_grid(files: dict[str, Path]) -> None:
     result = invoke("silent", files["odd"], "--col", "pass_rate", "--G", "8", "--format", "csv")
-    assert "1 prompt(s) off that grid (0.123)" in result.stderr
+    assert f"1 prompt(s) off that grid (0.123 at row {PROMPTS + 1:,})" in result.stderr
 
 
 def test_the_rest_of_the_column_stays_k_of_50(files: dict[str, Path]) -> None:
@@ -84,7 +84,7 @@ def test_a_summary_that_mixes_counts_and_a_bare_rate_says_both(files: dict[str, 
 def test_one_finer_value_is_one_row_off_the_grid_of_50(files: dict[str, Path]) -> None:
     result = invoke("silent", files["hundredth"], "--col", "pass_rate", "--G", "8", "--format", "csv")
     assert "read as k right of n = 50 samples" in result.stderr
-    assert "1 prompt(s) off that grid (0.01)" in result.stderr
+    assert f"1 prompt(s) off that grid (0.01 at row {PROMPTS + 1:,})" in result.stderr
 
 
 def test_the_headline_names_the_grid_and_the_rows_off_it(files: dict[str, Path]) -> None:

@@ -31,12 +31,12 @@ class Grid:
     """A rate column read on the 1/n grid its rows show (:mod:`sigmatool.load.grid`), row by row: a rate
     among ``values`` (the distinct rates on the grid, as the input holds them) is k of n; any other rate is a
     bare rate, for that row alone (its k and n are null). ``off`` counts the prompts off the grid and
-    ``examples`` shows a few of their values (for the note that says so)."""
+    ``examples`` shows the first few of their rows (row number, rate; for the note that says so)."""
 
     n: int
     values: tuple[float, ...]
     off: float = 0.0
-    examples: tuple[float, ...] = ()
+    examples: tuple[tuple[int, float], ...] = ()
 
     def on(self, rate: pl.Expr) -> pl.Expr:
         """Whether a rate (the Float64 raw rate, :func:`rate_value`) lies on the grid."""

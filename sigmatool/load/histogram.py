@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
@@ -20,7 +19,7 @@ from sigmatool.load.columns import (
     source_schema,
     unpacked_rollout_columns,
 )
-from sigmatool.load.dataset import Dataset, Grid, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.dataset import Dataset, Grid, k_expr, n_expr, p_expr, rate_value, weight_expr
 from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import EVIDENCE, GRID_VALUES, column_grid, fills, on_grid_mask, rate_grid
 from sigmatool.load.grouping import key_notes, text_column, text_key_notes
@@ -34,11 +33,12 @@ from sigmatool.load.names import (
     RAW_P,
     RAW_W,
     REWARD,
+    ROW,
     UNGRADED,
 )
 from sigmatool.load.sources import data_error
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
-from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
+from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems, usable_expr
 from sigmatool.memory import budgeted, honoured
 from sigmatool.options import COLUMN
 
@@ -325,14 +325,29 @@ def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
         )
         return replace(ds, notes=(*ds.notes, note))
     off = float(w[~on].sum())
-    examples = tuple(float(x) for x in p[~on][np.argsort(-w[~on], kind="stable")][:EXAMPLES])
-    grid = Grid(n, tuple(float(x) for x in p[on]), off, examples)
+    grid = Grid(n, tuple(float(x) for x in p[on]), off)
+    if off:
+        grid = replace(grid, examples=_off_grid_rows(ds, grid))
     return replace(
         ds,
         frame=ds.frame.with_columns(grid.counts(rate_value(ds))),
         notes=(*ds.notes, grid_note(grid, column)),
         grid=grid,
     )
+
+
+def _off_grid_rows(ds: Dataset, grid: Grid) -> tuple[tuple[int, float], ...]:
+    """The first usable rows off the grid (row number, rate), for the note: one more read of the input,
+    made only when some rows are off it, and stopped at the first few."""
+    rate = rate_value(ds)
+    found = (
+        ds.frame.filter(usable_expr(ds) & ~grid.on(rate) & (weight_expr() > 0))
+        .select(pl.col(ROW), rate.alias("p"))
+        .head(EXAMPLES)
+        .collect()
+    )
+    one = len(ds.sources) == 1
+    return tuple((int(row) if one else 0, float(value)) for row, value in found.iter_rows())
 
 
 # How many values off a grid its note shows.
@@ -347,13 +362,14 @@ def grid_note(grid: Grid, column: str) -> str:
             f"the pass rates in {column} are all multiples of 1/{n}: read as k right of n = {n} samples "
             f"(--samples {n} confirms it)"
         )
-    shown = ", ".join(f"{x:.6g}" for x in grid.examples)
-    more = ", …" if len(grid.examples) == EXAMPLES else ""
+    # Rows are numbered within each file: with several files, the values alone.
+    shown = ", ".join(f"{value:.6g}" + (f" at row {row:,}" if row else "") for row, value in grid.examples)
+    more = ", …" if grid.off > len(grid.examples) else ""
     return (
-        f"the pass rates in {column} are multiples of 1/{n}, read as k right of n = {n} samples, but for "
-        f"{grid.off:,.0f} prompt(s) off that grid ({shown}{more}), each read as a bare pass rate and valued "
-        f"by its own rate; --samples {n} reads every row as k of {n} and refuses a value off its grid "
-        "(--skip-invalid then leaves such rows out)"
+        f"the pass rates in {column} are multiples of 1/{n}, read as k right of n = {n} samples, except "
+        f"{grid.off:,.0f} prompt(s) off that grid ({shown}{more}): each is read as a bare pass rate, valued at "
+        f"its own rate; --samples {n} reads every row as k of {n} and refuses one off its grid "
+        "(--skip-invalid then leaves it out)"
     )
 
 
