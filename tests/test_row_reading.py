@@ -294,3 +294,16 @@ def test_several_columns_read_on_their_grids_give_one_row_per_prompt_and_column(
     frame.with_columns(pl.col("pass_rate").reverse().alias("second")).write_csv(path)
     args = ("silent", "--col", "second", "--G", "8", "--per-prompt")
     assert _rates(path, *args).height == 2 * frame.height
+
+
+@pytest.mark.parametrize("args", [(), ("--prior", "npmle"), ("--estimator", "unbiased"), ("--bounds",)])
+def test_a_column_of_bare_rates_beside_a_column_of_counts_is_its_own_run(
+    mixed: Path, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    rng = np.random.default_rng(4)
+    bare = rng.random(len(EIGHTHS) + len(BARE)).tolist()
+    path = tmp_path / "two.csv"
+    pl.read_csv(mixed).with_columns(pl.Series("bare", bare)).write_csv(path)
+    rows = _rates(path, "silent", "--col", "bare", "--G", "8", *args).filter(pl.col("column") == "bare")
+    expected = sum(_bare_silent(p, 8) for p in bare) / len(bare)
+    assert rows["silent_rate"][0] == pytest.approx(expected, rel=1e-12)

@@ -285,8 +285,9 @@ def _per_column(
 ) -> PerColumn:
     """Each column's valuation on its own rows, behind one :class:`PerColumn`."""
     names = hist[COLUMN].unique(maintain_order=True).to_list()
+    mixed = bool(bare_rows(hist).any())  # some column of bare rates beside columns of counts
     parts = tuple(
-        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec)) for name in names
+        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec, mixed)) for name in names
     )
     index, _ = group_index(hist, (COLUMN,))
     posterior = any(part.posterior for _, part in parts)
@@ -295,12 +296,21 @@ def _per_column(
 
 
 def _one(
-    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
+    hist: pl.DataFrame,
+    by: tuple[str, ...],
+    sizes: Sequence[float],
+    estimator: str,
+    spec: PriorSpec,
+    _stacked: bool = False,
 ) -> Valuation:
     """The valuation of one pass-rate column's histogram: the rule of :class:`PerCell` by default, a prior
     fitted to each --by group when one is named."""
     if "n" in hist.columns and hist["n"].null_count() == hist.height:
         hist = hist.drop("k", "n")  # a column of bare rates stacked beside columns of counts
+    if "n" not in hist.columns and (spec.active or estimator == "unbiased") and _stacked:
+        # Beside columns of counts, a column of bare rates is valued at its rates under any estimator
+        # (f(p), the definition), as a bare rate beside counts in one column is.
+        return Valuation("plugin")
     counted = hist["n"].drop_nulls() if "n" in hist.columns else None
     n_min = int(counted.min()) if counted is not None and counted.len() else None  # type: ignore[arg-type]
     bare = bare_weights(hist, by)

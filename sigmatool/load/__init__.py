@@ -201,7 +201,6 @@ def histogram(ds: Dataset, on_rows: Progress | None = None) -> Histogram:
     if not ds.parts:
         return _histogram.histogram(ds, reload, on_rows)
     hists = [histogram(part, on_rows) for part in ds.parts]
-    several.check_alike(ds.options.cols, [h.dataset.has_counts for h in hists])
     frame = several.stacked([h.frame for h in hists], ds.options.cols)
     read = replace(ds, parts=tuple(h.dataset for h in hists))
     reading = tuple(f"--col {h.dataset.options.col}: {line}" for h in hists for line in h.reading)

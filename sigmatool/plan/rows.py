@@ -55,15 +55,17 @@ def _planned_rows(full: Dataset, hist: pl.DataFrame, plans: Plans, column: str |
     key = [] if column is None else [pl.lit(column, dtype=pl.String).alias(COLUMN)]
     lf = lf.with_columns(key)
     order = [RAW_ID, ROW] if full.options.id_col else [ROW]
-    bare = full.grid is not None  # rates off the grid beside counts: met on their own rate
+    # Rates off the grid beside counts, or a column of bare rates beside columns of counts: met on their
+    # own rate, their k and n null.
+    bare = full.grid is not None or (plans.cells and not full.has_counts)
+    none = pl.lit(None, dtype=pl.Int64)
+    k, n = (k_expr(full), n_expr(full)) if full.has_counts else (none, none)
     if bare:
-        lf = lf.with_columns(
-            pl.when(pl.col(USABLE) & k_expr(full).is_null()).then(rate_value(full)).alias(BARE)
-        )
+        lf = lf.with_columns(pl.when(pl.col(USABLE) & k.is_null()).then(rate_value(full)).alias(BARE))
     if plans.cells:
-        out = _cells(lf, plans, order, k_expr(full), n_expr(full), bare)
+        out = _cells(lf, plans, order, k, n, bare)
     elif full.has_counts:
-        out = _counted(lf, hist, plans, order, k_expr(full), n_expr(full), bare)
+        out = _counted(lf, hist, plans, order, k, n, bare)
     else:
         # The histogram's p of a rate column is this same expression of the same value: the input's own.
         lf = lf.with_columns(pl.when(pl.col(USABLE)).then(p_expr(full)).alias(KEY))
