@@ -224,13 +224,16 @@ def _identifies(hist: pl.DataFrame, by: tuple[str, ...], beyond: bool) -> pl.Dat
     w = pl.col("prompts").cast(pl.Float64)
     stats = hist.group_by(list(by), maintain_order=True) if by else hist.group_by(pl.lit(0).alias("__all"))
     found = stats.agg(
+        (w * pl.col("n").is_not_null()).sum().alias("__counted"),
         (w * (pl.col("n") >= 2)).sum().alias("__twice"),
         (w * pl.col("k")).sum().alias("__right"),
         (w * (pl.col("n") - pl.col("k"))).sum().alias("__wrong"),
     )
     twice, right, wrong = (pl.col(c) for c in ("__twice", "__right", "__wrong"))
     why = (
-        pl.when(pl.lit(not beyond))
+        pl.when(pl.col("__counted") == 0)
+        .then(None)  # bare rates alone: no cell of theirs lies beyond n
+        .when(pl.lit(not beyond))
         .then(pl.lit("--prior none: no prior answers beyond the logged samples"))
         .when(right == 0)
         .then(pl.lit("no answer was ever right, so no prior can tell how small p is"))
