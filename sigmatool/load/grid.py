@@ -22,7 +22,9 @@ own. A row on the grid is read as k of n; a row off it is a bare rate, for that 
    fewer than those on it (a column of bare rates with a few round values is bare rates). The histogram
    reads it as counts only where at least :data:`EVIDENCE` prompts on it lie strictly between 0 and 1.
 
-So no one row moves the grid, and no row's reading depends on another's value.
+So a row off the grid, or a few, leave the grid where it is and are read as what they are: no other row's
+reading moves with them, and a mean over N prompts moves by at most 1/N. Only as many rows as count as
+evidence move the grid.
 """
 
 from __future__ import annotations
@@ -117,8 +119,8 @@ def column_grid(
     """The grid of a column of rates ``p`` (distinct values, ``prompts`` behind each, 1 each by default) by
     the rule in the module's docstring; None where the rows ask for none.
 
-    Every multiple of 1/50 that 2,000 prompts show, with one row of 0.123 and one of 0.01: a grid of 50,
-    those two rows off it:
+    Every multiple of 1/50, 40 prompts each, with one row of 0.123 and one of 0.01: a grid of 50, those two
+    rows off it:
 
     >>> fifty = np.array([k / 50 for k in range(51)])
     >>> column_grid(np.append(fifty, [0.123, 0.01]), np.append(np.full(51, 40.0), [1.0, 1.0]))
