@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from polars.testing import assert_frame_equal
 
 from .conftest import csv_of, invoke
 
@@ -307,3 +308,14 @@ def test_a_column_of_bare_rates_beside_a_column_of_counts_is_its_own_run(
     rows = _rates(path, "silent", "--col", "bare", "--G", "8", *args).filter(pl.col("column") == "bare")
     expected = sum(_bare_silent(p, 8) for p in bare) / len(bare)
     assert rows["silent_rate"][0] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("command", ["silent", "budget"])
+def test_a_group_beside_an_odd_row_gets_what_its_rows_alone_get(
+    files: dict[str, Path], tmp_path: Path, command: str
+) -> None:
+    alone = tmp_path / "b.csv"
+    pl.read_csv(files["odd"]).filter(pl.col("src") == "b").write_csv(alone)
+    args = (command, "--G", "8,64")
+    grouped = _rates(files["odd"], *args, "--by", "src").filter(pl.col("src") == "b").drop("src")
+    assert_frame_equal(_rates(alone, *args), grouped, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
