@@ -319,3 +319,12 @@ def test_a_group_beside_an_odd_row_gets_what_its_rows_alone_get(
     args = (command, "--G", "8,64")
     grouped = _rates(files["odd"], *args, "--by", "src").filter(pl.col("src") == "b").drop("src")
     assert_frame_equal(_rates(alone, *args), grouped, check_exact=False, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_preflight_on_a_mixed_column_names_both_estimators(files: dict[str, Path]) -> None:
+    assert _rates(files["odd"], "preflight")["estimator"][0] == "unbiased + plug-in"
+
+
+def test_preflight_keep_rate_moves_by_at_most_one_over_n(files: dict[str, Path]) -> None:
+    before, after = _rates(files["base"], "preflight"), _rates(files["odd"], "preflight")
+    assert abs(before["keep_rate"][0] - after["keep_rate"][0]) <= 1 / (PROMPTS + 1)
