@@ -55,6 +55,7 @@ from sigmatool.joins import join_values
 from sigmatool.kernels import Quantity
 from sigmatool.kernels.grader import Grader
 from sigmatool.load import Dataset, Totals, per_prompt_frame
+from sigmatool.load.dataset import bare_key
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import (
     BOUNDS_LEVEL,
@@ -331,6 +332,8 @@ def per_prompt(
     if val.keyed:
         join = [*val.by, "k", "n"]
         distinct = hist.select([*val.by, "k", "n", "p"])
+    if ds.gridded:  # rates off the grid beside counts: looked up by their own rate too
+        join, distinct = [*join, "__p"], bare_key(distinct, ds)
     table = silent_kernels(distinct, sizes, val, cap)
     if not ds.has_counts:
         table = table.rename({"p": "__p"})

@@ -24,7 +24,7 @@ from sigmatool.curriculum.schedule import IntArray
 from sigmatool.errors import DataError, UsageError
 from sigmatool.joins import counts_key
 from sigmatool.load import Dataset, usable_expr, with_originals
-from sigmatool.load.dataset import k_expr, n_expr, p_expr
+from sigmatool.load.dataset import k_expr, n_expr, p_expr, rate_value
 from sigmatool.options.curriculum import Schedule
 
 VALUE = "__curriculum_value"  # the histogram row a usable input row belongs to
@@ -57,6 +57,10 @@ def _read(ds: Dataset, hist: pl.DataFrame) -> tuple[pl.DataFrame, list[str], Int
         lf = lf.with_columns(
             pl.when(pl.col("__usable")).then(counts_key(k_expr(full), n_expr(full), n_max)).alias("__key")
         )
+        if full.grid is not None:  # a rate off its column's grid (k, n null) is met on its own rate
+            values = values.with_columns(pl.when(pl.col("n").is_null()).then(pl.col("p")).alias("__bare"))
+            bare = pl.when(pl.col("__usable") & k_expr(full).is_null()).then(rate_value(full))
+            lf, by = lf.with_columns(bare.alias("__bare")), [*by, "__bare"]
         values = values.select(*by, counts_key(pl.col("k"), pl.col("n"), n_max).alias("__key"), VALUE)
     else:
         lf = lf.with_columns(pl.when(pl.col("__usable")).then(p_expr(full)).alias("__key"))

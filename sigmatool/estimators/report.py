@@ -32,8 +32,8 @@ def unidentified(summary: pl.DataFrame) -> bool:
 
 def identification(hist: pl.DataFrame, summary: pl.DataFrame) -> list[str]:
     """Which rows' rates the logged samples pin down, from the summary's ``identified`` column."""
-    if "identified" not in summary.columns:
-        return []
+    if "identified" not in summary.columns or "n" not in hist.columns or hist["n"].max() is None:
+        return []  # bare pass rates alone (a column of them beside columns of counts): exact, nothing to say
     n = int(hist["n"].max())  # type: ignore[arg-type]
     if "p_lo" in summary.columns:
         return [

@@ -28,6 +28,9 @@ from sigmatool.estimators.value import (
     Sizes,
     Valuation,
     _size,
+    bare_rows,
+    bare_weights,
+    mixed_labels,
 )
 from sigmatool.kernels import Quantity
 from sigmatool.load.loaded import distinct
@@ -52,8 +55,10 @@ class PerCell(Valuation):
       --by group, where that group identifies one (:data:`PRIOR_PROMPTS` prompts sampled twice or more,
       some answers right and some wrong); elsewhere NaN, *not identified*: the summaries give the bounds.
 
-    So a prompt's value at G depends on its own (k, n), its group's histogram and G, never on the other G
-    asked, the command, or the n of other groups. ``beyond`` False (``--prior none``) leaves every G > n
+    A column read on its 1/n grid row by row mixes the two: a rate off the grid (k and n null) is valued
+    by its own rate, f(p), and the rows of counts by their cells; the prior is fitted to the rows of
+    counts alone. So a prompt's value at G depends on its own (k, n) or rate, its group's counts and G,
+    never on the other G asked, the command, the n of other groups or another row's reading. ``beyond`` False (``--prior none``) leaves every G > n
     cell unidentified. The prior is fitted when a G > n cell is first asked about.
     """
 
@@ -67,7 +72,7 @@ class PerCell(Valuation):
     def of(cls, hist: pl.DataFrame, by: Sequence[str], beyond: bool = True) -> PerCell:
         """The rule on one column's histogram (--by columns, ``p``, ``prompts`` and maybe ``k``, ``n``)."""
         return cls("auto", PriorSpec("auto" if beyond else "none"), tuple(by), hist=hist, beyond=beyond,
-                   found=_identifies(hist, tuple(by), beyond))  # fmt: skip
+                   found=_identifies(hist, tuple(by), beyond), bare=bare_weights(hist, by))  # fmt: skip
 
     @property
     def counts(self) -> bool:
@@ -81,7 +86,8 @@ class PerCell(Valuation):
     def label(self) -> str:
         if not self.counts:
             return "plug-in"
-        return "unbiased, npmle beyond n" if self.beyond else "unbiased to n"
+        said = "unbiased, npmle beyond n" if self.beyond else "unbiased to n"
+        return f"{said}; plug-in off the grid" if self.bare.height else said
 
     def fitted(self) -> Valuation:
         """The NPMLE prior of each --by group, fitted on first use (the values beyond n)."""
@@ -107,8 +113,16 @@ class PerCell(Valuation):
     ) -> FloatArray:
         """f of each frame row by the rule: exact for rates, unbiased for G ≤ n, the prior's beyond, or NaN."""
         q = Quantity(quantity)
-        if not self.counts:
+        bare = bare_rows(frame)
+        if not self.counts or bare.all():
             return q.plugin(frame["p"].cast(pl.Float64).to_numpy(), _size(G), std, self.grader)
+        if bare.any():
+            # A bare rate beside counts is valued by its own rate; the rows of counts by the rule.
+            out = q.plugin(frame["p"].cast(pl.Float64).to_numpy(), _size(G), std, self.grader)
+            rows = np.flatnonzero(~bare)
+            at = None if G is None else np.broadcast_to(np.asarray(G), (frame.height,))[rows]
+            out[rows] = self.values(frame[rows], quantity, at, std)
+            return out
         G = G if q.needs_size else None
         sizes = None if G is None else np.broadcast_to(np.asarray(G, dtype=np.int64), (frame.height,))
         beyond = self.outside(frame, G)
@@ -150,15 +164,16 @@ class PerCell(Valuation):
         """Per summary row, what made its number: from the weight of its prompts beyond n and its value."""
         if not self.counts:
             return ["plug-in"] * len(prompts)
+        bare = _bare_of(cells, self.bare, len(prompts))
         out = []
-        for beyond, total, x in zip(outside.tolist(), prompts.tolist(), value.tolist(), strict=True):
+        for beyond, total, x, b in zip(outside.tolist(), prompts.tolist(), value.tolist(), bare, strict=True):
             if not math.isfinite(x) and beyond > 0:
                 out.append(NOT_IDENTIFIED)
             elif beyond <= 0:
                 out.append("unbiased")
             else:
-                out.append("prior npmle" if beyond >= total else "unbiased + prior npmle")
-        return out
+                out.append("prior npmle" if beyond >= total - b else "unbiased + prior npmle")
+        return mixed_labels(out, cells, self.bare)
 
     def refit_all(self, weights: FloatArray, advance: Callable[[int], None] | None = None) -> list[Valuation]:
         """The prior beyond n refitted to each replicate's weights (when it was used); unbiased values stay."""
@@ -189,20 +204,36 @@ class PerCell(Valuation):
         return lines
 
 
+def _bare_of(cells: pl.DataFrame, bare: pl.DataFrame, rows: int) -> list[float]:
+    """Per summary row (``cells``: their keys, ``rows`` of them), the prompts of bare rates in its --by
+    group (0 without any)."""
+    if bare.height == 0:
+        return [0.0] * rows
+    keys = [c for c in bare.columns if not c.startswith("__") and c in cells.columns]
+    if not keys:
+        return [float(bare["__bare"][0])] * rows
+    found = cells.select(keys).join(bare, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return [float(x) for x in found["__bare"].fill_null(0.0)]
+
+
 def _identifies(hist: pl.DataFrame, by: tuple[str, ...], beyond: bool) -> pl.DataFrame:
-    """Per --by group of a histogram of counts: whether a default prior may answer beyond n, and why not."""
+    """Per --by group of a histogram of counts: whether a default prior may answer beyond n, and why not.
+    Bare rates beside counts (k, n null) say nothing of a prior: only the rows of counts are summed."""
     if "n" not in hist.columns:
         return pl.DataFrame()
     w = pl.col("prompts").cast(pl.Float64)
     stats = hist.group_by(list(by), maintain_order=True) if by else hist.group_by(pl.lit(0).alias("__all"))
     found = stats.agg(
+        (w * pl.col("n").is_not_null()).sum().alias("__counted"),
         (w * (pl.col("n") >= 2)).sum().alias("__twice"),
         (w * pl.col("k")).sum().alias("__right"),
         (w * (pl.col("n") - pl.col("k"))).sum().alias("__wrong"),
     )
     twice, right, wrong = (pl.col(c) for c in ("__twice", "__right", "__wrong"))
     why = (
-        pl.when(pl.lit(not beyond))
+        pl.when(pl.col("__counted") == 0)
+        .then(None)  # bare rates alone: no cell of theirs lies beyond n
+        .when(pl.lit(not beyond))
         .then(pl.lit("--prior none: no prior answers beyond the logged samples"))
         .when(right == 0)
         .then(pl.lit("no answer was ever right, so no prior can tell how small p is"))
@@ -257,8 +288,9 @@ def _per_column(
 ) -> PerColumn:
     """Each column's valuation on its own rows, behind one :class:`PerColumn`."""
     names = hist[COLUMN].unique(maintain_order=True).to_list()
+    mixed = bool(bare_rows(hist).any())  # some column of bare rates beside columns of counts
     parts = tuple(
-        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec)) for name in names
+        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec, mixed)) for name in names
     )
     index, _ = group_index(hist, (COLUMN,))
     posterior = any(part.posterior for _, part in parts)
@@ -267,24 +299,43 @@ def _per_column(
 
 
 def _one(
-    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
+    hist: pl.DataFrame,
+    by: tuple[str, ...],
+    sizes: Sequence[float],
+    estimator: str,
+    spec: PriorSpec,
+    _stacked: bool = False,
 ) -> Valuation:
     """The valuation of one pass-rate column's histogram: the rule of :class:`PerCell` by default, a prior
     fitted to each --by group when one is named."""
-    n_min = int(hist["n"].min()) if "n" in hist.columns and hist.height else None  # type: ignore[arg-type]
+    if "n" in hist.columns and hist["n"].null_count() == hist.height:
+        hist = hist.drop("k", "n")  # a column of bare rates stacked beside columns of counts
+    if "n" not in hist.columns and (spec.active or estimator == "unbiased") and _stacked:
+        # Beside columns of counts, a column of bare rates is valued at its rates under any estimator
+        # (f(p), the definition), as a bare rate beside counts in one column is.
+        return Valuation("plugin")
+    counted = hist["n"].drop_nulls() if "n" in hist.columns else None
+    n_min = int(counted.min()) if counted is not None and counted.len() else None  # type: ignore[arg-type]
+    bare = bare_weights(hist, by)
     if not spec.active:
         if estimator == "auto":
             return PerCell.of(hist, by, beyond=spec.kind == "auto")
         check_estimator(hist, sizes, estimator)
-        return Valuation(estimator, short=_short(n_min, sizes))
+        return Valuation(estimator, short=_short(n_min, sizes), bare=bare)
     check_prior(
         spec, has_counts="n" in hist.columns, estimator="plugin" if estimator == "auto" else estimator
     )
-    return _fitted(hist, by, spec, _short(n_min, sizes))
+    return replace(_fitted(hist, by, spec, _short(n_min, sizes)), bare=bare)
 
 
 def _fitted(hist: pl.DataFrame, by: tuple[str, ...], spec: PriorSpec, short: int | None = None) -> Valuation:
-    """The posterior valuation: ``spec``'s prior fitted to each --by group of ``hist``'s counts."""
+    """The posterior valuation: ``spec``'s prior fitted to each --by group of ``hist``'s counts (its bare
+    rates, k and n null, are valued by their own rate and fitted to nothing)."""
+    bare = bare_rows(hist)
+    counted_rows = None
+    if bare.any():
+        counted_rows = np.flatnonzero(~bare)
+        hist = hist.filter(pl.Series(~bare))
     # One cell per (--by group, k, n): a histogram kept by more columns than ``by`` (the sparkline's prior
     # over all prompts of a --by run) has a (k, n) in several rows, which one cell must hold.
     keys = [*by, "k", "n"]
@@ -303,7 +354,7 @@ def _fitted(hist: pl.DataFrame, by: tuple[str, ...], spec: PriorSpec, short: int
         _fit(k[group == g], n[group == g], weights[group == g], spec.fit_kind)
         for g in range(max(labels.height, 1))
     )
-    return Valuation("posterior", spec, by, cells, priors, labels, short=short)
+    return Valuation("posterior", spec, by, cells, priors, labels, short=short, counted_rows=counted_rows)
 
 
 # Priors fitted in this process, by their cells: a report values each input in the run that compares them

@@ -54,6 +54,51 @@ def plugin_values(
     return Quantity(quantity).plugin(p, _size(G), std)
 
 
+def bare_rows(frame: pl.DataFrame) -> BoolArray:
+    """The rows of a histogram that hold a bare pass rate among rows of counts (k and n null: a rate off the
+    1/n grid of its column, :class:`sigmatool.load.dataset.Grid`); none in a histogram of one kind."""
+    if "n" not in frame.columns or not frame["n"].null_count():
+        return np.zeros(frame.height, dtype=np.bool_)
+    return np.asarray(frame["n"].is_null().to_numpy(), dtype=np.bool_)
+
+
+def bare_weights(hist: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """Per --by group of a histogram, the prompts of its bare rates (``__bare``) and all its prompts
+    (``__all``); empty when no row is bare. What a summary row's label says of how its number was made."""
+    if not bare_rows(hist).any():
+        return pl.DataFrame()
+    w = pl.col("prompts").cast(pl.Float64)
+    sums = [(w * pl.col("n").is_null()).sum().alias("__bare"), w.sum().alias("__all")]
+    if not by:
+        return hist.select(sums)
+    return hist.group_by(list(by), maintain_order=True).agg(sums)
+
+
+def mixed_labels(labels: list[str], cells: pl.DataFrame, bare: pl.DataFrame) -> list[str]:
+    """``labels`` of summary rows (``cells``: their keys), saying where bare rates were valued by their own
+    rate beside them: ``plug-in`` where the row's --by group is all bare rates, ``… + plug-in`` where it
+    mixes them with counts (a row not identified stays so)."""
+    if bare.height == 0:
+        return labels
+    keys = [c for c in bare.columns if not c.startswith("__") and c in cells.columns]
+    found = (
+        cells.select(keys).join(bare, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        if keys
+        else bare.select(pl.all().gather(np.zeros(len(labels), dtype=np.int64)))
+    )
+    out = []
+    for label, b, total in zip(
+        labels, found["__bare"].fill_null(0.0), found["__all"].fill_null(0.0), strict=True
+    ):
+        if b <= 0 or label in (NOT_IDENTIFIED, "plug-in"):
+            out.append(label)
+        elif b >= total:
+            out.append("plug-in")
+        else:
+            out.append(f"{label} + plug-in")
+    return out
+
+
 def _kernel(
     frame: pl.DataFrame,
     quantity: str,
@@ -65,6 +110,15 @@ def _kernel(
     """f at p̂ (plug-in), or its unbiased estimate from (k, n); quantities with no unbiased form take p̂."""
     q = Quantity(quantity)
     p = frame["p"].cast(pl.Float64).to_numpy()
+    bare = bare_rows(frame) if unbiased else np.zeros(0, dtype=np.bool_)
+    if bare.any():
+        # A bare rate is its own value: f(p) exactly; the rows of counts take the unbiased estimate.
+        out = q.plugin(p, _size(G), std, grader)
+        rows = np.flatnonzero(~bare)
+        size = _size(G)
+        at = size if np.ndim(size) == 0 else np.broadcast_to(size, (frame.height,))[rows]
+        out[rows] = _kernel(frame[rows], quantity, at, unbiased, std, grader)
+        return out
     if unbiased and q in (Quantity.GRPO_LIMIT, Quantity.DRGRPO_LIMIT):
         return np.full(frame.height, np.nan)  # the large-group limits: no n samples give them unbiased
     if not unbiased or not q.has_unbiased:
@@ -89,13 +143,23 @@ class Valuation:
     labels: pl.DataFrame = field(default_factory=pl.DataFrame)
     short: int | None = None  # the fewest logged samples n, when some G asked is larger (see bias_note)
     grader: Grader | None = None  # --grader-error: every value reads the rewards this verifier gives
+    # Per --by group, the prompts of bare rates beside counts (:func:`bare_weights`), for the labels; and
+    # under a prior, the histogram rows of counts its cells are (None: every row), for the refits.
+    bare: pl.DataFrame = field(default_factory=pl.DataFrame, repr=False)
+    counted_rows: IntArray | None = field(default=None, repr=False)
     _responsibilities: dict[int, FloatArray] = field(default_factory=dict, repr=False)
     _matrices: dict[int, tuple[FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
     _located: list[tuple[pl.DataFrame, tuple[IntArray, IntArray]]] = field(default_factory=list, repr=False)
 
     @property
     def label(self) -> str:
-        """The estimator in words, for captions and headlines: ``plug-in``, ``unbiased`` or ``prior npmle``."""
+        """The estimator in words, for captions and headlines: ``plug-in``, ``unbiased`` or ``prior npmle``
+        (``; plug-in off the grid`` where bare rates sit beside the counts)."""
+        said = self._label
+        return f"{said}; plug-in off the grid" if self.bare.height and said != "plug-in" else said
+
+    @property
+    def _label(self) -> str:
         if self.posterior:
             return f"prior {self.prior.label}"
         return "unbiased" if self.estimator == "unbiased" else "plug-in"
@@ -126,10 +190,11 @@ class Valuation:
         """The estimator behind each summary row (``cells``: the rows' keys), from the weight of its prompts
         valued beyond n, its prompts and its value: a row with prompts beyond n and no value is not
         identified."""
-        return [
-            NOT_IDENTIFIED if beyond > 0 and not math.isfinite(x) else self.label
+        labels = [
+            NOT_IDENTIFIED if beyond > 0 and not math.isfinite(x) else self._label
             for beyond, x in zip(outside.tolist(), value.tolist(), strict=True)
         ]
+        return mixed_labels(labels, cells, self.bare)
 
     def why_not(self) -> list[str]:
         """Why some cells have no value (:meth:`PerCell.why_not`)."""
@@ -178,9 +243,20 @@ class Valuation:
     def values(
         self, frame: pl.DataFrame, quantity: str, G: Sizes | None = None, std: str = "population"
     ) -> FloatArray:
-        """f of each frame row under the estimator; ``G`` a group size, or one per row."""
+        """f of each frame row under the estimator; ``G`` a group size, or one per row. A bare rate beside
+        counts (:func:`bare_rows`) is valued by its own rate under every estimator: f(p) exactly."""
         if not self.posterior:
             return _kernel(frame, quantity, G, self.estimator == "unbiased", std, self.grader)
+        bare = bare_rows(frame)
+        if bare.any():
+            out = Quantity(quantity).plugin(
+                frame["p"].cast(pl.Float64).to_numpy(), _size(G), std, self.grader
+            )
+            rows = np.flatnonzero(~bare)
+            if rows.size:
+                at = None if G is None else np.broadcast_to(np.asarray(G), (frame.height,))[rows]
+                out[rows] = self.values(frame[rows], quantity, at, std)
+            return out
         from sigmatool.prior.posterior import cell_means
 
         group, local = self.locate(frame)
@@ -264,6 +340,7 @@ class Valuation:
             self.labels,
             short=self.short,
             grader=self.grader,
+            bare=self.bare,
         )
 
     def _matrix(self, g: int) -> tuple[FloatArray, FloatArray]:
@@ -288,6 +365,8 @@ class Valuation:
         advance = advance or nothing
         if not self.posterior or self.prior.kind == "fixed":
             return [self] * weights.shape[0]
+        if self.counted_rows is not None:
+            weights = weights[:, self.counted_rows]  # the rows of counts, which the priors were fitted to
         from sigmatool.prior import fit_prior
         from sigmatool.prior.model import grid_prior
         from sigmatool.prior.refit import npmle_refits
@@ -316,6 +395,8 @@ class Valuation:
             self.labels,
             short=self.short,
             grader=self.grader,
+            bare=self.bare,
+            counted_rows=self.counted_rows,
             _matrices=self._matrices,
             _located=self._located,
         )
@@ -328,6 +409,21 @@ class Valuation:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
         from sigmatool.prior import posterior_group_size
 
+        bare = bare_rows(frame)
+        if bare.any():
+            from sigmatool.prior.groupsize import rate_group_size
+
+            out = np.empty(frame.height, dtype=np.float64)
+            out[bare] = rate_group_size(
+                frame["p"].cast(pl.Float64).to_numpy()[bare],
+                target,
+                grader=self.grader,
+                **rules,  # type: ignore[arg-type]
+            )
+            rows = np.flatnonzero(~bare)
+            if rows.size:
+                out[rows] = self.group_sizes(frame[rows], target, **rules)
+            return out
         group, local = self.locate(frame)
         out = np.empty(frame.height, dtype=np.float64)
         for g in np.unique(group).tolist():

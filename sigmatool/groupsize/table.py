@@ -14,6 +14,7 @@ from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.joins import join_frame, join_values
 from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, per_prompt_frame
+from sigmatool.load.dataset import bare_key
 from sigmatool.load.loaded import distinct as histogram_of
 from sigmatool.options import GroupSizeOptions, PriorSpec
 from sigmatool.segments import bin_index
@@ -145,8 +146,10 @@ def _integers(name: str, values: NDArray[np.generic]) -> pl.Series:
 
 def _with_sizes(hist: pl.DataFrame, by: Sequence[str], table: pl.DataFrame, law: list[str]) -> pl.DataFrame:
     """The histogram's rows (--by, p, prompts) with their group sizes from ``table``, in the rows' order."""
-    keys = table_keys(table)
-    return hist.select(list(dict.fromkeys([*by, *keys, "p", "prompts"]))).join(
+    # Under a prior the rows meet the table on (--by, k, n) and the histogram's own p̂, which tells apart
+    # the bare rates beside counts (k, n null); it is the same float in both, from the same histogram.
+    keys = list(dict.fromkeys([*table_keys(table), "p"]))
+    return hist.select(list(dict.fromkeys([*by, *keys, "prompts"]))).join(
         table.select(*keys, "group_size", *law, "reachable", "at_uniform"),
         on=keys,
         how="left",
@@ -259,11 +262,12 @@ def per_prompt(
     if keys == ["p"] and ds.has_counts:
         # The table holds the histogram's p̂ of each (k, n): the rows meet it on those integers.
         counts = hist.select("k", "n", "p").unique()
-        table, keys = counts.join(table, on="p", how="left").drop("p"), ["k", "n"]
+        table, keys = counts.join(table, on="p", how="left"), ["k", "n"]
     elif keys == ["p"]:
         table, keys = table.rename({"p": "__p"}), ["__p"]
-    else:
-        table = table.drop("p")
+    if ds.gridded:  # a rate off the grid beside counts: looked up by its own rate too
+        table, keys = bare_key(table, ds), [*keys, "__p"]
+    table = table.drop("p", strict=False)
     return join_values(rows, table.select(*keys, "group_size", *detail, "reachable"), keys).select(columns)
 
 

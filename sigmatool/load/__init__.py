@@ -201,7 +201,6 @@ def histogram(ds: Dataset, on_rows: Progress | None = None) -> Histogram:
     if not ds.parts:
         return _histogram.histogram(ds, reload, on_rows)
     hists = [histogram(part, on_rows) for part in ds.parts]
-    several.check_alike(ds.options.cols, [h.dataset.has_counts for h in hists])
     frame = several.stacked([h.frame for h in hists], ds.options.cols)
     read = replace(ds, parts=tuple(h.dataset for h in hists))
     reading = tuple(f"--col {h.dataset.options.col}: {line}" for h in hists for line in h.reading)
@@ -215,7 +214,11 @@ def with_originals(ds: Dataset) -> Dataset:
         raise UsageError("a rollout log has one row per answer, not per prompt: its rows cannot carry a plan")
     if ds.parts:
         return replace(ds, parts=tuple(with_originals(part) for part in ds.parts))
-    return load(ds.options, ds.sources, (), ds.text_cols, originals=True)
+    found = load(ds.options, ds.sources, (), ds.text_cols, originals=True)
+    if ds.grid is None:
+        return found
+    # Rates read on their grid keep that reading, row by row.
+    return replace(found, grid=ds.grid, frame=found.frame.with_columns(ds.grid.counts(rate_value(found))))
 
 
 def rows(ds: Dataset, on_rows: Progress | None = None, totals: Totals | None = None) -> Rows:

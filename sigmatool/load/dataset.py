@@ -27,6 +27,31 @@ INTEGER_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
+class Grid:
+    """A rate column read on the 1/n grid its rows show (:mod:`sigmatool.load.grid`), row by row: a rate
+    among ``values`` (the distinct rates on the grid, as the input holds them) is k of n; any other rate is a
+    bare rate, for that row alone (its k and n are null). ``off`` counts the prompts off the grid and
+    ``examples`` shows the first few of their rows (row number, rate; for the note that says so)."""
+
+    n: int
+    values: tuple[float, ...]
+    off: float = 0.0
+    examples: tuple[tuple[int, float], ...] = ()
+
+    def on(self, rate: pl.Expr) -> pl.Expr:
+        """Whether a rate (the Float64 raw rate, :func:`rate_value`) lies on the grid."""
+        return rate.is_in(pl.Series(self.values, dtype=pl.Float64).implode())
+
+    def counts(self, rate: pl.Expr) -> list[pl.Expr]:
+        """k = rate × n rounded and n on the grid, null off it, as raw columns."""
+        on = self.on(rate)
+        return [
+            pl.when(on).then((rate * self.n).round(0)).alias(RAW_K),
+            pl.when(on).then(pl.lit(float(self.n))).alias(RAW_N),
+        ]
+
+
+@dataclass(frozen=True)
 class Dataset:
     """A checked, lazy difficulty dataset.
 
@@ -49,6 +74,8 @@ class Dataset:
     # Several pass-rate columns (--col repeated or a glob): one dataset per column, in the order of
     # ``options.cols``; this one's ``frame`` is then empty and every reader goes through the parts.
     parts: tuple[Dataset, ...] = ()
+    # A rate column read on the 1/n grid its rows show, each row by itself (see :class:`Grid`).
+    grid: Grid | None = None
 
     @property
     def by(self) -> tuple[str, ...]:
@@ -57,9 +84,16 @@ class Dataset:
 
     @property
     def has_counts(self) -> bool:
+        """Whether some rows are counts k of n (with a :class:`Grid`, the rows off it are bare rates)."""
         if self.parts:
-            return all(part.has_counts for part in self.parts)
-        return self.options.has_counts or self.counted
+            return any(part.has_counts for part in self.parts)
+        return self.options.has_counts or self.counted or self.grid is not None
+
+    @property
+    def gridded(self) -> bool:
+        """Whether a rate column (or, with several, some column) was read on its grid row by row: a row off
+        it is then a bare rate beside the counts, with k and n null (:class:`Grid`)."""
+        return self.grid is not None or any(part.gridded for part in self.parts)
 
     @property
     def counted(self) -> bool:
@@ -73,8 +107,8 @@ class Dataset:
 
     @property
     def rate_to_counts(self) -> bool:
-        """A rate column turned into counts by --samples N."""
-        return self.form == "rate" and self.options.samples is not None
+        """A rate column turned into counts by --samples N, or on the grid its rows show (:class:`Grid`)."""
+        return self.form == "rate" and (self.options.samples is not None or self.grid is not None)
 
     @property
     def value_keys(self) -> list[str]:
@@ -101,7 +135,10 @@ def rate_value(ds: Dataset) -> pl.Expr:
 
 
 def p_expr(ds: Dataset) -> pl.Expr:
-    """The pass rate p̂ used by the kernels: the rate column, or k/n."""
+    """The pass rate p̂ used by the kernels: the rate column, or k/n (on a :class:`Grid`, k/n on it and the
+    rate itself off it)."""
+    if ds.grid is not None:
+        return pl.coalesce(k_expr(ds) / n_expr(ds), rate_value(ds)).alias("p")
     if ds.has_counts:
         return (k_expr(ds) / n_expr(ds)).alias("p")
     return rate_value(ds).alias("p")
@@ -127,19 +164,32 @@ def counts_from_rate(opts: InputOptions, rate: pl.Expr) -> list[pl.Expr]:
     return [(rate * samples).round(0).alias(RAW_K), pl.lit(samples).alias(RAW_N)]
 
 
+def bare_key(table: pl.DataFrame, ds: Dataset) -> pl.DataFrame:
+    """A table of the histogram's values (``p``, and ``k``, ``n``) with the key a per-prompt row off a
+    :class:`Grid` is looked up by: ``__p``, its rate (null on the grid, where (k, n) are the key; the
+    histogram's ``p`` of a bare rate is that rate, read by the same expression). ``table`` as it is
+    without a grid."""
+    if not ds.gridded:
+        return table
+    return table.with_columns(pl.when(pl.col("n").is_null()).then(pl.col("p")).alias("__p"))
+
+
 def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
     """Usable rows of positive weight, one per prompt: ``--by`` columns, ``id``, ``p`` as given, the kernel
     keys, ``prompts`` (the row's weight).
 
     ``p`` is the input's rate as written (with counts, k/n); the kernels are looked up by ``k``/``n`` when
     there are counts and by ``p`` otherwise, so a rate such as 0.7 of 50 samples is never a bit away from
-    its histogram key.
+    its histogram key. On a :class:`Grid`, a row off it (k and n null) is looked up by its rate, ``__p``
+    (null on the grid).
     """
     ds.options.check_rows_readable()
     cols = [*[pl.col(b) for b in ds.by], pl.col(RAW_ID).alias("id")]
     if ds.has_counts:
         shown = shown_rate(ds.options, ds.rate_dtype) if ds.rate_to_counts else p_expr(ds)
         cols += [shown.alias("p"), k_expr(ds), n_expr(ds)]
+        if ds.grid is not None:
+            cols.append(pl.when(pl.col(RAW_K).is_null()).then(rate_value(ds)).alias("__p"))
     else:
         cols += [shown_rate(ds.options, ds.rate_dtype).alias("p"), rate_value(ds).alias("__p")]
     cols.append(weight_expr())

@@ -19,9 +19,9 @@ from sigmatool.load.columns import (
     source_schema,
     unpacked_rollout_columns,
 )
-from sigmatool.load.dataset import Dataset, counts_from_rate, k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.dataset import Dataset, Grid, k_expr, n_expr, p_expr, rate_value, weight_expr
 from sigmatool.load.forms import LIST_VALUE
-from sigmatool.load.grid import EVIDENCE, GRID_VALUES, fills, rate_grid
+from sigmatool.load.grid import EVIDENCE, GRID_VALUES, column_grid, fills, on_grid_mask, rate_grid
 from sigmatool.load.grouping import key_notes, text_column, text_key_notes
 from sigmatool.load.names import (
     BAD_REWARDS,
@@ -33,11 +33,12 @@ from sigmatool.load.names import (
     RAW_P,
     RAW_W,
     REWARD,
+    ROW,
     UNGRADED,
 )
 from sigmatool.load.sources import data_error
 from sigmatool.load.trainers import describe_bad_rows as describe_bad_rollouts
-from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems
+from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems, usable_expr
 from sigmatool.memory import budgeted, honoured
 from sigmatool.options import COLUMN
 
@@ -125,15 +126,15 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         except (pl.exceptions.PolarsError, OSError) as again:
             raise data_error(ds.sources, again) from again
     frame, notes = _check(grouped, ds, reload)
-    counted = read_grid(frame, ds)
+    read = read_grid(frame, ds)
     # Rates read as k of n on the grid they lie on: read_grid's note, said first.
-    inferred = counted.notes[-1] if counted is not ds and not ds.by else None
-    if counted is not ds:
-        # The same distinct rates, now with their counts: made again in memory, not read again. What was
-        # skipped was counted on the rates, as the user wrote them.
-        ds = counted
-        grouped = grouped.with_columns(counts_from_rate(ds.options, rate_value(ds)))
-        frame = _check(grouped, ds, reload)[0]
+    inferred = read.notes[-1] if read.grid is not None and not ds.by else None
+    if read.grid is not None:
+        # The same distinct rates, now with their counts (null off the grid): made again in memory, not
+        # read again. What was skipped was counted on the rates, as the user wrote them.
+        grouped = grouped.with_columns(read.grid.counts(rate_value(read)))
+        frame = _check(grouped, read, reload)[0]
+    ds = read
     if ds.is_log:
         trainer = ds.log.trainer if ds.log is not None else None
         key = "" if trainer else repr(ds.options.prompt_col)
@@ -156,9 +157,10 @@ def _reading(
     if hint:
         return (hint[0],), (f"Read as {total:,} prompts, one per row ({hint[1]}).",)
     col = repr(ds.options.col)
-    if inferred:
-        n = ds.options.samples
-        return (inferred,), (f"Rates read as k right of n = {n} samples (all multiples of 1/{n}).",)
+    if inferred and ds.grid is not None:
+        n, off = ds.grid.n, ds.grid.off
+        said = f"{off:,.0f} prompt(s) off that grid read as bare rates" if off else f"all multiples of 1/{n}"
+        return (inferred,), (f"Rates read as k right of n = {n} samples ({said}).",)
     p = frame.filter(pl.col("prompts") > 0)["p"].cast(pl.Float64) if "p" in frame.columns else None
     answers = ds.form == "rate" and not ds.is_log and not ds.has_counts and not ds.by and total > 1
     if answers and p is not None and bool(p.is_in([0.0, 1.0]).all()) and p.n_unique() == 2:
@@ -282,57 +284,111 @@ def weight_hint(frame: pl.DataFrame, ds: Dataset) -> list[str]:
 
 
 def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
-    """A rate column on a 1/n grid read as counts of n (with a note), or ``ds`` as it is.
+    """A rate column on a 1/n grid read as counts of n row by row (with a note), or ``ds`` as it is.
 
-    A ``--samples N`` that the grid contradicts (N a multiple of the grid's n, so that only some k occur) is
-    a usage error naming the grid; see :mod:`sigmatool.load.grid`.
+    The grid is the column's, by the rule of :func:`sigmatool.load.grid.column_grid`, over every --by group
+    at once (how many samples the file logged); each row is then read by what it shows: k of n on the grid,
+    a bare rate off it (:class:`~sigmatool.load.dataset.Grid`), and the note counts and shows the rows off
+    it. A ``--samples N`` that the grid contradicts (N a multiple of the grid's n, so that only some k
+    occur) is a usage error naming the grid; see :mod:`sigmatool.load.grid`.
     """
     opts = ds.options
     if ds.form != "rate" or "p" not in frame.columns:
         return ds
-    p = frame["p"].cast(pl.Float64).to_numpy()
-    n = rate_grid(p, single=ds.rate_is_float32 and not opts.percent)
-    if n is None:
-        return ds
     column = repr(opts.col)
-    interior = float(frame.filter((pl.col("p") > 0) & (pl.col("p") < 1))["prompts"].sum())
-    distinct = int(frame["p"].n_unique())
-    if opts.samples is None and not fills(distinct, n):
+    single = ds.rate_is_float32 and not opts.percent
+    if opts.samples is not None:
+        _check_samples(frame, ds, column, single)
+        return ds
+    values = frame.group_by("p").agg(pl.col("prompts").cast(pl.Float64).sum()).sort("p")
+    p, w = values["p"].cast(pl.Float64).to_numpy(), values["prompts"].to_numpy()
+    n = column_grid(p, w, single)
+    if n is None:
+        whole = rate_grid(p, single)
+        distinct = int(values.height)
+        if whole is not None and not fills(distinct, whole):
+            note = (
+                f"the pass rates in {column} take {distinct} distinct value(s), all multiples of 1/{whole}: too "
+                f"few to read them as counts (a grid is taken from at least {GRID_VALUES} values filling half of "
+                "it), so they are read as pass rates; --samples N reads them as counts of N"
+            )
+            return replace(ds, notes=(*ds.notes, note))
+        return ds
+    on = on_grid_mask(p, n, single)
+    interior = (p > 0) & (p < 1)
+    inside = float(w[on & interior].sum())
+    if inside < EVIDENCE:
         note = (
-            f"the pass rates in {column} take {distinct} distinct value(s), all multiples of 1/{n}: too few to "
-            f"read them as counts (a grid is taken from at least {GRID_VALUES} values filling half of it), so "
-            "they are read as pass rates; --samples N reads them as counts of N"
-        )
-        return replace(ds, notes=(*ds.notes, note))
-    if opts.samples is None and interior < EVIDENCE:
-        note = (
-            f"the pass rates in {column} are all multiples of 1/{n}, but {interior:,.0f} prompt(s) with "
-            f"0 < p̂ < 1 are too few to tell how many samples stand behind them: --samples N reads them as "
+            f"the pass rates in {column} lie on the 1/{n} grid, but {inside:,.0f} prompt(s) on it with "
+            "0 < p̂ < 1 are too few to tell how many samples stand behind them: --samples N reads them as "
             "counts of N"
         )
         return replace(ds, notes=(*ds.notes, note))
-    if opts.samples is not None:
-        # N a multiple of the grid's n: every value is also k of N, a confirmation unless so many prompts
-        # lie between 0 and 1 that N samples would have shown some k off the coarser grid (each does so
-        # with a chance of about a half or more: 30 such prompts miss it with a chance below 1e-9).
-        if opts.samples != n and interior >= EVIDENCE:
-            raise UsageError(
-                f"--samples {opts.samples}: the pass rates in {column} are all multiples of 1/{n}, so each "
-                f"is k of n = {n} samples (with {opts.samples} samples, some of the {interior:,.0f} prompts "
-                f"with 0 < p̂ < 1 would have a k that is not a multiple of {opts.samples // n}); give "
-                f"--samples {n}, or leave --samples out"
-            )
-        return ds
-    grid_opts = replace(opts, samples=n)
-    note = (
-        f"the pass rates in {column} are all multiples of 1/{n}: read as k right of n = {n} samples "
-        f"(--samples {n} confirms it)"
-    )
+    off = float(w[~on].sum())
+    grid = Grid(n, tuple(float(x) for x in p[on]), off)
+    if off:
+        grid = replace(grid, examples=_off_grid_rows(ds, grid))
     return replace(
         ds,
-        options=grid_opts,
-        frame=ds.frame.with_columns(counts_from_rate(grid_opts, rate_value(ds))),
-        notes=(*ds.notes, note),
+        frame=ds.frame.with_columns(grid.counts(rate_value(ds))),
+        notes=(*ds.notes, grid_note(grid, column)),
+        grid=grid,
+    )
+
+
+def _off_grid_rows(ds: Dataset, grid: Grid) -> tuple[tuple[int, float], ...]:
+    """The first usable rows off the grid (row number, rate), for the note: one more read of the input,
+    made only when some rows are off it, and stopped at the first few."""
+    rate = rate_value(ds)
+    found = (
+        ds.frame.filter(usable_expr(ds) & ~grid.on(rate) & (weight_expr() > 0))
+        .select(pl.col(ROW), rate.alias("p"))
+        .head(EXAMPLES)
+        .collect()
+    )
+    one = len(ds.sources) == 1
+    return tuple((int(row) if one else 0, float(value)) for row, value in found.iter_rows())
+
+
+# How many values off a grid its note shows.
+EXAMPLES = 3
+
+
+def grid_note(grid: Grid, column: str) -> str:
+    """What a :class:`~sigmatool.load.dataset.Grid` reading says: the grid, and the rows off it."""
+    n = grid.n
+    if not grid.off:
+        return (
+            f"the pass rates in {column} are all multiples of 1/{n}: read as k right of n = {n} samples "
+            f"(--samples {n} confirms it)"
+        )
+    # Rows are numbered within each file: with several files, the values alone.
+    shown = ", ".join(f"{value:.6g}" + (f" at row {row:,}" if row else "") for row, value in grid.examples)
+    more = ", …" if grid.off > len(grid.examples) else ""
+    return (
+        f"the pass rates in {column} are multiples of 1/{n}, read as k right of n = {n} samples, except "
+        f"{grid.off:,.0f} prompt(s) off that grid ({shown}{more}): each is read as a bare pass rate, valued at "
+        f"its own rate; --samples {n} reads every row as k of {n} and refuses one off its grid "
+        "(--skip-invalid then leaves it out)"
+    )
+
+
+def _check_samples(frame: pl.DataFrame, ds: Dataset, column: str, single: bool) -> None:
+    """With ``--samples N`` every row is k of N (a value off the 1/N grid was refused as invalid); N a
+    multiple of the grid the rates all lie on is a confirmation unless so many prompts lie between 0 and 1
+    that N samples would have shown some k off the coarser grid (each does so with a chance of about a half
+    or more: 30 such prompts miss it with a chance below 1e-9)."""
+    samples = ds.options.samples
+    p = frame["p"].cast(pl.Float64).to_numpy()
+    n = rate_grid(p, single)
+    interior = float(frame.filter((pl.col("p") > 0) & (pl.col("p") < 1))["prompts"].sum())
+    if n is None or samples is None or samples == n or interior < EVIDENCE:
+        return
+    raise UsageError(
+        f"--samples {samples}: the pass rates in {column} are all multiples of 1/{n}, so each "
+        f"is k of n = {n} samples (with {samples} samples, some of the {interior:,.0f} prompts "
+        f"with 0 < p̂ < 1 would have a k that is not a multiple of {samples // n}); give "
+        f"--samples {n}, or leave --samples out"
     )
 
 

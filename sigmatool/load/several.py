@@ -76,21 +76,14 @@ def keyed(frame: Frame, column: str) -> Frame:
 
 def stacked(frames: Sequence[Frame], columns: Sequence[str]) -> Frame:
     """The parts' frames, each keyed by its pass-rate column, one under the other (a float32 rate of one
-    column and a float64 rate of another become float64)."""
-    return pl.concat([keyed(f, c) for f, c in zip(frames, columns, strict=True)], how="vertical_relaxed")
-
-
-def check_alike(columns: Sequence[str], counted: Sequence[bool]) -> None:
-    """The columns compared in one run must all have counts k of n or all be bare pass rates."""
-    if all(counted) or not any(counted):
-        return
-    with_counts = [repr(c) for c, has in zip(columns, counted, strict=True) if has]
-    bare = [repr(c) for c, has in zip(columns, counted, strict=True) if not has]
-    raise DataError(
-        f"--col: {', '.join(with_counts)} read as counts k of n but {', '.join(bare)} as bare pass rates "
-        "(on no 1/n grid), which one run cannot compare; give --samples N if they share N samples, or run "
-        "them apart"
-    )
+    column and a float64 rate of another become float64). A column of bare pass rates beside columns read
+    as counts has k and n null, as a bare rate beside counts in one column has (docs/prior.md)."""
+    keyed_frames = [keyed(f, c) for f, c in zip(frames, columns, strict=True)]
+    names = [f.collect_schema().names() for f in keyed_frames]
+    if all(n == names[0] for n in names):
+        return pl.concat(keyed_frames, how="vertical_relaxed")
+    order = list(dict.fromkeys(c for n in sorted(names, key=len, reverse=True) for c in n))
+    return pl.concat(keyed_frames, how="diagonal_relaxed").select(order)
 
 
 def part_notes(column: str, notes: Sequence[str]) -> list[str]:

@@ -126,7 +126,8 @@ def null_expr(ds: Dataset, *, weight: bool = True) -> pl.Expr:
         cols = [RAW_W] if weight and ds.options.weight_col else []
         expr = pl.col(RAW_K).is_null() & pl.col(PROBLEM).is_null()
     else:
-        cols = [RAW_K, RAW_N] if ds.has_counts else [RAW_P]
+        # A rate column read as counts has k and n where its rate has them (off a grid: a bare rate).
+        cols = [RAW_K, RAW_N] if ds.has_counts and ds.form != "rate" else [RAW_P]
         cols += [RAW_W] if weight and ds.options.weight_col else []
         expr = pl.col(RAW_N) == 0 if ds.is_log else pl.lit(False)
     if ds.options.nan_missing and ds.form == "rate":

@@ -17,7 +17,7 @@ DEFAULT_REPLICATES = 1000
 BOUNDS_LEVEL = 0.95
 NEEDS_COUNTS = (
     "give --k-col/--n-col, --samples N (the samples behind each rate), or --rollouts (a rate column whose "
-    "values are all multiples of 1/n, n ≤ 128, is read as counts of n by itself)"
+    "values lie on a 1/n grid, n ≤ 128, is read as counts of n by itself, row by row)"
 )
 
 

@@ -27,6 +27,7 @@ ADDED_COLUMNS = ("group_size", "keep", "p_used", "p_silent_at_G", "expected_sigm
 ROW = "__plan_row"  # the rows' order
 KEY = "__plan_key"  # the value a row is planned by (null: not planned)
 CELL_K, CELL_N = "__plan_k", "__plan_n"  # and its counts, when the plan was made on counts
+BARE = "__plan_rate"  # beside counts, a rate off its column's grid (k, n null): its own rate
 
 
 def export(rows: pl.LazyFrame, plan: Plan, *, p_col: str = "p", id_col: str | None = None) -> pl.LazyFrame:

@@ -22,7 +22,7 @@ from sigmatool.options import COLUMN, by_columns
 from sigmatool.options.plan import PlanOptions
 from sigmatool.plan.core import Plan, distinct_values, plan_values
 from sigmatool.plan.curves import Rows
-from sigmatool.plan.export import CELL_K, CELL_N, KEY
+from sigmatool.plan.export import BARE, CELL_K, CELL_N, KEY
 
 Key = tuple[object, ...]
 
@@ -37,8 +37,8 @@ def plan_input(
             return Rows(pl.DataFrame({"p": p}), Valuation(grader=valuation.grader)), counts
         return Rows.plugin(p), counts
     cells = (
-        group.group_by([*by, "k", "n"])
-        .agg(pl.col("prompts").sum(), pl.col("p").first())
+        group.group_by([*by, "k", "n", "p"])  # p: bare rates beside counts (k, n null) stay apart
+        .agg(pl.col("prompts").sum())
         .filter(pl.col("prompts") > 0)
         .sort("p", "n", "k")
     )
@@ -120,8 +120,11 @@ class Plans:
         """:meth:`Plan.tables` of every group, with the ``--by`` keys and the join key (the histogram's p)."""
         pairs = [p.tables() for p in self.plans]
         every, split = (self._stack([pair[i] for pair in pairs]) for i in (0, 1))
-        if self.cells:  # joined on the integers (k, n), never on a float
-            return every.rename({"k": CELL_K, "n": CELL_N}), split.rename({"k": CELL_K, "n": CELL_N})
+        if self.cells:  # joined on the integers (k, n), never on a float; a bare rate beside them on itself
+            bare = pl.when(pl.col("n").is_null()).then(pl.col("p")).alias(BARE)
+            return tuple(  # type: ignore[return-value]
+                t.with_columns(bare).rename({"k": CELL_K, "n": CELL_N}) for t in (every, split)
+            )
         return every.with_columns(pl.col("p").alias(KEY)), split.with_columns(pl.col("p").alias(KEY))
 
 

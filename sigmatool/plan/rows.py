@@ -18,10 +18,10 @@ from sigmatool.errors import DataError
 from sigmatool.joins import counts_key
 from sigmatool.load import Dataset, Histogram, usable_expr, with_originals
 from sigmatool.load.columns import rollout_aggregates
-from sigmatool.load.dataset import k_expr, n_expr, p_expr
+from sigmatool.load.dataset import k_expr, n_expr, p_expr, rate_value
 from sigmatool.load.names import RAW_ID, RAW_N
 from sigmatool.options import COLUMN
-from sigmatool.plan.export import ADDED_COLUMNS, CELL_K, CELL_N, KEY, ROW, annotate
+from sigmatool.plan.export import ADDED_COLUMNS, BARE, CELL_K, CELL_N, KEY, ROW, annotate
 from sigmatool.plan.groups import Plans
 
 USABLE = "__plan_usable"  # the row takes part in the plan (not null, not skipped as invalid)
@@ -55,10 +55,17 @@ def _planned_rows(full: Dataset, hist: pl.DataFrame, plans: Plans, column: str |
     key = [] if column is None else [pl.lit(column, dtype=pl.String).alias(COLUMN)]
     lf = lf.with_columns(key)
     order = [RAW_ID, ROW] if full.options.id_col else [ROW]
+    # Rates off the grid beside counts, or a column of bare rates beside columns of counts: met on their
+    # own rate, their k and n null.
+    bare = full.grid is not None or (plans.cells and not full.has_counts)
+    none = pl.lit(None, dtype=pl.Int64)
+    k, n = (k_expr(full), n_expr(full)) if full.has_counts else (none, none)
+    if bare:
+        lf = lf.with_columns(pl.when(pl.col(USABLE) & k.is_null()).then(rate_value(full)).alias(BARE))
     if plans.cells:
-        out = _cells(lf, plans, order, k_expr(full), n_expr(full))
+        out = _cells(lf, plans, order, k, n, bare)
     elif full.has_counts:
-        out = _counted(lf, hist, plans, order, k_expr(full), n_expr(full))
+        out = _counted(lf, hist, plans, order, k, n, bare)
     else:
         # The histogram's p of a rate column is this same expression of the same value: the input's own.
         lf = lf.with_columns(pl.when(pl.col(USABLE)).then(p_expr(full)).alias(KEY))
@@ -67,7 +74,13 @@ def _planned_rows(full: Dataset, hist: pl.DataFrame, plans: Plans, column: str |
 
 
 def _counted(
-    lf: pl.LazyFrame, hist: pl.DataFrame, plans: Plans, order: list[str], k: pl.Expr, n: pl.Expr
+    lf: pl.LazyFrame,
+    hist: pl.DataFrame,
+    plans: Plans,
+    order: list[str],
+    k: pl.Expr,
+    n: pl.Expr,
+    bare: bool = False,
 ) -> pl.LazyFrame:
     """:func:`annotate` for rows with counts: each usable row meets its plan row on its (--by group, k, n),
     integers, by way of the histogram's value of those counts; never by a p̂ computed again."""
@@ -76,16 +89,21 @@ def _counted(
     via = hist.select(
         *plans.by, counts_key(pl.col("k"), pl.col("n"), n_max).alias(COUNTS), pl.col("p").alias(KEY)
     )
+    if bare:
+        via = via.with_columns(pl.when(pl.col(COUNTS).is_null()).then(pl.col(KEY)).alias(BARE))
     return annotate(lf, *plans.tables(), plans.by, order, via=via, needed=pl.col(USABLE))
 
 
-def _cells(lf: pl.LazyFrame, plans: Plans, order: list[str], k: pl.Expr, n: pl.Expr) -> pl.LazyFrame:
+def _cells(
+    lf: pl.LazyFrame, plans: Plans, order: list[str], k: pl.Expr, n: pl.Expr, bare: bool = False
+) -> pl.LazyFrame:
     """:func:`annotate` for a plan made on the counts themselves (a prior, or the unbiased estimator): each
     usable row meets its plan row on its (--by group, k, n), integers, directly."""
     lf = lf.with_columns(
         pl.when(pl.col(USABLE)).then(k).alias(CELL_K), pl.when(pl.col(USABLE)).then(n).alias(CELL_N)
     )
-    return annotate(lf, *plans.tables(), (*plans.by, CELL_K, CELL_N), order, needed=pl.col(USABLE))
+    keys = (*plans.by, CELL_K, CELL_N, *([BARE] if bare else []))
+    return annotate(lf, *plans.tables(), keys, order, needed=pl.col(USABLE))
 
 
 def _rollout_prompts(hist: Histogram, plans: Plans) -> pl.LazyFrame:
@@ -124,6 +142,6 @@ def split_notes(plans: Plans, id_col: str | None) -> list[str]:
 
 
 def _value(row: dict[str, object], cells: bool) -> str:
-    if cells:
+    if cells and row[CELL_N] is not None:
         return f"k = {row[CELL_K]} of n = {row[CELL_N]}"
     return f"p̂ = {row['p']:.6g}"

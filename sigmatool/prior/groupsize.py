@@ -55,6 +55,63 @@ def _smallest(ok: Test, rows: IntArray, min_G: int, max_G: int) -> IntArray:
     return np.asarray(hi, dtype=np.int64)
 
 
+Mean = Callable[[Quantity, "IntArray | None", "IntArray | None"], FloatArray]
+
+
+def _sizes(
+    mean: Mean, count: int, target: float, min_G: int, max_G: int, objective: str, max_silent: float | None
+) -> IntArray:
+    """Per cell (``count`` of them), the smallest G reaching the target, max_G + 1 where none does;
+    ``mean(quantity, cells, G)`` is each cell's expected quantity (all cells for None)."""
+    limit = mean(Quantity.GRPO_LIMIT, None, None)
+    rows = np.flatnonzero(limit > 0.0)
+    sizes = np.full(count, max_G + 1, dtype=np.int64)
+    if objective == "grpo":
+
+        def reaches(r: IntArray, G: IntArray) -> BoolArray:
+            return np.asarray(mean(Quantity.SIGMA, r, G) >= target * limit[r])
+
+        sizes[rows] = _smallest(reaches, rows, min_G, max_G)
+    else:
+        drgrpo = _smallest(lambda r, G: kernels.drgrpo_fidelity(G) >= target, rows[:1], min_G, max_G)
+        sizes[rows] = drgrpo[0] if drgrpo.size else max_G + 1
+    if max_silent is not None:
+
+        def quiet(r: IntArray, G: IntArray) -> BoolArray:
+            return np.asarray(mean(Quantity.SILENT, r, G) <= max_silent)
+
+        sizes[rows] = np.maximum(sizes[rows], _smallest(quiet, rows, min_G, max_G))
+    return sizes
+
+
+def rate_group_size(
+    p: ArrayLike,
+    target: float,
+    min_G: int = 2,
+    max_G: int = 4096,
+    objective: str = "grpo",
+    std: str = "population",
+    max_silent: float | None = None,
+    grader: Grader | None = None,
+) -> FloatArray:
+    """:func:`posterior_group_size` of bare pass rates (no counts: each its own value, f(p) exactly), by the
+    same search; NaN where none reaches the target (p ∈ {0, 1} among them).
+
+    >>> rate_group_size([0.5, 0.3, 0.1, 0.0], 0.9).tolist()
+    [7.0, 9.0, 22.0, nan]
+    """
+    _check(target, objective, min_G, max_G, max_silent)
+    check_std(std)
+    values = np.asarray(p, dtype=np.float64).ravel()
+
+    def mean(quantity: Quantity, r: IntArray | None, G: IntArray | None) -> FloatArray:
+        at = values if r is None else values[r]
+        return np.asarray(quantity.plugin(at, 0 if G is None else G, std, grader), dtype=np.float64)
+
+    sizes = _sizes(mean, values.size, target, min_G, max_G, objective, max_silent)
+    return np.where(sizes <= max_G, sizes.astype(np.float64), np.nan)
+
+
 def _check(target: float, objective: str, min_G: int, max_G: int, max_silent: float | None) -> None:
     if not 0.0 < target < 1.0:
         raise UsageError(f"--fidelity must lie strictly between 0 and 1, not {target:g}")
@@ -88,26 +145,11 @@ def posterior_group_size(
         np.stack([n_arr.ravel(), k_arr.ravel()]).astype(np.int64), axis=1, return_inverse=True
     )
     ck, cn = keys[1], keys[0]
-    limit = cell_means(prior, ck, cn, Quantity.GRPO_LIMIT, None, grader=grader)
-    rows = np.flatnonzero(limit > 0.0)
-    sizes = np.full(ck.size, max_G + 1, dtype=np.int64)
-    if objective == "grpo":
 
-        def reaches(r: IntArray, G: IntArray) -> BoolArray:
-            mean = cell_means(prior, ck[r], cn[r], Quantity.SIGMA, G, std, grader=grader)
-            return np.asarray(mean >= target * limit[r])
+    def mean(quantity: Quantity, r: IntArray | None, G: IntArray | None) -> FloatArray:
+        at = slice(None) if r is None else r
+        return cell_means(prior, ck[at], cn[at], quantity, G, std, grader=grader)
 
-        sizes[rows] = _smallest(reaches, rows, min_G, max_G)
-    else:
-        drgrpo = _smallest(lambda r, G: kernels.drgrpo_fidelity(G) >= target, rows[:1], min_G, max_G)
-        sizes[rows] = drgrpo[0] if drgrpo.size else max_G + 1
-    if max_silent is not None:
-
-        def quiet(r: IntArray, G: IntArray) -> BoolArray:
-            return np.asarray(
-                cell_means(prior, ck[r], cn[r], Quantity.SILENT, G, grader=grader) <= max_silent
-            )
-
-        sizes[rows] = np.maximum(sizes[rows], _smallest(quiet, rows, min_G, max_G))
+    sizes = _sizes(mean, ck.size, target, min_G, max_G, objective, max_silent)
     out = np.where(sizes <= max_G, sizes.astype(np.float64), np.nan)
     return np.asarray(out[inverse.ravel()].reshape(k_arr.shape), dtype=np.float64)
