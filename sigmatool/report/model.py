@@ -112,7 +112,12 @@ def described(read: Histogram, label: str | None = None) -> ReportInput:
     files = [source.label for source in ds.sources]
     if label is None:
         label = PurePath(files[0]).name if len(files) == 1 else f"{len(files)} files"
-    samples = f"; --samples {options.samples}" if options.samples is not None else ""
+    if options.samples is not None:
+        samples = f"; --samples {options.samples}"
+    elif ds.grid is not None:  # read on the 1/n grid its rows show
+        samples = f"; k of {ds.grid.n}"
+    else:
+        samples = ""
     rollouts = "; rollout rows" if options.rollouts else ""
     return ReportInput(
         label=label,
