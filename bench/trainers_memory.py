@@ -78,7 +78,7 @@ def write(trainer: str, folder: Path, megabytes: int) -> Path:
 # kernel can drop, not memory the process holds. So the anonymous part (RssAnon) is sampled separately.
 COUNT = """
 import resource, sys, threading, time
-from sigmatool.load.trainers import find_dump_files, rollout_counts, scan_trainer
+from sigmatool.trainers.dumps import find_dump_files, rollout_counts, scan_trainer
 peak_anon = 0
 def sample():
     global peak_anon

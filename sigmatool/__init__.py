@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         read_histogram,
         sample_histogram,
     )
-    from sigmatool.load.trainers import find_dump_files, scan_trainer
+    from sigmatool.trainers.dumps import find_dump_files, scan_trainer
     from sigmatool.options import GroupSizeOptions, InputOptions
     from sigmatool.options import Segments as BudgetSegments
     from sigmatool.plan import Plan
@@ -74,8 +74,8 @@ _LAZY = {
     "rollout_plan": ("sigmatool.plan", "plan"),
     "InputOptions": ("sigmatool.options", "InputOptions"),
     "silent_summary": ("sigmatool.silent", "summarize"),
-    "find_dump_files": ("sigmatool.load.trainers", "find_dump_files"),
-    "scan_trainer": ("sigmatool.load.trainers", "scan_trainer"),
+    "find_dump_files": ("sigmatool.trainers.dumps", "find_dump_files"),
+    "scan_trainer": ("sigmatool.trainers.dumps", "scan_trainer"),
     "track_run": ("sigmatool.track", "track"),
     "export_pass_rates": ("sigmatool.track", "export_pass_rates"),
     "histogram_query": ("sigmatool.sql", "histogram_query"),

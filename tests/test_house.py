@@ -178,10 +178,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "options", "kernels", "columns", "cleanup", "memory", "progress"),  # what every layer shares
     # The log's query (sql) is read by the engines that run it (load.engine), so it sits below load.
     ("sql",),
+    # Every trainer's own formats: its dumps (which load reads), its config keys, defaults and loop.
+    ("trainers",),
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     ("estimators", "prior"),  # a prompt's value under an estimator
     ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
-    ("session", "views"),  # one run of the analyses, and what each kind of result shows
+    ("run", "views"),  # one run of the analyses, and what each kind of result shows
     ("figures",),
     ("report",),
     ("cli",),
@@ -301,11 +303,11 @@ def test_every_command_body_is_a_few_lines() -> None:
 
 
 def test_the_valuation_is_built_in_the_session_alone() -> None:
-    # cli/ and report/ get their valuation from a Session, never from sigmatool.estimators.valuation.
+    # cli/ and report/ get their valuation from a Run, never from sigmatool.estimators.valuation.
     callers = [
         _ids(path)
         for path in MODULES
-        if module_name(path).split(".")[1:2] in (["cli"], ["report"], ["session"])
+        if module_name(path).split(".")[1:2] in (["cli"], ["report"], ["run"])
         and re.search(r"\bvaluation\(", path.read_text())
     ]
-    assert ["sigmatool/session.py"] == callers
+    assert ["sigmatool/run.py"] == callers

@@ -14,8 +14,8 @@ import pytest
 
 from sigmatool import preflight
 from sigmatool.estimators import Valuation
-from sigmatool.options.loops import from_config, resolved
-from sigmatool.options.preflight import LoopSettings, overrides, read_config, read_yaml
+from sigmatool.trainers.loops import from_config, resolved
+from sigmatool.trainers.settings import LoopSettings, overrides, read_config, read_yaml
 from tests.conftest import ROOT, invoke
 from tests.preflight_reference import (
     agg_loss,

@@ -19,8 +19,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sigmatool.options.loops import from_config
-from sigmatool.options.preflight import defaults_list, read_config_sources
+from sigmatool.trainers.loops import from_config
+from sigmatool.trainers.settings import defaults_list, read_config_sources
 from tests.conftest import BIGMATH, csv_of, invoke, one_error_line
 
 # verl-recipe @ 48ea0a79, dapo/test_dapo_7b_math.sh: `python3 -m verl.trainer.main_ppo` (l. 60) with

@@ -175,7 +175,7 @@ def test_the_csv_is_written_beside_the_plot(runs, plotted, name: str) -> None:  
 
 def test_the_figure_plots_the_measured_share_of_each_step(runs) -> None:  # type: ignore[no-untyped-def]
     from sigmatool.figures.commands import draw
-    from sigmatool.load.trainers import find_dump_files, scan_trainer
+    from sigmatool.trainers.dumps import find_dump_files, scan_trainer
     from sigmatool.track import track
 
     folder, trainer, groups = runs[RUNS[3]]

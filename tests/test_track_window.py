@@ -148,7 +148,7 @@ def test_the_command_line_names_the_window(dump: Path) -> None:
 
 def test_the_command_line_window_is_the_librarys(dump: Path) -> None:
     table = csv_of(invoke("track", dump, "--from", "verl", "--expect", "window", "--format", "csv"))
-    from sigmatool.load.trainers import find_dump_files, scan_trainer
+    from sigmatool.trainers.dumps import find_dump_files, scan_trainer
 
     library = track(scan_trainer("verl", find_dump_files("verl", [str(dump)])).frame, window=2).steps
     assert library["expected_silent_fraction"].to_list() == table["expected_silent_fraction"].to_list()

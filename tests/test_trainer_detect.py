@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from sigmatool.load.trainers.detect import trainer_of
+from sigmatool.trainers.dumps.detect import trainer_of
 from tests.conftest import invoke
 from tests.trainer_fixtures import WRITERS, Group
 

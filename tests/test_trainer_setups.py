@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 
 from sigmatool.errors import DataError
-from sigmatool.load.trainers import rollout_counts, scan_trainer
+from sigmatool.trainers.dumps import rollout_counts, scan_trainer
 from tests.conftest import invoke
 from tests.trainer_fixtures import (
     Group,

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from sigmatool.errors import DataError, UsageError
 from sigmatool.load import InputOptions, dataset, per_prompt_frame
-from sigmatool.load.trainers import TRAINERS, find_dump_files, rollout_counts, scan_trainer
+from sigmatool.trainers.dumps import TRAINERS, find_dump_files, rollout_counts, scan_trainer
 from tests.trainer_fixtures import (
     WRITERS,
     Group,

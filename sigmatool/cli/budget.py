@@ -83,14 +83,6 @@ def budget_command(
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
     segments = Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium))
     options = BudgetOptions(sizes, estimator.value, segments)
-    with run.session(
-        inputs,
-        out,
-        plot,
-        beyond,
-        estimator=options.estimator,
-        sizes=options.sizes,
-        imports=ANALYSIS,
-        grader=grader,
-    ) as s:
+    with run.session(inputs, out, plot, beyond, estimator=options.estimator, sizes=options.sizes,
+                     imports=ANALYSIS, grader=grader) as s:  # fmt: skip
         run.show(s.budget(options), out, plot, run.source_of(s))

@@ -26,8 +26,8 @@ from sigmatool.cli.params import (
 )
 from sigmatool.errors import UsageError
 from sigmatool.options import BeyondOptions, Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec
-from sigmatool.options.loops import from_config
-from sigmatool.options.preflight import (
+from sigmatool.trainers.loops import from_config
+from sigmatool.trainers.settings import (
     DEFAULT_RISK,
     DEFAULT_SILENT_OVER,
     OVERRIDE,

@@ -28,7 +28,7 @@ from sigmatool.options.analyses import groupsize_options, trainer_std
 from sigmatool.progress import working
 
 if TYPE_CHECKING:
-    from sigmatool.options.preflight import LoopSettings
+    from sigmatool.trainers.settings import LoopSettings
     from sigmatool.report import ReportInput, ReportOptions
 
 
@@ -126,8 +126,7 @@ def report_command(
     from sigmatool.report import ReportOptions, build_report
 
     options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
-    options = _trainer_std(options, everything.trainer)
-    items = [item.under(options) for item in _items(everything)]
+    items = _items(everything)
     with working("building the report"):
         options = _sections(_tracked(options, everything), items[0], plan_budget, loop)
         build_report(items, options=options).write(target.path, target.format)
@@ -136,6 +135,7 @@ def report_command(
 def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
     """With --from, the trainer's std for the group-size section; with --from or a --rollouts log's
     --step-col, and one DATA, the run's track section (as ``sigmatool track`` makes it)."""
+    options = _trainer_std(options, everything.trainer)
     if everything.trainer is None and everything.step_col is None:
         return options
     if len(everything.paths) > 1:
@@ -179,8 +179,8 @@ def _loop_settings(config: str | None) -> LoopSettings | None:
     """The batch loop of ``--preflight-config FILE``, checked."""
     if config is None:
         return None
-    from sigmatool.options.loops import from_config
-    from sigmatool.options.preflight import read_config_sources
+    from sigmatool.trainers.loops import from_config
+    from sigmatool.trainers.settings import read_config_sources
 
     values, sources, _ = read_config_sources(config, "--preflight-config")
     settings, _ = from_config(values, None, config, sources)
@@ -190,10 +190,12 @@ def _loop_settings(config: str | None) -> LoopSettings | None:
 def _sections(
     options: ReportOptions, item: ReportInput, plan_budget: float | None, loop: LoopSettings | None
 ) -> ReportOptions:
-    """The options with the rollout plan and the batch loop asked for (one input)."""
+    """The options with the rollout plan and the batch loop asked for (one input, under the report's
+    estimator and prior)."""
     from sigmatool.report import plan_frames_of
     from sigmatool.report.build import preflight_of
 
+    item = item.under(options)
     if plan_budget is not None:
         options = replace(options, plan=plan_frames_of(item, plan_budget, options))
     if loop is not None:

@@ -92,18 +92,8 @@ def silent_command(
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
-    with run.session(
-        inputs,
-        out,
-        plot,
-        beyond,
-        estimator=options.estimator,
-        sizes=options.sizes,
-        per_prompt=per_prompt,
-        silent=options,
-        imports=ANALYSIS,
-        grader=grader,
-    ) as s:
+    with run.session(inputs, out, plot, beyond, estimator=options.estimator, sizes=options.sizes,
+                     per_prompt=per_prompt, silent=options, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
         if per_prompt:
             run.note(s.id_notes())
             run.show(s.silent_rows(options), out, plot, run.source_of(s), figure=s.curve_for(plot, options))

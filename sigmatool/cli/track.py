@@ -35,7 +35,7 @@ from sigmatool.options import (
 if TYPE_CHECKING:
     import polars as pl
 
-    from sigmatool.load.trainers import TrainerLog
+    from sigmatool.trainers.dumps import TrainerLog
     from sigmatool.track import TrackResult
 
 RATES = "Expected"

@@ -18,7 +18,7 @@ from sigmatool.figures.style import (
     percent_axis,
     require,
 )
-from sigmatool.options.preflight import LoopSettings
+from sigmatool.trainers.settings import LoopSettings
 
 
 def _caption(settings: LoopSettings, source: str, estimator: str, sides: tuple[str, str]) -> str:

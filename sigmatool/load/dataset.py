@@ -14,7 +14,7 @@ from sigmatool.load.sources import Source
 from sigmatool.options import InputOptions
 
 if TYPE_CHECKING:
-    from sigmatool.load.trainers import TrainerLog
+    from sigmatool.trainers.dumps import TrainerLog
 
 # How each prompt's value is given: a rate column (with --samples: counts), k/n columns, one of the counted
 # forms of a pass-rate column, rollout rows, or a trainer's rollout dumps.

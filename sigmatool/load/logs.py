@@ -1,6 +1,6 @@
 """A trainer's rollout dumps (``--from``) as a dataset: graded rollouts pooled into k, n per prompt.
 
-The readers of :mod:`sigmatool.load.trainers` give one row per rollout with the trainer's default reward rule
+The readers of :mod:`sigmatool.trainers.dumps` give one row per rollout with the trainer's default reward rule
 (or ``--reward-col``/``--threshold``); prompts are keyed by a 64-bit hash of their text. From there on a dump
 is a rollout log like ``--rollouts``: the same per-prompt aggregation, checks and notes.
 """
@@ -13,7 +13,7 @@ from sigmatool.load.columns import rollout_frame
 from sigmatool.load.dataset import Dataset
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
 from sigmatool.load.sources import Source
-from sigmatool.load.trainers import TrainerLog, find_dump_files, scan_trainer
+from sigmatool.trainers.dumps import TrainerLog, find_dump_files, scan_trainer
 from sigmatool.options import InputOptions
 
 

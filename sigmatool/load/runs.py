@@ -14,10 +14,10 @@ from sigmatool.load.grouping import text_column, text_key_notes
 from sigmatool.load.logs import trainer_log
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
 from sigmatool.load.sources import Source
-from sigmatool.load.trainers import DumpFile, TrainerLog
-from sigmatool.load.trainers.files import natural
-from sigmatool.load.trainers.log import ROLLOUTS
-from sigmatool.load.trainers.readers import Options
+from sigmatool.trainers.dumps import DumpFile, TrainerLog
+from sigmatool.trainers.dumps.files import natural
+from sigmatool.trainers.dumps.log import ROLLOUTS
+from sigmatool.trainers.dumps.readers import Options
 from sigmatool.options import InputOptions
 
 

@@ -19,7 +19,7 @@ RESERVED = ("p", "k", "n", "prompts", "rows", "weight", "id", "G", "segment")
 HELPER_PREFIX = "__"
 # With several pass-rate columns (--col repeated, or a glob), each output row names its column here.
 COLUMN = "column"
-# The trainers whose rollout dumps --from reads (sigmatool.load.trainers has a reader for each).
+# The trainers whose rollout dumps --from reads (sigmatool.trainers.dumps has a reader for each).
 TRAINERS = tuple(t.value for t in Trainer)
 # What a log's layout says of each rollout besides its step, offered to --by (read from the files).
 LABELS: dict[str, tuple[str, ...]] = {

@@ -84,7 +84,7 @@ from sigmatool.kernels.shuffled import KeptLaw, kept_law
 from sigmatool.kernels.shuffled import short_after as shuffled_short
 from sigmatool.kernels.shuffled import short_mean as shuffled_mean
 from sigmatool.options import COLUMN
-from sigmatool.options.preflight import STREAMED, LoopSettings
+from sigmatool.trainers.settings import STREAMED, LoopSettings
 from sigmatool.preflight import others
 from sigmatool.render import View, also_in_data
 

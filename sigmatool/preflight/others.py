@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sigmatool.options.preflight import LoopSettings
+from sigmatool.trainers.settings import LoopSettings
 
 FloatArray = NDArray[np.float64]
 TAIL = 1e-16  # a sum over an unbounded count stops when this much chance is left

@@ -26,7 +26,7 @@ from sigmatool.figures import (
 from sigmatool.figures.preflight import preflight_figure
 from sigmatool.groupsize import GroupSizeCurve, GroupSizeResult
 from sigmatool.options import BudgetOptions, InputOptions, SilentOptions
-from sigmatool.options.preflight import LoopSettings
+from sigmatool.trainers.settings import LoopSettings
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
 from sigmatool.report.html import render_html

@@ -17,7 +17,7 @@ from sigmatool.errors import DataError, UsageError
 from sigmatool.load.grouping import key_notes
 
 if TYPE_CHECKING:
-    from sigmatool.load.trainers import TrainerLog
+    from sigmatool.trainers.dumps import TrainerLog
 
 LOG_COLUMNS = ("step", "group", "prompt", "right", "usable")
 # Optional: ``bad`` (Boolean) marks a present reward that cannot be graded, as the trainer readers give it.
@@ -142,8 +142,8 @@ def pass_rates_of(groups: pl.DataFrame, steps: tuple[int, int] | None = None) ->
 def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
     """A trainer's dumps as the group table, read once, and notes for people (the log's own, and rollouts
     skipped for a missing reward); a reward that cannot be graded, or a dump polars cannot read, stops it."""
-    from sigmatool.load.trainers import describe_bad_rows
-    from sigmatool.load.trainers.log import ROLLOUTS
+    from sigmatool.trainers.dumps import describe_bad_rows
+    from sigmatool.trainers.dumps.log import ROLLOUTS
 
     try:
         groups = (

@@ -1,5 +1,5 @@
 """The settings of a trainer's batch loop, for ``preflight``: from flags, or a config of verl, NeMo-RL,
-SkyRL, slime, AReaL or TRL (read as the trainer runs it by :mod:`sigmatool.options.loops`).
+SkyRL, slime, AReaL or TRL (read as the trainer runs it by :mod:`sigmatool.trainers.loops`).
 
 A verl run is configured by a Hydra YAML file and ``key=value`` overrides on its command line
 (``data.train_batch_size=512 algorithm.filter_groups.max_num_gen_batches=10``). The keys read here (:data:`VERL_KEYS`)

@@ -1,7 +1,7 @@
 """A trainer's config values as its batch loop runs them: whose loop, each setting at the trainer's own
 default where the config leaves it out, and the run's length as the trainer counts it.
 
-The keys and defaults of each trainer are in :mod:`sigmatool.options.preflight` (:data:`TRAINER_KEYS`);
+The keys and defaults of each trainer are in :mod:`sigmatool.trainers.settings` (:data:`TRAINER_KEYS`);
 docs/preflight.md ("Other trainers' loops") says what each loop does with them. Nothing here imports polars
 or numpy.
 """
@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import replace
 
 from sigmatool.errors import UsageError
-from sigmatool.options.preflight import (
+from sigmatool.trainers.settings import (
     INTERPOLATION,
     SLIME_STD_FILTER,
     TRAINER_KEYS,

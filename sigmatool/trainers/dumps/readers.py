@@ -15,9 +15,9 @@ from pathlib import Path
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError, first_line
-from sigmatool.load.trainers.areal_text import LAYOUT, read_generated
-from sigmatool.load.trainers.files import DumpFile, run_label, run_metadata
-from sigmatool.load.trainers.rewards import REWARD, RewardRule, describe
+from sigmatool.trainers.dumps.areal_text import LAYOUT, read_generated
+from sigmatool.trainers.dumps.files import DumpFile, run_label, run_metadata
+from sigmatool.trainers.dumps.rewards import REWARD, RewardRule, describe
 
 ROW = "__row"
 INFER_ROWS = 200
