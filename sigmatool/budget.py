@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -73,6 +74,9 @@ from sigmatool.render import View, also_in_data, compared_note, ranges
 from sigmatool.segments import bin_edges, bin_index
 from sigmatool.sums import Cells, Summaries, labels_of
 from sigmatool.sums import summaries as summed
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 COLUMNS = (
     "G",
@@ -408,7 +412,30 @@ class BudgetResult:
     bar_full: float
     extreme: float
     estimator: str = "plug-in"
-    warnings: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+    trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+
+    def frame(self) -> pl.DataFrame:
+        return self.summary
+
+    def view(self) -> View:
+        return view(self)
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """The budget summary's shares per bin of p, one panel per G."""
+        from sigmatool.figures.budget import budget_figure
+
+        return budget_figure(
+            self.summary,
+            by=self.by,
+            extreme=self.extreme,
+            source=source,
+            estimator=self.estimator,
+            caption=caption,
+            style=style,
+        )
+
+    def warnings(self) -> tuple[str, ...]:
+        return self.trust
 
 
 def analyse(
@@ -444,7 +471,7 @@ def analyse(
         bar_scale(summary),
         options.segments.extreme,
         val.label,
-        warned(summary, val, "grpo_share"),
+        warned(summary, val, "grpo_share", counted),
     )
 
 

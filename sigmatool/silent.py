@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -79,6 +80,9 @@ from sigmatool.sums import (
     labels_of,
 )
 from sigmatool.sums import summaries as summed
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -557,6 +561,21 @@ class SilentCurve:
         labels = tuple(g_label(G) for G in known["G"])
         return Sparkline("silent vs G", "G", labels, tuple(known["silent_rate"]))
 
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """Silent share against G on a grid around the asked G, with the chosen estimator (and prior), per
+        ``by`` group."""
+        from sigmatool.figures.silent import silent_figure
+
+        return silent_figure(
+            self.summary,
+            by=self.by,
+            estimator=self.estimator,
+            marked=self.marked,
+            source=source,
+            caption=caption,
+            style=style,
+        )
+
 
 def curve(
     hist: pl.DataFrame | pl.LazyFrame,
@@ -588,7 +607,19 @@ class SilentResult:
     notes: tuple[str, ...]
     spark: Sparkline | None = None
     curve: SilentCurve | None = None
-    warnings: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+    trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+
+    def frame(self) -> pl.DataFrame:
+        return self.summary
+
+    def view(self) -> View:
+        return view(self)
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        return None if self.curve is None else self.curve.figure(source, caption, style)
+
+    def warnings(self) -> tuple[str, ...]:
+        return self.trust
 
 
 FOOTER = (
@@ -630,7 +661,8 @@ def analyse(
         return headline(frame, v.posterior, beyond.ci, v.bias_note(), v.label)
 
     said = val.headlines(whole, lead)
-    return SilentResult(summary, overall, tuple(by), said, tuple(notes), line, drawn, warned(summary, val))
+    trust = warned(summary, val, hist=counted)
+    return SilentResult(summary, overall, tuple(by), said, tuple(notes), line, drawn, trust)
 
 
 # The DAPO draws follow from the silent share; with --bounds or --ci its range takes their room in the table.

@@ -31,6 +31,7 @@ from sigmatool.options import (
     SilentOptions,
     parse_group_sizes,
 )
+from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
 ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render", "sigmatool.views")
@@ -95,7 +96,8 @@ def silent_command(
     with run.session(inputs, out, plot, beyond, options, imports=ANALYSIS, grader=grader) as s:
         if per_prompt:
             run.note(s.id_notes())
-            run.show(s.silent_rows(options), out, plot, run.source_of(s), figure=s.curve_for(plot, options))
+            rows = RowsResult(s.silent_rows(options), s.curve_for(plot, options), (s.val.bias_note(),))
+            run.show(rows, out, plot, run.source_of(s))
         else:
             spark = run.is_table(out)
             run.show(s.silent(options, spark=spark, figure=bool(plot.path)), out, plot, run.source_of(s))

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
     from sigmatool.load.trainers import TrainerLog
     from sigmatool.track import TrackResult
+    from sigmatool.track.prompts import Stories
+    from sigmatool.track.view import Tracked
 
 RATES = "Expected"
 DEFAULT_WINDOW = 2
@@ -223,10 +225,10 @@ def track_command(
     run.show(shown, out, plot, ", ".join(dumps or [f"table {log.table}"]))
 
 
-def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> object:
+def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> Tracked:
     """The step table (or the run's summary), its expectation checked against the pass-rate table."""
     from sigmatool import track
-    from sigmatool.views import Tracked
+    from sigmatool.track.view import Tracked
 
     rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
     result = track.track_groups(groups, _rates(options), **rule, estimate=estimate)  # type: ignore[arg-type]
@@ -234,10 +236,9 @@ def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, P
     return Tracked(result, options.summary)
 
 
-def _stories(groups: pl.DataFrame, plot: PlotOptions) -> object:
+def _stories(groups: pl.DataFrame, plot: PlotOptions) -> Stories:
     """--per-prompt: one row per prompt over the run."""
-    from sigmatool.track.prompts import prompt_stories
-    from sigmatool.views import Stories
+    from sigmatool.track.prompts import Stories, prompt_stories
 
     if plot.path is not None:
         raise UsageError("--per-prompt has no figure: --plot draws the step table")

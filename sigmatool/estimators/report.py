@@ -110,10 +110,14 @@ def range_notes(
     return lines
 
 
-def warned(summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate") -> tuple[str, ...]:
+def warned(
+    summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate", hist: pl.DataFrame | None = None
+) -> tuple[str, ...]:
     """What a headline says of how far to trust the numbers, as lines for stderr (the data formats have no
-    headline): a biased estimator, rates outside the bounds the data allow, rates not identified."""
-    lines = [line for line in (val.bias_note(),) if line]
+    headline): a biased estimator, rates outside the bounds the data allow, rates not identified. With the
+    counts ``hist``, the plug-in's bias is said wherever the summary has a plug-in row at a finite G beyond
+    the fewest logged samples, whatever G the valuation was made for."""
+    lines = [line for line in (val.bias_note() or plugin_beyond(summary, hist),) if line]
     lines += contradictions(summary, rate, val.label)
     if unidentified(summary):
         at = summary.filter(pl.col(ESTIMATOR) == NOT_IDENTIFIED)["G"].cast(pl.String)
@@ -122,6 +126,17 @@ def warned(summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate") -> 
             f"the {rate}_lo and {rate}_hi columns give the range the data allow"
         )
     return tuple(lines)
+
+
+def plugin_beyond(summary: pl.DataFrame, hist: pl.DataFrame | None, size: str = "G") -> str:
+    """:meth:`Valuation.bias_note` of the plug-in when some plug-in row of ``summary`` has a finite ``size``
+    (its G) above the fewest samples n of the counts ``hist`` (else empty)."""
+    if hist is None or "n" not in hist.columns or ESTIMATOR not in summary.columns or not hist.height:
+        return ""
+    n = int(hist["n"].min())  # type: ignore[arg-type]
+    G = pl.col(size).cast(pl.Float64)
+    beyond = (pl.col(ESTIMATOR) == "plug-in") & (G > n) & G.is_finite()
+    return Valuation(short=n).bias_note() if summary.filter(beyond).height else ""
 
 
 def grader_line(hist: pl.DataFrame, exact: Valuation, graded: Valuation, sizes: Sequence[float]) -> str:

@@ -70,7 +70,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -87,6 +87,9 @@ from sigmatool.options import COLUMN
 from sigmatool.options.preflight import STREAMED, LoopSettings
 from sigmatool.preflight import others
 from sigmatool.render import View, also_in_data
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 FloatArray = NDArray[np.float64]
 ENDLESS_TAIL = 1e-15  # an endless loop's batch distribution is summed until this much chance is left
@@ -553,6 +556,27 @@ class PreflightResult:
     step: Step
     estimator: str
     curve: pl.DataFrame | None = None
+    trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+
+    def frame(self) -> pl.DataFrame:
+        return self.summary
+
+    def view(self) -> View:
+        return view(self)
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        """P(crash over the run) against the oversampling multiplier, and the wasted share of generation
+        (None: the loop has no such curve)."""
+        if self.curve is None:
+            return None
+        from sigmatool.figures.preflight import preflight_figure
+
+        return preflight_figure(
+            self.curve, self.settings, source=source, estimator=self.estimator, caption=caption, style=style
+        )
+
+    def warnings(self) -> tuple[str, ...]:
+        return self.trust
 
 
 def _shuffled_crash(keep: Keep, settings: LoopSettings) -> float | None:
@@ -744,7 +768,8 @@ def analyse(
     drawn = curve(keep, settings) if figure and settings.filter and settings.trainer in CURVED else None
     estimator = val.label_at(hist, settings.n)
     summary = summary.with_columns(pl.lit(estimator).alias("estimator"))
-    return PreflightResult(summary, settings, s, estimator, drawn)
+    trust = tuple(line for line in (val.bias_note(),) if line)
+    return PreflightResult(summary, settings, s, estimator, drawn, trust)
 
 
 def headline(result: PreflightResult) -> str:
@@ -857,6 +882,26 @@ def columns_view(results: Mapping[str, PreflightResult]) -> View:
     first = view(next(iter(results.values())))
     lines = [f"{column}: {headline(result)}" for column, result in results.items()]
     return replace(first, headline="\n".join(lines), keys=(COLUMN,))
+
+
+@dataclass(frozen=True)
+class PreflightColumns:
+    """``preflight`` on several pass-rate columns: one loop each, shown side by side (no figure)."""
+
+    results: Mapping[str, PreflightResult]
+
+    def frame(self) -> pl.DataFrame:
+        return stacked(self.results)
+
+    def view(self) -> View:
+        return columns_view(self.results)
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        return None
+
+    def warnings(self) -> tuple[str, ...]:
+        """Each column's warnings, named by it."""
+        return tuple(f"{c}: {line}" for c, result in self.results.items() for line in result.warnings())
 
 
 def _batches(names: list[str]) -> list[str]:

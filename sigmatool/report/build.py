@@ -241,9 +241,7 @@ def tracked_run(inputs: InputOptions, estimate: Estimate = None) -> TrackResult:
 
 def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
     """The figure's frame of :func:`tracked_run`, for the report's track section."""
-    from sigmatool.figures.commands import track_frame
-
-    return track_frame(tracked_run(inputs))
+    return tracked_run(inputs).band
 
 
 def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:

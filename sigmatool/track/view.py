@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from sigmatool.columns import labels, percent
 from sigmatool.render.table import DATA_FORMATS, View
-from sigmatool.track import RUN_COLUMNS, STEP_COLUMNS, TrackResult, headline
+from sigmatool.track import RUN_COLUMNS, STEP_COLUMNS, TrackResult, headline, nothing_compared
 from sigmatool.track.moved import MOVED_COLUMNS, level
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 SUMMARY_COLUMNS = ("expected_from", "z_threshold", "min_gap")
 
@@ -102,3 +108,29 @@ def view(result: TrackResult, summary: bool = False) -> View:
         labels=labels(STEP_COLUMNS),
         footer=_footer(result),
     )
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """``track``'s answer: the per-step table, or with ``summary`` the run's one row."""
+
+    result: TrackResult
+    summary: bool = False
+
+    def frame(self) -> pl.DataFrame:
+        return summary_frame(self.result) if self.summary else self.result.steps
+
+    def view(self) -> View:
+        return view(self.result, self.summary)
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """Measured against expected silent share per step, the expectation banded by the drift rule's z."""
+        from sigmatool.figures.track import track_figure
+
+        r = self.result
+        return track_figure(r.band, source=source, z=r.z_threshold, caption=caption, style=style)
+
+    def warnings(self) -> tuple[str, ...]:
+        """That no step was compared with an expectation, and why."""
+        compared = self.result.steps.height == 0 or self.result.run["compared_groups"].item()
+        return () if compared else (nothing_compared(self.result),)
