@@ -310,3 +310,112 @@ def test_the_valuation_is_built_in_the_session_alone() -> None:
         and re.search(r"\bvaluation\(", path.read_text())
     ]
     assert ["sigmatool/session.py"] == callers
+
+
+# --------------------------------------------------------------------------------------------- results show themselves
+
+# What show() asks of a result (sigmatool.shown.Shown); a result class is one named ``…Result`` or one that
+# has a table view or warnings of its own.
+PROTOCOL = ("frame", "view", "figure", "warnings")
+# The analyses: a figure draws their frames and values, and imports none of them.
+ANALYSES = ("silent", "budget", "groupsize", "plan", "preflight", "track", "simulate", "curriculum")
+# Where an answer becomes output (an error's type may name itself elsewhere: sigmatool.errors).
+OUTPUT_PATH = ("cli", "render", "figures", "shown", "session", "report", "views")
+# Every kind of answer a command writes.
+SHOWN = {
+    "SilentResult",
+    "BudgetResult",
+    "GroupSizeResult",
+    "PlanResult",
+    "PreflightResult",
+    "PreflightColumns",
+    "TrackResult",
+    "Stories",
+    "SimulationRun",
+    "CurriculumResult",
+    "RowsResult",
+}
+
+
+def _classes() -> Iterator[tuple[str, ast.ClassDef]]:
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                yield _ids(path), node
+
+
+def _methods(node: ast.ClassDef) -> set[str]:
+    return {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+
+
+def _is_result(node: ast.ClassDef) -> bool:
+    """A result class (the protocol itself, sigmatool.shown.Shown, is none)."""
+    if any("Protocol" in ast.unparse(base) for base in node.bases):
+        return False
+    return node.name.endswith("Result") or bool({"view", "warnings"} & _methods(node))
+
+
+def test_the_result_classes_are_found() -> None:
+    assert SHOWN == {node.name for _, node in _classes() if _is_result(node)}
+
+
+def test_every_result_shows_itself() -> None:
+    missing = [
+        (where, node.name, sorted(set(PROTOCOL) - _methods(node)))
+        for where, node in _classes()
+        if _is_result(node) and not set(PROTOCOL) <= _methods(node)
+    ]
+    assert [] == missing
+
+
+def _names_a_type(node: ast.AST) -> bool:
+    """``type(x).__name__`` or ``x.__class__.__name__``: a kind of result looked up by its name."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "__name__"):
+        return False
+    inner = node.value
+    by_type = isinstance(inner, ast.Call) and getattr(inner.func, "id", "") == "type"
+    return by_type or (isinstance(inner, ast.Attribute) and inner.attr == "__class__")
+
+
+def _dispatches(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name | ast.Attribute) and "singledispatch" in ast.unparse(node)
+
+
+def test_no_module_of_the_output_path_looks_a_result_up_by_its_type() -> None:
+    found = [
+        (_ids(path), node.lineno)
+        for path in MODULES
+        if _top(module_name(path)) in OUTPUT_PATH
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _names_a_type(node) or _dispatches(node)
+    ]
+    assert [] == found
+
+
+def test_no_module_of_the_output_path_keeps_a_table_keyed_by_result_names() -> None:
+    keyed = [
+        (_ids(path), node.lineno)
+        for path in MODULES
+        if _top(module_name(path)) in OUTPUT_PATH
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Dict)
+        and any(
+            isinstance(k, ast.Constant) and k.value in SHOWN | {"DataFrame", "LazyFrame"} for k in node.keys
+        )
+    ]
+    assert [] == keyed
+
+
+def test_the_lookup_rule_sees_a_type_named() -> None:
+    assert _names_a_type(ast.parse("type(result).__name__", mode="eval").body)
+
+
+def test_figures_import_no_analysis() -> None:
+    figures = [p for p in MODULES if module_name(p).startswith("sigmatool.figures")]
+    wrong = [
+        (_ids(p), target)
+        for p in figures
+        for target in graph()[module_name(p)]
+        if target.split(".")[1] in ANALYSES
+    ]
+    assert [] == wrong

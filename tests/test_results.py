@@ -21,8 +21,8 @@ from sigmatool import track as tr
 from sigmatool.options import BeyondOptions, BudgetOptions, GroupSizeOptions, InputOptions, SilentOptions
 from sigmatool.render import View
 from sigmatool.report.page import cell, table
-from sigmatool.track.view import summary_frame
-from sigmatool.track.view import view as track_view
+from sigmatool.track import summary_frame
+from sigmatool.track import view as track_view
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "toy_pass_rates.csv"
 BY = ("source",)

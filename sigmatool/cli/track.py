@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from sigmatool.load.trainers import TrainerLog
     from sigmatool.track import TrackResult
     from sigmatool.track.prompts import Stories
-    from sigmatool.track.view import Tracked
 
 RATES = "Expected"
 DEFAULT_WINDOW = 2
@@ -225,15 +224,14 @@ def track_command(
     run.show(shown, out, plot, ", ".join(dumps or [f"table {log.table}"]))
 
 
-def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> Tracked:
+def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> TrackResult:
     """The step table (or the run's summary), its expectation checked against the pass-rate table."""
     from sigmatool import track
-    from sigmatool.track.view import Tracked
 
     rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
     result = track.track_groups(groups, _rates(options), **rule, estimate=estimate)  # type: ignore[arg-type]
     _check_matched(result, options)
-    return Tracked(result, options.summary)
+    return replace(result, run_only=options.summary)
 
 
 def _stories(groups: pl.DataFrame, plot: PlotOptions) -> Stories:
