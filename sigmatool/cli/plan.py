@@ -95,5 +95,5 @@ def _shown(s: Session, plans: Plans, per_prompt: bool, distribution: bool) -> Sh
     """The plans (``distribution``: prompts and rollouts per size), or the input's rows with their sizes."""
     from sigmatool.plan.report import PlanResult
 
-    result = PlanResult(plans, distribution)
+    result = PlanResult(plans, distribution, (s.val.bias_note(),))
     return RowsResult(s.plan_rows(plans), result, result.warnings()) if per_prompt else result

@@ -197,10 +197,12 @@ def distribution_view(plans: Plans) -> View:
 @dataclass(frozen=True)
 class PlanResult:
     """``plan``'s answer: the plans against uniform G (``distribution``: prompts and rollouts per group size
-    and strategy instead); ``--plot`` draws the first group's plan."""
+    and strategy instead); ``--plot`` draws the first group's plan. ``trust``: what the valuation says of
+    the values beyond the logged samples (:meth:`~sigmatool.estimators.Valuation.bias_note`)."""
 
     plans: Plans
     distribution: bool = False
+    trust: tuple[str, ...] = ()
 
     def frame(self) -> pl.DataFrame:
         return self.plans.distribution if self.distribution else self.plans.summary
@@ -226,6 +228,4 @@ class PlanResult:
         )
 
     def warnings(self) -> tuple[str, ...]:
-        """Each plan's valuation's word on the plug-in's bias at sizes beyond the logged samples, once."""
-        said = (plan.rows.valuation.bias_note() for plan in self.plans.plans)
-        return tuple(dict.fromkeys(line for line in said if line))
+        return tuple(line for line in self.trust if line)
