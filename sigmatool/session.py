@@ -113,7 +113,9 @@ class Session:
             totals=self.totals,
         )
 
-    def curve_for(self, plot: PlotOptions, options: SilentOptions | GroupSizeOptions) -> object:
+    def curve_for(
+        self, plot: PlotOptions, options: SilentOptions | GroupSizeOptions
+    ) -> SilentCurve | GroupSizeCurve | None:
         """Beside per-prompt rows, what ``--plot`` draws (a second pass over the rows): only when it is
         asked for (None otherwise)."""
         if plot.path is None:

@@ -227,10 +227,10 @@ def preflight_command(
     _check(inputs, plot, read, config)
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, stream=False,
                      sizes=settings.group_sizes, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
-        run.show(_loop(s, settings, inputs.cols, plot), out, plot, run.source_of(s))
+        run.show(_answer(s, settings, inputs.cols, plot), out, plot, run.source_of(s))
 
 
-def _loop(s: Session, settings: LoopSettings, cols: Sequence[str], plot: PlotOptions) -> Shown:
+def _answer(s: Session, settings: LoopSettings, cols: Sequence[str], plot: PlotOptions) -> Shown:
     """The loop on the run's pass-rate column, or on each of several side by side."""
     from sigmatool.preflight import PreflightColumns
 
