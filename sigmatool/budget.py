@@ -471,7 +471,7 @@ def analyse(
         bar_scale(summary),
         options.segments.extreme,
         val.label,
-        warned(summary, val, "grpo_share", counted),
+        warned(summary, val, ("grpo_share", "drgrpo_share"), counted),
     )
 
 

@@ -134,7 +134,7 @@ WARNS: dict[str, tuple[tuple[object, ...], str, bool]] = {
     "preflight": (("preflight", *EIGHT, "--n", "16", *PLUGIN), BIASED, False),
     "preflight --col": (
         ("preflight", "{folder}/two.csv", "--col", "a", "--col", "b", "--n", "16", *PLUGIN),
-        f"b: {BIASED}",
+        BIASED,
         False,
     ),
     "curriculum": (BAND, DRY, False),
@@ -183,6 +183,6 @@ def test_a_warning_reaches_stderr_beside_the_data(name: str, fmt: str, tmp_path:
 
 
 def test_the_table_says_a_share_outside_what_the_data_allow_once() -> None:
-    run, warning, _ = WARNS["budget --bounds"]
-    result = invoke(*run, "--format", "table")
-    assert 1 == headline(result.stdout).count(warning)
+    result = invoke(*WARNS["budget --bounds"][0], "--format", "table")
+    lines = result.stdout.splitlines()
+    assert 1 == sum(line.startswith("grpo_share at G = 8 lies outside what the data allow") for line in lines)

@@ -93,7 +93,8 @@ def plan_command(
 
 def _shown(s: Session, plans: Plans, per_prompt: bool, distribution: bool) -> Shown:
     """The plans (``distribution``: prompts and rollouts per size), or the input's rows with their sizes."""
+    from sigmatool.estimators.report import warned
     from sigmatool.plan.report import PlanResult
 
-    result = PlanResult(plans, distribution, (s.val.bias_note(),))
+    result = PlanResult(plans, distribution, warned(plans.summary, s.val))
     return RowsResult(s.plan_rows(plans), result, result.warnings()) if per_prompt else result

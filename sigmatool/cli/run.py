@@ -227,16 +227,35 @@ def show(result: Shown, out: OutputOptions, plot: PlotOptions = PlotOptions(), s
     lines = [*reading]
     if graded is not None and not getattr(result, "says_grader", False):
         lines.append(graded())
-    warnings = list(result.warnings())
+    warnings = result.warnings()
     if view is not None and is_table(out):
         from dataclasses import replace
 
-        said = view.headline or ""
-        headline = [*lines, *([said] if said else []), *(w for w in warnings if w not in said)]
-        view = replace(view, headline="\n".join(headline)) if headline else view
+        said = headed(view.headline or "", warnings)
+        view = replace(view, headline="\n".join([*lines, *([said] if said else [])]))
     else:  # the data formats have no headline; the reading is a note already
         note([*lines[len(reading) :], *warnings])
     write_any(result.frame(), out, view)
+
+
+def headed(headline: str, warnings: Sequence[str]) -> str:
+    """The headline with each warning it does not say yet: one about a pass-rate column (``name: …``, where
+    a line of the headline is that column's) at the end of that line, the others on lines of their own."""
+    lines = headline.split("\n") if headline else []
+    for warning in warnings:
+        name, _, text = warning.partition(": ")
+        own = next((i for i, line in enumerate(lines) if text and line.startswith(f"{name}: ")), None)
+        if own is not None and not _says(lines[own], text):
+            lines[own] += f" {text}"
+        elif own is None and not _says(headline, warning):
+            lines.append(warning)
+    return "\n".join(lines)
+
+
+def _says(headline: str, text: str) -> bool:
+    """Whether the headline says ``text`` already, from a word's start (``grpo_share …`` is not said by
+    ``drgrpo_share …``)."""
+    return f" {text}" in " " + headline.replace("\n", " ")
 
 
 def is_table(out: OutputOptions) -> bool:

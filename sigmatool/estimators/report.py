@@ -111,15 +111,34 @@ def range_notes(
 
 
 def warned(
-    summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate", hist: pl.DataFrame | None = None
+    summary: pl.DataFrame,
+    val: Valuation,
+    rates: Sequence[str] = ("silent_rate",),
+    hist: pl.DataFrame | None = None,
+    size: str = "G",
 ) -> tuple[str, ...]:
     """What a headline says of how far to trust the numbers, as lines for stderr (the data formats have no
-    headline): a biased estimator, rates outside the bounds the data allow, rates not identified. With the
-    counts ``hist``, the plug-in's bias is said wherever the summary has a plug-in row at a finite G beyond
-    the fewest logged samples, whatever G the valuation was made for."""
-    lines = [line for line in (val.bias_note() or plugin_beyond(summary, hist),) if line]
-    lines += contradictions(summary, rate, val.label)
-    if unidentified(summary):
+    headline): a biased estimator, ``rates`` outside the bounds the data allow, rates not identified. With
+    the counts ``hist``, the plug-in's bias is said wherever the summary has a plug-in row whose ``size``
+    (its G) is finite and beyond the fewest logged samples, whatever G the valuation was made for. With
+    several pass-rate columns, each column's lines, led by its name (``name: …``)."""
+    if COLUMN in summary.columns:
+        names = summary[COLUMN].unique(maintain_order=True).to_list()
+        return tuple(
+            f"{name}: {line}"
+            for name in names
+            for line in warned(
+                summary.filter(pl.col(COLUMN) == name).drop(COLUMN),
+                val.part(name),
+                rates,
+                None if hist is None or COLUMN not in hist.columns else hist.filter(pl.col(COLUMN) == name),
+                size,
+            )
+        )
+    lines = [line for line in (val.bias_note() or plugin_beyond(summary, hist, size),) if line]
+    lines += [line for rate in rates for line in contradictions(summary, rate, val.label)]
+    if unidentified(summary) and rates:
+        rate = rates[0]
         at = summary.filter(pl.col(ESTIMATOR) == NOT_IDENTIFIED)["G"].cast(pl.String)
         lines.append(
             f"not identified by the data at G = {', '.join(dict.fromkeys(at))} (estimator 'not identified'): "

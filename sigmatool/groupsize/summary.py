@@ -12,7 +12,7 @@ from numpy.typing import NDArray
 
 from sigmatool.columns import labels, percent
 from sigmatool.estimators import Valuation
-from sigmatool.estimators.report import plugin_beyond
+from sigmatool.estimators.report import warned
 from sigmatool.frames import sort_by
 from sigmatool.groupsize.curve import GroupSizeCurve, curve
 from sigmatool.groupsize.table import sized_rows
@@ -313,8 +313,8 @@ def analyse(
     summary = _named(summarize_sized(sized, by, options, bins=bins), val)
     notes = footer(options, val.posterior)
     lead = val.headlines(sized, lambda frame, _: headline(frame, options))
-    trust = plugin_beyond(summary, distinct(hist), "g_max")
-    return GroupSizeResult(summary, tuple(by), lead, tuple(notes), drawn, (trust,) if trust else ())
+    trust = warned(summary, val, (), distinct(hist), "g_max")
+    return GroupSizeResult(summary, tuple(by), lead, tuple(notes), drawn, trust)
 
 
 def view(result: GroupSizeResult) -> View:
