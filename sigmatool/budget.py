@@ -418,7 +418,27 @@ class BudgetResult:
         return self.summary
 
     def view(self) -> View:
-        return view(self)
+        """The table view: headline over all prompts, shares as percentages with bars, the segment notes; with
+        --bounds or --ci, the range of each method's share in one column (``lo–hi``)."""
+        names = self.summary.columns
+        full = self.bar_full
+        return ranges(
+            View(
+                headline=self.headline,
+                percent=percent(names),
+                bars=("grpo_share", "drgrpo_share"),
+                bar_full=full,
+                labels=labels(names),
+                keys=list(self.by),
+                hide=(*TABLE_HIDES, *said_once(self.summary)),
+                footer=[*self.notes, also_in_data(TABLE_HIDES)],
+                bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
+                compact=_compared(self.summary, self.by),
+                compact_note=compared_note(self.by),
+            ),
+            names,
+            show=("grpo_share", "drgrpo_share"),
+        )
 
     def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
         """The budget summary's shares per bin of p, one panel per G."""
@@ -486,27 +506,3 @@ def _compared(summary: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame | None:
     if not by:
         return None
     return summary.filter(pl.col("segment").is_in(["extreme", "medium", "all"]))
-
-
-def view(result: BudgetResult) -> View:
-    """The table view: headline over all prompts, shares as percentages with bars, the segment notes; with
-    --bounds or --ci, the range of each method's share in one column (``lo–hi``)."""
-    names = result.summary.columns
-    full = result.bar_full
-    return ranges(
-        View(
-            headline=result.headline,
-            percent=percent(names),
-            bars=("grpo_share", "drgrpo_share"),
-            bar_full=full,
-            labels=labels(names),
-            keys=list(result.by),
-            hide=(*TABLE_HIDES, *said_once(result.summary)),
-            footer=[*result.notes, also_in_data(TABLE_HIDES)],
-            bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
-            compact=_compared(result.summary, result.by),
-            compact_note=compared_note(result.by),
-        ),
-        names,
-        show=("grpo_share", "drgrpo_share"),
-    )

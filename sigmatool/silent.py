@@ -613,7 +613,28 @@ class SilentResult:
         return self.summary
 
     def view(self) -> View:
-        return view(self)
+        """The table view: its headline over all prompts, labels, percentages, bars, sparkline; the
+        range of the silent share in one column (``lo–hi``) with --bounds or --ci."""
+        names = self.summary.columns
+        shown = ranges(
+            View(
+                headline=self.headline,
+                percent=percent(names),
+                bars=("silent_rate",),
+                labels=labels(names),
+                keys=list(self.by),
+                spark=self.spark,
+                footer=list(self.notes),
+            ),
+            names,
+            show=("silent_rate", "always_silent_share"),
+        )
+        shown.hide = (*shown.hide, *said_once(self.summary))
+        draws = [c for c in DAPO_DRAWS if c in names]
+        if shown.spans and draws:
+            shown.hide = (*shown.hide, *draws)
+            shown.footer = [*(line for line in shown.footer if line != FOOTER), also_in_data(draws)]
+        return shown
 
     def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
         return None if self.curve is None else self.curve.figure(source, caption, style)
@@ -667,28 +688,3 @@ def analyse(
 
 # The DAPO draws follow from the silent share; with --bounds or --ci its range takes their room in the table.
 DAPO_DRAWS = ("dapo_draws_per_group", "dapo_draws_per_group_learnable")
-
-
-def view(result: SilentResult) -> View:
-    """The table view of a result: its headline over all prompts, labels, percentages, bars, sparkline; the
-    range of the silent share in one column (``lo–hi``) with --bounds or --ci."""
-    names = result.summary.columns
-    shown = ranges(
-        View(
-            headline=result.headline,
-            percent=percent(names),
-            bars=("silent_rate",),
-            labels=labels(names),
-            keys=list(result.by),
-            spark=result.spark,
-            footer=list(result.notes),
-        ),
-        names,
-        show=("silent_rate", "always_silent_share"),
-    )
-    shown.hide = (*shown.hide, *said_once(result.summary))
-    draws = [c for c in DAPO_DRAWS if c in names]
-    if shown.spans and draws:
-        shown.hide = (*shown.hide, *draws)
-        shown.footer = [*(line for line in shown.footer if line != FOOTER), also_in_data(draws)]
-    return shown

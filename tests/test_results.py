@@ -72,9 +72,9 @@ def _groupsize(hist: pl.DataFrame, by: tuple[str, ...]) -> groupsize.GroupSizeRe
 ANALYSES: dict[
     str, tuple[Callable[[pl.DataFrame, tuple[str, ...]], typing.Any], Callable[[typing.Any], View]]
 ] = {
-    "silent": (_silent, silent.view),
-    "budget": (_budget, budget.view),
-    "groupsize": (_groupsize, groupsize.view),
+    "silent": (_silent, silent.SilentResult.view),
+    "budget": (_budget, budget.BudgetResult.view),
+    "groupsize": (_groupsize, groupsize.GroupSizeResult.view),
 }
 
 

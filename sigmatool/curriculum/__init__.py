@@ -101,7 +101,29 @@ class CurriculumResult:
         return self.steps
 
     def view(self) -> View:
-        return view(self)
+        """The table view: the headline, the steps (thinned to a screen), the rest in footnotes."""
+        names = self.steps.columns
+        hidden = [c for c in HIDDEN if c in names]
+        rows = shown_rows(self.steps)
+        footer = [
+            f"Exact expectations over each step's {self.options.batch:,} distinct draws ({self.estimator} "
+            f"pass rates; they do not move in this model: sigmatool simulate follows them); {self.scheduled:,.0f} "
+            f"of {self.prompts:,.0f} prompts can be drawn.",
+            "drawn before: the share of a step's prompts drawn at an earlier step; effective prompts: B² / Σ π².",
+        ]
+        if rows is not None:
+            footer.append(
+                f"{rows.height} of {self.steps.height:,} rows shown; every row in the data formats."
+            )
+        footer.append(also_in_data(hidden))
+        return View(
+            headline=headline(self),
+            footer=footer,
+            percent=percent(names),
+            labels=labels(names),
+            hide=hidden,
+            rows=rows,
+        )
 
     def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
         """Silent share and expected pass rate against step; uniform sampling as a grey dashed line."""
@@ -389,27 +411,3 @@ def shown_rows(steps: pl.DataFrame) -> pl.DataFrame | None:
     stride = math.ceil(steps.height / SHOWN_ROWS)
     keep = [i for i in range(steps.height) if i % stride == 0 or i == steps.height - 1]
     return steps[keep]
-
-
-def view(result: CurriculumResult) -> View:
-    """The table view: the headline, the steps (thinned to a screen), the rest in footnotes."""
-    names = result.steps.columns
-    hidden = [c for c in HIDDEN if c in names]
-    rows = shown_rows(result.steps)
-    footer = [
-        f"Exact expectations over each step's {result.options.batch:,} distinct draws ({result.estimator} "
-        f"pass rates; they do not move in this model: sigmatool simulate follows them); {result.scheduled:,.0f} "
-        f"of {result.prompts:,.0f} prompts can be drawn.",
-        "drawn before: the share of a step's prompts drawn at an earlier step; effective prompts: B² / Σ π².",
-    ]
-    if rows is not None:
-        footer.append(f"{rows.height} of {result.steps.height:,} rows shown; every row in the data formats.")
-    footer.append(also_in_data(hidden))
-    return View(
-        headline=headline(result),
-        footer=footer,
-        percent=percent(names),
-        labels=labels(names),
-        hide=hidden,
-        rows=rows,
-    )

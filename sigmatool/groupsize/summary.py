@@ -273,7 +273,23 @@ class GroupSizeResult:
         return self.summary
 
     def view(self) -> View:
-        return view(self)
+        """The table view: the headline over all prompts, short headers, what the columns mean."""
+        names = self.summary.columns
+        hides = [c for c in TABLE_HIDES + (LAW_HIDES if set(LAW_COLUMNS) <= set(names) else ()) if c in names]
+        named = sorted(set(self.summary["estimator"])) if "estimator" in names else []
+        sizing = [
+            f"estimator: {', '.join(named)} (each prompt sized at its p̂ unless --prior names a prior: its posterior)"
+        ]
+        return View(
+            headline=self.headline,
+            percent=percent(names),
+            labels=labels(names),
+            keys=list(self.by),
+            footer=[*self.notes, *(sizing if named else []), also_in_data(hides)],
+            hide=[*hides, "estimator"],
+            compact=_compared(self.summary, self.by),
+            compact_note=compared_note(self.by),
+        )
 
     def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
         return None if self.curve is None else self.curve.figure(source, caption, style)
@@ -315,26 +331,6 @@ def analyse(
     lead = val.headlines(sized, lambda frame, _: headline(frame, options))
     trust = warned(summary, val, (), distinct(hist), "g_max")
     return GroupSizeResult(summary, tuple(by), lead, tuple(notes), drawn, trust)
-
-
-def view(result: GroupSizeResult) -> View:
-    """The table view: the headline over all prompts, short headers, what the columns mean."""
-    names = result.summary.columns
-    hides = [c for c in TABLE_HIDES + (LAW_HIDES if set(LAW_COLUMNS) <= set(names) else ()) if c in names]
-    named = sorted(set(result.summary["estimator"])) if "estimator" in names else []
-    sizing = [
-        f"estimator: {', '.join(named)} (each prompt sized at its p̂ unless --prior names a prior: its posterior)"
-    ]
-    return View(
-        headline=result.headline,
-        percent=percent(names),
-        labels=labels(names),
-        keys=list(result.by),
-        footer=[*result.notes, *(sizing if named else []), also_in_data(hides)],
-        hide=[*hides, "estimator"],
-        compact=_compared(result.summary, result.by),
-        compact_note=compared_note(result.by),
-    )
 
 
 def _compared(summary: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame | None:

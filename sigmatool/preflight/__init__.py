@@ -562,7 +562,43 @@ class PreflightResult:
         return self.summary
 
     def view(self) -> View:
-        return view(self)
+        """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
+        rest named in a footnote), shares as percentages, notes on what is assumed."""
+        names = self.summary.columns
+        st = self.settings
+        shown = others.shown(st) or (SHOWN if st.filter else PLAIN_SHOWN)
+        hidden = [c for c in names if c not in GIVEN and c not in shown]
+        footer = [
+            f"{self.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
+            "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
+        ]
+        if st.filter and st.trainer in STREAMED:
+            footer = [
+                f"{self.estimator} keep probabilities; prompts drawn with replacement, groups finishing in an "
+                "order that does not depend on their rewards (docs/preflight.md).",
+                "prompts per step, rollouts trained: expected per step; data passes: the run's prompts ÷ the "
+                "dataset's; no cap and no crash in this loop",
+            ]
+        elif st.filter:
+            footer.append(
+                "gen batches, rollouts trained: expected per step; safe gen batch size, safe max gen batches: the smallest that keep "
+                f"the run's crash chance under {self.settings.risk:.0%} (--risk)"
+            )
+        else:
+            footer.append(
+                "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
+                "assumed; the lost_seq_* columns, the other aggregations, equal it then."
+            )
+        said = [c for c in hidden if self.summary[c].null_count() < self.summary.height]  # not all empty
+        footer.append(also_in_data(_batches(said)))
+        return View(
+            headline=headline(self),
+            footer=footer,
+            percent=percent(names),
+            labels=labels(names),
+            hide=hidden,
+            given=GIVEN,
+        )
 
     def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
         """P(crash over the run) against the oversampling multiplier, and the wasted share of generation
@@ -829,61 +865,6 @@ SHOWN = (
 PLAIN_SHOWN = ("keep_rate", "silent_share_mean", "silent_over", "p_silent_over", "lost_token_mean")
 
 
-def view(result: PreflightResult) -> View:
-    """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
-    rest named in a footnote), shares as percentages, notes on what is assumed."""
-    names = result.summary.columns
-    st = result.settings
-    shown = others.shown(st) or (SHOWN if st.filter else PLAIN_SHOWN)
-    hidden = [c for c in names if c not in GIVEN and c not in shown]
-    footer = [
-        f"{result.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
-        "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
-    ]
-    if st.filter and st.trainer in STREAMED:
-        footer = [
-            f"{result.estimator} keep probabilities; prompts drawn with replacement, groups finishing in an "
-            "order that does not depend on their rewards (docs/preflight.md).",
-            "prompts per step, rollouts trained: expected per step; data passes: the run's prompts ÷ the "
-            "dataset's; no cap and no crash in this loop",
-        ]
-    elif st.filter:
-        footer.append(
-            "gen batches, rollouts trained: expected per step; safe gen batch size, safe max gen batches: the smallest that keep "
-            f"the run's crash chance under {result.settings.risk:.0%} (--risk)"
-        )
-    else:
-        footer.append(
-            "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
-            "assumed; the lost_seq_* columns, the other aggregations, equal it then."
-        )
-    said = [c for c in hidden if result.summary[c].null_count() < result.summary.height]  # not all empty
-    footer.append(also_in_data(_batches(said)))
-    return View(
-        headline=headline(result),
-        footer=footer,
-        percent=percent(names),
-        labels=labels(names),
-        hide=hidden,
-        given=GIVEN,
-    )
-
-
-def stacked(results: Mapping[str, PreflightResult]) -> pl.DataFrame:
-    """The summaries of one loop on each of several pass-rate columns, one row per column, keyed by it."""
-    return pl.concat(
-        [r.summary.select(pl.lit(c, dtype=pl.String).alias(COLUMN), pl.all()) for c, r in results.items()],
-        how="vertical_relaxed",
-    )
-
-
-def columns_view(results: Mapping[str, PreflightResult]) -> View:
-    """The table view of :func:`stacked`: each column's headline, named, then the summaries side by side."""
-    first = view(next(iter(results.values())))
-    lines = [f"{column}: {headline(result)}" for column, result in results.items()]
-    return replace(first, headline="\n".join(lines), keys=(COLUMN,))
-
-
 @dataclass(frozen=True)
 class PreflightColumns:
     """``preflight`` on several pass-rate columns: one loop each, shown side by side (no figure)."""
@@ -891,10 +872,18 @@ class PreflightColumns:
     results: Mapping[str, PreflightResult]
 
     def frame(self) -> pl.DataFrame:
-        return stacked(self.results)
+        """The summaries, one row per column, keyed by it."""
+        keyed = [
+            r.summary.select(pl.lit(c, dtype=pl.String).alias(COLUMN), pl.all())
+            for c, r in self.results.items()
+        ]
+        return pl.concat(keyed, how="vertical_relaxed")
 
     def view(self) -> View:
-        return columns_view(self.results)
+        """Each column's headline, named, then the summaries side by side."""
+        first = next(iter(self.results.values())).view()
+        lines = [f"{column}: {headline(result)}" for column, result in self.results.items()]
+        return replace(first, headline="\n".join(lines), keys=(COLUMN,))
 
     def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
         return None
