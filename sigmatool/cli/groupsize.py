@@ -41,7 +41,7 @@ from sigmatool.options.analyses import groupsize_options, trainer_std
 from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
-ANALYSIS = ("sigmatool.estimators", "sigmatool.groupsize", "sigmatool.render", "sigmatool.views")
+ANALYSIS = ("sigmatool.estimators", "sigmatool.groupsize", "sigmatool.render")
 
 MaxSilentOpt = Annotated[
     float | None,

@@ -34,7 +34,7 @@ from sigmatool.options import (
 from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
-ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render", "sigmatool.views")
+ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render")
 
 ByBins = Annotated[
     int | None,
