@@ -232,7 +232,8 @@ def show(result: Shown, out: OutputOptions, plot: PlotOptions = PlotOptions(), s
         from dataclasses import replace
 
         said = headed(view.headline or "", warnings)
-        view = replace(view, headline="\n".join([*lines, *([said] if said else [])]))
+        if lines or said != (view.headline or ""):
+            view = replace(view, headline="\n".join([*lines, *([said] if said else [])]))
     else:  # the data formats have no headline; the reading is a note already
         note([*lines[len(reading) :], *warnings])
     write_any(result.frame(), out, view)
