@@ -68,7 +68,7 @@ class TrackResult:
     def warnings(self) -> tuple[str, ...]:
         """That no step was compared with an expectation, and why."""
         compared = self.steps.height == 0 or self.run["compared_groups"].item()
-        return () if compared else (nothing_compared(self),)
+        return () if compared else (_nothing_compared(self),)
 
 
 def _single_step_prompts(groups: pl.DataFrame) -> int:
@@ -150,7 +150,7 @@ def _measured(result: TrackResult) -> tuple[int, float]:
     return groups, silent / groups if groups else math.nan
 
 
-def nothing_compared(result: TrackResult) -> str:
+def _nothing_compared(result: TrackResult) -> str:
     """Why no group has an expectation, and how to get one."""
     if result.estimator == "pass-rate table":
         return "Nothing is compared: no prompt of the run has a rate in the table."
@@ -259,7 +259,7 @@ def headline(result: TrackResult) -> str:
         return "The log holds no usable rollout."
     span = _step_span(all_steps)
     if not run["compared_groups"]:
-        return f"{_measured_sentence(result, span)} {nothing_compared(result)}"
+        return f"{_measured_sentence(result, span)} {_nothing_compared(result)}"
     r2 = "n/a" if math.isnan(run["r_squared"]) else f"{run['r_squared']:.3f}"
     parts = [
         f"{span}: {_percent(run['compared_silent_fraction'])} of groups silent, "
