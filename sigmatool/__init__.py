@@ -31,7 +31,6 @@ if TYPE_CHECKING:
         read_histogram,
         sample_histogram,
     )
-    from sigmatool.trainers.dumps import find_dump_files, scan_trainer
     from sigmatool.options import GroupSizeOptions, InputOptions
     from sigmatool.options import Segments as BudgetSegments
     from sigmatool.plan import Plan
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
     from sigmatool.sql import histogram_query
     from sigmatool.track import export_pass_rates
     from sigmatool.track import track as track_run
+    from sigmatool.trainers.dumps import find_dump_files, scan_trainer
 
 _LAZY = {
     "kernels": ("sigmatool.kernels", None),

@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -73,6 +74,9 @@ from sigmatool.render import View, also_in_data, compared_note, ranges
 from sigmatool.segments import bin_edges, bin_index
 from sigmatool.sums import Cells, Summaries, labels_of
 from sigmatool.sums import summaries as summed
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 COLUMNS = (
     "G",
@@ -408,7 +412,50 @@ class BudgetResult:
     bar_full: float
     extreme: float
     estimator: str = "plug-in"
-    warnings: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+    trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+
+    def frame(self) -> pl.DataFrame:
+        return self.summary
+
+    def view(self) -> View:
+        """The table view: headline over all prompts, shares as percentages with bars, the segment notes; with
+        --bounds or --ci, the range of each method's share in one column (``lo–hi``)."""
+        names = self.summary.columns
+        full = self.bar_full
+        return ranges(
+            View(
+                headline=self.headline,
+                percent=percent(names),
+                bars=("grpo_share", "drgrpo_share"),
+                bar_full=full,
+                labels=labels(names),
+                keys=list(self.by),
+                hide=(*TABLE_HIDES, *said_once(self.summary)),
+                footer=[*self.notes, also_in_data(TABLE_HIDES)],
+                bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
+                compact=_compared(self.summary, self.by),
+                compact_note=compared_note(self.by),
+            ),
+            names,
+            show=("grpo_share", "drgrpo_share"),
+        )
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """The budget summary's shares per bin of p, one panel per G."""
+        from sigmatool.figures.budget import budget_figure
+
+        return budget_figure(
+            self.summary,
+            by=self.by,
+            extreme=self.extreme,
+            source=source,
+            estimator=self.estimator,
+            caption=caption,
+            style=style,
+        )
+
+    def warnings(self) -> tuple[str, ...]:
+        return self.trust
 
 
 def analyse(
@@ -444,7 +491,7 @@ def analyse(
         bar_scale(summary),
         options.segments.extreme,
         val.label,
-        warned(summary, val, "grpo_share"),
+        warned(summary, val, ("grpo_share", "drgrpo_share"), counted),
     )
 
 
@@ -459,27 +506,3 @@ def _compared(summary: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame | None:
     if not by:
         return None
     return summary.filter(pl.col("segment").is_in(["extreme", "medium", "all"]))
-
-
-def view(result: BudgetResult) -> View:
-    """The table view: headline over all prompts, shares as percentages with bars, the segment notes; with
-    --bounds or --ci, the range of each method's share in one column (``lo–hi``)."""
-    names = result.summary.columns
-    full = result.bar_full
-    return ranges(
-        View(
-            headline=result.headline,
-            percent=percent(names),
-            bars=("grpo_share", "drgrpo_share"),
-            bar_full=full,
-            labels=labels(names),
-            keys=list(result.by),
-            hide=(*TABLE_HIDES, *said_once(result.summary)),
-            footer=[*result.notes, also_in_data(TABLE_HIDES)],
-            bar_note=f"bars: a full bar is a {100 * full:.1f}% share (the 'all' rows are drawn full)",
-            compact=_compared(result.summary, result.by),
-            compact_note=compared_note(result.by),
-        ),
-        names,
-        show=("grpo_share", "drgrpo_share"),
-    )

@@ -34,10 +34,10 @@ if TYPE_CHECKING:
     from sigmatool.options import BudgetOptions, GroupSizeOptions, PlotOptions, SilentOptions
     from sigmatool.options.curriculum import CurriculumOptions
     from sigmatool.options.plan import PlanOptions
-    from sigmatool.trainers.settings import LoopSettings
     from sigmatool.plan.groups import Plans
     from sigmatool.preflight import PreflightResult
     from sigmatool.silent import SilentCurve, SilentResult
+    from sigmatool.trainers.settings import LoopSettings
 
 
 @dataclass(frozen=True, eq=False)

@@ -25,6 +25,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -80,6 +81,9 @@ from sigmatool.sums import (
     labels_of,
 )
 from sigmatool.sums import summaries as summed
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -560,6 +564,21 @@ class SilentCurve:
         labels = tuple(g_label(G) for G in known["G"])
         return Sparkline("silent vs G", "G", labels, tuple(known["silent_rate"]))
 
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """Silent share against G on a grid around the asked G, with the chosen estimator (and prior), per
+        ``by`` group."""
+        from sigmatool.figures.silent import silent_figure
+
+        return silent_figure(
+            self.summary,
+            by=self.by,
+            estimator=self.estimator,
+            marked=self.marked,
+            source=source,
+            caption=caption,
+            style=style,
+        )
+
 
 def curve(
     hist: pl.DataFrame | pl.LazyFrame,
@@ -591,7 +610,40 @@ class SilentResult:
     notes: tuple[str, ...]
     spark: Sparkline | None = None
     curve: SilentCurve | None = None
-    warnings: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+    trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+
+    def frame(self) -> pl.DataFrame:
+        return self.summary
+
+    def view(self) -> View:
+        """The table view: its headline over all prompts, labels, percentages, bars, sparkline; the
+        range of the silent share in one column (``lo–hi``) with --bounds or --ci."""
+        names = self.summary.columns
+        shown = ranges(
+            View(
+                headline=self.headline,
+                percent=percent(names),
+                bars=("silent_rate",),
+                labels=labels(names),
+                keys=list(self.by),
+                spark=self.spark,
+                footer=list(self.notes),
+            ),
+            names,
+            show=("silent_rate", "always_silent_share"),
+        )
+        shown.hide = (*shown.hide, *said_once(self.summary))
+        draws = [c for c in DAPO_DRAWS if c in names]
+        if shown.spans and draws:
+            shown.hide = (*shown.hide, *draws)
+            shown.footer = [*(line for line in shown.footer if line != FOOTER), also_in_data(draws)]
+        return shown
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        return None if self.curve is None else self.curve.figure(source, caption, style)
+
+    def warnings(self) -> tuple[str, ...]:
+        return self.trust
 
 
 FOOTER = (
@@ -633,33 +685,9 @@ def analyse(
         return headline(frame, v.posterior, beyond.ci, v.bias_note(), v.label)
 
     said = val.headlines(whole, lead)
-    return SilentResult(summary, overall, tuple(by), said, tuple(notes), line, drawn, warned(summary, val))
+    trust = warned(summary, val, hist=counted)
+    return SilentResult(summary, overall, tuple(by), said, tuple(notes), line, drawn, trust)
 
 
 # The DAPO draws follow from the silent share; with --bounds or --ci its range takes their room in the table.
 DAPO_DRAWS = ("dapo_draws_per_group", "dapo_draws_per_group_learnable")
-
-
-def view(result: SilentResult) -> View:
-    """The table view of a result: its headline over all prompts, labels, percentages, bars, sparkline; the
-    range of the silent share in one column (``lo–hi``) with --bounds or --ci."""
-    names = result.summary.columns
-    shown = ranges(
-        View(
-            headline=result.headline,
-            percent=percent(names),
-            bars=("silent_rate",),
-            labels=labels(names),
-            keys=list(result.by),
-            spark=result.spark,
-            footer=list(result.notes),
-        ),
-        names,
-        show=("silent_rate", "always_silent_share"),
-    )
-    shown.hide = (*shown.hide, *said_once(result.summary))
-    draws = [c for c in DAPO_DRAWS if c in names]
-    if shown.spans and draws:
-        shown.hide = (*shown.hide, *draws)
-        shown.footer = [*(line for line in shown.footer if line != FOOTER), also_in_data(draws)]
-    return shown

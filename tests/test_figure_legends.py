@@ -16,10 +16,10 @@ from sigmatool.figures import (
     Plot,
     budget_figure,
     difficulty_figure,
-    groupsize_curve,
     groupsize_figure,
     silent_figure,
 )
+from sigmatool.groupsize import groupsize_curve
 from sigmatool.options import GroupSizeOptions
 
 # Sixteen figures drawn and laid out: `make test-slow` runs them.

@@ -25,7 +25,6 @@ from sigmatool.figures import (
     Plot,
     budget_figure,
     difficulty_figure,
-    groupsize_curve,
     groupsize_figure,
     plan_figure,
     silent_figure,
@@ -36,6 +35,7 @@ from sigmatool.figures import (
 from sigmatool.figures.difficulty import cells_of, shares
 from sigmatool.figures.plot import png_data
 from sigmatool.figures.style import GREY, GROUP_COLOURS, LIGHT
+from sigmatool.groupsize import groupsize_curve
 from sigmatool.load import read_histogram
 from sigmatool.options import GroupSizeOptions, InputOptions
 from sigmatool.render import files

@@ -154,7 +154,7 @@ def graph() -> dict[str, set[str]]:
 
 
 def test_the_graph_sees_lazy_and_type_only_imports() -> None:
-    assert {"sigmatool.figures.commands", "sigmatool.load"} <= graph()["sigmatool.cli.run"]
+    assert {"sigmatool.render", "sigmatool.shown", "sigmatool.load"} <= graph()["sigmatool.cli.run"]
 
 
 def test_the_graph_resolves_a_submodule_named_in_from_import() -> None:
@@ -181,10 +181,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Every trainer's own formats: its dumps (which load reads), its config keys, defaults and loop.
     ("trainers",),
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
+    # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
+    ("figures", "shown"),
     ("estimators", "prior"),  # a prompt's value under an estimator
     ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
-    ("run", "views"),  # one run of the analyses, and what each kind of result shows
-    ("figures",),
+    ("run",),  # one run of the analyses
     ("report",),
     ("cli",),
     ("entry", "__main__", "examplerun"),
@@ -271,7 +272,7 @@ def test_only_loading_sums_and_writing_tell_histograms_from_streamed_rows() -> N
 
 # --------------------------------------------------------------------------------------------- one wiring of a run
 
-# A command body is a few lines over the session (sigmatool.session): read, check, value, draw, write.
+# A command body is a few lines over the run (sigmatool.run): read, check, value, draw, write.
 BODY_LINES = 12
 
 
@@ -302,7 +303,7 @@ def test_every_command_body_is_a_few_lines() -> None:
     assert [] == [(name, lines) for name, lines in _command_bodies() if lines > BODY_LINES]
 
 
-def test_the_valuation_is_built_in_the_session_alone() -> None:
+def test_the_valuation_is_built_in_the_run_alone() -> None:
     # cli/ and report/ get their valuation from a Run, never from sigmatool.estimators.valuation.
     callers = [
         _ids(path)
@@ -311,3 +312,130 @@ def test_the_valuation_is_built_in_the_session_alone() -> None:
         and re.search(r"\bvaluation\(", path.read_text())
     ]
     assert ["sigmatool/run.py"] == callers
+
+
+# --------------------------------------------------------------------------------------------- results show themselves
+
+# What show() asks of a result (sigmatool.shown.Shown); a result class is one named ``…Result`` or one that
+# has a table view or warnings of its own.
+PROTOCOL = ("frame", "view", "figure", "warnings")
+# The analyses: a figure draws their frames and values, and imports none of them.
+ANALYSES = ("silent", "budget", "groupsize", "plan", "preflight", "track", "simulate", "curriculum")
+# Where an answer becomes output (an error's type may name itself elsewhere: sigmatool.errors).
+OUTPUT_PATH = ("cli", "render", "figures", "shown", "run", "report")
+# Every kind of answer a command writes.
+SHOWN = {
+    "SilentResult",
+    "BudgetResult",
+    "GroupSizeResult",
+    "PlanResult",
+    "PreflightResult",
+    "PreflightColumns",
+    "TrackResult",
+    "Stories",
+    "SimulationRun",
+    "CurriculumResult",
+    "RowsResult",
+}
+
+
+def _classes() -> Iterator[tuple[str, ast.ClassDef]]:
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef):
+                yield _ids(path), node
+
+
+def _methods(node: ast.ClassDef) -> set[str]:
+    return {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
+
+
+def _is_result(node: ast.ClassDef) -> bool:
+    """A result class (the protocol itself, sigmatool.shown.Shown, is none)."""
+    if any("Protocol" in ast.unparse(base) for base in node.bases):
+        return False
+    return node.name.endswith("Result") or bool({"view", "warnings"} & _methods(node))
+
+
+def test_the_result_classes_are_found() -> None:
+    assert SHOWN == {node.name for _, node in _classes() if _is_result(node)}
+
+
+def test_every_result_shows_itself() -> None:
+    missing = [
+        (where, node.name, sorted(set(PROTOCOL) - _methods(node)))
+        for where, node in _classes()
+        if _is_result(node) and not set(PROTOCOL) <= _methods(node)
+    ]
+    assert [] == missing
+
+
+def _names_a_type(node: ast.AST) -> bool:
+    """``type(x).__name__`` or ``x.__class__.__name__``: a kind of result looked up by its name."""
+    if not (isinstance(node, ast.Attribute) and node.attr == "__name__"):
+        return False
+    inner = node.value
+    by_type = isinstance(inner, ast.Call) and getattr(inner.func, "id", "") == "type"
+    return by_type or (isinstance(inner, ast.Attribute) and inner.attr == "__class__")
+
+
+def _dispatches(node: ast.AST) -> bool:
+    return isinstance(node, ast.Name | ast.Attribute) and "singledispatch" in ast.unparse(node)
+
+
+def test_no_module_of_the_output_path_looks_a_result_up_by_its_type() -> None:
+    found = [
+        (_ids(path), node.lineno)
+        for path in MODULES
+        if _top(module_name(path)) in OUTPUT_PATH
+        for node in ast.walk(ast.parse(path.read_text()))
+        if _names_a_type(node) or _dispatches(node)
+    ]
+    assert [] == found
+
+
+def test_no_module_of_the_output_path_keeps_a_table_keyed_by_result_names() -> None:
+    keyed = [
+        (_ids(path), node.lineno)
+        for path in MODULES
+        if _top(module_name(path)) in OUTPUT_PATH
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Dict)
+        and any(
+            isinstance(k, ast.Constant) and k.value in SHOWN | {"DataFrame", "LazyFrame"} for k in node.keys
+        )
+    ]
+    assert [] == keyed
+
+
+def test_the_lookup_rule_sees_a_type_named() -> None:
+    assert _names_a_type(ast.parse("type(result).__name__", mode="eval").body)
+
+
+def test_figures_import_no_analysis() -> None:
+    figures = [p for p in MODULES if module_name(p).startswith("sigmatool.figures")]
+    wrong = [
+        (_ids(p), target)
+        for p in figures
+        for target in graph()[module_name(p)]
+        if target.split(".")[1] in ANALYSES
+    ]
+    assert [] == wrong
+
+
+MODULE_NAME = re.compile(r"\Asigmatool(?:\.\w+)+\Z")
+
+
+def test_every_module_named_in_a_string_exists() -> None:
+    # A command imports its analysis by name (sigmatool.cli.run.check): a name left behind by a move would
+    # only fail where no other install of sigmatool answers for it.
+    names = {module_name(p) for p in MODULES}
+    named = {
+        item.value
+        for path in MODULES
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Tuple | ast.List)  # the lists of modules a command imports
+        for item in node.elts
+        if isinstance(item, ast.Constant) and isinstance(item.value, str) and MODULE_NAME.match(item.value)
+    }
+    assert [] == sorted(named - names)

@@ -21,8 +21,8 @@ from sigmatool import track as tr
 from sigmatool.options import BeyondOptions, BudgetOptions, GroupSizeOptions, InputOptions, SilentOptions
 from sigmatool.render import View
 from sigmatool.report.page import cell, table
-from sigmatool.track.view import summary_frame
-from sigmatool.track.view import view as track_view
+from sigmatool.track import summary_frame
+from sigmatool.track import view as track_view
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample_data" / "toy_pass_rates.csv"
 BY = ("source",)
@@ -72,9 +72,9 @@ def _groupsize(hist: pl.DataFrame, by: tuple[str, ...]) -> groupsize.GroupSizeRe
 ANALYSES: dict[
     str, tuple[Callable[[pl.DataFrame, tuple[str, ...]], typing.Any], Callable[[typing.Any], View]]
 ] = {
-    "silent": (_silent, silent.view),
-    "budget": (_budget, budget.view),
-    "groupsize": (_groupsize, groupsize.view),
+    "silent": (_silent, silent.SilentResult.view),
+    "budget": (_budget, budget.BudgetResult.view),
+    "groupsize": (_groupsize, groupsize.GroupSizeResult.view),
 }
 
 
@@ -213,3 +213,44 @@ def test_the_track_run_table_shows_shares_as_percentages(tracked: tr.TrackResult
     assert {"compared_silent_fraction", "expected_silent_fraction", "mean_bias", "min_gap"} == set(
         track_view(tracked, summary=True).percent
     ) & set(summary_frame(tracked).columns)
+
+
+# A valuation made without the G asked (the report values each input once) still warns of the plug-in's bias
+# where a result's numbers lie beyond the logged samples: the warning is read off the result's own rows.
+EIGHT = Path(__file__).resolve().parents[1] / "sample_data" / "bigmath_8_samples.csv"
+BIASED = "The plug-in p̂ is biased at G > n = 8 samples"
+
+
+@pytest.fixture(scope="module")
+def eight() -> pl.DataFrame:
+    inputs = InputOptions((str(EIGHT),), k_col="k", n_col="n", weight_col="count")
+    with load.dataset(inputs) as ds:
+        return load.histogram(ds).frame
+
+
+def _plugin(hist: pl.DataFrame) -> estimators.Valuation:
+    return estimators.valuation(hist, (), (), PLUGIN)
+
+
+def test_silent_beyond_the_samples_warns_of_the_plugins_bias(eight: pl.DataFrame) -> None:
+    result = silent.analyse(eight, (), SilentOptions((4.0, 256.0), PLUGIN), _plugin(eight))
+    assert [BIASED] == [w[: len(BIASED)] for w in result.warnings()]
+
+
+def test_silent_within_the_samples_warns_of_nothing(eight: pl.DataFrame) -> None:
+    assert () == silent.analyse(eight, (), SilentOptions((4.0, 8.0), PLUGIN), _plugin(eight)).warnings()
+
+
+def test_budget_beyond_the_samples_warns_of_the_plugins_bias(eight: pl.DataFrame) -> None:
+    result = budget.analyse(eight, (), BudgetOptions((16.0,)), _plugin(eight))
+    assert [BIASED] == [w[: len(BIASED)] for w in result.warnings()]
+
+
+def test_budget_at_infinite_g_alone_warns_of_nothing(eight: pl.DataFrame) -> None:
+    # G = ∞ asks for the large-group weights themselves, which no n identifies (docs/prior.md).
+    assert () == budget.analyse(eight, (), BudgetOptions((float("inf"),)), _plugin(eight)).warnings()
+
+
+def test_groupsize_sizing_beyond_the_samples_warns_of_the_plugins_bias(eight: pl.DataFrame) -> None:
+    result = groupsize.analyse(eight, (), GroupSizeOptions(), _plugin(eight))
+    assert [BIASED] == [w[: len(BIASED)] for w in result.warnings()]

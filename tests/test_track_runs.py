@@ -174,13 +174,12 @@ def test_the_csv_is_written_beside_the_plot(runs, plotted, name: str) -> None:  
 
 
 def test_the_figure_plots_the_measured_share_of_each_step(runs) -> None:  # type: ignore[no-untyped-def]
-    from sigmatool.figures.commands import draw
-    from sigmatool.trainers.dumps import find_dump_files, scan_trainer
     from sigmatool.track import track
+    from sigmatool.trainers.dumps import find_dump_files, scan_trainer
 
     folder, trainer, groups = runs[RUNS[3]]
     result = track(scan_trainer(trainer, find_dump_files(trainer, [str(folder)])).frame)
-    plot = draw(result, "run")
+    plot = result.figure("run")
     assert tuple(_silent_by_step(groups).values()) == plot.get("measured").y
 
 

@@ -34,7 +34,7 @@ from sigmatool.options import (
 )
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
-ANALYSIS = ("sigmatool.estimators", "sigmatool.budget", "sigmatool.render", "sigmatool.views")
+ANALYSIS = ("sigmatool.estimators", "sigmatool.budget", "sigmatool.render")
 
 ExtremeOpt = Annotated[
     float,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -48,6 +48,11 @@ from sigmatool.options.curriculum import (
     parse_mean,
     parse_pools,
 )
+from sigmatool.shown import RowsResult
+
+if TYPE_CHECKING:
+    from sigmatool.curriculum import CurriculumResult
+    from sigmatool.run import Run
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
 ANALYSIS = ("sigmatool.estimators", "sigmatool.curriculum", "sigmatool.render")
@@ -192,8 +197,12 @@ def curriculum_command(
         run.note(list(result.notes))
         if export_order:
             run.write_rows(s.curriculum_rows(result, order=True), export_order)
-        shown = s.curriculum_rows(result, order=False) if per_prompt else result
-        run.show(shown, out, plot, run.source_of(s), figure=result)
+        run.show(_rows(s, result) if per_prompt else result, out, plot, run.source_of(s))
+
+
+def _rows(s: Run, result: CurriculumResult) -> RowsResult:
+    """--per-prompt: the rows of each prompt, with the run's figure and warnings."""
+    return RowsResult(s.curriculum_rows(result, order=False), result, result.warnings())
 
 
 def _checked(

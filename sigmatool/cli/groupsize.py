@@ -38,9 +38,10 @@ from sigmatool.options import (
     summary_bins,
 )
 from sigmatool.options.analyses import groupsize_options, trainer_std
+from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
-ANALYSIS = ("sigmatool.estimators", "sigmatool.groupsize", "sigmatool.render", "sigmatool.views")
+ANALYSIS = ("sigmatool.estimators", "sigmatool.groupsize", "sigmatool.render")
 
 MaxSilentOpt = Annotated[
     float | None,
@@ -137,6 +138,7 @@ def groupsize_command(
                      per_prompt=per_prompt, grader=grader) as s:  # fmt: skip
         run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
-            run.show(s.groupsize_rows(sizes), out, plot, run.source_of(s), figure=s.curve_for(plot, sizes))
+            rows = RowsResult(s.groupsize_rows(sizes), s.curve_for(plot, sizes))
+            run.show(rows, out, plot, run.source_of(s))
         else:
             run.show(s.groupsize(sizes, bins=cut, figure=bool(plot.path)), out, plot, run.source_of(s))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,7 +30,12 @@ from sigmatool.options import (
     PriorSpec,
 )
 from sigmatool.options.plan import check_plan_output
-from sigmatool.views import Distribution
+from sigmatool.shown import RowsResult
+
+if TYPE_CHECKING:
+    from sigmatool.plan.groups import Plans
+    from sigmatool.run import Run
+    from sigmatool.shown import Shown
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
 ANALYSIS = ("sigmatool.estimators", "sigmatool.plan", "sigmatool.render")
@@ -83,5 +88,13 @@ def plan_command(
         plans = s.plans(request)
         if per_prompt:
             run.note(s.plan_notes(plans))
-        shown = s.plan_rows(plans) if per_prompt else Distribution(plans) if distribution else plans
-        run.show(shown, out, plot, run.source_of(s), figure=plans)
+        run.show(_shown(s, plans, per_prompt, distribution), out, plot, run.source_of(s))
+
+
+def _shown(s: Run, plans: Plans, per_prompt: bool, distribution: bool) -> Shown:
+    """The plans (``distribution``: prompts and rollouts per size), or the input's rows with their sizes."""
+    from sigmatool.estimators.report import warned
+    from sigmatool.plan.report import PlanResult
+
+    result = PlanResult(plans, distribution, warned(plans.summary, s.val))
+    return RowsResult(s.plan_rows(plans), result, result.warnings()) if per_prompt else result

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import click
 import typer
@@ -36,7 +36,10 @@ from sigmatool.trainers.settings import (
     overrides,
     read_config_sources,
 )
-from sigmatool.views import Columns
+
+if TYPE_CHECKING:
+    from sigmatool.run import Run
+    from sigmatool.shown import Shown
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
 ANALYSIS = ("sigmatool.estimators", "sigmatool.preflight", "sigmatool.render")
@@ -224,14 +227,22 @@ def preflight_command(
     _check(inputs, plot, read, config)
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, stream=False,
                      sizes=settings.group_sizes, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
-        each = {c: s.column(c).preflight(settings) for c in inputs.cols}
-        result = Columns(each) if each else s.preflight(settings, figure=plot.path is not None)
-        if plot.path is not None and getattr(result, "curve", True) is None:
-            raise UsageError(
-                "--plot draws the filtered loop's crash chance against its generation batch: verl's and "
-                "NeMo-RL's with the filter only"
-            )
-        run.show(result, out, plot, run.source_of(s))
+        run.show(_answer(s, settings, inputs.cols, plot), out, plot, run.source_of(s))
+
+
+def _answer(s: Run, settings: LoopSettings, cols: Sequence[str], plot: PlotOptions) -> Shown:
+    """The loop on the run's pass-rate column, or on each of several side by side."""
+    from sigmatool.preflight import PreflightColumns
+
+    if cols:
+        return PreflightColumns({c: s.column(c).preflight(settings) for c in cols})
+    result = s.preflight(settings, figure=plot.path is not None)
+    if plot.path is not None and result.curve is None:
+        raise UsageError(
+            "--plot draws the filtered loop's crash chance against its generation batch: verl's and "
+            "NeMo-RL's with the filter only"
+        )
+    return result
 
 
 def _check(inputs: InputOptions, plot: PlotOptions, read: list[str], config: str | None) -> None:

@@ -28,8 +28,8 @@ from sigmatool.options.analyses import groupsize_options, trainer_std
 from sigmatool.progress import working
 
 if TYPE_CHECKING:
-    from sigmatool.trainers.settings import LoopSettings
     from sigmatool.report import ReportInput, ReportOptions
+    from sigmatool.trainers.settings import LoopSettings
 
 
 def labels(paths: tuple[str, ...]) -> list[str | None]:

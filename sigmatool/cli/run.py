@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from sigmatool.load import Dataset, Histogram, Rows, Totals
     from sigmatool.options import SilentOptions
     from sigmatool.run import Run
+    from sigmatool.shown import Drawn, Shown
 
 TRAPPED = (signal.SIGTERM, signal.SIGHUP)
 # The options that take a comma list of whole numbers.
@@ -209,32 +210,48 @@ def session(
         note(made.valued_notes())
 
 
-def show(
-    result: Any, out: OutputOptions, plot: PlotOptions = PlotOptions(), source: str = "", figure: Any = None
-) -> None:
-    """Write a command's answer: per-prompt rows (a LazyFrame) streamed to the output, any other result as its
-    table view or data format (:mod:`sigmatool.views`); when --plot names a file, the figure of ``figure``
-    (a result, or what a figure draws; by default the result) is drawn first."""
+def show(result: Shown, out: OutputOptions, plot: PlotOptions = PlotOptions(), source: str = "") -> None:
+    """Write a command's answer as the result shows itself (:mod:`sigmatool.shown`): its table view or its
+    frame in a data format (per-prompt rows streamed), its warnings in the table's headline or on stderr;
+    when --plot names a file, its figure is drawn first."""
     from sigmatool.render import write_any
-    from sigmatool.views import drawn_of, summary_of, view_of, warnings_of
 
-    drawn = drawn_of(result) if figure is None else drawn_of(figure) or figure
-    if drawn is not None:
-        save_plot(plot, drawn, source)
-    view = view_of(result)
+    save_plot(plot, result, source)
+    view = result.view()
     reading, graded = LEAD.get()
     lines = [*reading]
     if graded is not None and not getattr(result, "says_grader", False):
         lines.append(graded())
-    if lines and view is not None and is_table(out):
+    warnings = result.warnings()
+    if view is not None and is_table(out):
         from dataclasses import replace
 
-        view = replace(view, headline="\n".join([*lines, *([view.headline] if view.headline else [])]))
-    elif lines:
-        note(lines[len(reading) :])  # the reading is a note already
-    if not is_table(out):  # the table's headline says these
-        note(warnings_of(result))
-    write_any(summary_of(result), out, view)
+        said = headed(view.headline or "", warnings)
+        if lines or said != (view.headline or ""):
+            view = replace(view, headline="\n".join([*lines, *([said] if said else [])]))
+    else:  # the data formats have no headline; the reading is a note already
+        note([*lines[len(reading) :], *warnings])
+    write_any(result.frame(), out, view)
+
+
+def headed(headline: str, warnings: Sequence[str]) -> str:
+    """The headline with each warning it does not say yet: one about a pass-rate column (``name: …``, where
+    a line of the headline is that column's) at the end of that line, the others on lines of their own."""
+    lines = headline.split("\n") if headline else []
+    for warning in warnings:
+        name, _, text = warning.partition(": ")
+        own = next((i for i, line in enumerate(lines) if text and line.startswith(f"{name}: ")), None)
+        if own is not None and not _says(lines[own], text):
+            lines[own] += f" {text}"
+        elif own is None and not _says(headline, warning):
+            lines.append(warning)
+    return "\n".join(lines)
+
+
+def _says(headline: str, text: str) -> bool:
+    """Whether the headline says ``text`` already, from a word's start (``grpo_share …`` is not said by
+    ``drgrpo_share …``)."""
+    return f" {text}" in " " + headline.replace("\n", " ")
 
 
 def is_table(out: OutputOptions) -> bool:
@@ -244,13 +261,13 @@ def is_table(out: OutputOptions) -> bool:
     return resolve_format(out.fmt, out.output) == "table"
 
 
-def save_plot(plot: PlotOptions, drawn: object, source: str) -> None:
+def save_plot(plot: PlotOptions, result: Drawn, source: str) -> None:
     """Draw the figure of a command's result and write it when --plot names a file (only then is matplotlib
     imported)."""
     if plot.path is not None:
-        from sigmatool.figures.commands import draw
-
-        draw(drawn, source, caption=plot.caption, style=plot.style).save(plot.path)
+        drawn = result.figure(source, caption=plot.caption, style=plot.style)
+        if drawn is not None:
+            drawn.save(plot.path)
 
 
 def source_of(hist: Histogram | Rows | Run) -> str:

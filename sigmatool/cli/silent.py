@@ -31,9 +31,10 @@ from sigmatool.options import (
     SilentOptions,
     parse_group_sizes,
 )
+from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
-ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render", "sigmatool.views")
+ANALYSIS = ("sigmatool.estimators", "sigmatool.silent", "sigmatool.render")
 
 ByBins = Annotated[
     int | None,
@@ -96,7 +97,8 @@ def silent_command(
                      per_prompt=per_prompt, silent=options, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
         if per_prompt:
             run.note(s.id_notes())
-            run.show(s.silent_rows(options), out, plot, run.source_of(s), figure=s.curve_for(plot, options))
+            rows = RowsResult(s.silent_rows(options), s.curve_for(plot, options), (s.val.bias_note(),))
+            run.show(rows, out, plot, run.source_of(s))
         else:
             spark = run.is_table(out)
             run.show(s.silent(options, spark=spark, figure=bool(plot.path)), out, plot, run.source_of(s))

@@ -150,10 +150,10 @@ def simulate_command(
     plan_file = planned.file if planned is not None else None
     start_input = _start_input(init, read) if plan_file is None else _plan_input(init, read, plan_file)
     run.check(start_input, out, plot.output)
-    from sigmatool.views import Simulated
+    from sigmatool.simulate import SimulationRun
 
     frames, view, source = _started(start_input, options, planned)
-    run.show(Simulated(frames, view, trace), out, plot, source)
+    run.show(SimulationRun(*frames, view, trace), out, plot, source)
 
 
 def _started(

@@ -35,8 +35,9 @@ from sigmatool.options import (
 if TYPE_CHECKING:
     import polars as pl
 
-    from sigmatool.trainers.dumps import TrainerLog
     from sigmatool.track import TrackResult
+    from sigmatool.track.prompts import Stories
+    from sigmatool.trainers.dumps import TrainerLog
 
 RATES = "Expected"
 DEFAULT_WINDOW = 2
@@ -223,21 +224,19 @@ def track_command(
     run.show(shown, out, plot, ", ".join(dumps or [f"table {log.table}"]))
 
 
-def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> object:
+def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> TrackResult:
     """The step table (or the run's summary), its expectation checked against the pass-rate table."""
     from sigmatool import track
-    from sigmatool.views import Tracked
 
     rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
     result = track.track_groups(groups, _rates(options), **rule, estimate=estimate)  # type: ignore[arg-type]
     _check_matched(result, options)
-    return Tracked(result, options.summary)
+    return replace(result, run_only=options.summary)
 
 
-def _stories(groups: pl.DataFrame, plot: PlotOptions) -> object:
+def _stories(groups: pl.DataFrame, plot: PlotOptions) -> Stories:
     """--per-prompt: one row per prompt over the run."""
-    from sigmatool.track.prompts import prompt_stories
-    from sigmatool.views import Stories
+    from sigmatool.track.prompts import Stories, prompt_stories
 
     if plot.path is not None:
         raise UsageError("--per-prompt has no figure: --plot draws the step table")

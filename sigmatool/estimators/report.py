@@ -110,18 +110,52 @@ def range_notes(
     return lines
 
 
-def warned(summary: pl.DataFrame, val: Valuation, rate: str = "silent_rate") -> tuple[str, ...]:
+def warned(
+    summary: pl.DataFrame,
+    val: Valuation,
+    rates: Sequence[str] = ("silent_rate",),
+    hist: pl.DataFrame | None = None,
+    size: str = "G",
+) -> tuple[str, ...]:
     """What a headline says of how far to trust the numbers, as lines for stderr (the data formats have no
-    headline): a biased estimator, rates outside the bounds the data allow, rates not identified."""
-    lines = [line for line in (val.bias_note(),) if line]
-    lines += contradictions(summary, rate, val.label)
-    if unidentified(summary):
+    headline): a biased estimator, ``rates`` outside the bounds the data allow, rates not identified. With
+    the counts ``hist``, the plug-in's bias is said wherever the summary has a plug-in row whose ``size``
+    (its G) is finite and beyond the fewest logged samples, whatever G the valuation was made for. With
+    several pass-rate columns, each column's lines, led by its name (``name: …``)."""
+    if COLUMN in summary.columns:
+        names = summary[COLUMN].unique(maintain_order=True).to_list()
+        return tuple(
+            f"{name}: {line}"
+            for name in names
+            for line in warned(
+                summary.filter(pl.col(COLUMN) == name).drop(COLUMN),
+                val.part(name),
+                rates,
+                None if hist is None or COLUMN not in hist.columns else hist.filter(pl.col(COLUMN) == name),
+                size,
+            )
+        )
+    lines = [line for line in (val.bias_note() or plugin_beyond(summary, hist, size),) if line]
+    lines += [line for rate in rates for line in contradictions(summary, rate, val.label)]
+    if unidentified(summary) and rates:
+        rate = rates[0]
         at = summary.filter(pl.col(ESTIMATOR) == NOT_IDENTIFIED)["G"].cast(pl.String)
         lines.append(
             f"not identified by the data at G = {', '.join(dict.fromkeys(at))} (estimator 'not identified'): "
             f"the {rate}_lo and {rate}_hi columns give the range the data allow"
         )
     return tuple(lines)
+
+
+def plugin_beyond(summary: pl.DataFrame, hist: pl.DataFrame | None, size: str = "G") -> str:
+    """:meth:`Valuation.bias_note` of the plug-in when some plug-in row of ``summary`` has a finite ``size``
+    (its G) above the fewest samples n of the counts ``hist`` (else empty)."""
+    if hist is None or "n" not in hist.columns or ESTIMATOR not in summary.columns or not hist.height:
+        return ""
+    n = int(hist["n"].min())  # type: ignore[arg-type]
+    G = pl.col(size).cast(pl.Float64)
+    beyond = (pl.col(ESTIMATOR) == "plug-in") & (G > n) & G.is_finite()
+    return Valuation(short=n).bias_note() if summary.filter(beyond).height else ""
 
 
 def grader_line(hist: pl.DataFrame, exact: Valuation, graded: Valuation, sizes: Sequence[float]) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sigmatool.figures.budget import budget_figure
 from sigmatool.figures.difficulty import difficulty_figure
-from sigmatool.figures.groupsize import groupsize_curve, groupsize_figure, interior_span
+from sigmatool.figures.groupsize import groupsize_figure
 from sigmatool.figures.plan import plan_figure
 from sigmatool.figures.plot import Plot, Series, write_atomic
 from sigmatool.figures.silent import silent_figure
@@ -20,9 +20,7 @@ __all__ = [
     "Series",
     "budget_figure",
     "difficulty_figure",
-    "groupsize_curve",
     "groupsize_figure",
-    "interior_span",
     "plan_figure",
     "silent_figure",
     "simulate_figure",

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from sigmatool.curriculum import CurriculumResult
+from collections.abc import Mapping
+
+import polars as pl
+
 from sigmatool.figures.plot import Plot
 from sigmatool.figures.style import (
     BLACK,
@@ -17,30 +20,47 @@ from sigmatool.figures.style import (
 )
 
 
-def _caption(result: CurriculumResult, source: str, sides: tuple[str, str]) -> str:
-    o = result.options
+def _caption(
+    run: str,
+    prompts: float,
+    estimator: str,
+    grader: tuple[float, float] | None,
+    source: str,
+    sides: tuple[str, str],
+) -> str:
     data = f" Data: {source}." if source else ""
-    grader = f" Rewards through a grader with FP {o.grader[0]:g}, FN {o.grader[1]:g}." if o.grader else ""
+    graded = f" Rewards through a grader with FP {grader[0]:g}, FN {grader[1]:g}." if grader else ""
     return (
-        f"{o.parameters()[0]}, {o.steps:,} steps of {o.batch:,} distinct prompts, groups of G = {o.G}: "
-        f"{sides[0]}, the expected share of silent groups (all right or all wrong) per step; {sides[1]}, the "
-        f"expected pass rate of a drawn prompt. Grey dashed: every step drawn uniformly from all "
-        f"{result.prompts:,.0f} prompts. Exact expectations, {result.estimator} pass rates, which do not move "
-        f"in this model.{grader}{data}"
+        f"{run}: {sides[0]}, the expected share of silent groups (all right or all wrong) per step; {sides[1]}, "
+        f"the expected pass rate of a drawn prompt. Grey dashed: every step drawn uniformly from all "
+        f"{prompts:,.0f} prompts. Exact expectations, {estimator} pass rates, which do not move in this "
+        f"model.{graded}{data}"
     )
 
 
-def curriculum_plot(
-    result: CurriculumResult, source: str, caption: bool | None = None, style: str = "screen"
+def curriculum_figure(
+    steps: pl.DataFrame,
+    uniform: Mapping[str, float],
+    *,
+    run: str,
+    prompts: float,
+    estimator: str,
+    grader: tuple[float, float] | None = None,
+    source: str = "",
+    caption: bool | None = None,
+    style: str = "screen",
 ) -> Plot:
-    """Silent share and expected pass rate against step; uniform sampling as a grey dashed line."""
-    steps = result.steps
+    """Silent share and expected pass rate against step (``steps``: ``step``, ``silent_rate``,
+    ``pass_rate``); uniform sampling's (``uniform``) as a grey dashed line. ``run`` names the schedule, its
+    steps, batch and G for the caption; ``prompts`` the input's, ``estimator`` the pass rates'."""
     t = steps["step"].to_list()
     look = look_of(style)
     with house_style(look):
         fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
         left, right = fig.subplots(*look.grid(2))
-        plot = Plot("curriculum", fig, _caption(result, source, look.sides), look=look)
+        plot = Plot(
+            "curriculum", fig, _caption(run, prompts, estimator, grader, source, look.sides), look=look
+        )
         for ax, column, label in (
             (left, "silent_rate", "silent groups (%)"),
             (right, "pass_rate", "pass rate of a drawn prompt"),
@@ -48,7 +68,7 @@ def curriculum_plot(
             values = steps[column].to_list()
             (line,) = ax.plot(t, values, color=BLACK, label="schedule")
             plot.line(line, label, "step", column, t, values)
-            ax.axhline(result.uniform[column], color=GREY, linestyle="--", linewidth=1.0, label="uniform")
+            ax.axhline(uniform[column], color=GREY, linestyle="--", linewidth=1.0, label="uniform")
             ax.set_xlabel("step")
             ax.set_ylabel(label)
             ax.set_ylim(0.0, 1.02)

@@ -25,10 +25,9 @@ from sigmatool.figures.style import (
     new_figure,
     require,
 )
-from sigmatool.groupsize.curve import groupsize_curve, interior_span
 from sigmatool.options import GroupSizeOptions
 
-__all__ = ["groupsize_curve", "groupsize_figure", "interior_span"]
+__all__ = ["groupsize_figure"]
 
 
 def _caption(options: GroupSizeOptions, source: str, by: Sequence[str], estimator: str = "plug-in") -> str:
@@ -71,7 +70,7 @@ def groupsize_figure(
 ) -> Plot:
     """Required G against p, with the prompts' histogram of p beneath on the same axis.
 
-    ``curve`` has ``p`` and ``group_size`` (null where unreachable): :func:`groupsize_curve` with the same
+    ``curve`` has ``p`` and ``group_size`` (null where unreachable): :func:`sigmatool.groupsize.groupsize_curve` with the same
     ``options``, or :func:`sigmatool.groupsize.group_size_table` of the data's own rates. ``hist`` is the
     histogram frame (``[by…]``, ``p``, ``prompts``); with ``by``, one outline per group beneath. Under a
     prior, ``points`` (``p``, ``group_size``: each count's posterior G) are what the table counts: drawn as

@@ -53,7 +53,6 @@ from sigmatool.groupsize.summary import (
     summarize,
     summarize_sized,
     summary_columns,
-    view,
 )
 from sigmatool.groupsize.table import group_size_table, per_prompt, sized_rows, table_keys
 from sigmatool.options import GroupSizeOptions
@@ -81,5 +80,4 @@ __all__ = [
     "summarize_sized",
     "summary_columns",
     "table_keys",
-    "view",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -14,6 +15,9 @@ from sigmatool.groupsize.table import group_size_table
 from sigmatool.kernels.grader import Grader
 from sigmatool.load.loaded import counted
 from sigmatool.options import GroupSizeOptions
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 CURVE_POINTS = 1999
 
@@ -65,6 +69,22 @@ class GroupSizeCurve:
     by: tuple[str, ...]
     points: pl.DataFrame | None = None
     estimator: str = "plug-in"
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """The exact group size against p for these options, over the prompts' histogram of p."""
+        from sigmatool.figures.groupsize import groupsize_figure
+
+        return groupsize_figure(
+            self.curve,
+            self.hist,
+            options=self.options,
+            by=self.by,
+            source=source,
+            points=self.points,
+            estimator=self.estimator,
+            caption=caption,
+            style=style,
+        )
 
 
 def curve(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -11,12 +12,17 @@ from numpy.typing import NDArray
 
 from sigmatool.columns import labels, percent
 from sigmatool.estimators import Valuation
+from sigmatool.estimators.report import warned
 from sigmatool.frames import sort_by
 from sigmatool.groupsize.curve import GroupSizeCurve, curve
 from sigmatool.groupsize.table import sized_rows
+from sigmatool.load.loaded import distinct
 from sigmatool.options import COLUMN, GroupSizeOptions
 from sigmatool.render import View, also_in_data, compared_note
 from sigmatool.segments import bin_edges, bin_index, group_index
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
@@ -261,6 +267,35 @@ class GroupSizeResult:
     headline: str
     notes: tuple[str, ...]
     curve: GroupSizeCurve | None = None
+    trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+
+    def frame(self) -> pl.DataFrame:
+        return self.summary
+
+    def view(self) -> View:
+        """The table view: the headline over all prompts, short headers, what the columns mean."""
+        names = self.summary.columns
+        hides = [c for c in TABLE_HIDES + (LAW_HIDES if set(LAW_COLUMNS) <= set(names) else ()) if c in names]
+        named = sorted(set(self.summary["estimator"])) if "estimator" in names else []
+        sizing = [
+            f"estimator: {', '.join(named)} (each prompt sized at its p̂ unless --prior names a prior: its posterior)"
+        ]
+        return View(
+            headline=self.headline,
+            percent=percent(names),
+            labels=labels(names),
+            keys=list(self.by),
+            footer=[*self.notes, *(sizing if named else []), also_in_data(hides)],
+            hide=[*hides, "estimator"],
+            compact=_compared(self.summary, self.by),
+            compact_note=compared_note(self.by),
+        )
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        return None if self.curve is None else self.curve.figure(source, caption, style)
+
+    def warnings(self) -> tuple[str, ...]:
+        return self.trust
 
 
 def plotted(
@@ -294,27 +329,8 @@ def analyse(
     summary = _named(summarize_sized(sized, by, options, bins=bins), val)
     notes = footer(options, val.posterior)
     lead = val.headlines(sized, lambda frame, _: headline(frame, options))
-    return GroupSizeResult(summary, tuple(by), lead, tuple(notes), drawn)
-
-
-def view(result: GroupSizeResult) -> View:
-    """The table view: the headline over all prompts, short headers, what the columns mean."""
-    names = result.summary.columns
-    hides = [c for c in TABLE_HIDES + (LAW_HIDES if set(LAW_COLUMNS) <= set(names) else ()) if c in names]
-    named = sorted(set(result.summary["estimator"])) if "estimator" in names else []
-    sizing = [
-        f"estimator: {', '.join(named)} (each prompt sized at its p̂ unless --prior names a prior: its posterior)"
-    ]
-    return View(
-        headline=result.headline,
-        percent=percent(names),
-        labels=labels(names),
-        keys=list(result.by),
-        footer=[*result.notes, *(sizing if named else []), also_in_data(hides)],
-        hide=[*hides, "estimator"],
-        compact=_compared(result.summary, result.by),
-        compact_note=compared_note(result.by),
-    )
+    trust = warned(summary, val, (), distinct(hist), "g_max")
+    return GroupSizeResult(summary, tuple(by), lead, tuple(notes), drawn, trust)
 
 
 def _compared(summary: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame | None:

@@ -48,10 +48,10 @@ from sigmatool.load.sources import (
     parquet_rows,
     sample_options,
 )
-from sigmatool.trainers.dumps.detect import dump_hint
 from sigmatool.load.validate import usable_expr
 from sigmatool.load.value import ValueForm, detected_extras, value_form
 from sigmatool.options import InputOptions
+from sigmatool.trainers.dumps.detect import dump_hint
 
 __all__ = [
     "Dataset",

@@ -33,9 +33,9 @@ from sigmatool.load.names import (
     USABLE,
 )
 from sigmatool.load.sources import Source, csv_header, read_error, remote_schema
-from sigmatool.trainers.dumps.detect import dump_hint
 from sigmatool.load.value import ValueForm, column_dtype, column_expr, counted_columns
 from sigmatool.options import InputOptions
+from sigmatool.trainers.dumps.detect import dump_hint
 
 
 def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:

@@ -37,10 +37,10 @@ from sigmatool.load.names import (
     UNGRADED,
 )
 from sigmatool.load.sources import data_error
-from sigmatool.trainers.dumps import describe_bad_rows as describe_bad_rollouts
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems, usable_expr
 from sigmatool.memory import budgeted, honoured
 from sigmatool.options import COLUMN
+from sigmatool.trainers.dumps import describe_bad_rows as describe_bad_rollouts
 
 Progress = Callable[[int], None]
 # A rollout log from local files is aggregated per prompt in this many passes (see _log_groups).

@@ -13,8 +13,8 @@ from sigmatool.load.columns import rollout_frame
 from sigmatool.load.dataset import Dataset
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
 from sigmatool.load.sources import Source
-from sigmatool.trainers.dumps import TrainerLog, find_dump_files, scan_trainer
 from sigmatool.options import InputOptions
+from sigmatool.trainers.dumps import TrainerLog, find_dump_files, scan_trainer
 
 
 def trainer_log(options: InputOptions) -> TrainerLog:

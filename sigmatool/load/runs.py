@@ -14,11 +14,11 @@ from sigmatool.load.grouping import text_column, text_key_notes
 from sigmatool.load.logs import trainer_log
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
 from sigmatool.load.sources import Source
+from sigmatool.options import InputOptions
 from sigmatool.trainers.dumps import DumpFile, TrainerLog
 from sigmatool.trainers.dumps.files import natural
 from sigmatool.trainers.dumps.log import ROLLOUTS
 from sigmatool.trainers.dumps.readers import Options
-from sigmatool.options import InputOptions
 
 
 def run_log(options: InputOptions) -> TrainerLog:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from sigmatool.columns import labels, percent
@@ -9,6 +12,9 @@ from sigmatool.options import COLUMN
 from sigmatool.options.plan import PlanOptions
 from sigmatool.plan.groups import Plans
 from sigmatool.render import View, also_in_data
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 # The table shows what the headline compares; CSV, JSON and parquet carry every column.
 # (the estimator: in the headline.)
@@ -186,3 +192,40 @@ def distribution_view(plans: Plans) -> View:
         keys=("strategy", *plans.by),
         bars=("prompt_share",),
     )
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """``plan``'s answer: the plans against uniform G (``distribution``: prompts and rollouts per group size
+    and strategy instead); ``--plot`` draws the first group's plan. ``trust``: what the valuation says of
+    the values beyond the logged samples (:meth:`~sigmatool.estimators.Valuation.bias_note`)."""
+
+    plans: Plans
+    distribution: bool = False
+    trust: tuple[str, ...] = ()
+
+    def frame(self) -> pl.DataFrame:
+        return self.plans.distribution if self.distribution else self.plans.summary
+
+    def view(self) -> View:
+        return distribution_view(self.plans) if self.distribution else view(self.plans)
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """A rollout plan's group size per p, and its objective against the best uniform G at equal
+        rollouts."""
+        from sigmatool.figures.plan import plan_figure
+        from sigmatool.plan.core import plan_frames
+
+        frames = plan_frames(self.plans.plans[0])
+        return plan_figure(
+            frames.allocation,
+            frames.comparison,
+            objective=frames.objective,
+            source=source,
+            estimator=frames.estimator,
+            caption=caption,
+            style=style,
+        )
+
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(line for line in self.trust if line)

@@ -70,7 +70,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
@@ -84,9 +84,12 @@ from sigmatool.kernels.shuffled import KeptLaw, kept_law
 from sigmatool.kernels.shuffled import short_after as shuffled_short
 from sigmatool.kernels.shuffled import short_mean as shuffled_mean
 from sigmatool.options import COLUMN
-from sigmatool.trainers.settings import STREAMED, LoopSettings
 from sigmatool.preflight import others
 from sigmatool.render import View, also_in_data
+from sigmatool.trainers.settings import STREAMED, LoopSettings
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 FloatArray = NDArray[np.float64]
 ENDLESS_TAIL = 1e-15  # an endless loop's batch distribution is summed until this much chance is left
@@ -553,6 +556,63 @@ class PreflightResult:
     step: Step
     estimator: str
     curve: pl.DataFrame | None = None
+    trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+
+    def frame(self) -> pl.DataFrame:
+        return self.summary
+
+    def view(self) -> View:
+        """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
+        rest named in a footnote), shares as percentages, notes on what is assumed."""
+        names = self.summary.columns
+        st = self.settings
+        shown = others.shown(st) or (SHOWN if st.filter else PLAIN_SHOWN)
+        hidden = [c for c in names if c not in GIVEN and c not in shown]
+        footer = [
+            f"{self.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
+            "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
+        ]
+        if st.filter and st.trainer in STREAMED:
+            footer = [
+                f"{self.estimator} keep probabilities; prompts drawn with replacement, groups finishing in an "
+                "order that does not depend on their rewards (docs/preflight.md).",
+                "prompts per step, rollouts trained: expected per step; data passes: the run's prompts ÷ the "
+                "dataset's; no cap and no crash in this loop",
+            ]
+        elif st.filter:
+            footer.append(
+                "gen batches, rollouts trained: expected per step; safe gen batch size, safe max gen batches: the smallest that keep "
+                f"the run's crash chance under {self.settings.risk:.0%} (--risk)"
+            )
+        else:
+            footer.append(
+                "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
+                "assumed; the lost_seq_* columns, the other aggregations, equal it then."
+            )
+        said = [c for c in hidden if self.summary[c].null_count() < self.summary.height]  # not all empty
+        footer.append(also_in_data(_batches(said)))
+        return View(
+            headline=headline(self),
+            footer=footer,
+            percent=percent(names),
+            labels=labels(names),
+            hide=hidden,
+            given=GIVEN,
+        )
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        """P(crash over the run) against the oversampling multiplier, and the wasted share of generation
+        (None: the loop has no such curve)."""
+        if self.curve is None:
+            return None
+        from sigmatool.figures.preflight import preflight_figure
+
+        return preflight_figure(
+            self.curve, self.settings, source=source, estimator=self.estimator, caption=caption, style=style
+        )
+
+    def warnings(self) -> tuple[str, ...]:
+        return self.trust
 
 
 def _shuffled_crash(keep: Keep, settings: LoopSettings) -> float | None:
@@ -744,7 +804,8 @@ def analyse(
     drawn = curve(keep, settings) if figure and settings.filter and settings.trainer in CURVED else None
     estimator = val.label_at(hist, settings.n)
     summary = summary.with_columns(pl.lit(estimator).alias("estimator"))
-    return PreflightResult(summary, settings, s, estimator, drawn)
+    trust = tuple(line for line in (val.bias_note(),) if line)
+    return PreflightResult(summary, settings, s, estimator, drawn, trust)
 
 
 def headline(result: PreflightResult) -> str:
@@ -804,59 +865,32 @@ SHOWN = (
 PLAIN_SHOWN = ("keep_rate", "silent_share_mean", "silent_over", "p_silent_over", "lost_token_mean")
 
 
-def view(result: PreflightResult) -> View:
-    """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
-    rest named in a footnote), shares as percentages, notes on what is assumed."""
-    names = result.summary.columns
-    st = result.settings
-    shown = others.shown(st) or (SHOWN if st.filter else PLAIN_SHOWN)
-    hidden = [c for c in names if c not in GIVEN and c not in shown]
-    footer = [
-        f"{result.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
-        "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
-    ]
-    if st.filter and st.trainer in STREAMED:
-        footer = [
-            f"{result.estimator} keep probabilities; prompts drawn with replacement, groups finishing in an "
-            "order that does not depend on their rewards (docs/preflight.md).",
-            "prompts per step, rollouts trained: expected per step; data passes: the run's prompts ÷ the "
-            "dataset's; no cap and no crash in this loop",
+@dataclass(frozen=True)
+class PreflightColumns:
+    """``preflight`` on several pass-rate columns: one loop each, shown side by side (no figure)."""
+
+    results: Mapping[str, PreflightResult]
+
+    def frame(self) -> pl.DataFrame:
+        """The summaries, one row per column, keyed by it."""
+        keyed = [
+            r.summary.select(pl.lit(c, dtype=pl.String).alias(COLUMN), pl.all())
+            for c, r in self.results.items()
         ]
-    elif st.filter:
-        footer.append(
-            "gen batches, rollouts trained: expected per step; safe gen batch size, safe max gen batches: the smallest that keep "
-            f"the run's crash chance under {result.settings.risk:.0%} (--risk)"
-        )
-    else:
-        footer.append(
-            "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
-            "assumed; the lost_seq_* columns, the other aggregations, equal it then."
-        )
-    said = [c for c in hidden if result.summary[c].null_count() < result.summary.height]  # not all empty
-    footer.append(also_in_data(_batches(said)))
-    return View(
-        headline=headline(result),
-        footer=footer,
-        percent=percent(names),
-        labels=labels(names),
-        hide=hidden,
-        given=GIVEN,
-    )
+        return pl.concat(keyed, how="vertical_relaxed")
 
+    def view(self) -> View:
+        """Each column's headline, named, then the summaries side by side."""
+        first = next(iter(self.results.values())).view()
+        lines = [f"{column}: {headline(result)}" for column, result in self.results.items()]
+        return replace(first, headline="\n".join(lines), keys=(COLUMN,))
 
-def stacked(results: Mapping[str, PreflightResult]) -> pl.DataFrame:
-    """The summaries of one loop on each of several pass-rate columns, one row per column, keyed by it."""
-    return pl.concat(
-        [r.summary.select(pl.lit(c, dtype=pl.String).alias(COLUMN), pl.all()) for c, r in results.items()],
-        how="vertical_relaxed",
-    )
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        return None
 
-
-def columns_view(results: Mapping[str, PreflightResult]) -> View:
-    """The table view of :func:`stacked`: each column's headline, named, then the summaries side by side."""
-    first = view(next(iter(results.values())))
-    lines = [f"{column}: {headline(result)}" for column, result in results.items()]
-    return replace(first, headline="\n".join(lines), keys=(COLUMN,))
+    def warnings(self) -> tuple[str, ...]:
+        """Each column's warnings, named by it."""
+        return tuple(f"{c}: {line}" for c, result in self.results.items() for line in result.warnings())
 
 
 def _batches(names: list[str]) -> list[str]:

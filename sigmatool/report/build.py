@@ -26,7 +26,6 @@ from sigmatool.figures import (
 from sigmatool.figures.preflight import preflight_figure
 from sigmatool.groupsize import GroupSizeCurve, GroupSizeResult
 from sigmatool.options import BudgetOptions, InputOptions, SilentOptions
-from sigmatool.trainers.settings import LoopSettings
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
 from sigmatool.report.html import render_html
@@ -37,6 +36,7 @@ from sigmatool.report.provenance import provenance
 from sigmatool.silent import SilentResult
 from sigmatool.track import TrackResult
 from sigmatool.track.expected import Estimate
+from sigmatool.trainers.settings import LoopSettings
 
 
 @dataclass(eq=False)
@@ -181,7 +181,7 @@ def _headline(item: ReportInput, options: ReportOptions) -> Headline:
 def _warnings(answers: _Analysed) -> tuple[str, ...]:
     """What the commands' headlines say of the numbers' trust (an estimator biased beyond n, an estimate
     outside what the data allow), as the report's notes of this input."""
-    said = (*answers.silent.warnings, *answers.budget.warnings)
+    said = (*answers.silent.warnings(), *answers.budget.warnings(), *answers.groupsize.warnings())
     return tuple(dict.fromkeys(line for line in said if line))
 
 
@@ -297,9 +297,7 @@ def tracked_run(inputs: InputOptions, estimate: Estimate = None) -> TrackResult:
 
 def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
     """The figure's frame of :func:`tracked_run`, for the report's track section."""
-    from sigmatool.figures.commands import track_frame
-
-    return track_frame(tracked_run(inputs))
+    return tracked_run(inputs).band
 
 
 def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:

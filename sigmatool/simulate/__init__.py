@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -45,6 +46,9 @@ from sigmatool.simulate.dynamics import (
     Sizes,
 )
 from sigmatool.simulate.start import BETA_MIX, CLIP, Start, start_population, start_sample
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 __all__ = [
     "BETA_MIX",
@@ -86,10 +90,29 @@ SUMMARY_COLUMNS = (
 
 @dataclass(frozen=True)
 class SimulationRun:
-    """A controlled run as ``--plot`` draws it: the per-step ``trace`` and the per-method ``summary``."""
+    """``simulate``'s answer: the per-step ``trace`` and the per-method ``summary`` with its table view
+    (``table``); ``traced`` (``--trace``) writes the trace instead of the summary."""
 
     trace: pl.DataFrame
     summary: pl.DataFrame
+    table: View | None = None
+    traced: bool = False
+
+    def frame(self) -> pl.DataFrame:
+        return self.trace if self.traced else self.summary
+
+    def view(self) -> View | None:
+        """The summary's view; the trace keeps its headline, not the footnotes on the summary's columns."""
+        return replace(self.table, footer=[]) if self.traced and self.table is not None else self.table
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot:
+        """Observed against predicted silent share per step, and the hardest quartile's p."""
+        from sigmatool.figures.simulate import simulate_figure
+
+        return simulate_figure(self.trace, self.summary, source=source, caption=caption, style=style)
+
+    def warnings(self) -> tuple[str, ...]:
+        return ()
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,15 @@ every step after); ``forgotten at step s`` (solved before s, unsolved from s on)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from sigmatool.render.table import View
+
+if TYPE_CHECKING:
+    from sigmatool.figures.plot import Plot
 
 COLUMNS = (
     "prompt",
@@ -107,3 +113,22 @@ def view(stories: pl.DataFrame) -> View:
             "agreed (no gradient); per_step (step:k/n) in the data formats"
         ],
     )
+
+
+@dataclass(frozen=True)
+class Stories:
+    """``track --per-prompt``: one row per prompt over the run (:func:`prompt_stories`); no figure."""
+
+    stories: pl.DataFrame
+
+    def frame(self) -> pl.DataFrame:
+        return self.stories
+
+    def view(self) -> View:
+        return view(self.stories)
+
+    def figure(self, source: str, caption: bool | None = None, style: str = "screen") -> Plot | None:
+        return None
+
+    def warnings(self) -> tuple[str, ...]:
+        return ()

@@ -9,9 +9,9 @@ and reward rules per trainer, with the code they were read from: docs/trainers.m
 
 from __future__ import annotations
 
+from sigmatool.options import TRAINERS
 from sigmatool.trainers.dumps.files import DumpFile, find_dump_files, refuse_pickle, step_of
 from sigmatool.trainers.dumps.log import COLUMNS, TrainerLog, describe_bad_rows, rollout_counts, scan_trainer
-from sigmatool.options import TRAINERS
 
 __all__ = [
     "COLUMNS",

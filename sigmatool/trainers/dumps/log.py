@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from sigmatool.errors import DataError, first_line
+from sigmatool.options.inputs import LABELS
 from sigmatool.trainers.dumps.files import DumpFile, check_trainer, refuse_pickle, step_of
 from sigmatool.trainers.dumps.readers import READERS, ROW, Options, Part, choose_trl_reward, parquet_schema
 from sigmatool.trainers.dumps.rewards import REWARD, bad_reason, flags
-from sigmatool.options.inputs import LABELS
 
 COLUMNS = ("step", "group", "prompt", "reward", "right", "usable", "bad")
 # The name a rollout log read with --rollouts (sigmatool.load.runs) goes by where a trainer's name would stand.
