@@ -150,9 +150,12 @@ def warned(
 def plugin_beyond(summary: pl.DataFrame, hist: pl.DataFrame | None, size: str = "G") -> str:
     """:meth:`Valuation.bias_note` of the plug-in when some plug-in row of ``summary`` has a finite ``size``
     (its G) above the fewest samples n of the counts ``hist`` (else empty)."""
-    if hist is None or "n" not in hist.columns or ESTIMATOR not in summary.columns or not hist.height:
+    if hist is None or "n" not in hist.columns or ESTIMATOR not in summary.columns:
         return ""
-    n = int(hist["n"].min())  # type: ignore[arg-type]
+    counts = hist["n"].drop_nulls()  # bare rates (no n) are exact at every G
+    if counts.is_empty():
+        return ""
+    n = int(counts.min())  # type: ignore[arg-type]
     G = pl.col(size).cast(pl.Float64)
     beyond = (pl.col(ESTIMATOR) == "plug-in") & (G > n) & G.is_finite()
     return Valuation(short=n).bias_note() if summary.filter(beyond).height else ""
