@@ -70,3 +70,17 @@ def test_a_long_table_shows_its_first_rows_and_says_how_to_get_all(tmp_path: Pat
     lines = _table(120, "silent", path, "--by", "g")
     assert 40 == sum(1 for line in lines if "│" in line)
     assert any("first 40 of 50,000 rows shown" in line and "--format csv" in line for line in lines)
+
+
+def test_a_number_that_is_not_zero_never_shows_as_zero() -> None:
+    from sigmatool.render import View
+    from sigmatool.render.table import _number
+
+    view = View()
+    assert ["0", "<0.001", ">-0.001", "<0.0001", "0.500"] == [
+        _number(0.0, "x", view, 0),
+        _number(1e-188, "x", view, 0),
+        _number(-1e-188, "x", view, 3),
+        _number(1e-9, "x", view, 4),
+        _number(0.5, "x", view, 3),
+    ]

@@ -27,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sigmatool.options.preflight import LoopSettings
+from sigmatool.render import chance
 
 FloatArray = NDArray[np.float64]
 TAIL = 1e-16  # a sum over an unbounded count stops when this much chance is left
@@ -223,7 +224,7 @@ def loop_more(row: dict[str, object], st: LoopSettings) -> str:
     """What a loop adds to the headline: SkyRL's failing batches and copies, NeMo-RL's rows."""
     if st.replace:
         fails, copied = float(row["p_batch_fails"]), row["copied_share"]  # type: ignore[arg-type]
-        said = f" A batch fails with probability {fails:.3g} (no more than {st.min_replace_ratio:.0%} of its groups differ)"
+        said = f" A batch fails with probability {chance(fails)} (no more than {st.min_replace_ratio:.0%} of its groups differ)"
         if isinstance(copied, float) and not math.isnan(copied):
             said += f"; {copied:.0%} of a trained batch's groups are copies of others"
         return said + "."

@@ -126,10 +126,37 @@ def _number(value: Any, name: str, view: View, decimals: int | None = None) -> s
             return percentage(value)
         if abs(value) >= 1e4:
             return f"{value:,.0f}"
-        return f"{value:,.{decimals}f}" if decimals is not None else f"{value:.4g}"
+        if decimals is None:
+            return f"{value:.4g}"
+        text = f"{value:,.{decimals}f}"
+        if value != 0 and float(text.replace(",", "")) == 0:
+            return _below(value, max(decimals, TINY_DECIMALS))
+        return text
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+# A number that is not 0 but whose column shows it as 0 reads as below this many decimals' last digit.
+TINY_DECIMALS = 3
+
+
+def _below(value: float, decimals: int) -> str:
+    """``<0.001`` (``>-0.001`` below 0): a value too small for ``decimals`` decimals that is not 0."""
+    step = f"{10.0**-decimals:.{decimals}f}"
+    return f"<{step}" if value > 0 else f">-{step}"
+
+
+def chance(p: float) -> str:
+    """A probability in a sentence, read as the table view reads it: three significant digits, and one
+    that the table's three decimals show as 0 but is not 0, as ``<0.001``.
+
+    >>> [chance(v) for v in (0.0, 1.16e-188, 0.0004, 0.0123, 1.0)]
+    ['0', '<0.001', '<0.001', '0.0123', '1']
+    """
+    if p != 0 and abs(p) < 0.5 * 10.0**-TINY_DECIMALS:
+        return _below(p, TINY_DECIMALS)
+    return f"{p:.3g}"
 
 
 def percentage(share: float, unit: str = "%") -> str:
