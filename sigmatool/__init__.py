@@ -8,7 +8,7 @@ Every public name loads on first use, so that ``sigmatool --version`` imports ne
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+__version__ = "0.4.0"
 
 import importlib
 from typing import TYPE_CHECKING, Any
