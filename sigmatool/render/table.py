@@ -359,10 +359,9 @@ def short_names(names: Sequence[str], limit: int = KEY_WIDTH) -> dict[str, str]:
     """
     long = [n for n in dict.fromkeys(names) if len(n) > limit]
     kept = {n for n in names if len(n) <= limit}
-    head = limit - 1
     tail = (limit - 1) // 2
-    for shorten in (lambda n: n[:head] + "…", lambda n: n[: limit - 1 - tail] + "…" + n[-tail:]):
-        found = {n: shorten(n) for n in long}
+    for start, end in ((limit - 1, 0), (limit - 1 - tail, tail)):
+        found = {n: n[:start] + "…" + (n[-end:] if end else "") for n in long}
         if len(set(found.values())) == len(long) and not kept & set(found.values()):
             return found
     return {n: f"#{i}" for i, n in enumerate(long, 1)}
