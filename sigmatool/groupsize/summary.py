@@ -313,11 +313,17 @@ def plotted(
     sized: pl.DataFrame | None = None,
 ) -> GroupSizeCurve:
     """What ``--plot`` draws: the exact G against p and, under a prior, each count's posterior G (from
-    ``sized``, the rows with their sizes, when already made)."""
-    if not val.posterior:
+    ``sized``, the rows with their sizes, when already made); by the rule of each cell (counts, no prior
+    named), the posterior G of the counts sized beyond their n."""
+    if not (val.posterior or (val.keyed and isinstance(hist, pl.DataFrame) and "n" in hist.columns)):
         return curve(hist, by, options, grader=val.grader)
     rows = sized_rows(hist, by, options, prior=val) if sized is None else sized
-    return curve(hist, by, options, rows, f"prior {val.prior.label}", grader=val.grader)
+    if val.posterior:
+        return curve(hist, by, options, rows, f"prior {val.prior.label}", grader=val.grader)
+    beyond = rows.filter(pl.col("sized_by") != PLUGIN) if "sized_by" in rows.columns else rows.clear()
+    if beyond.is_empty():
+        return curve(hist, by, options, grader=val.grader)
+    return curve(hist, by, options, beyond, "prior npmle, beyond n", grader=val.grader)
 
 
 def analyse(
