@@ -6,18 +6,14 @@ update is exactly the group's reward std σ times a direction.
 Every public name loads on first use, so that ``sigmatool --version`` imports neither polars nor numpy.
 """
 
-# Run as the command line (the console script, or `python -m sigmatool` while it is located), a Ctrl-C
-# from here on exits 130 without a traceback (sigmatool.entry): first, before anything else is imported
-# (and so with no `from __future__` import, which would import a module ahead of it).
+# Run as the command line, a Ctrl-C from here on exits 130 without a traceback (sigmatool.interrupts): first,
+# before anything else is imported (and so with no `from __future__` import, which imports a module).
 import sys as _sys
 
-if _sys.argv[:1] == ["-m"] or _sys.argv[0].replace("\\", "/").rsplit("/", 1)[-1] in (
-    "sigmatool",
-    "sigmatool.exe",
-):
-    from sigmatool.entry import quiet_interrupts as _quiet
+from sigmatool import interrupts as _interrupts
 
-    _quiet()
+if _interrupts.as_command_line(_sys.argv):
+    _interrupts.quiet()
 
 __version__ = "0.4.0"
 

@@ -1,37 +1,13 @@
 """The ``sigmatool`` console script: as little as possible runs before Ctrl-C is handled."""
 
-# Imported first of all by the command line (sigmatool/__init__.py): only what start-up has loaded already
-# (``_signal`` is the interpreter's own module under ``signal``, which would import enum first), and no
-# ``from __future__`` import, which would import a module of its own.
-import _signal  # type: ignore[import-not-found]  # no stub: it is signal's C half
+from __future__ import annotations
+
 import gc
 import os
 import sys
 from collections.abc import MutableMapping
 
-# The exit code of a run ended by Ctrl-C (sigmatool.errors.ExitCode.INTERRUPTED, not imported: it is heavier).
-INTERRUPTED = 130
-
-
-def _interrupted(signum: int, frame: object) -> None:
-    """Ctrl-C before the command line handles it: nothing is written yet, so the run ends here."""
-    os.write(2, b"interrupted\n")
-    os._exit(INTERRUPTED)
-
-
-def quiet_interrupts() -> None:
-    """Until the command line takes Ctrl-C over (:func:`sigmatool.cli.main`), a Ctrl-C ends the run at
-    once with exit code 130 and no traceback. Called as the package is imported by the console script or
-    ``python -m sigmatool`` (sigmatool/__init__.py), so that importing it, and then typer, polars and rich,
-    is covered; what comes before is the interpreter's own start-up."""
-    if threading_main():
-        _signal.signal(_signal.SIGINT, _interrupted)
-
-
-def threading_main() -> bool:
-    """Whether this is the main thread, the only one that may set a signal handler."""
-    threading = sys.modules.get("threading")
-    return threading is None or threading.current_thread() is threading.main_thread()
+from sigmatool import interrupts
 
 
 def _version() -> int:
@@ -61,7 +37,7 @@ def single_threaded_blas(environ: MutableMapping[str, str] | None = None) -> Non
 
 def run() -> None:
     """Import the command line and run it; a Ctrl-C during start-up exits 130 without a traceback."""
-    quiet_interrupts()
+    interrupts.quiet()
     if sys.argv[1:] == ["--version"]:
         raise SystemExit(_version())
     from sigmatool import memory

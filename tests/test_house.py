@@ -175,7 +175,7 @@ def test_no_import_cycle() -> None:
 
 # Bottom first. A module's layer is that of its top-level name under sigmatool (sigmatool.load.rows: load).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "options", "kernels", "columns", "cleanup", "memory", "progress"),  # what every layer shares
+    ("errors", "options", "kernels", "columns", "cleanup", "memory", "progress", "interrupts"),  # shared
     # The log's query (sql) is read by the engines that run it (load.engine), so it sits below load.
     ("sql",),
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells

@@ -98,7 +98,7 @@ def _group(args: Sequence[str]) -> click.Command:
 def _interrupts_raise() -> Any:
     """From here on a Ctrl-C raises KeyboardInterrupt, which :func:`main` maps to exit 130 once the run's
     temporary files are removed; returns the handler it replaces (the start-up one of
-    :func:`sigmatool.entry.quiet_interrupts`), or None off the main thread."""
+    :func:`sigmatool.interrupts.quiet`), or None off the main thread."""
     try:
         return signal.signal(signal.SIGINT, signal.default_int_handler)
     except ValueError:

@@ -62,10 +62,8 @@ def track_figure(
         fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT, look)
         ax = fig.subplots()
         plot = Plot("track", fig, "", look=look)
-        parts = groups(frame.sort([*by, "step"], maintain_order=True), by)
-        looks = group_looks([label for label, _ in parts])
-        for label, part in parts:
-            colour = looks[label][0] if by else BLACK
+        for label, part in (parts := groups(frame.sort([*by, "step"], maintain_order=True), by)):
+            colour = group_looks([name for name, _ in parts])[label][0] if by else BLACK
             suffix = f" · {label}" if label else ""
             if compared:
                 known = part.filter(pl.col("expected_silent").is_not_null())
