@@ -469,3 +469,13 @@ def test_estimator_unbiased_is_refused_by_groupsize(fifty_samples: Path) -> None
     out = invoke("groupsize", fifty_samples, "--k-col", "k", "--n-col", "n", "--estimator", "unbiased")
     assert 2 == out.exit_code
     assert "--estimator unbiased" in out.stderr
+
+
+def test_few_prompts_identify_no_prior_and_their_sizes_beyond_n_are_not_identified(tmp_path: Path) -> None:
+    path = tmp_path / "few.csv"
+    path.write_text("k,n\n1,4\n0,4\n4,4\n")  # p̂ = ¼ needs G = 12 > 4 at φ* = 0.9; 0 and 1 need more
+    out = invoke("groupsize", path, "--k-col", "k", "--n-col", "n", "--bins", "0", "--format", "table")
+    assert 0 == out.exit_code
+    assert "no prompt has a size the data identify" in headline(out.stdout)
+    assert "100.0% would need G beyond their n samples" in headline(out.stdout)
+    assert "fewer than the 30 a prior needs" in out.stderr

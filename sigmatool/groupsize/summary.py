@@ -241,6 +241,8 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
             "not identified"
         )
     if row["g_median"] is None:
+        if unknown > 0:
+            return f"{lead}: no prompt has a size the data identify; {unreachable}."
         return f"{lead}: no prompt is reachable with G ≤ {options.max_size}; {unreachable}."
     if row["g_min"] == row["g_max"]:
         schedule = f"every reachable prompt needs the same G = {row['g_max']}, so a schedule saves nothing"
