@@ -6,9 +6,16 @@ update is exactly the group's reward std σ times a direction.
 Every public name loads on first use, so that ``sigmatool --version`` imports neither polars nor numpy.
 """
 
-from __future__ import annotations
+# Run as the command line, a Ctrl-C from here on exits 130 without a traceback (sigmatool.interrupts): first,
+# before anything else is imported (and so with no `from __future__` import, which imports a module).
+import sys as _sys
 
-__version__ = "0.2.0"
+from sigmatool import interrupts as _interrupts
+
+if _interrupts.as_command_line(_sys.argv):
+    _interrupts.quiet()
+
+__version__ = "0.4.0"
 
 import importlib
 from typing import TYPE_CHECKING, Any

@@ -74,6 +74,7 @@ COLUMNS = _declare(
     Column("grpo_over_drgrpo", "GRPO ÷\nDr. GRPO"),
     # groupsize
     Column("unreachable", "unreach-\nable", "prompts", "out of\nreach"),
+    Column("not_identified", "not\nidentified", "prompts", "not\nident."),
     Column("g_min", "G\nmin", "G"),
     Column("g_median", "G\nmedian", "G"),
     Column("g_p90", "G\np90", "G"),

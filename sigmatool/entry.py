@@ -7,6 +7,8 @@ import os
 import sys
 from collections.abc import MutableMapping
 
+from sigmatool import interrupts
+
 
 def _version() -> int:
     """``sigmatool --version`` answered before typer, click and rich load (they would triple its time)."""
@@ -35,6 +37,7 @@ def single_threaded_blas(environ: MutableMapping[str, str] | None = None) -> Non
 
 def run() -> None:
     """Import the command line and run it; a Ctrl-C during start-up exits 130 without a traceback."""
+    interrupts.quiet()
     if sys.argv[1:] == ["--version"]:
         raise SystemExit(_version())
     from sigmatool import memory
@@ -45,9 +48,6 @@ def run() -> None:
     # collecting garbage among them costs tens of milliseconds and frees nothing. The collector is off
     # until a command starts its work (sigmatool.cli.run.check), which freezes what exists and resumes it.
     gc.disable()
-    try:
-        from sigmatool.cli import main
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(130) from None
+    from sigmatool.cli import main
+
     raise SystemExit(main())

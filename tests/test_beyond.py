@@ -171,10 +171,17 @@ def test_under_a_beta_prior_never_and_always_solved_prompts_are_reachable() -> N
     assert 0 == out["unreachable"][0]
 
 
-def test_without_a_prior_never_and_always_solved_prompts_are_unreachable() -> None:
+def test_at_p_hat_never_and_always_solved_prompts_are_unreachable() -> None:
     k, _, w = _eight()
-    out = _csv("groupsize", EIGHT, *COUNTS, "--bins", "0")
+    out = _csv("groupsize", EIGHT, *COUNTS, "--bins", "0", "--estimator", "plugin")
     assert int(w[(k == 0) | (k == 8)].sum()) == out["unreachable"][0]
+
+
+def test_with_prior_none_never_and_always_solved_prompts_are_not_identified() -> None:
+    k, _, w = _eight()
+    out = _csv("groupsize", EIGHT, *COUNTS, "--bins", "0", "--prior", "none")
+    assert 0 == out["unreachable"][0]
+    assert int(w[(k == 0) | (k == 8)].sum()) <= out["not_identified"][0]
 
 
 def test_the_fitted_prior_is_reported_on_stderr() -> None:

@@ -233,3 +233,25 @@ def test_with_no_data_the_report_is_of_the_bundled_sample(tmp_path: Path) -> Non
     cards = re.findall(r'<article class="card"><h3>([^<]*)</h3>', (tmp_path / "r.html").read_text())
     assert 0 == done.returncode
     assert ["&lt;bundled Big-Math sample&gt;"] == cards
+
+
+def _settings(tmp_path: Path, *args: str) -> dict[str, str]:
+    """The report's settings (``- name: value`` lines of its inputs section), by name."""
+    path = tmp_path / "report.md"
+    done = invoke("report", BIGMATH, *args, "-o", path)
+    assert 0 == done.exit_code, done.stderr
+    lines = [line[2:] for line in path.read_text().splitlines() if line.startswith("- ")]
+    return dict(line.split(": ", 1) for line in lines if ": " in line)
+
+
+def test_prior_none_names_the_estimator_the_run_uses(tmp_path: Path) -> None:
+    said = _settings(tmp_path, "--prior", "none")
+    assert "unbiased to n" == said["estimator"]
+    assert said["prior"].startswith("none: ")
+    assert "beyond its n, not identified" in said["prior"]
+
+
+def test_the_default_estimator_says_the_prior_answers_beyond_n(tmp_path: Path) -> None:
+    said = _settings(tmp_path)
+    assert "unbiased, npmle beyond n" == said["estimator"]
+    assert said["prior"].startswith("auto: ")

@@ -317,3 +317,24 @@ def test_any_schedule_text_is_taken_or_refused_in_one_line(flag: str, text: str)
     assert result.exit_code in (0, 1, 2), result.stderr
     if result.exit_code:
         one_error_line(result.stderr)
+
+
+def test_export_order_of_an_input_with_a_row_column_keeps_it_and_names_ours_apart(tmp_path: Path) -> None:
+    source = tmp_path / "rows.csv"
+    source.write_text("row,pass_rate\n" + "\n".join(f"{100 + i},{(i % 7) / 8}" for i in range(30)) + "\n")
+    path = tmp_path / "order.csv"
+    out = invoke("curriculum", source, "--schedule", "band", "--band", "0,1", "--batch-size", 4, "--steps", 3,
+                 "-G", 2, "--export-order", path, "--format", "csv")  # fmt: skip
+    assert 0 == out.exit_code, out.stderr
+    order = pl.read_csv(path)
+    assert ["step", "curriculum_row", "row", "pass_rate"] == order.columns
+    assert (order["curriculum_row"] + 100).to_list() == order["row"].to_list()  # the input's own, kept
+
+
+def test_per_prompt_of_an_input_with_a_weight_column_names_ours_apart(tmp_path: Path) -> None:
+    source = tmp_path / "weights.csv"
+    source.write_text("weight,pass_rate\n" + "\n".join(f"{i},{(i % 7) / 8}" for i in range(30)) + "\n")
+    out = invoke("curriculum", source, "--schedule", "band", "--band", "0,1", "--batch-size", 4, "-G", 2,
+                 "--per-prompt", "--format", "csv")  # fmt: skip
+    assert 0 == out.exit_code, out.stderr
+    assert ["weight", "pass_rate", "curriculum_weight"] == csv_of(out).columns

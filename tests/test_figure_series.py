@@ -11,7 +11,8 @@ import pytest
 
 from sigmatool import budget, silent
 from sigmatool.figures import budget_figure, difficulty_figure, groupsize_figure, silent_figure
-from sigmatool.figures.style import MAX_SERIES
+from sigmatool.figures.plot import Plot
+from sigmatool.figures.style import MAX_SERIES, group_looks
 from sigmatool.load import read_histogram
 from sigmatool.options import InputOptions
 
@@ -87,3 +88,27 @@ def test_the_report_page_says_which_columns_its_figures_draw(hist: pl.DataFrame,
     # Difficulty, silent, budget and group size say it, in the caption and the figure's label.
     assert page.count(_said(len(NAMES))) == 2 * 4
     assert NAMES[-1] in page  # the tables hold every column
+
+
+def _colour_of(plot: Plot, label: str) -> str:
+    """The colour drawn for the series of this label (a line's, or an outline's edge), as #rrggbb."""
+    from matplotlib.colors import to_hex
+
+    series = plot.get(label)
+    (artist,) = plot.figure.findobj(lambda a: a.get_gid() == series.gid)
+    return str(to_hex(artist.get_color() if hasattr(artist, "get_color") else artist.get_edgecolor()))
+
+
+def test_two_figures_of_the_same_names_give_each_name_one_colour() -> None:
+    # The groups come in another order to each figure: the histogram as read, the summary as given.
+    hist = pl.DataFrame({"model": ["zeta", "zeta", "alpha", "alpha"], "p": [0.25, 0.5, 0.5, 0.75],
+                         "prompts": [3, 1, 2, 2]})  # fmt: skip
+    summary = silent.summarize(hist, ("model",), [2.0, 4.0, 8.0])
+    shown = difficulty_figure(hist, by=("model",), caption=False)
+    drawn = silent_figure(summary.sort("model", maintain_order=True), by=("model",))
+    for name in ("alpha", "zeta"):
+        assert _colour_of(shown, f"prompts · {name}") == _colour_of(drawn, f"silent · {name}")
+
+
+def test_group_colours_follow_the_names_not_their_order() -> None:
+    assert group_looks(["zeta", "alpha"]) == group_looks(["alpha", "zeta"])

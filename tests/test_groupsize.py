@@ -242,6 +242,7 @@ def test_summary_definitions_on_a_weighted_hand_example() -> None:
         "p_hi": 1.0,
         "prompts": 12.0,
         "unreachable": 2.0,
+        "not_identified": 0,
         "g_min": 7,
         "g_median": 7,
         "g_p90": 22,
@@ -295,10 +296,22 @@ def test_summary_rows_are_all_then_every_bin() -> None:
 
 
 def test_each_summary_row_names_its_estimator() -> None:
-    plain = csv_of(invoke("groupsize", BIGMATH, "--bins", "2", "--format", "csv"))
+    plain = csv_of(invoke("groupsize", BIGMATH, "--bins", "2", "--estimator", "plugin", "--format", "csv"))
     prior = csv_of(invoke("groupsize", BIGMATH, "--bins", "2", "--prior", "beta", "--format", "csv"))
     assert ["plug-in"] * 3 == plain["estimator"].to_list()
     assert ["prior beta"] * 3 == prior["estimator"].to_list()
+
+
+def test_each_summary_row_names_what_sized_its_prompts_under_the_rule() -> None:
+    # Big-Math logs 64 answers: the middle bins' sizes are all within 64; the edges hold p̂ ∈ {0, 1}.
+    out = csv_of(invoke("groupsize", BIGMATH, "--bins", "4", "--format", "csv"))
+    assert [
+        "plug-in + prior npmle",
+        "plug-in + prior npmle",
+        "plug-in",
+        "plug-in",
+        "plug-in + prior npmle",
+    ] == (out["estimator"].to_list())
 
 
 def test_bins_zero_gives_the_overall_row_only() -> None:
@@ -315,7 +328,8 @@ def test_bin_prompts_add_up_to_the_overall_row() -> None:
 
 
 def test_bigmath_unreachable_share_is_the_papers_always_silent_share() -> None:
-    row = csv_of(invoke("groupsize", BIGMATH, "--bins", "0", "--format", "csv")).row(0, named=True)
+    args = ("--bins", "0", "--estimator", "plugin", "--format", "csv")
+    row = csv_of(invoke("groupsize", BIGMATH, *args)).row(0, named=True)
     assert 215_608 == row["prompts"]
     assert 0.1118 == round(row["unreachable"] / row["prompts"], 4)
 
@@ -368,7 +382,7 @@ def test_per_prompt_jsonl_gives_null_for_unreachable(paper_csv: Path, tmp_path: 
 
 
 def test_table_view_leads_with_the_headline() -> None:
-    result = invoke("groupsize", BIGMATH, "--format", "table")
+    result = invoke("groupsize", BIGMATH, "--estimator", "plugin", "--format", "table")
     assert 0 == result.exit_code
     first = headline(result.stdout)
     assert first.startswith("To reach 90% fidelity: median G = ")
@@ -378,3 +392,90 @@ def test_table_view_leads_with_the_headline() -> None:
 def test_headline_names_prompts_beyond_max_g() -> None:
     result = invoke("groupsize", BIGMATH, "--max-G", "50", "--format", "table")
     assert "need G > 50" in headline(result.stdout)
+
+
+# ------------------------------------------------------------------------------- the rule of each cell
+
+
+@pytest.fixture
+def fifty_samples(tmp_path: Path) -> Path:
+    """Counts of n = 50: one prompt per k, and 40 more at k = 25 (p̂ = ½ needs G = 7 at φ* = 0.9)."""
+    path = tmp_path / "fifty.csv"
+    rows = [f"p{k:02d},{k},50" for k in range(51)] + [f"p25-{i:02d},25,50" for i in range(40)]
+    path.write_text("prompt_id,k,n\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def sized(path: Path, *args: str) -> pl.DataFrame:
+    out = invoke("groupsize", path, "--k-col", "k", "--n-col", "n", "--id-col", "prompt_id", "--per-prompt",
+                 "--format", "csv", *args)  # fmt: skip
+    assert 0 == out.exit_code, out.stderr
+    return csv_of(out).with_columns(pl.col("id").str.slice(1, 2).cast(pl.Int64).alias("k"))
+
+
+def npmle_sizes(k: list[int], min_G: int = 2) -> list[float]:
+    """The NPMLE prior's group sizes at φ* = 0.9 for these counts of 50, from the prior layer."""
+    from sigmatool.prior import fit_prior, posterior_group_size
+
+    ks = np.array([*range(51), *[25] * 40])
+    prior = fit_prior(ks, np.full(ks.size, 50), np.ones(ks.size), kind="npmle")
+    return posterior_group_size(prior, np.array(k), 50, 0.9, min_G=min_G).tolist()
+
+
+def test_prior_none_sizes_within_n_at_p_hat_and_leaves_larger_sizes_not_identified(
+    fifty_samples: Path,
+) -> None:
+    out = sized(fifty_samples, "--prior", "none")
+    beyond = [k for k in range(51) if not 0 < k < 50 or group_sizes([k / 50], 0.9)[0] > 50]
+    assert [1, 2, 48, 49] == [k for k in beyond if 0 < k < 50]  # p̂ = 0.02 needs G = 103 at p̂
+    assert 7 == out.filter(pl.col("k") == 25)["group_size"].unique().item()
+    assert [None] * len(beyond) == out.filter(pl.col("k").is_in(beyond))["group_size"].to_list()
+    assert 50 >= out["group_size"].max()  # type: ignore[operator]
+
+
+def test_prior_none_counts_the_prompts_beyond_n_as_not_identified(fifty_samples: Path) -> None:
+    args = ("--k-col", "k", "--n-col", "n", "--prior", "none", "--bins", "0", "--format", "csv")
+    row = csv_of(invoke("groupsize", fifty_samples, *args)).row(0, named=True)
+    assert 6 == row["not_identified"]  # k = 0, 1, 2, 48, 49, 50
+    assert 0 == row["unreachable"]
+    assert "plug-in + not identified" == row["estimator"]
+
+
+def test_default_sizes_within_n_at_p_hat_and_beyond_n_under_the_npmle_prior(fifty_samples: Path) -> None:
+    out = sized(fifty_samples)
+    assert 7 == out.filter(pl.col("k") == 25)["group_size"].unique().item()
+    assert npmle_sizes([1, 49], min_G=51) == out.filter(pl.col("k").is_in([1, 49]))["group_size"].to_list()
+
+
+def test_default_gives_no_size_beyond_n_that_the_prior_does_not_give(fifty_samples: Path) -> None:
+    out = sized(fifty_samples).filter(pl.col("id").str.len_chars() == 3)
+    beyond = out.filter(pl.col("group_size") > 50).sort("k")
+    assert npmle_sizes(beyond["k"].to_list(), min_G=51) == beyond["group_size"].cast(pl.Float64).to_list()
+
+
+def test_prior_npmle_sizes_every_prompt_under_the_prior(fifty_samples: Path) -> None:
+    out = sized(fifty_samples, "--prior", "npmle").filter(pl.col("id").str.len_chars() == 3).sort("k")
+    expected = npmle_sizes(list(range(51)))
+    assert [None if math.isnan(g) else int(g) for g in expected] == out["group_size"].to_list()
+
+
+def test_estimator_plugin_sizes_every_prompt_at_p_hat(fifty_samples: Path) -> None:
+    out = sized(fifty_samples, "--estimator", "plugin").filter(pl.col("k") == 1)
+    assert 103 == out["group_size"].item()
+    assert 103 == group_sizes([0.02], 0.9)[0]
+
+
+def test_estimator_unbiased_is_refused_by_groupsize(fifty_samples: Path) -> None:
+    out = invoke("groupsize", fifty_samples, "--k-col", "k", "--n-col", "n", "--estimator", "unbiased")
+    assert 2 == out.exit_code
+    assert "--estimator unbiased" in out.stderr
+
+
+def test_few_prompts_identify_no_prior_and_their_sizes_beyond_n_are_not_identified(tmp_path: Path) -> None:
+    path = tmp_path / "few.csv"
+    path.write_text("k,n\n1,4\n0,4\n4,4\n")  # p̂ = ¼ needs G = 12 > 4 at φ* = 0.9; 0 and 1 need more
+    out = invoke("groupsize", path, "--k-col", "k", "--n-col", "n", "--bins", "0", "--format", "table")
+    assert 0 == out.exit_code
+    assert "no prompt has a size the data identify" in headline(out.stdout)
+    assert "100.0% would need G beyond their n samples" in headline(out.stdout)
+    assert "fewer than the 30 a prior needs" in out.stderr

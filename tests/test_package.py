@@ -153,3 +153,29 @@ def test_the_priors_binomial_log_pmf_is_scipy_stats_own_to_the_bit() -> None:
     with np.errstate(divide="ignore"):
         expected = binom.logpmf(k[:, None], n[:, None], atoms[None, :]) + np.log(1.0 / atoms.size)
     assert np.array_equal(prior.log_joint(k, n)[:, : atoms.size], expected)
+
+
+def _newest_changelog_version() -> str:
+    """The version of CHANGELOG.md's first ``## `` heading (``## 0.4.0 (unreleased)`` → ``0.4.0``)."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "CHANGELOG.md").read_text()
+    heading = next(line for line in text.splitlines() if line.startswith("## "))
+    return heading[3:].split()[0]
+
+
+def test_the_version_is_the_changelogs_newest() -> None:
+    assert _newest_changelog_version() == sigmatool.__version__
+
+
+def test_the_command_line_says_the_changelogs_newest_version() -> None:
+    assert f"sigmatool {_newest_changelog_version()}\n" == _version_run().stdout
+
+
+def test_the_package_metadata_takes_its_version_from_the_package() -> None:
+    from pathlib import Path
+
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+    config = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert "version" not in config["project"]
+    assert {"attr": "sigmatool.__version__"} == config["tool"]["setuptools"]["dynamic"]["version"]

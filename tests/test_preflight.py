@@ -477,3 +477,16 @@ def test_a_shuffled_epoch_s_first_step_is_the_simulations() -> None:
     assert abs(exact - first.mean) <= 4 * first.se
     replaced = preflight.run_crash(preflight.step(keep.rate, B, T, 8, M), steps, q.size // B)
     assert abs(replaced - run.mean) <= 0.01 + 4 * run.se  # docs/preflight.md: within 0.01 of the truth
+
+
+def test_a_tiny_crash_chance_reads_the_same_in_the_headline_and_the_table() -> None:
+    # Three generation batches of 512 all short of 512 kept prompts: about 1e-188 per run, not 0.
+    args = ("preflight", ROOT / "sample_data" / "bigmath_solve_rates.parquet", "--samples", "64")
+    data = invoke(*args, "--max-gen-batches", "3", "--format", "csv")
+    assert 0 < pl.read_csv(io.StringIO(data.stdout))["p_crash_run"][0] < 1e-100
+    out = invoke(*args, "--max-gen-batches", "3", "--format", "table")
+    assert "crashes with probability <0.001 within 150 steps (<0.001 per step)" in " ".join(
+        out.stdout.split()
+    )
+    row = next(line for line in out.stdout.splitlines() if "│" in line)
+    assert "<0.001" in [cell.strip() for cell in row.split("│")]

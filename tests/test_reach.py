@@ -110,7 +110,7 @@ WARNS: dict[str, tuple[tuple[object, ...], str, bool]] = {
         False,
     ),
     "budget": (("budget", *EIGHT, "--G", "16", *PLUGIN), BIASED, False),
-    "groupsize": (("groupsize", *EIGHT), BIASED, False),
+    "groupsize": (("groupsize", *EIGHT, *PLUGIN), BIASED, False),
     "plan": (("plan", *EIGHT, "--budget", "4", "--sizes", "2,4,16", *PLUGIN), BIASED, False),
     "plan --distribution": (
         ("plan", *EIGHT, "--budget", "4", "--sizes", "2,4,16", *PLUGIN, "--distribution"),

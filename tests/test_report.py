@@ -15,6 +15,7 @@ import pytest
 
 from sigmatool import budget, groupsize, silent
 from sigmatool.errors import UsageError
+from sigmatool.estimators import valuation
 from sigmatool.options import GroupSizeOptions, InputOptions
 from sigmatool.report import PlanFrames, Report, ReportInput, ReportOptions, build_report, report_input
 from tests.conftest import BIGMATH, ROOT, TOY
@@ -102,7 +103,10 @@ def test_the_headlines_are_the_command_line_sentences(report: Report, sample: Re
 
 def test_the_group_size_headline_is_the_command_line_one(report: Report, sample: ReportInput) -> None:
     options = GroupSizeOptions()
-    expected = groupsize.headline(groupsize.sized_rows(sample.hist, (), options, bins=None), options)
+    rule = valuation(sample.hist)  # the one rule of each cell, as the command line's default
+    expected = groupsize.headline(
+        groupsize.sized_rows(sample.hist, (), options, bins=None, prior=rule), options
+    )
     assert expected == report.headlines[0].sentences[2]
 
 

@@ -156,6 +156,60 @@ def test_ctrl_c_during_start_up_prints_no_traceback(delay: float) -> None:
     assert 130 == proc.returncode
 
 
+# The child: a Ctrl-C at the N-th module import once sigmatool's entry module is loaded (the first lines of
+# the package, run as the command line, load it), through typer's, polars' and rich's imports and into the
+# command.
+AT_IMPORT = """
+import os, signal, sys
+sys.argv = ["sigmatool", "silent", sys.argv[2]]
+N, seen = int(sys.argv_n), 0
+def hook(event, args):
+    global seen
+    if event != "import" or not hasattr(sys.modules.get("sigmatool.entry"), "run"):
+        return
+    seen += 1
+    if seen == N:
+        os.kill(os.getpid(), signal.SIGINT)
+sys.addaudithook(hook)
+from sigmatool.entry import run
+run()
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 10, 30, 100, 300])
+def test_ctrl_c_at_any_import_after_sigmatool_starts_exits_130_without_a_traceback(n: int) -> None:
+    code = AT_IMPORT.replace("sys.argv_n", repr(str(n)))
+    done = subprocess.run([sys.executable, "-c", code, "silent", str(TOY)], capture_output=True, timeout=60,
+                          preexec_fn=_default_signals)  # fmt: skip
+    assert b"Traceback" not in done.stderr
+    assert 130 == done.returncode
+
+
+def _through_sigmatool(err: str) -> bool:
+    """Whether a traceback passes through sigmatool's code (the interpreter's start-up, site and runpy
+    locating the package, comes before any of it)."""
+    return any(
+        line.strip().startswith("File") and f"{os.sep}sigmatool{os.sep}" in line for line in err.splitlines()
+    )
+
+
+def test_ctrl_c_in_the_first_100_ms_exits_130_and_shows_no_traceback_of_sigmatool() -> None:
+    interrupted = 0
+    for delay in [i / 100 for i in range(11)]:
+        proc = subprocess.Popen([sys.executable, "-m", "sigmatool", "silent", str(TOY)], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_signals)  # fmt: skip
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        if proc.returncode == 0:
+            continue  # done before the signal came
+        assert not _through_sigmatool(err.decode()), err.decode()
+        # Killed by the signal itself: it came before the interpreter could handle it (a shell says 130).
+        assert proc.returncode in (130, -signal.SIGINT, 1 if b"init_import_site" in err else 130)
+        interrupted += proc.returncode == 130
+    assert interrupted > 0
+
+
 def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 

@@ -70,3 +70,50 @@ def test_a_long_table_shows_its_first_rows_and_says_how_to_get_all(tmp_path: Pat
     lines = _table(120, "silent", path, "--by", "g")
     assert 40 == sum(1 for line in lines if "│" in line)
     assert any("first 40 of 50,000 rows shown" in line and "--format csv" in line for line in lines)
+
+
+def test_a_number_that_is_not_zero_never_shows_as_zero() -> None:
+    from sigmatool.render import View
+    from sigmatool.render.table import _number
+
+    view = View()
+    assert ["0", "<0.001", ">-0.001", "<0.0001", "0.500"] == [
+        _number(0.0, "x", view, 0),
+        _number(1e-188, "x", view, 0),
+        _number(-1e-188, "x", view, 3),
+        _number(1e-9, "x", view, 4),
+        _number(0.5, "x", view, 3),
+    ]
+
+
+LONG_NAMES = ("Qwen2.5-Math-7B-Instruct-step-1200-pass-rate", "DeepSeek-R1-Distill-Qwen-1.5B-pass-rate")
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two models' pass rates of 16 samples on 500 prompts, under the long names checkpoints have."""
+    rng = np.random.default_rng(3)
+    path = tmp_path_factory.mktemp("models") / "two.csv"
+    rates = {name: rng.binomial(16, rng.beta(0.6, 0.6, 500)) / 16 for name in LONG_NAMES}
+    pl.DataFrame({"prompt_id": [f"p{i}" for i in range(500)], **rates}).write_csv(path)
+    return path
+
+
+@pytest.mark.parametrize("command", ["silent", "budget", "groupsize", "plan", "preflight"])
+def test_two_long_model_names_fit_80_columns_and_60_lines(command: str, two_models: Path) -> None:
+    lines = _table(80, command, two_models, "--col", LONG_NAMES[0], "--col", LONG_NAMES[1])
+    assert 80 >= max(len(line) for line in lines)
+    assert 60 >= len(lines)
+
+
+@pytest.mark.parametrize("command", ["budget", "plan"])
+def test_a_shortened_model_name_is_written_out_under_the_table(command: str, two_models: Path) -> None:
+    lines = _table(80, command, two_models, "--col", LONG_NAMES[0], "--col", LONG_NAMES[1])
+    text = " ".join(" ".join(lines).split())
+    assert "column: Qwen2.5-Math-7B… = Qwen2.5-Math-7B-Instruct-step-1200-pass-rate;" in text
+    assert "DeepSeek-R1-Dis… = DeepSeek-R1-Distill-Qwen-1.5B-pass-rate" in text
+
+
+def test_the_data_formats_keep_the_full_names(two_models: Path) -> None:
+    done = invoke("budget", two_models, "--col", LONG_NAMES[0], "--col", LONG_NAMES[1], "--format", "csv")
+    assert set(LONG_NAMES) == set(pl.read_csv(done.stdout.encode())["column"].to_list())

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import click
 import typer
@@ -93,6 +95,16 @@ def _group(args: Sequence[str]) -> click.Command:
         app.registered_commands = every
 
 
+def _interrupts_raise() -> Any:
+    """From here on a Ctrl-C raises KeyboardInterrupt, which :func:`main` maps to exit 130 once the run's
+    temporary files are removed; returns the handler it replaces (the start-up one of
+    :func:`sigmatool.interrupts.quiet`), or None off the main thread."""
+    try:
+        return signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:
+        return None
+
+
 def _run(args: list[str]) -> int:
     run.ARGUMENTS.set(tuple(args))
     command = _group(args)
@@ -106,8 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point: run the command line ``argv`` (default: ``sys.argv[1:]``); returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     stdout_was_null = _stdout_is_devnull()
+    before: Any = None
     with signals_trapped():
         try:
+            before = _interrupts_raise()
             return _run(args)
         except click.exceptions.Exit as exc:
             return int(exc.exit_code)
@@ -134,3 +148,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             if exc.code == 1 and not stdout_was_null and _stdout_is_devnull():
                 return int(ExitCode.OK)
             raise
+        finally:
+            if before is not None:
+                signal.signal(signal.SIGINT, before)

@@ -12,6 +12,7 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
     Bins,
+    EstimatorOpt,
     Fidelity,
     Grader,
     MaxG,
@@ -28,6 +29,7 @@ from sigmatool.cli.params import (
 )
 from sigmatool.options import (
     BeyondOptions,
+    Estimator,
     GroupSizeOptions,
     InputOptions,
     Method,
@@ -37,7 +39,7 @@ from sigmatool.options import (
     check_prior,
     summary_bins,
 )
-from sigmatool.options.analyses import groupsize_options, trainer_std
+from sigmatool.options.analyses import check_sizing_estimator, groupsize_options, trainer_std
 from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
@@ -115,6 +117,7 @@ def groupsize_command(
     prior: PriorSpec = PriorSpec(),
     plot: PlotOptions = PlotOptions(),
     grader: Grader = None,
+    estimator: EstimatorOpt = Estimator.auto,
 ) -> None:
     """The group size each prompt needs to reach a target fidelity, and what a per-prompt schedule saves.
 
@@ -122,8 +125,11 @@ def groupsize_command(
     φ(G, p) = E[σ]/√(p(1−p)), which rises with G, fastest at p = ½ (φ(8, 0.5) = 0.93, φ(8, 0.05) = 0.54).
     Each prompt gets the smallest G ≥ --min-G with φ ≥ φ*, exact (not the law 1/(8εp(1−p))); p̂ = 0 or 1,
     or G > --max-G, is unreachable: counted, never given a number. Rows: all prompts, then bins of p, per
-    --by group; --per-prompt: one row per prompt. With counts, --prior sizes each prompt by its posterior
-    (docs/theory.md §7). --plot draws G against p (under a prior, each count's posterior G).
+    --by group; --per-prompt: one row per prompt. With counts k of n, each size is decided by the one rule
+    of docs/prior.md: a G ≤ n at p̂; a G beyond n under the NPMLE prior of the prompt's group, where the
+    group identifies one, else not identified (counted, never a number; --prior none: every size beyond n).
+    --prior npmle|beta|A,B sizes every prompt by its posterior (docs/theory.md §7); --estimator plugin
+    sizes every prompt at p̂. --plot draws G against p (with counts, each count's G).
 
     Example:
 
@@ -132,10 +138,11 @@ def groupsize_command(
         sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
     sizes, std_notes = target.for_trainer(inputs.trainer)
+    check_sizing_estimator(estimator.value)
     check_prior(prior, has_counts=True, law=sizes.law)  # counts are checked once read (a 1/n grid is counts)
     cut = summary_bins(bins, per_prompt)
-    with run.session(inputs, out, plot, BeyondOptions(prior), stream=not prior.active, imports=ANALYSIS,
-                     per_prompt=per_prompt, grader=grader) as s:  # fmt: skip
+    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value,
+                     stream=not prior.active, imports=ANALYSIS, per_prompt=per_prompt, grader=grader) as s:  # fmt: skip
         run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
             rows = RowsResult(s.groupsize_rows(sizes), s.curve_for(plot, sizes))

@@ -10,10 +10,13 @@ no histogram row is a bug and raises; a row the analysis skipped (a null, an inv
   (pools and buckets) — the form a weighted sampler takes.
 - :func:`order`: T × B rows, the prompts each step draws (distinct within a step, randomized systematic
   sampling with the schedule's π, :mod:`.sampling`; easy-first in its order), with ``step``, the input row
-  ``row`` (0-based) and every input column: the file a dataloader reads in order with shuffle off.
+  ``row`` (0-based) and every input column: the file a dataloader reads in order with shuffle off. An
+  added column whose name the input already has is named ``curriculum_<name>`` (:func:`added_name`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
@@ -29,7 +32,21 @@ from sigmatool.options.curriculum import Schedule
 
 VALUE = "__curriculum_value"  # the histogram row a usable input row belongs to
 ROW = "__curriculum_row"
-ADDED = ("weight", "pool", "bucket", "step", "row")
+
+
+def added_name(name: str, taken: Sequence[str]) -> str:
+    """The name of a column curriculum adds: ``name``, or where the input has a column of that name,
+    ``curriculum_name`` (then ``curriculum_name_2``, …): the input's own columns keep their names.
+
+    >>> added_name("row", ["id", "row"])
+    'curriculum_row'
+    """
+    if name not in taken:
+        return name
+    found, i = f"curriculum_{name}", 2
+    while found in taken:
+        found, i = f"curriculum_{name}_{i}", i + 1
+    return found
 
 
 def _read(ds: Dataset, hist: pl.DataFrame) -> tuple[pl.DataFrame, list[str], IntArray]:
@@ -43,11 +60,6 @@ def _read(ds: Dataset, hist: pl.DataFrame) -> tuple[pl.DataFrame, list[str], Int
     if ds.parts:
         raise UsageError("curriculum schedules one pass-rate column: give one --col")
     full = with_originals(ds)
-    clash = [c for c in ADDED if c in full.columns]
-    if clash:
-        raise DataError(
-            f"the input already has column(s) {', '.join(map(repr, clash))}, which curriculum adds"
-        )
     by = list(ds.by)
     lf = full.frame.with_row_index(ROW).with_columns(usable_expr(full).alias("__usable"))
     cells = hist.select(*by, "k", "n", "p") if "n" in hist.columns else hist.select(*by, "p")
@@ -89,9 +101,9 @@ def weighted(ds: Dataset, result: CurriculumResult) -> pl.DataFrame:
     frame, names, value = _read(ds, result.weights)
     per_value = result.weights["weight"].to_numpy()
     weight = np.where(value >= 0, per_value[np.maximum(value, 0)], np.nan)  # a row with no pass rate: null
-    out = frame.select(*names).with_columns(pl.Series("weight", weight).fill_nan(None))
+    out = frame.select(*names).with_columns(pl.Series(added_name("weight", names), weight).fill_nan(None))
     if options.schedule in (Schedule.pools, Schedule.buckets):
-        name = "pool" if options.schedule is Schedule.pools else "bucket"
+        name = added_name("pool" if options.schedule is Schedule.pools else "bucket", [*names, "weight"])
         unit = result.plan.unit[np.maximum(value, 0)]
         labels = [
             result.plan.units[u] if v >= 0 and u >= 0 else None for u, v in zip(unit, value, strict=True)
@@ -128,7 +140,9 @@ def order(ds: Dataset, hist: pl.DataFrame, result: CurriculumResult) -> pl.DataF
     step = np.repeat(np.arange(T, dtype=np.int64), B)
     taken = frame[rows]
     return taken.select(
-        pl.Series("step", step), pl.col(ROW).cast(pl.Int64).alias("row"), *[pl.col(c) for c in names]
+        pl.Series(added_name("step", names), step),
+        pl.col(ROW).cast(pl.Int64).alias(added_name("row", names)),
+        *[pl.col(c) for c in names],
     )
 
 

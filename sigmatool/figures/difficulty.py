@@ -19,8 +19,7 @@ from sigmatool.figures.style import (
     SINGLE_COLUMN,
     add_caption,
     drawn,
-    group_colour,
-    group_dash,
+    group_looks,
     groups,
     house_style,
     legend_above,
@@ -90,7 +89,8 @@ def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str],
     """Bars of the prompts' share per cell of p; with ``by``, one outline per group."""
     cells = cells_of(hist["p"].cast(pl.Float64).to_numpy(), bins)
     parts = groups(hist, by)
-    for g, (label, part) in enumerate(parts):
+    looks = group_looks([label for label, _ in parts])
+    for label, part in parts:
         share = shares(part, cells)
         name = f"prompts · {label}" if label else "prompts"
         if not by:
@@ -101,7 +101,7 @@ def draw_difficulty(plot: Plot, ax: Axes, hist: pl.DataFrame, by: Sequence[str],
             plot.bars(bars, name, "p", "prompt_share", cells.centres.tolist(), share.tolist(), percent=True)
         else:
             # The house style draws patches without an edge; an outline needs its own width.
-            colour, dash = group_colour(g), group_dash(g)
+            colour, dash, _ = looks[label]
             step = ax.stairs(share, cells.edges, label=label, color=colour, linestyle=dash, linewidth=1.2)
             plot.line(step, name, "p", "prompt_share", cells.centres.tolist(), share.tolist(), percent=True)
     ax.set_xlim(min(float(cells.edges[0]), 0.0), max(float(cells.edges[-1]), 1.0))

@@ -40,6 +40,14 @@ def _caption(options: GroupSizeOptions, source: str, by: Sequence[str], estimato
     silent = f" and at most {100 * options.max_silent:g} % silent groups" if options.max_silent else ""
     beneath = f"Beneath: the prompts' pass rates{' per ' + ' · '.join(by) if by else ''}."
     data = f" Data: {source}." if source else ""
+    if estimator.endswith("beyond n"):
+        return (
+            f"Estimator: {estimator}. Grey steps: the exact G at p̂, which sizes every count whose G lies "
+            f"within its n samples (φ* = {options.target:g}, {rule}{silent}). Points: each count k of n that "
+            f"needs more, at its p̂, with the smallest G > n at which its posterior-expected update reaches φ* "
+            f"of its G = ∞ value (unreachable or not identified counts not drawn). Dotted: the uniform "
+            f"G = {options.uniform}. {beneath}{data}"
+        )
     if estimator != "plug-in":
         return (
             f"Estimator: {estimator}. Points: each distinct count k of n at its p̂, with the smallest "

@@ -17,14 +17,12 @@ from sigmatool.figures.style import (
     ESTIMATOR_LABELS,
     GREEN,
     GREY,
-    MARKERS,
     PANEL_HEIGHT,
     SINGLE_COLUMN,
     VERMILLION,
     add_caption,
     drawn,
-    group_colour,
-    group_dash,
+    group_looks,
     groups,
     house_style,
     legend_above,
@@ -108,9 +106,11 @@ def _grouped(
     plot: Plot, axes: Sequence[Axes], frame: pl.DataFrame, by: Sequence[str], suffix: str, e: int
 ) -> None:
     """With --by: silent per group (and its floor) on the left, the split per group on the right."""
-    for g, (label, part) in enumerate(groups(frame, by)):
-        colour, dash = group_colour(g), DASHES[e] if e else group_dash(g)
-        marker = MARKERS[g % len(MARKERS)]
+    parts = groups(frame, by)
+    looks = group_looks([label for label, _ in parts])
+    for label, part in parts:
+        colour, dash, marker = looks[label]
+        dash = DASHES[e] if e else dash
         _line(
             plot,
             axes[0],

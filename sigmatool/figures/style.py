@@ -355,6 +355,21 @@ def drawn(frame: pl.DataFrame, by: Sequence[str]) -> tuple[pl.DataFrame, str]:
     return pl.concat(kept), sentence
 
 
+def group_looks(labels: Sequence[str]) -> dict[str, tuple[str, str, str]]:
+    """The colour, dash and marker of each group, by its name: one mapping for every figure. The names,
+    sorted, take the palette in turn (past its end, with another dash), so that every figure that draws the
+    same groups (a report's) gives each the same colour, whatever order it draws them in.
+
+    >>> looks = group_looks(["Qwen", "DeepSeek"])
+    >>> looks["DeepSeek"] == (BLUE, "-", "o"), looks["Qwen"] == (VERMILLION, "-", "s")
+    (True, True)
+    """
+    ordered = sorted(dict.fromkeys(labels))
+    return {
+        name: (group_colour(i), group_dash(i), MARKERS[i % len(MARKERS)]) for i, name in enumerate(ordered)
+    }
+
+
 def group_colour(index: int) -> str:
     return GROUP_COLOURS[index % len(GROUP_COLOURS)]
 

@@ -16,7 +16,7 @@ from sigmatool.figures.style import (
     SINGLE_COLUMN,
     add_caption,
     drawn,
-    group_colour,
+    group_looks,
     groups,
     house_style,
     legend_above,
@@ -62,8 +62,8 @@ def track_figure(
         fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT, look)
         ax = fig.subplots()
         plot = Plot("track", fig, "", look=look)
-        for g, (label, part) in enumerate(groups(frame.sort([*by, "step"], maintain_order=True), by)):
-            colour = group_colour(g) if by else BLACK
+        for label, part in (parts := groups(frame.sort([*by, "step"], maintain_order=True), by)):
+            colour = group_looks([name for name, _ in parts])[label][0] if by else BLACK
             suffix = f" · {label}" if label else ""
             if compared:
                 known = part.filter(pl.col("expected_silent").is_not_null())

@@ -8,13 +8,13 @@ GRPO ``φ(G, p) = E[σ](p, G) / sqrt(p (1 − p))`` (times ``sqrt((G − 1)/G)``
 counted, never given a number.
 
 Columns of the summary, in order: [--by columns], ``segment``, ``p_lo``, ``p_hi``, ``prompts``,
-``unreachable``, ``g_min``, ``g_median``, ``g_p90``, ``g_max``, ``mean_rollouts_schedule``,
+``unreachable``, ``not_identified``, ``g_min``, ``g_median``, ``g_p90``, ``g_max``, ``mean_rollouts_schedule``,
 ``uniform_g_needed``, ``savings``, ``share_at_target_uniform``.
 
 - ``segment`` is ``all`` (p_lo 0, p_hi 1) and then ``bin`` (``p_lo ≤ p < p_hi``, the last bin closed; every
   bin appears, an empty one with ``prompts`` 0 and nulls), per ``--by`` group.
-- ``prompts`` and ``unreachable`` are summed weights (prompt counts without ``--weight-col``), of the
-  histogram's dtype (whole numbers unless the weights are fractional).
+- ``prompts``, ``unreachable`` and ``not_identified`` are summed weights (prompt counts without
+  ``--weight-col``), of the histogram's dtype (whole numbers unless the weights are fractional).
 - ``g_min``, ``g_max`` and the weighted percentiles are over the segment's reachable prompts, each weighted
   by its ``prompts``: the q-percentile is the smallest G whose weighted CDF ``Σ_{G_i ≤ G} w_i / Σ w_i`` is
   ≥ q (``g_median``: q = 0.5, ``g_p90``: q = 0.9). All are null when no prompt of the segment is reachable.
@@ -32,6 +32,12 @@ Per-prompt columns: [--by columns], ``id``, ``p``, ``group_size`` (null when unr
 ``reachable``. ``group_size_law`` is ``⌈1/(8 ε p (1 − p))⌉`` with ε = 1 − φ* (rounded *up*, after a
 1e-9 relative allowance so that the binary rounding of 1 − 0.9 does not turn 5 into 6); null at
 p ∈ {0, 1}. It is the population-std law of the paper, also when ``std="bessel"``.
+
+Counts k of n with no prior named follow the one rule of each cell (docs/prior.md): a size G ≤ n is decided at
+p̂ (a group drawn from the logged answers varies less than a fresh one, so the unbiased device would size too
+small); a prompt no G ≤ n brings to the target is sized beyond n by the posterior under the NPMLE prior of
+its --by group where the group identifies one, else it is *not identified* (``not_identified``; never a
+number). The table is then keyed by (--by columns, k, n) and says what sized each row (``sized_by``).
 
 Under a prior (``group_size_table(..., prior=)``) the group size is that of the posterior given (k, n)
 (docs/theory.md §7): the table is keyed by (--by columns, k, n), p̂ ∈ {0, 1} is reachable wherever the

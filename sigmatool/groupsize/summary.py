@@ -11,13 +11,13 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.columns import labels, percent
-from sigmatool.estimators import Valuation
+from sigmatool.estimators import NOT_IDENTIFIED, Valuation
 from sigmatool.estimators.report import warned
 from sigmatool.frames import sort_by
 from sigmatool.groupsize.curve import GroupSizeCurve, curve
-from sigmatool.groupsize.table import sized_rows
+from sigmatool.groupsize.table import PLUGIN, sized_rows
 from sigmatool.load.loaded import distinct
-from sigmatool.options import COLUMN, GroupSizeOptions
+from sigmatool.options import GroupSizeOptions
 from sigmatool.render import View, also_in_data, compared_note
 from sigmatool.segments import bin_edges, bin_index, group_index
 
@@ -35,6 +35,7 @@ COLUMNS = (
     "p_hi",
     "prompts",
     "unreachable",
+    "not_identified",
     "g_min",
     "g_median",
     "g_p90",
@@ -81,10 +82,13 @@ def _cell_stats(
     """The summary's statistics of every (--by group, segment) cell, from the rows that fall in each."""
     w = rows["prompts"].astype(np.float64)
     reach = rows["reachable"].astype(np.bool_)
+    known = rows["identified"].astype(np.bool_)
     g = rows["group_size"].astype(np.float64)
+    lost = ~reach & known
     out: dict[str, FloatArray] = {
         "prompts": np.bincount(cell, w, cells).astype(np.float64),
-        "unreachable": np.bincount(cell[~reach], w[~reach], cells).astype(np.float64),
+        "unreachable": np.bincount(cell[lost], w[lost], cells).astype(np.float64),
+        "not_identified": np.bincount(cell[~known], w[~known], cells).astype(np.float64),
     }
     cr, wr, gr = cell[reach], w[reach], g[reach]
     total = np.bincount(cr, wr, cells)
@@ -121,9 +125,15 @@ def summarize(
 
 
 def summarize_sized(
-    rows: pl.DataFrame, by: Sequence[str], options: GroupSizeOptions, *, bins: int | None = DEFAULT_BINS
+    rows: pl.DataFrame,
+    by: Sequence[str],
+    options: GroupSizeOptions,
+    *,
+    bins: int | None = DEFAULT_BINS,
+    estimator: bool = False,
 ) -> pl.DataFrame:
-    """:func:`summarize` from rows that already carry their group sizes (:func:`sized_rows`)."""
+    """:func:`summarize` from rows that already carry their group sizes (:func:`sized_rows`); with
+    ``estimator``, a last column naming what sized each row's prompts."""
     law = ["group_size_law"] if options.law else []
     group, labels = group_index(rows, by)
     segments = 1 + (bins or 0)
@@ -134,10 +144,18 @@ def summarize_sized(
         c: rows[c].fill_null(np.nan).to_numpy() if c in ("group_size", *law) else rows[c].to_numpy()
         for c in ("prompts", "group_size", "reachable", "at_uniform", *law)
     }
+    columns["identified"] = (
+        rows["identified"].to_numpy()
+        if "identified" in rows.columns
+        else np.ones(rows.height, dtype=np.bool_)
+    )
+    sized_by = rows["sized_by"] if "sized_by" in rows.columns else pl.repeat(PLUGIN, rows.height, eager=True)
+    columns["sized_by"] = sized_by.to_numpy()
     if bins:
         cell = np.concatenate([cell, cell + 1 + bin_index(rows["p"].to_numpy(), bins)])
         columns = {c: np.concatenate([v, v]) for c, v in columns.items()}
     stats = _cell_stats(cell, groups * segments, columns, options.law)
+    named = _estimators(cell, groups * segments, columns) if estimator else None
     lo, hi = bin_edges(np.arange(bins or 0), bins or 1)
     frame = pl.DataFrame(
         {
@@ -159,9 +177,26 @@ def summarize_sized(
         pl.col(integers).cast(pl.Int64),
         (pl.col("uniform_g_needed") / pl.col("mean_rollouts_schedule")).alias("savings"),
         # Counts stay whole numbers when the input's are (no --weight-col, or integer weights).
-        pl.col("prompts", "unreachable").cast(_count_dtype(rows["prompts"])),
+        pl.col("prompts", "unreachable", "not_identified").cast(_count_dtype(rows["prompts"])),
     )
-    return _with_labels(frame, labels, segments).select([*by, *summary_columns(options)])
+    kept = [*by, *summary_columns(options)]
+    if named is not None:
+        frame, kept = frame.with_columns(pl.Series("estimator", named, dtype=pl.String)), [*kept, "estimator"]
+    return _with_labels(frame, labels, segments).select(kept)
+
+
+def _estimators(cell: IntArray, cells: int, rows: dict[str, NDArray[np.generic]]) -> list[str | None]:
+    """Per cell, what sized its prompts (``plug-in``, a prior, ``not identified``), each once, in that
+    order, joined by `` + ``; None for an empty cell."""
+    w = rows["prompts"].astype(np.float64)
+    kinds = rows["sized_by"].astype(str)
+    order = sorted(set(kinds.tolist()), key=lambda k: (k == NOT_IDENTIFIED, k != PLUGIN, k))
+    present = {kind: np.bincount(cell[kinds == kind], w[kinds == kind], cells) > 0 for kind in order}
+    out: list[str | None] = []
+    for c in range(cells):
+        found = [kind for kind in order if present[kind][c]]
+        out.append(" + ".join(found) if found else None)
+    return out
 
 
 def _count_dtype(prompts: pl.Series) -> pl.DataType:
@@ -188,8 +223,12 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
     row = summarize_sized(sized, (), options, bins=None).row(0, named=True)
     total = float(row["prompts"])
     # p̂ ∈ {0, 1} is unreachable without a prior; under one, only where the posterior keeps p at 0 or 1.
-    always = float(sized.filter(pl.col("p").is_in([0.0, 1.0]) & ~pl.col("reachable"))["prompts"].sum())
+    known = pl.col("identified") if "identified" in sized.columns else pl.lit(True)
+    always = float(
+        sized.filter(pl.col("p").is_in([0.0, 1.0]) & ~pl.col("reachable") & known)["prompts"].sum()
+    )
     beyond = float(row["unreachable"]) - always
+    unknown = float(row["not_identified"])
     lead = f"To reach {100 * options.target:g}% fidelity"
     lead += " (σ: Bessel's std)" if options.std == "bessel" and options.method == "grpo" else ""
     if options.max_silent is not None:
@@ -202,7 +241,14 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
     unreachable = f"{_percent(float(row['unreachable']) / total)} of prompts are unreachable"
     if why:
         unreachable += f" ({', '.join(why)})"
+    if unknown > 0:
+        unreachable += (
+            f"; {_percent(unknown / total)} would need G beyond their n samples, where no prior answers: "
+            "not identified"
+        )
     if row["g_median"] is None:
+        if unknown > 0:
+            return f"{lead}: no prompt has a size the data identify; {unreachable}."
         return f"{lead}: no prompt is reachable with G ≤ {options.max_size}; {unreachable}."
     if row["g_min"] == row["g_max"]:
         schedule = f"every reachable prompt needs the same G = {row['g_max']}, so a schedule saves nothing"
@@ -216,6 +262,19 @@ def headline(sized: pl.DataFrame, options: GroupSizeOptions) -> str:
         f"{schedule}; a uniform G = {options.uniform} brings {_percent(row['share_at_target_uniform'])} of the "
         "reachable prompts there."
     )
+
+
+def _sizing(named: Sequence[str]) -> str:
+    """The footer's line on what sized the prompts (docs/prior.md, "One rule for every cell")."""
+    said = []
+    for name in named:
+        if name == PLUGIN:
+            said.append("plug-in: sized at p̂")
+        elif name == NOT_IDENTIFIED:
+            said.append("not identified: a G beyond the prompt's n samples, where no prior answers")
+        else:
+            said.append(f"{name}: by the posterior given (k, n)")
+    return f"estimator: {', '.join(named)} ({'; '.join(said)})"
 
 
 # Left to the data formats, so that the table fits 80 columns: the others give them (uniform_g_needed is
@@ -242,21 +301,6 @@ def footer(options: GroupSizeOptions, posterior: bool = False) -> list[str]:
     ]
 
 
-def _named(summary: pl.DataFrame, val: Valuation) -> pl.DataFrame:
-    """The summary with a last ``estimator`` column: each prompt is sized at its p̂ (``plug-in``) unless a
-    prior is named (its posterior); with several pass-rate columns, each column's."""
-
-    def name(v: Valuation) -> str:
-        return v.label if v.posterior else "plug-in"
-
-    if COLUMN not in summary.columns:
-        return summary.with_columns(pl.lit(name(val)).alias("estimator"))
-    names = {c: name(val.part(c)) for c in summary[COLUMN].unique().to_list()}
-    return summary.with_columns(
-        pl.col(COLUMN).replace_strict(names, return_dtype=pl.String).alias("estimator")
-    )
-
-
 @dataclass(frozen=True)
 class GroupSizeResult:
     """``groupsize``'s answer: the summary, its headline over all prompts and notes, and with ``--plot``
@@ -276,17 +320,17 @@ class GroupSizeResult:
         """The table view: the headline over all prompts, short headers, what the columns mean."""
         names = self.summary.columns
         hides = [c for c in TABLE_HIDES + (LAW_HIDES if set(LAW_COLUMNS) <= set(names) else ()) if c in names]
-        named = sorted(set(self.summary["estimator"])) if "estimator" in names else []
-        sizing = [
-            f"estimator: {', '.join(named)} (each prompt sized at its p̂ unless --prior names a prior: its posterior)"
-        ]
+        found = self.summary["estimator"].drop_nulls().to_list() if "estimator" in names else []
+        named = list(dict.fromkeys(part for line in found for part in line.split(" + ")))
+        sizing = [_sizing(named)]
+        quiet = "not_identified" in names and not (self.summary["not_identified"].fill_null(0) > 0).any()
         return View(
             headline=self.headline,
             percent=percent(names),
             labels=labels(names),
             keys=list(self.by),
             footer=[*self.notes, *(sizing if named else []), also_in_data(hides)],
-            hide=[*hides, "estimator"],
+            hide=[*hides, *(["not_identified"] if quiet else []), "estimator"],
             compact=_compared(self.summary, self.by),
             compact_note=compared_note(self.by),
         )
@@ -306,11 +350,17 @@ def plotted(
     sized: pl.DataFrame | None = None,
 ) -> GroupSizeCurve:
     """What ``--plot`` draws: the exact G against p and, under a prior, each count's posterior G (from
-    ``sized``, the rows with their sizes, when already made)."""
-    if not val.posterior:
+    ``sized``, the rows with their sizes, when already made); by the rule of each cell (counts, no prior
+    named), the posterior G of the counts sized beyond their n."""
+    if not (val.posterior or (val.keyed and isinstance(hist, pl.DataFrame) and "n" in hist.columns)):
         return curve(hist, by, options, grader=val.grader)
     rows = sized_rows(hist, by, options, prior=val) if sized is None else sized
-    return curve(hist, by, options, rows, f"prior {val.prior.label}", grader=val.grader)
+    if val.posterior:
+        return curve(hist, by, options, rows, f"prior {val.prior.label}", grader=val.grader)
+    beyond = rows.filter(pl.col("sized_by") != PLUGIN) if "sized_by" in rows.columns else rows.clear()
+    if beyond.is_empty():
+        return curve(hist, by, options, grader=val.grader)
+    return curve(hist, by, options, beyond, "prior npmle, beyond n", grader=val.grader)
 
 
 def analyse(
@@ -326,7 +376,7 @@ def analyse(
     ``figure`` the curve that ``--plot`` draws."""
     sized = sized_rows(hist, by, options, bins=bins, prior=val)
     drawn = plotted(hist, by, options, val, sized) if figure else None
-    summary = _named(summarize_sized(sized, by, options, bins=bins), val)
+    summary = summarize_sized(sized, by, options, bins=bins, estimator=True)
     notes = footer(options, val.posterior)
     lead = val.headlines(sized, lambda frame, _: headline(frame, options))
     trust = warned(summary, val, (), distinct(hist), "g_max")

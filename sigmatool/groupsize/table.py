@@ -9,19 +9,21 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool import kernels
-from sigmatool.estimators import Valuation, valuation
+from sigmatool.estimators import NOT_IDENTIFIED, PerCell, Valuation, valuation
 from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.joins import join_frame, join_values
 from sigmatool.kernels import Quantity
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.load.dataset import bare_key
 from sigmatool.load.loaded import distinct as histogram_of
-from sigmatool.options import GroupSizeOptions, PriorSpec
+from sigmatool.options import COLUMN, GroupSizeOptions, PriorSpec
 from sigmatool.segments import bin_index
 from sigmatool.sums import batches
 
 FloatArray = NDArray[np.float64]
 DEFAULT_BINS = 10
+# What sized a prompt (the table's ``sized_by``) when its size is decided at its own rate p̂.
+PLUGIN = "plug-in"
 
 
 def _posterior_fidelity(val: Valuation, rows: pl.DataFrame, G: FloatArray, o: GroupSizeOptions) -> FloatArray:
@@ -60,6 +62,8 @@ def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, va
         _integers("group_size", G),
         pl.Series("reachable", reachable),
         pl.Series("at_uniform", at_uniform),
+        pl.Series("identified", np.ones(G.size, dtype=np.bool_)),
+        _labels(distinct, val),
     ]
     if detail:
         silent = val.values(distinct, Quantity.SILENT, np.where(reachable, G, 1.0).astype(np.int64))
@@ -68,6 +72,118 @@ def _posterior_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, va
             pl.Series("silent_at_group_size", np.where(reachable, silent, np.nan)).fill_nan(None),
         ]
     return distinct.with_columns(columns)
+
+
+def _rule_table(values: pl.DataFrame, o: GroupSizeOptions, detail: bool, val: Valuation) -> pl.DataFrame:
+    """:func:`group_size_table` under the one rule of each cell (counts, no prior named): per distinct
+    (--by group, k, n), the sizes G ≤ n decided at p̂, the sizes beyond n by the NPMLE prior where the
+    group identifies one, else not identified (``identified`` false, no size). docs/prior.md."""
+    distinct = values.select([*val.by, "k", "n", "p"]).unique(maintain_order=True)
+    parts = [(np.arange(distinct.height), val)] if COLUMN not in val.by else _column_parts(distinct, val)
+    G = np.full(distinct.height, np.nan)
+    at_uniform = np.zeros(distinct.height, dtype=np.bool_)
+    identified = np.ones(distinct.height, dtype=np.bool_)
+    sized_by = np.full(distinct.height, PLUGIN, dtype=object)
+    fidelity = np.full(distinct.height, np.nan)
+    silent = np.full(distinct.height, np.nan)
+    law = np.full(distinct.height, np.nan)
+    for rows, part in parts:
+        found = _rule_sizes(distinct[rows], o, part, detail)
+        G[rows], at_uniform[rows], identified[rows] = found["G"], found["at_uniform"], found["identified"]
+        sized_by[rows], fidelity[rows], silent[rows] = found["sized_by"], found["fidelity"], found["silent"]
+        law[rows] = found["law"]
+    columns = [
+        _integers("group_size", G),
+        pl.Series("reachable", np.isfinite(G)),
+        pl.Series("at_uniform", at_uniform),
+        pl.Series("identified", identified),
+        pl.Series("sized_by", sized_by.tolist(), dtype=pl.String),
+    ]
+    if o.law:
+        columns.append(_integers("group_size_law", law))
+    if detail:
+        columns += [
+            pl.Series("fidelity_at_group_size", fidelity).fill_nan(None),
+            pl.Series("silent_at_group_size", silent).fill_nan(None),
+        ]
+    return distinct.with_columns(columns)
+
+
+def _column_parts(distinct: pl.DataFrame, val: Valuation) -> list[tuple[NDArray[np.int64], Valuation]]:
+    """Each pass-rate column's rows of ``distinct`` with that column's valuation."""
+    names = distinct[COLUMN]
+    out = []
+    for name in names.unique(maintain_order=True).to_list():
+        out.append((np.flatnonzero((names == name).to_numpy()), val.part(name)))
+    return out
+
+
+def _rule_sizes(
+    cells: pl.DataFrame, o: GroupSizeOptions, val: Valuation, detail: bool
+) -> dict[str, NDArray[np.generic]]:
+    """The sizes of one column's distinct counts by the rule: each cell G ≤ n is decided at p̂ (the plug-in
+    fidelity and silent rate; a group drawn from the logged answers would see less spread than fresh groups
+    have, so the unbiased device does not decide a per-prompt size), each cell G > n by the posterior of the
+    NPMLE prior where the prompt's group identifies one."""
+    p = cells["p"].cast(pl.Float64).to_numpy()
+    if val.grader is not None:
+        p = val.grader.rate(p)
+    n = cells["n"].cast(pl.Int64).to_numpy() if "n" in cells.columns else None
+    plug = size_columns(p, o)
+    G = np.asarray(plug["group_size"], dtype=np.float64)
+    at_uniform = np.asarray(plug["at_uniform"], dtype=np.bool_)
+    identified = np.ones(p.size, dtype=np.bool_)
+    sized_by = np.full(p.size, PLUGIN, dtype=object)
+    law = np.asarray(plug.get("group_size_law", np.full(p.size, np.nan)), dtype=np.float64)
+    fidelity = fidelity_at(p, G, o.method, o.std) if detail else np.full(p.size, np.nan)
+    silent = np.full(p.size, np.nan)
+    if detail:
+        reach = np.isfinite(G)
+        silent = np.where(reach, kernels.silent_probability(p, np.where(reach, G, 1)), np.nan)
+    if n is None or not (isinstance(val, PerCell) and val.counts):
+        return {"G": G, "at_uniform": at_uniform, "identified": identified, "sized_by": sized_by,
+                "fidelity": fidelity, "silent": silent, "law": law}  # fmt: skip
+    start = np.maximum(n + 1, o.min_size)
+    # Beyond n: the prompts no size within their n samples brings to the target, where a larger one is asked.
+    beyond = ~(np.isfinite(G) & (G <= n)) & (start <= o.max_size)
+    G[beyond], at_uniform[beyond], fidelity[beyond], silent[beyond] = np.nan, False, np.nan, np.nan
+    known = beyond & val.identified(cells)
+    unknown = np.flatnonzero(beyond & ~known)
+    identified[unknown], sized_by[unknown] = False, NOT_IDENTIFIED
+    if unknown.size:
+        val.values(cells[unknown], Quantity.GRPO_LIMIT)  # the G = ∞ update they need: noted as not identified
+    rows = np.flatnonzero(known)
+    if rows.size:
+        fitted = val.fitted().with_grader(val.grader)
+        sized_by[rows] = fitted.label
+        for first in np.unique(start[rows]).tolist():
+            at = rows[start[rows] == first]
+            G[at] = fitted.group_sizes(
+                cells[at], o.target, min_G=int(first), max_G=o.max_size, objective=o.method, std=o.std,
+                max_silent=o.max_silent,
+            )  # fmt: skip
+        reach = rows[np.isfinite(G[rows])]
+        uniform = float(o.uniform)
+        if o.uniform >= o.min_size:
+            at_uniform[reach] = G[reach] <= uniform
+        elif reach.size:
+            fine = _posterior_fidelity(fitted, cells[reach], np.full(reach.size, uniform), o) >= o.target
+            if o.max_silent is not None:
+                fine &= fitted.values(cells[reach], Quantity.SILENT, o.uniform) <= o.max_silent
+            at_uniform[reach] = fine & (uniform > n[reach])
+        if detail and reach.size:
+            fidelity[reach] = _posterior_fidelity(fitted, cells[reach], G[reach], o)
+            silent[reach] = fitted.values(cells[reach], Quantity.SILENT, G[reach].astype(np.int64))
+    return {"G": G, "at_uniform": at_uniform, "identified": identified, "sized_by": sized_by,
+            "fidelity": fidelity, "silent": silent, "law": law}  # fmt: skip
+
+
+def _labels(distinct: pl.DataFrame, val: Valuation) -> pl.Series:
+    """``sized_by`` of each row under a named prior: its column's prior."""
+    if COLUMN not in distinct.columns:
+        return pl.Series("sized_by", [val.label] * distinct.height, dtype=pl.String)
+    names = {name: val.part(name).label for name in distinct[COLUMN].unique().to_list()}
+    return pl.Series("sized_by", [names[name] for name in distinct[COLUMN].to_list()], dtype=pl.String)
 
 
 def table_keys(table: pl.DataFrame) -> list[str]:
@@ -91,6 +207,8 @@ def group_size_table(
     val = valuation(values, (), prior=prior) if prior is not None else None
     if val is not None and val.posterior:
         return _posterior_table(values, o, detail, val)
+    if val is not None and val.keyed and "n" in values.columns:
+        return _rule_table(values, o, detail, val)
     distinct = values.select(pl.col("p").cast(pl.Float64)).unique().sort("p")
     p = distinct["p"].to_numpy()
     if val is not None and val.grader is not None:
@@ -149,8 +267,9 @@ def _with_sizes(hist: pl.DataFrame, by: Sequence[str], table: pl.DataFrame, law:
     # Under a prior the rows meet the table on (--by, k, n) and the histogram's own p̂, which tells apart
     # the bare rates beside counts (k, n null); it is the same float in both, from the same histogram.
     keys = list(dict.fromkeys([*table_keys(table), "p"]))
+    rule = [c for c in ("identified", "sized_by") if c in table.columns]
     return hist.select(list(dict.fromkeys([*by, *keys, "prompts"]))).join(
-        table.select(*keys, "group_size", *law, "reachable", "at_uniform"),
+        table.select(*keys, "group_size", *law, "reachable", "at_uniform", *rule),
         on=keys,
         how="left",
         maintain_order="left",

@@ -171,6 +171,16 @@ def groupsize_options(
     )
 
 
+def check_sizing_estimator(estimator: str) -> None:
+    """``groupsize --estimator``: ``auto`` (the one rule) or ``plugin``; a size is a per-prompt decision, and
+    the unbiased device, a group drawn from the logged answers, sees less spread than fresh groups have."""
+    if estimator not in ("auto", "plugin"):
+        raise UsageError(
+            f"--estimator {estimator} has no group size of its own: a group drawn from a prompt's logged "
+            "answers varies less than a fresh group, so it would size too small; give auto or plugin"
+        )
+
+
 # The std each trainer's GRPO advantage divides by, by default (docs/trainers.md cites the code). None: a
 # convention sigmatool does not model (NeMo-RL's leave-one-out std), so --std keeps its own default.
 TRAINER_STD: dict[str, str | None] = {

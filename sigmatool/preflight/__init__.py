@@ -85,7 +85,7 @@ from sigmatool.kernels.shuffled import short_after as shuffled_short
 from sigmatool.kernels.shuffled import short_mean as shuffled_mean
 from sigmatool.options import COLUMN
 from sigmatool.preflight import others
-from sigmatool.render import View, also_in_data
+from sigmatool.render import View, also_in_data, chance
 from sigmatool.trainers.settings import STREAMED, LoopSettings
 
 if TYPE_CHECKING:
@@ -815,7 +815,7 @@ def headline(result: PreflightResult) -> str:
     if not st.filter:
         return (
             f"Without the filter, {row['silent_share_mean']:.1%} of each batch's groups are silent on average "
-            f"(P(more than {st.silent_over:.0%} silent) = {row['p_silent_over']:.3g}); with equal response "
+            f"(P(more than {st.silent_over:.0%} silent) = {chance(row['p_silent_over'])}); with equal response "
             f"lengths that share of every update is lost under each loss aggregation. The run takes "
             f"{row['expected_steps']:,.0f} steps ({others.run_words(st)})."
         )
@@ -838,7 +838,7 @@ def headline(result: PreflightResult) -> str:
     thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
     said = (
         f"With {batch} and {cap}, this run crashes with probability "
-        f"{row['p_crash_run']:.3g} within {others.run_words(st)} ({row['p_crash_step']:.3g} per step); "
+        f"{chance(row['p_crash_run'])} within {others.run_words(st)} ({chance(row['p_crash_step'])} per step); "
         f"{safe_words}, and {thrown:.0%} of generated rollouts will be thrown away."
     )
     said += others.loop_more(row, st)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sigmatool.render import chance
 from sigmatool.trainers.settings import LoopSettings
 
 FloatArray = NDArray[np.float64]
@@ -223,7 +224,7 @@ def loop_more(row: dict[str, object], st: LoopSettings) -> str:
     """What a loop adds to the headline: SkyRL's failing batches and copies, NeMo-RL's rows."""
     if st.replace:
         fails, copied = float(row["p_batch_fails"]), row["copied_share"]  # type: ignore[arg-type]
-        said = f" A batch fails with probability {fails:.3g} (no more than {st.min_replace_ratio:.0%} of its groups differ)"
+        said = f" A batch fails with probability {chance(fails)} (no more than {st.min_replace_ratio:.0%} of its groups differ)"
         if isinstance(copied, float) and not math.isnan(copied):
             said += f"; {copied:.0%} of a trained batch's groups are copies of others"
         return said + "."

@@ -20,11 +20,20 @@ import polars as pl
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import OutputFormat, OutputOptions
 from sigmatool.render.files import target
-from sigmatool.render.table import TABLE_ROWS, View, also_in_data, compared_note, print_table, ranges
+from sigmatool.render.table import (
+    TABLE_ROWS,
+    View,
+    also_in_data,
+    chance,
+    compared_note,
+    print_table,
+    ranges,
+)
 
 __all__ = [
     "View",
     "also_in_data",
+    "chance",
     "compared_note",
     "ranges",
     "resolve_format",

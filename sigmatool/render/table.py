@@ -126,10 +126,37 @@ def _number(value: Any, name: str, view: View, decimals: int | None = None) -> s
             return percentage(value)
         if abs(value) >= 1e4:
             return f"{value:,.0f}"
-        return f"{value:,.{decimals}f}" if decimals is not None else f"{value:.4g}"
+        if decimals is None:
+            return f"{value:.4g}"
+        text = f"{value:,.{decimals}f}"
+        if value != 0 and float(text.replace(",", "")) == 0:
+            return _below(value, max(decimals, TINY_DECIMALS))
+        return text
     if isinstance(value, int):
         return f"{value:,}"
     return str(value)
+
+
+# A number that is not 0 but whose column shows it as 0 reads as below this many decimals' last digit.
+TINY_DECIMALS = 3
+
+
+def _below(value: float, decimals: int) -> str:
+    """``<0.001`` (``>-0.001`` below 0): a value too small for ``decimals`` decimals that is not 0."""
+    step = f"{10.0**-decimals:.{decimals}f}"
+    return f"<{step}" if value > 0 else f">-{step}"
+
+
+def chance(p: float) -> str:
+    """A probability in a sentence, read as the table view reads it: three significant digits, and one
+    that the table's three decimals show as 0 but is not 0, as ``<0.001``.
+
+    >>> [chance(v) for v in (0.0, 1.16e-188, 0.0004, 0.0123, 1.0)]
+    ['0', '<0.001', '<0.001', '0.0123', '1']
+    """
+    if p != 0 and abs(p) < 0.5 * 10.0**-TINY_DECIMALS:
+        return _below(p, TINY_DECIMALS)
+    return f"{p:.3g}"
 
 
 def percentage(share: float, unit: str = "%") -> str:
@@ -314,6 +341,48 @@ def _constant(df: pl.DataFrame, name: str, given: bool) -> bool:
     return df.height >= (1 if given else 2) and not df[name].null_count() and df[name].n_unique() == 1
 
 
+# A name in a key column (a --col or --by value) longer than this is shortened when the table would not fit
+# in one block otherwise, and written out in full under the table.
+KEY_WIDTH = 16
+
+
+def short_names(names: Sequence[str], limit: int = KEY_WIDTH) -> dict[str, str]:
+    """A shorter name for each of ``names`` longer than ``limit``, all of them still apart: its start and
+    ``…``; else its start, ``…`` and its end; else ``#1``, ``#2`` … in order.
+
+    >>> short_names(["Qwen2.5-Math-7B-Instruct-pass-rate", "DeepSeek-R1-Distill-Qwen-1.5B-pass-rate", "base"])
+    {'Qwen2.5-Math-7B-Instruct-pass-rate': 'Qwen2.5-Math-7B…', 'DeepSeek-R1-Distill-Qwen-1.5B-pass-rate': 'DeepSeek-R1-Dis…'}
+    >>> short_names(["checkpoint-final-step-1200", "checkpoint-final-step-1400"])
+    {'checkpoint-final-step-1200': 'checkpoi…ep-1200', 'checkpoint-final-step-1400': 'checkpoi…ep-1400'}
+    >>> short_names(["run-checkpoint-step-1200-rate", "run-checkpoint-step-1400-rate"])
+    {'run-checkpoint-step-1200-rate': '#1', 'run-checkpoint-step-1400-rate': '#2'}
+    """
+    long = [n for n in dict.fromkeys(names) if len(n) > limit]
+    kept = {n for n in names if len(n) <= limit}
+    tail = (limit - 1) // 2
+    for start, end in ((limit - 1, 0), (limit - 1 - tail, tail)):
+        found = {n: n[:start] + "…" + (n[-end:] if end else "") for n in long}
+        if len(set(found.values())) == len(long) and not kept & set(found.values()):
+            return found
+    return {n: f"#{i}" for i, n in enumerate(long, 1)}
+
+
+def _shortened(df: pl.DataFrame, view: View) -> tuple[pl.DataFrame, list[str]]:
+    """``df`` with the long names of its key columns shortened (:func:`short_names`), and the lines that
+    say what each short name stands for."""
+    lines = []
+    for name in view.keys:
+        if name not in df.columns or df.schema[name] != pl.String:
+            continue
+        found = short_names([v for v in df[name].unique(maintain_order=True).to_list() if v is not None])
+        if not found:
+            continue
+        df = df.with_columns(pl.col(name).replace(found))
+        label = " ".join(view.labels.get(name, name.replace("_", " ")).split())
+        lines.append(f"{label}: " + "; ".join(f"{short} = {full}" for full, short in found.items()))
+    return df, lines
+
+
 def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> None:
     """A readable table with a leading sentence; rounding and colour live only here."""
     from rich.console import Console
@@ -339,6 +408,12 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
         for line in textwrap.wrap(lead + "; ".join(same), width):
             console.print(Text(line))
     plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
+    names: list[str] = []
+    if len(plan.blocks) > 1:  # long names in the key columns take the width: shortened, written out below
+        short, names = _shortened(shown, view)
+        if names:
+            shown = short
+            plan = layout(shown, view, width, BAR_GLYPHS if unicode else "#.")
     numeric = {c for c, dtype in shown.schema.items() if dtype.is_numeric()}
     for number, block in enumerate(plan.blocks):
         if number:
@@ -350,7 +425,7 @@ def print_table(df: pl.DataFrame, view: View, handle: IO[str], width: int) -> No
             table.add_row(*[plan.cells[name][i] for name in block])
         natural = sum(_width(plan.headers[c], plan.cells[c]) for c in block) + GAP * (len(block) - 1)
         console.print(table, width=max(width, natural), crop=False)
-    footer = [*view.footer, *([view.bar_note] if view.bar_note and plan.bars and view.bars else [])]
+    footer = [*names, *view.footer, *([view.bar_note] if view.bar_note and plan.bars and view.bars else [])]
     if (df if view.rows is None else view.rows).height > TABLE_ROWS:
         footer.append(
             f"first {TABLE_ROWS} of {df.height:,} rows shown; use --format csv or -o FILE for all of them"

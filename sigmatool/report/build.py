@@ -61,7 +61,7 @@ class Report:
             title=o.title,
             labels=tuple(i.label for i in self.inputs),
             inputs=inputs_table(self.inputs),
-            settings=tuple(settings(o, _estimators(self.silent), self.by)),
+            settings=tuple(settings(o, _labels(self.inputs), self.by)),
             notes=(*_notes(self.inputs), *self.warnings),
             headlines=self.headlines,
             sections=tuple(
@@ -99,14 +99,9 @@ class Report:
         return write_markdown(self.page(), Path(path), figure_format)
 
 
-def _estimators(silent: dict[str, pl.DataFrame]) -> tuple[str, ...]:
-    """The estimators named in the silent table's rows."""
-    frame = next(iter(silent.values()))
-    return (
-        tuple(frame["estimator"].drop_nulls().unique(maintain_order=True))
-        if "estimator" in frame.columns
-        else ()
-    )
+def _labels(inputs: Sequence[ReportInput]) -> tuple[str, ...]:
+    """The estimators of the inputs' runs (their valuations' names), each once."""
+    return tuple(dict.fromkeys(i.run.val.label for i in inputs))
 
 
 def _notes(inputs: Sequence[ReportInput]) -> tuple[str, ...]:
@@ -152,11 +147,6 @@ def _analysed(item: ReportInput, options: ReportOptions) -> _Analysed:
         run.budget(_budget_options(options)),
         run.groupsize(options.groupsize, bins=10, figure=True),
     )
-
-
-def _label(inputs: Sequence[ReportInput]) -> str:
-    """The estimators of the inputs' runs, each named once."""
-    return " / ".join(dict.fromkeys(i.run.val.label for i in inputs))
 
 
 def _budget_options(options: ReportOptions) -> BudgetOptions:
@@ -277,7 +267,7 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
         budget=frames["budget"],
         groupsize=frames["groupsize"],
         headlines=tuple(_headline(i, o) for i in inputs),
-        plots=_plots(hist, by, frames, drawn, o, source, _label(inputs)),
+        plots=_plots(hist, by, frames, drawn, o, source, " / ".join(_labels(inputs))),
         warnings=tuple(dict.fromkeys(warned)),
     )
 

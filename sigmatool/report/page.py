@@ -191,11 +191,13 @@ def _prior_setting(options: ReportOptions, estimators: Sequence[str]) -> str:
     prior = options.prior
     if prior.active:
         return f"{prior.label}: each prompt's posterior mean given its k of n, fitted per input and group"
-    if prior.kind == "auto" and options.estimator == "auto" and any("prior" in e for e in estimators):
+    if prior.kind == "auto" and options.estimator == "auto" and any("npmle" in e for e in estimators):
         return (
             "auto: the NPMLE prior (each prompt's posterior mean given its k of n) answers the G beyond a "
             "prompt's n samples, where its input identifies one, as the commands do"
         )
+    if any(e.startswith("unbiased") for e in estimators):
+        return "none: each prompt's values from its own k of n, to G = n; beyond its n, not identified"
     return "none: each prompt's pass rate as measured"
 
 
