@@ -15,7 +15,7 @@ from sigmatool import interrupts as _interrupts
 if _interrupts.as_command_line(_sys.argv):
     _interrupts.quiet()
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 import importlib
 from typing import TYPE_CHECKING, Any
