@@ -13,7 +13,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sigmatool import progress
 from sigmatool.errors import Interrupted, UsageError
@@ -27,6 +27,8 @@ from sigmatool.options import (
 )
 
 if TYPE_CHECKING:
+    import polars as pl
+
     from sigmatool.load import Dataset, Histogram, Rows, Totals
     from sigmatool.options import SilentOptions
     from sigmatool.run import Run
@@ -330,7 +332,7 @@ def signals_trapped() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def write_rows(frame: Any, path: str) -> None:
+def write_rows(frame: pl.DataFrame | pl.LazyFrame, path: str) -> None:
     """Rows written to a file of their own (``--export-order``), in the format its extension names,
     atomically."""
     from sigmatool.render import write_any
