@@ -12,7 +12,8 @@ import click
 import pytest
 import typer
 
-from sigmatool.cli import COMMANDS, _register, app
+from sigmatool.cli import COMMANDS, app
+from sigmatool.cli.commands import _register
 from tests.conftest import TOY, invoke
 
 # A flag's meaning, as far as the app can tell: its type (with choices or range), default, arity and help.

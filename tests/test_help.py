@@ -8,7 +8,8 @@ import click
 import pytest
 import typer
 
-from sigmatool.cli import COMMANDS, _register, app
+from sigmatool.cli import COMMANDS, app
+from sigmatool.cli.commands import _register
 from sigmatool.errors import ExitCode
 from tests.conftest import TOY, invoke, one_error_line
 

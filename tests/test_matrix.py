@@ -22,7 +22,8 @@ import pytest
 import typer
 from numpy.typing import NDArray
 
-from sigmatool.cli import COMMANDS, _register, app
+from sigmatool.cli import COMMANDS, app
+from sigmatool.cli.commands import _register
 from tests.conftest import SAMPLE, csv_of, invoke
 
 SEED = 20260621

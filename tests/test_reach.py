@@ -22,7 +22,8 @@ import click
 import pytest
 import typer
 
-from sigmatool.cli import COMMANDS, _register, app
+from sigmatool.cli import COMMANDS, app
+from sigmatool.cli.commands import _register
 from tests.conftest import SAMPLE, headline, invoke
 
 EIGHT = (SAMPLE / "bigmath_8_samples.csv", "--k-col", "k", "--n-col", "n", "--weight-col", "count")

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from sigmatool.curriculum import CurriculumResult
+from sigmatool.curriculum.result import CurriculumResult
 from sigmatool.curriculum.sampling import systematic
 from sigmatool.curriculum.schedule import IntArray
 from sigmatool.errors import DataError, UsageError

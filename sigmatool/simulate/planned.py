@@ -40,14 +40,10 @@ from sigmatool.options.plan import plan_options
 from sigmatool.plan.core import distinct_values, plan_values
 from sigmatool.plan.export import group_sizes_for
 from sigmatool.render import View, also_in_data
-from sigmatool.simulate import (
-    FROM_START,
-    LABELS,
-    Start,
-    planned_sizes,
-    simulate,
-)
 from sigmatool.simulate.dynamics import TRACE_COLUMNS
+from sigmatool.simulate.result import LABELS
+from sigmatool.simulate.run import FROM_START, planned_sizes, simulate
+from sigmatool.simulate.start import Start
 
 STRATEGIES = ("uniform", "plan", "plan_replanned")
 SUMMARY_COLUMNS = (
