@@ -1,4 +1,11 @@
-"""The checked, lazy dataset every analysis starts from, and the canonical values of its rows."""
+"""The checked, lazy dataset every analysis starts from, and the canonical values of its rows.
+
+The values step of the walk begins here (the face of :mod:`sigmatool.load` lists the steps): the raw
+columns of the scan (:mod:`sigmatool.load.scan`), a rate (a percentage with ``--percent``), counts k of n
+(given, from ``--samples N``, or on the 1/n grid a rate column shows: :class:`Grid`) and a weight, read as
+the numbers p, k, n and ``prompts`` the analyses use. Rollout rows are pooled into k, n per prompt by
+:mod:`sigmatool.load.logs`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,6 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from sigmatool.errors import UsageError
-from sigmatool.load.columns import numeric, rate_expr, shown_rate
 from sigmatool.load.names import PROBLEM, RAW_ID, RAW_K, RAW_N, RAW_P, RAW_W
 from sigmatool.load.sources import Source
 from sigmatool.options import InputOptions
@@ -122,6 +128,28 @@ class Dataset:
     @property
     def rate_is_float32(self) -> bool:
         return self.rate_dtype == pl.Float32
+
+
+def numeric(col: str) -> pl.Expr:
+    """A raw column as Float64: text that is not a number becomes null (and is caught as invalid)."""
+    return pl.col(col).cast(pl.Float64, strict=False)
+
+
+def rate_expr(opts: InputOptions, dtype: pl.DataType | None) -> pl.Expr:
+    """The raw pass rate as a Float64 number (a percentage divided by 100 with ``--percent``)."""
+    if not opts.percent:
+        return numeric(RAW_P)
+    if dtype is not None and dtype.is_numeric():
+        return numeric(RAW_P) / 100.0
+    text = pl.col(RAW_P).cast(pl.String).str.strip_chars().str.strip_suffix("%")
+    return text.cast(pl.Float64, strict=False) / 100.0
+
+
+def shown_rate(opts: InputOptions, dtype: pl.DataType | None) -> pl.Expr:
+    """The pass rate as the input wrote it: a float column keeps its own dtype (0.7 in float32 prints 0.7)."""
+    if not opts.percent and dtype is not None and dtype.is_float():
+        return pl.col(RAW_P)
+    return rate_expr(opts, dtype)
 
 
 def needs_counts(ds: Dataset) -> None:

@@ -12,17 +12,11 @@ from dataclasses import dataclass, replace
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load.columns import (
-    needed_columns,
-    numeric,
-    packed_rollout_aggregates,
-    source_schema,
-    unpacked_rollout_columns,
-)
-from sigmatool.load.dataset import Dataset, Grid, k_expr, n_expr, p_expr, rate_value, weight_expr
+from sigmatool.load.dataset import Dataset, Grid, k_expr, n_expr, numeric, p_expr, rate_value, weight_expr
 from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import EVIDENCE, GRID_VALUES, column_grid, fills, on_grid_mask, rate_grid
 from sigmatool.load.grouping import key_notes, text_column, text_key_notes
+from sigmatool.load.logs import packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.names import (
     BAD_REWARDS,
     NULL_REWARDS,
@@ -36,7 +30,8 @@ from sigmatool.load.names import (
     ROW,
     UNGRADED,
 )
-from sigmatool.load.sources import data_error
+from sigmatool.load.schema import needed_columns
+from sigmatool.load.sources import data_error, source_schema
 from sigmatool.load.validate import describe_bad_rows, null_expr, percent_hint, problems, usable_expr
 from sigmatool.memory import budgeted, honoured
 from sigmatool.options import COLUMN
