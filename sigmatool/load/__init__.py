@@ -1,11 +1,13 @@
 """Any difficulty dataset into one checked, lazy shape: a histogram of distinct values, or the rows streamed.
 
 Inputs are per-prompt pass rates, k-of-n counts, or raw rollout rows, in parquet, CSV/TSV, JSON (lines),
-from files, globs, stdin or object stores. An input's walk descends, each module calling only those below:
+from files, globs, stdin or object stores. An input's walk descends, each module calling only those below it
+(tests/test_house.py holds the order; docs/input.md says what each module does):
 
 1. sources, where the bytes come from: :mod:`~sigmatool.load.names` (the raw columns' names),
-   :mod:`~sigmatool.load.remote`, :mod:`~sigmatool.load.objects`, :mod:`~sigmatool.load.grouping` and
-   :mod:`~sigmatool.load.engine` (a log counted where it lives), :mod:`~sigmatool.load.sources`;
+   :mod:`~sigmatool.load.remote`, :mod:`~sigmatool.load.objects`, :mod:`~sigmatool.load.grouping` (notes on
+   a log's prompt keys) and :mod:`~sigmatool.load.engine` (a log counted where it lives),
+   :mod:`~sigmatool.load.sources`;
 2. schema, which columns mean what: :mod:`~sigmatool.load.forms`, :mod:`~sigmatool.load.schema`;
 3. scan, the lazy frame of raw columns: :mod:`~sigmatool.load.scan`;
 4. values, raw columns into p, k, n and then the answer: :mod:`~sigmatool.load.dataset` (rates and counts),
