@@ -25,7 +25,128 @@ from sigmatool.load.sources import SAMPLE_LABEL, Source, read_error, source_sche
 from sigmatool.options import InputOptions
 from sigmatool.trainers.dumps.detect import dump_hint
 
-# ------------------------------------------------------------------------------------------- the form
+# ----------------------------------------------------------------------------------- the value column
+
+
+def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:
+    """Whether the input holds counts in columns named ``k`` and ``n`` (as sigmatool's own exports write
+    them, e.g. ``track --export-pass-rates``) and no pass-rate column by name."""
+    names = list(schema.names())
+    rates = [
+        c
+        for c in names
+        if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES) or c in extra
+    ]
+    counts = all(c in names and schema[c].is_numeric() for c in ("k", "n"))
+    return counts and not rates
+
+
+def _grade_list(dtype: pl.DataType) -> bool:
+    """A list (or array) of booleans or numbers: one grade per answer, readable with --col."""
+    if not isinstance(dtype, pl.List | pl.Array):
+        return False
+    return bool(dtype.inner == pl.Boolean or dtype.inner.is_numeric())
+
+
+# Column names of a rollout log: the prompt an answer belongs to, and the answer's reward.
+PROMPT_KEYS = (
+    "example_id", "prompt_id", "problem_id", "question_id", "task_id", "uid", "unique_id", "id", "idx",
+    "prompt", "question", "problem",
+)  # fmt: skip
+REWARD_KEYS = ("reward", "rewards", "score", "correct", "is_correct", "passed", "success", "accuracy", "acc")
+# Rows read to tell a rollout log (a repeated prompt key, 0/1 or ±1 rewards) from a table of pass rates.
+PEEK_ROWS = 100_000
+
+
+def rollout_route(
+    source: Source, schema: pl.Schema, reward: str | None = None, key: str | None = None
+) -> tuple[str, str] | None:
+    """When ``source`` looks like a rollout log, one row per graded answer (a prompt key, ``key`` (the
+    user's --id-col) or one found by name, that repeats in its first rows, and a reward, ``reward`` or one
+    found by name, that is boolean, 0/1 or ±1 there): the options that read it so, and the key column.
+    None otherwise."""
+    names = {c.lower(): c for c in schema.names()}
+    rewards = [reward] if reward else [names[r] for r in REWARD_KEYS if r in names]
+    found = [names[k] for k in PROMPT_KEYS if k in names]
+    given = [key] if key is not None and key in schema else []
+    keys = [k for k in [*given, *found] if k not in rewards]
+    if not rewards or not keys or rewards[0] not in schema:
+        return None
+    reward, key = rewards[0], keys[0]
+    try:
+        first = source.scan().select(key, reward).head(PEEK_ROWS).collect()
+    except (pl.exceptions.PolarsError, OSError):
+        return None
+    values = first[reward].drop_nulls()
+    if values.len() < 2 or first[key].n_unique() == first.height:
+        return None
+    signs = ""
+    if values.dtype != pl.Boolean:
+        if not values.dtype.is_numeric():
+            return None
+        distinct = set(values.unique().to_list())
+        if not distinct <= {0, 1}:
+            if not distinct <= {-1, 1}:
+                return None
+            signs = " --threshold 0"
+    return f"--rollouts --prompt-col {key} --reward-col {reward}{signs}", key
+
+
+def check_not_rollouts(source: Source, schema: pl.Schema, col: str, id_col: str | None = None) -> None:
+    """A pass-rate column that holds one 0/1 reward per row of a repeated prompt key (the --id-col given,
+    or one found by name) is a rollout log read as pass rates (every group would be silent): refused,
+    naming the options that read it."""
+    found = rollout_route(source, schema, col, id_col)
+    if found is None:
+        return
+    route, key = found
+    raise UsageError(
+        f"{source.label}: column {col!r} holds one reward per row and {key!r} repeats: this is a rollout log "
+        f"(one row per answer), not one pass rate per prompt; read it with {route}, or give --samples 1 to "
+        "take each row as a prompt answered once"
+    )
+
+
+def pick_rate_column(
+    schema: pl.Schema, label: str, extra: Sequence[str] = (), source: Source | None = None
+) -> str:
+    """The pass-rate column, by name (or one of ``extra``): exactly one candidate, else an error listing them
+    (with ``source``, one that looks like a rollout log names the options that read it)."""
+    names = list(schema.names())
+    candidates = [
+        c
+        for c in names
+        if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES) or c in extra
+    ]
+    if len(candidates) == 1:
+        return candidates[0]
+    numeric = [c for c, dtype in schema.items() if dtype.is_numeric()]
+    listing = ", ".join(numeric) if numeric else "none"
+    if not candidates:
+        hint = dump_hint(names)
+        if hint:
+            raise DataError(f"{label}: no pass-rate column: {hint}")
+        found = None if source is None else rollout_route(source, schema)
+        if found is not None:
+            raise DataError(
+                f"{label}: no pass-rate column, and {found[1]!r} repeats beside a 0/1 reward: a rollout log "
+                f"(one row per answer); read it with {found[0]}"
+            )
+        grades = [c for c, dtype in schema.items() if _grade_list(dtype)]
+        lists = f"; lists of grades (k of n): {', '.join(grades)}" if grades else ""
+        raise DataError(
+            f"{label}: no pass-rate column found (looked for {', '.join(RATE_NAMES)} or a name ending in "
+            f"solve_rate/pass_rate); pick one with --col, or give --k-col/--n-col. Numeric columns: {listing}"
+            + lists
+        )
+    raise DataError(
+        f"{label}: several pass-rate columns ({', '.join(candidates)}); pick one with --col (repeat --col "
+        "to compare them). "
+        f"Numeric columns: {listing}"
+    )
+
+
+# ------------------------------------------------------------------------------------------- its form
 
 COUNTED = ("fraction", "list", "count")
 SAMPLE_ROWS = 1000
@@ -147,127 +268,6 @@ def value_form(opts: InputOptions, source: Source, schema: Schema) -> ValueForm:
         choices = ", ".join(leaf_paths(dtype, path)[:12])
         raise DataError(f"{source.label}: {path!r} holds records; give the path of one field: {choices}")
     return ValueForm("rate")
-
-
-# ----------------------------------------------------------------------------------- the value column
-
-
-def counts_columns(schema: pl.Schema, extra: Sequence[str] = ()) -> bool:
-    """Whether the input holds counts in columns named ``k`` and ``n`` (as sigmatool's own exports write
-    them, e.g. ``track --export-pass-rates``) and no pass-rate column by name."""
-    names = list(schema.names())
-    rates = [
-        c
-        for c in names
-        if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES) or c in extra
-    ]
-    counts = all(c in names and schema[c].is_numeric() for c in ("k", "n"))
-    return counts and not rates
-
-
-def _grade_list(dtype: pl.DataType) -> bool:
-    """A list (or array) of booleans or numbers: one grade per answer, readable with --col."""
-    if not isinstance(dtype, pl.List | pl.Array):
-        return False
-    return bool(dtype.inner == pl.Boolean or dtype.inner.is_numeric())
-
-
-# Column names of a rollout log: the prompt an answer belongs to, and the answer's reward.
-PROMPT_KEYS = (
-    "example_id", "prompt_id", "problem_id", "question_id", "task_id", "uid", "unique_id", "id", "idx",
-    "prompt", "question", "problem",
-)  # fmt: skip
-REWARD_KEYS = ("reward", "rewards", "score", "correct", "is_correct", "passed", "success", "accuracy", "acc")
-# Rows read to tell a rollout log (a repeated prompt key, 0/1 or ±1 rewards) from a table of pass rates.
-PEEK_ROWS = 100_000
-
-
-def rollout_route(
-    source: Source, schema: pl.Schema, reward: str | None = None, key: str | None = None
-) -> tuple[str, str] | None:
-    """When ``source`` looks like a rollout log, one row per graded answer (a prompt key, ``key`` (the
-    user's --id-col) or one found by name, that repeats in its first rows, and a reward, ``reward`` or one
-    found by name, that is boolean, 0/1 or ±1 there): the options that read it so, and the key column.
-    None otherwise."""
-    names = {c.lower(): c for c in schema.names()}
-    rewards = [reward] if reward else [names[r] for r in REWARD_KEYS if r in names]
-    found = [names[k] for k in PROMPT_KEYS if k in names]
-    given = [key] if key is not None and key in schema else []
-    keys = [k for k in [*given, *found] if k not in rewards]
-    if not rewards or not keys or rewards[0] not in schema:
-        return None
-    reward, key = rewards[0], keys[0]
-    try:
-        first = source.scan().select(key, reward).head(PEEK_ROWS).collect()
-    except (pl.exceptions.PolarsError, OSError):
-        return None
-    values = first[reward].drop_nulls()
-    if values.len() < 2 or first[key].n_unique() == first.height:
-        return None
-    signs = ""
-    if values.dtype != pl.Boolean:
-        if not values.dtype.is_numeric():
-            return None
-        distinct = set(values.unique().to_list())
-        if not distinct <= {0, 1}:
-            if not distinct <= {-1, 1}:
-                return None
-            signs = " --threshold 0"
-    return f"--rollouts --prompt-col {key} --reward-col {reward}{signs}", key
-
-
-def check_not_rollouts(source: Source, schema: pl.Schema, col: str, id_col: str | None = None) -> None:
-    """A pass-rate column that holds one 0/1 reward per row of a repeated prompt key (the --id-col given,
-    or one found by name) is a rollout log read as pass rates (every group would be silent): refused,
-    naming the options that read it."""
-    found = rollout_route(source, schema, col, id_col)
-    if found is None:
-        return
-    route, key = found
-    raise UsageError(
-        f"{source.label}: column {col!r} holds one reward per row and {key!r} repeats: this is a rollout log "
-        f"(one row per answer), not one pass rate per prompt; read it with {route}, or give --samples 1 to "
-        "take each row as a prompt answered once"
-    )
-
-
-def pick_rate_column(
-    schema: pl.Schema, label: str, extra: Sequence[str] = (), source: Source | None = None
-) -> str:
-    """The pass-rate column, by name (or one of ``extra``): exactly one candidate, else an error listing them
-    (with ``source``, one that looks like a rollout log names the options that read it)."""
-    names = list(schema.names())
-    candidates = [
-        c
-        for c in names
-        if c.lower() in RATE_NAMES or any(c.lower().endswith(s) for s in RATE_SUFFIXES) or c in extra
-    ]
-    if len(candidates) == 1:
-        return candidates[0]
-    numeric = [c for c, dtype in schema.items() if dtype.is_numeric()]
-    listing = ", ".join(numeric) if numeric else "none"
-    if not candidates:
-        hint = dump_hint(names)
-        if hint:
-            raise DataError(f"{label}: no pass-rate column: {hint}")
-        found = None if source is None else rollout_route(source, schema)
-        if found is not None:
-            raise DataError(
-                f"{label}: no pass-rate column, and {found[1]!r} repeats beside a 0/1 reward: a rollout log "
-                f"(one row per answer); read it with {found[0]}"
-            )
-        grades = [c for c, dtype in schema.items() if _grade_list(dtype)]
-        lists = f"; lists of grades (k of n): {', '.join(grades)}" if grades else ""
-        raise DataError(
-            f"{label}: no pass-rate column found (looked for {', '.join(RATE_NAMES)} or a name ending in "
-            f"solve_rate/pass_rate); pick one with --col, or give --k-col/--n-col. Numeric columns: {listing}"
-            + lists
-        )
-    raise DataError(
-        f"{label}: several pass-rate columns ({', '.join(candidates)}); pick one with --col (repeat --col "
-        "to compare them). "
-        f"Numeric columns: {listing}"
-    )
 
 
 def value_column(
