@@ -24,7 +24,7 @@ Nothing is read until an analysis asks for the histogram (one streaming pass) or
 
 from __future__ import annotations
 
-from sigmatool.load.dataset import Dataset
+from sigmatool.load.dataset import Dataset, id_notes
 from sigmatool.load.histogram import Histogram, aggregate
 from sigmatool.load.loaded import Values, counted
 from sigmatool.load.logs import trainer_dataset, trainer_log
@@ -32,7 +32,6 @@ from sigmatool.load.read import (
     column_datasets,
     dataset,
     histogram,
-    id_notes,
     load,
     per_prompt_frame,
     read_histogram,

@@ -162,29 +162,6 @@ def per_prompt_frame(ds: Dataset) -> pl.LazyFrame:
     return prompt_rows(ds, usable_expr(ds))
 
 
-# Columns that name prompts in difficulty files (Big-Math's, Polaris's, DeepScaleR's and the like).
-ID_NAMES = ("id", "prompt_id", "problem_id", "question_id", "uid", "unique_id", "idx")
-
-
-def id_notes(ds: Dataset) -> list[str]:
-    """For per-prompt output without ``--id-col``: a note when the input has a column that names prompts
-    (:data:`ID_NAMES`), since the output's ``id`` is the row number from 1, not that column; a join back on
-    ``id`` would be off by one row or meet other ids."""
-    if ds.options.id_col or ds.options.rollouts or ds.is_log or not ds.sources:
-        return []
-    try:
-        names = source_schema(ds.sources[0])[0].names()
-    except DataError:
-        return []
-    found = [name for name in names if name.lower() in ID_NAMES and name not in ds.by]
-    if not found:
-        return []
-    return [
-        f"per-prompt rows are numbered from 1 in column 'id' (the row number); the input's own {found[0]!r} "
-        f"is not used: --id-col {found[0]} names each row by it"
-    ]
-
-
 @contextlib.contextmanager
 def dataset(options: InputOptions) -> Iterator[Dataset]:
     """The input as a :class:`Dataset`, valid inside the ``with`` block (stdin's copy is removed after)."""
