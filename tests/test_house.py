@@ -282,6 +282,41 @@ def test_layers_keep_out_of_their_forbidden_imports(package: str) -> None:
     assert [] == wrong
 
 
+# --------------------------------------------------------------------------------------------- load's descent
+
+# An input's walk through sigmatool.load, bottom first (the face's docstring names the steps): sources (where
+# the bytes come from), schema (which columns mean what), scan (the lazy frame of raw columns), values (p, k,
+# n, the grid, the histogram or the rows), the walk put together. A module imports only those before it.
+LOAD_DESCENT = (
+    *("names", "remote", "objects", "grouping", "engine", "sources"),
+    *("forms", "schema"),
+    "scan",
+    *("dataset", "logs", "validate", "grid", "histogram", "rows", "loaded", "several"),
+    *("read", "runs"),
+)
+
+
+def test_load_descent_lists_every_module_of_load() -> None:
+    found = {m.removeprefix("sigmatool.load.") for m in graph() if m.startswith("sigmatool.load.")}
+    assert sorted(found) == sorted(LOAD_DESCENT)
+
+
+def test_load_modules_import_only_downward() -> None:
+    rank = {f"sigmatool.load.{name}": i for i, name in enumerate(LOAD_DESCENT)}
+    up = [
+        (module, target)
+        for module, targets in graph().items()
+        if module in rank
+        for target in targets
+        if target == "sigmatool.load" or rank.get(target, -1) > rank[module]
+    ]
+    assert [] == sorted(up)
+
+
+def test_the_descent_sees_the_imports_between_load_modules() -> None:
+    assert "sigmatool.load.read" in graph()["sigmatool.load.runs"]
+
+
 # --------------------------------------------------------------------------------------------- loaded values
 
 # Where a histogram and streamed rows are told apart: the loading layer, the cell sums, and the writer

@@ -9,7 +9,7 @@ import pytest
 
 from sigmatool import load
 from sigmatool.errors import DataError, UsageError
-from sigmatool.load.columns import INTERNAL, RAW_P
+from sigmatool.load.names import INTERNAL, RAW_P
 from sigmatool.options import InputOptions
 from tests.conftest import ROOT, TOY, invoke
 

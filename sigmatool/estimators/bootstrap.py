@@ -17,7 +17,7 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool.estimators.value import Valuation
-from sigmatool.load.columns import free_name
+from sigmatool.load.scan import free_name
 from sigmatool.options import BeyondOptions, by_columns
 from sigmatool.progress import bar
 from sigmatool.segments import group_index

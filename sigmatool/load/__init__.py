@@ -1,11 +1,22 @@
-"""Any difficulty dataset into one checked, lazy shape.
+"""Any difficulty dataset into one checked, lazy shape: a histogram of distinct values, or the rows streamed.
 
 Inputs are per-prompt pass rates, k-of-n counts, or raw rollout rows, in parquet, CSV/TSV, JSON (lines),
-from files, globs or stdin. The jobs are split by module: :mod:`~sigmatool.load.sources` finds and opens the
-input, :mod:`~sigmatool.load.columns` picks and renames the value columns, :mod:`~sigmatool.load.validate`
-checks values, :mod:`~sigmatool.load.histogram` builds the histogram of distinct values, and
-:mod:`~sigmatool.load.loaded` is what an analysis reads: that histogram, or the rows streamed (:data:`Values`). Nothing is read
-until an analysis asks for the histogram (one streaming pass) or streams per-prompt rows to an output.
+from files, globs, stdin or object stores. An input's walk descends, each module calling only those below it
+(tests/test_house.py holds the order; docs/input.md says what each module does):
+
+1. sources, where the bytes come from: :mod:`~sigmatool.load.names` (the raw columns' names),
+   :mod:`~sigmatool.load.remote`, :mod:`~sigmatool.load.objects`, :mod:`~sigmatool.load.grouping` (notes on
+   a log's prompt keys) and :mod:`~sigmatool.load.engine` (a log counted where it lives),
+   :mod:`~sigmatool.load.sources`;
+2. schema, which columns mean what: :mod:`~sigmatool.load.forms`, :mod:`~sigmatool.load.schema`;
+3. scan, the lazy frame of raw columns: :mod:`~sigmatool.load.scan`;
+4. values, raw columns into p, k, n and then the answer: :mod:`~sigmatool.load.dataset` (rates and counts),
+   :mod:`~sigmatool.load.logs` (rollouts), :mod:`~sigmatool.load.validate`, :mod:`~sigmatool.load.grid`,
+   :mod:`~sigmatool.load.histogram` or :mod:`~sigmatool.load.rows`, :mod:`~sigmatool.load.loaded`,
+   :mod:`~sigmatool.load.several`;
+5. the walk put together, :mod:`~sigmatool.load.read`, and a run's log step by step, :mod:`~sigmatool.load.runs`.
+
+Nothing is read until an analysis asks for the histogram (one streaming pass) or streams the rows.
 
     with dataset(InputOptions(paths=("rates.csv",))) as ds:
         hist = histogram(ds)
@@ -13,286 +24,30 @@ until an analysis asks for the histogram (one streaming pass) or streams per-pro
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
-from typing import Literal
-
-import polars as pl
-
-from sigmatool.errors import DataError, UsageError, first_line
-from sigmatool.load import dataset as _dataset
-from sigmatool.load import histogram as _histogram
-from sigmatool.load import rows as _rows
-from sigmatool.load import several
-from sigmatool.load.columns import (
-    check_not_rollouts,
-    counts_columns,
-    pick_rate_column,
-    project,
-    reward_flags,
-    rollout_frame,
-    source_schema,
-)
-from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
-from sigmatool.load.histogram import Histogram, Progress, aggregate
+from sigmatool.load.dataset import Dataset, id_notes
+from sigmatool.load.histogram import Histogram, aggregate
 from sigmatool.load.loaded import Values, counted
 from sigmatool.load.logs import trainer_dataset, trainer_log
-from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
-from sigmatool.load.rows import Rows, Totals
-from sigmatool.load.sources import (
-    SAMPLE_LABEL,
-    Source,
-    bundled_sample,
-    opened,
-    parquet_rows,
-    sample_options,
+from sigmatool.load.read import (
+    column_datasets,
+    dataset,
+    histogram,
+    load,
+    per_prompt_frame,
+    read_histogram,
+    rows,
+    sample_histogram,
+    streams,
+    with_originals,
 )
+from sigmatool.load.rows import Rows, Totals
+from sigmatool.load.sources import Source, bundled_sample, opened, parquet_rows, sample_options
 from sigmatool.load.validate import usable_expr
-from sigmatool.load.value import ValueForm, detected_extras, value_form
 from sigmatool.options import InputOptions
-from sigmatool.trainers.dumps.detect import dump_hint
 
 __all__ = [
-    "Dataset",
-    "Histogram",
-    "InputOptions",
-    "Rows",
-    "Source",
-    "Totals",
-    "Values",
-    "aggregate",
-    "bundled_sample",
-    "column_datasets",
-    "counted",
-    "dataset",
-    "histogram",
-    "load",
-    "opened",
-    "parquet_rows",
-    "per_prompt_frame",
-    "read_histogram",
-    "rows",
-    "sample_histogram",
-    "sample_options",
-    "streams",
-    "trainer_dataset",
-    "trainer_log",
-    "usable_expr",
-    "with_originals",
-]
-
-
-def _value_column(
-    options: InputOptions, sources: Sequence[Source]
-) -> tuple[InputOptions, ValueForm, list[str]]:
-    """The options with the pass-rate column resolved (detected by name when not given), and its form."""
-    if options.rollouts:
-        # A trainer's dump read as a plain log loses the trainer's reward rule and groups: say which it is.
-        hint = dump_hint(source_schema(sources[0])[0].names())
-        note = f"{sources[0].label}: {hint}, which grades and groups the rollouts as the trainer did"
-        return options, ValueForm(), [note] if hint else []
-    if options.k_col:
-        return options, ValueForm(), []
-    first = sources[0]
-    notes: list[str] = []
-    if options.col is None:
-        schema = source_schema(first)[0]
-        extras = detected_extras(first, schema)
-        if options.samples is None and options.counts is None and counts_columns(schema, extras):
-            counted = replace(options, k_col="k", n_col="n")
-            return (
-                counted,
-                ValueForm(),
-                ["no pass-rate column: reading counts k of n from columns 'k' and 'n'"],
-            )
-        col = pick_rate_column(schema, first.label, extras, first)
-        notes = [] if first.label == SAMPLE_LABEL else [f"using pass-rate column {col!r}"]
-        options = replace(options, col=col)
-    schema, listed_only = source_schema(first)
-    if options.samples is None and options.counts is None and not listed_only and options.col in schema:
-        check_not_rollouts(first, schema, options.col or "", options.id_col)
-    form = ValueForm() if listed_only else value_form(options, first, schema)
-    return options, form, [*notes, *form.notes]
-
-
-def load(
-    options: InputOptions,
-    sources: Sequence[Source],
-    notes: Sequence[str] = (),
-    text_cols: Sequence[str] = (),
-    originals: bool = False,
-) -> Dataset:
-    """Scan the sources and check their columns; reads schemas only, never the data.
-
-    ``originals``: the frame keeps every column of the input, unchanged and in order (a column missing from
-    one of several files is null there), with the internal columns after them.
-    """
-    if options.cols:
-        return _several(options, sources, notes, text_cols, originals)
-    opts, form, found = _value_column(options, sources)
-    frames = []
-    for source in sources:
-        frame, source_notes = project(source, opts, text_cols, form, originals)
-        frames.append(frame)
-        found += source_notes
-    how: Literal["vertical_relaxed", "diagonal_relaxed"] = (
-        "diagonal_relaxed" if originals else "vertical_relaxed"
-    )
-    try:
-        frame = pl.concat(frames, how=how) if len(frames) > 1 else frames[0]
-        schema = frame.collect_schema()
-    except pl.exceptions.PolarsError as exc:
-        raise DataError(f"the input files do not share one schema: {first_line(exc)}") from exc
-    kind = "counts" if opts.k_col else form.form
-    columns = tuple(c for c in schema.names() if c not in INTERNAL) if originals else ()
-    ds = Dataset(frame, tuple(sources), opts, (*notes, *found), tuple(text_cols), form=kind, columns=columns)
-    if opts.rollouts:
-        right, usable = reward_flags(opts, schema[REWARD])
-        bad = pl.col(REWARD).is_not_null() & ~pl.col(USABLE)
-        raw = frame.with_columns(right.alias(RIGHT), usable.alias(USABLE)).with_columns(bad.alias(BAD))
-        return replace(ds, raw=raw, frame=rollout_frame(raw, opts.by), form="rollouts")
-    ds = replace(ds, rate_dtype=schema.get(RAW_P))
-    if opts.samples is not None and not form.counted:
-        ds = replace(ds, frame=frame.with_columns(counts_from_rate(opts, rate_value(ds))))
-    return ds
-
-
-def _several(
-    options: InputOptions,
-    sources: Sequence[Source],
-    notes: Sequence[str],
-    text_cols: Sequence[str],
-    originals: bool,
-) -> Dataset:
-    """A dataset of several pass-rate columns: one part per column, each loaded as with that one --col
-    (see :mod:`sigmatool.load.several`)."""
-    first = sources[0]
-    names = several.resolve(options.cols, source_schema(first)[0].names(), first.label)
-    parts = tuple(
-        load(replace(options, col=name, cols=()), sources, (), text_cols, originals) for name in names
-    )
-    return Dataset(
-        pl.LazyFrame(),
-        tuple(sources),
-        replace(options, cols=names),
-        tuple(notes),
-        tuple(text_cols),
-        form="columns",
-        columns=parts[0].columns,
-        parts=parts,
-    )
-
-
-def _notes(ds: Dataset, parts: Sequence[Histogram | Rows]) -> tuple[str, ...]:
-    """The input's notes, then each part's own, naming its column; each once."""
-    found = [n for part in parts for n in several.part_notes(part.dataset.options.col or "", part.notes)]
-    return tuple(dict.fromkeys([*ds.notes, *found]))
-
-
-def reload(ds: Dataset, text_cols: tuple[str, ...]) -> Dataset:
-    """The same input read again, with ``text_cols`` as text."""
-    return load(ds.options, ds.sources, ds.notes, text_cols)
-
-
-def histogram(ds: Dataset, on_rows: Progress | None = None) -> Histogram:
-    """The checked histogram of distinct values (see :class:`Histogram`), in one streaming pass (one per
-    pass-rate column when there are several)."""
-    if not ds.parts:
-        return _histogram.histogram(ds, reload, on_rows)
-    hists = [histogram(part, on_rows) for part in ds.parts]
-    frame = several.stacked([h.frame for h in hists], ds.options.cols)
-    read = replace(ds, parts=tuple(h.dataset for h in hists))
-    reading = tuple(f"--col {h.dataset.options.col}: {line}" for h in hists for line in h.reading)
-    return Histogram(frame, read, _notes(ds, hists), reading)
-
-
-def with_originals(ds: Dataset) -> Dataset:
-    """The same input (the same sources, so stdin's copy too) with every original column kept beside the
-    internal ones; the names of the originals, in order, are ``columns``. Reads schemas only."""
-    if ds.options.rollouts:
-        raise UsageError("a rollout log has one row per answer, not per prompt: its rows cannot carry a plan")
-    if ds.parts:
-        return replace(ds, parts=tuple(with_originals(part) for part in ds.parts))
-    found = load(ds.options, ds.sources, (), ds.text_cols, originals=True)
-    if ds.grid is None:
-        return found
-    # Rates read on their grid keep that reading, row by row.
-    return replace(found, grid=ds.grid, frame=found.frame.with_columns(ds.grid.counts(rate_value(found))))
-
-
-def rows(ds: Dataset, on_rows: Progress | None = None, totals: Totals | None = None) -> Rows:
-    """The checked usable rows, lazily, for data with many distinct pass rates (see :func:`streams`); with
-    ``totals`` computed in the pass that checks them where that can be done (:class:`Rows`)."""
-    if not ds.parts:
-        return _rows.rows(ds, reload, on_rows, totals)
-    parts = [rows(part, on_rows) for part in ds.parts]
-    return Rows(several.stacked([r.frame for r in parts], ds.options.cols), ds, _notes(ds, parts))
-
-
-def streams(ds: Dataset) -> bool:
-    """Whether to stream the rows rather than build the histogram: many distinct plain pass rates (in every
-    pass-rate column, when there are several); see :func:`sigmatool.load.rows.streams`."""
-    return all(_rows.streams(part) for part in ds.parts or (ds,))
-
-
-def per_prompt_frame(ds: Dataset) -> pl.LazyFrame:
-    """Usable rows, one per prompt: ``--by`` columns, ``id``, ``p``, kernel keys, ``weight``; with several
-    pass-rate columns, one per prompt and column, keyed by ``column`` first."""
-    if ds.parts:
-        return several.stacked([per_prompt_frame(part) for part in ds.parts], ds.options.cols)
-    return _dataset.per_prompt_frame(ds, usable_expr(ds))
-
-
-# Columns that name prompts in difficulty files (Big-Math's, Polaris's, DeepScaleR's and the like).
-ID_NAMES = ("id", "prompt_id", "problem_id", "question_id", "uid", "unique_id", "idx")
-
-
-def id_notes(ds: Dataset) -> list[str]:
-    """For per-prompt output without ``--id-col``: a note when the input has a column that names prompts
-    (:data:`ID_NAMES`), since the output's ``id`` is the row number from 1, not that column; a join back on
-    ``id`` would be off by one row or meet other ids."""
-    if ds.options.id_col or ds.options.rollouts or ds.is_log or not ds.sources:
-        return []
-    try:
-        names = source_schema(ds.sources[0])[0].names()
-    except DataError:
-        return []
-    found = [name for name in names if name.lower() in ID_NAMES and name not in ds.by]
-    if not found:
-        return []
-    return [
-        f"per-prompt rows are numbered from 1 in column 'id' (the row number); the input's own {found[0]!r} "
-        f"is not used: --id-col {found[0]} names each row by it"
-    ]
-
-
-@contextlib.contextmanager
-def dataset(options: InputOptions) -> Iterator[Dataset]:
-    """The input as a :class:`Dataset`, valid inside the ``with`` block (stdin's copy is removed after)."""
-    if options.trainer is not None:
-        yield trainer_dataset(options)
-        return
-    with opened(options) as (sources, notes):
-        yield load(options, sources, notes)
-
-
-@contextlib.contextmanager
-def column_datasets(options: InputOptions) -> Iterator[list[Dataset]]:
-    """One dataset per pass-rate column of ``options.cols`` that the input has, each as with that one --col
-    (the report compares each column of each input); valid inside the ``with`` block."""
-    with opened(options) as (sources, notes):
-        first = sources[0]
-        names = several.present(options.cols, source_schema(first)[0].names(), first.label)
-        yield [load(replace(options, col=name, cols=()), sources, notes) for name in names]
-
-
-def read_histogram(options: InputOptions, on_rows: Progress | None = None) -> Histogram:
-    """Open, load and histogram in one call."""
-    with dataset(options) as ds:
-        return histogram(ds, on_rows)
-
-
-def sample_histogram() -> Histogram:
-    """The bundled Big-Math sample's histogram (215,608 prompts, 65 distinct pass rates)."""
-    return read_histogram(sample_options())
+    "Dataset", "Histogram", "InputOptions", "Rows", "Source", "Totals", "Values", "aggregate", "bundled_sample",
+    "column_datasets", "counted", "dataset", "histogram", "id_notes", "load", "opened", "parquet_rows",
+    "per_prompt_frame", "read_histogram", "rows", "sample_histogram", "sample_options", "streams",
+    "trainer_dataset", "trainer_log", "usable_expr", "with_originals",
+]  # fmt: skip

@@ -1,4 +1,11 @@
-"""The checked, lazy dataset every analysis starts from, and the canonical values of its rows."""
+"""The checked, lazy dataset every analysis starts from, and the canonical values of its rows.
+
+The values step of the walk begins here (the face of :mod:`sigmatool.load` lists the steps): the raw
+columns of the scan (:mod:`sigmatool.load.scan`), a rate (a percentage with ``--percent``), counts k of n
+(given, from ``--samples N``, or on the 1/n grid a rate column shows: :class:`Grid`) and a weight, read as
+the numbers p, k, n and ``prompts`` the analyses use. Rollout rows are pooled into k, n per prompt by
+:mod:`sigmatool.load.logs`.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +14,9 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from sigmatool.errors import UsageError
-from sigmatool.load.columns import numeric, rate_expr, shown_rate
+from sigmatool.errors import DataError, UsageError
 from sigmatool.load.names import PROBLEM, RAW_ID, RAW_K, RAW_N, RAW_P, RAW_W
-from sigmatool.load.sources import Source
+from sigmatool.load.sources import Source, source_schema
 from sigmatool.options import InputOptions
 
 if TYPE_CHECKING:
@@ -124,6 +130,28 @@ class Dataset:
         return self.rate_dtype == pl.Float32
 
 
+def numeric(col: str) -> pl.Expr:
+    """A raw column as Float64: text that is not a number becomes null (and is caught as invalid)."""
+    return pl.col(col).cast(pl.Float64, strict=False)
+
+
+def rate_expr(opts: InputOptions, dtype: pl.DataType | None) -> pl.Expr:
+    """The raw pass rate as a Float64 number (a percentage divided by 100 with ``--percent``)."""
+    if not opts.percent:
+        return numeric(RAW_P)
+    if dtype is not None and dtype.is_numeric():
+        return numeric(RAW_P) / 100.0
+    text = pl.col(RAW_P).cast(pl.String).str.strip_chars().str.strip_suffix("%")
+    return text.cast(pl.Float64, strict=False) / 100.0
+
+
+def shown_rate(opts: InputOptions, dtype: pl.DataType | None) -> pl.Expr:
+    """The pass rate as the input wrote it: a float column keeps its own dtype (0.7 in float32 prints 0.7)."""
+    if not opts.percent and dtype is not None and dtype.is_float():
+        return pl.col(RAW_P)
+    return rate_expr(opts, dtype)
+
+
 def needs_counts(ds: Dataset) -> None:
     if not ds.has_counts:
         raise UsageError("this needs counts: give --k-col and --n-col, --samples N, --rollouts or --from")
@@ -195,3 +223,26 @@ def per_prompt_frame(ds: Dataset, usable: pl.Expr) -> pl.LazyFrame:
     cols.append(weight_expr())
     # A row of weight 0 stands for no prompt: the histogram has no value for it, and the output no row.
     return ds.frame.filter(usable & (weight_expr() > 0)).select(cols)
+
+
+# Columns that name prompts in difficulty files (Big-Math's, Polaris's, DeepScaleR's and the like).
+ID_NAMES = ("id", "prompt_id", "problem_id", "question_id", "uid", "unique_id", "idx")
+
+
+def id_notes(ds: Dataset) -> list[str]:
+    """For per-prompt output without ``--id-col``: a note when the input has a column that names prompts
+    (:data:`ID_NAMES`), since the output's ``id`` is the row number from 1, not that column; a join back on
+    ``id`` would be off by one row or meet other ids."""
+    if ds.options.id_col or ds.options.rollouts or ds.is_log or not ds.sources:
+        return []
+    try:
+        names = source_schema(ds.sources[0])[0].names()
+    except DataError:
+        return []
+    found = [name for name in names if name.lower() in ID_NAMES and name not in ds.by]
+    if not found:
+        return []
+    return [
+        f"per-prompt rows are numbered from 1 in column 'id' (the row number); the input's own {found[0]!r} "
+        f"is not used: --id-col {found[0]} names each row by it"
+    ]

@@ -25,14 +25,25 @@ own. A row on the grid is read as k of n; a row off it is a bare rate, for that 
 So a row off the grid, or a few, leave the grid where it is and are read as what they are: no other row's
 reading moves with them, and a mean over N prompts moves by at most 1/N. Only as many rows as count as
 evidence move the grid.
+
+The rule reads numbers; :func:`read_grid` applies it to a column's histogram of distinct rates and gives the
+dataset its :class:`~sigmatool.load.dataset.Grid` (the record the dataset's values are read by), with the
+note that says so; a ``--samples N`` that the grid contradicts is refused (:func:`off_grid`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
+import polars as pl
 from numpy.typing import NDArray
+
+from sigmatool.errors import UsageError
+from sigmatool.load.dataset import Dataset, Grid, rate_value, weight_expr
+from sigmatool.load.names import ROW
+from sigmatool.load.validate import usable_expr
 
 # The largest n looked for: difficulty files log from 4 to 128 answers per prompt.
 MAX_GRID = 128
@@ -165,3 +176,136 @@ def column_grid(
     if best is None or w[~held & interior].sum() >= w[held & interior].sum():
         return None
     return best
+
+
+# -------------------------------------------------------------------------- a column read on its grid
+
+
+def read_grid(frame: pl.DataFrame, ds: Dataset) -> Dataset:
+    """A rate column on a 1/n grid read as counts of n row by row (with a note), or ``ds`` as it is.
+
+    The grid is the column's, by the rule of :func:`sigmatool.load.grid.column_grid`, over every --by group
+    at once (how many samples the file logged); each row is then read by what it shows: k of n on the grid,
+    a bare rate off it (:class:`~sigmatool.load.dataset.Grid`), and the note counts and shows the rows off
+    it. A ``--samples N`` that the grid contradicts (N a multiple of the grid's n, so that only some k
+    occur) is a usage error naming the grid; see :mod:`sigmatool.load.grid`.
+    """
+    opts = ds.options
+    if ds.form != "rate" or "p" not in frame.columns:
+        return ds
+    column = repr(opts.col)
+    single = ds.rate_is_float32 and not opts.percent
+    if opts.samples is not None:
+        _check_samples(frame, ds, column, single)
+        return ds
+    values = frame.group_by("p").agg(pl.col("prompts").cast(pl.Float64).sum()).sort("p")
+    p, w = values["p"].cast(pl.Float64).to_numpy(), values["prompts"].to_numpy()
+    n = column_grid(p, w, single)
+    if n is None:
+        whole = rate_grid(p, single)
+        distinct = int(values.height)
+        if whole is not None and not fills(distinct, whole):
+            note = (
+                f"the pass rates in {column} take {distinct} distinct value(s), all multiples of 1/{whole}: too "
+                f"few to read them as counts (a grid is taken from at least {GRID_VALUES} values filling half of "
+                "it), so they are read as pass rates; --samples N reads them as counts of N"
+            )
+            return replace(ds, notes=(*ds.notes, note))
+        return ds
+    on = on_grid_mask(p, n, single)
+    interior = (p > 0) & (p < 1)
+    inside = float(w[on & interior].sum())
+    if inside < EVIDENCE:
+        note = (
+            f"the pass rates in {column} lie on the 1/{n} grid, but {inside:,.0f} prompt(s) on it with "
+            "0 < p̂ < 1 are too few to tell how many samples stand behind them: --samples N reads them as "
+            "counts of N"
+        )
+        return replace(ds, notes=(*ds.notes, note))
+    off = float(w[~on].sum())
+    grid = Grid(n, tuple(float(x) for x in p[on]), off)
+    if off:
+        grid = replace(grid, examples=_off_grid_rows(ds, grid))
+    return replace(
+        ds,
+        frame=ds.frame.with_columns(grid.counts(rate_value(ds))),
+        notes=(*ds.notes, grid_note(grid, column)),
+        grid=grid,
+    )
+
+
+def _off_grid_rows(ds: Dataset, grid: Grid) -> tuple[tuple[int, float], ...]:
+    """The first usable rows off the grid (row number, rate), for the note: one more read of the input,
+    made only when some rows are off it, and stopped at the first few."""
+    rate = rate_value(ds)
+    found = (
+        ds.frame.filter(usable_expr(ds) & ~grid.on(rate) & (weight_expr() > 0))
+        .select(pl.col(ROW), rate.alias("p"))
+        .head(EXAMPLES)
+        .collect()
+    )
+    one = len(ds.sources) == 1
+    return tuple((int(row) if one else 0, float(value)) for row, value in found.iter_rows())
+
+
+# How many values off a grid its note shows.
+EXAMPLES = 3
+
+
+def grid_note(grid: Grid, column: str) -> str:
+    """What a :class:`~sigmatool.load.dataset.Grid` reading says: the grid, and the rows off it."""
+    n = grid.n
+    if not grid.off:
+        return (
+            f"the pass rates in {column} are all multiples of 1/{n}: read as k right of n = {n} samples "
+            f"(--samples {n} confirms it)"
+        )
+    # Rows are numbered within each file: with several files, the values alone.
+    shown = ", ".join(f"{value:.6g}" + (f" at row {row:,}" if row else "") for row, value in grid.examples)
+    more = ", …" if grid.off > len(grid.examples) else ""
+    return (
+        f"the pass rates in {column} are multiples of 1/{n}, read as k right of n = {n} samples, except "
+        f"{grid.off:,.0f} prompt(s) off that grid ({shown}{more}): each is read as a bare pass rate, valued at "
+        f"its own rate; --samples {n} reads every row as k of {n} and refuses one off its grid "
+        "(--skip-invalid then leaves it out)"
+    )
+
+
+def _check_samples(frame: pl.DataFrame, ds: Dataset, column: str, single: bool) -> None:
+    """With ``--samples N`` every row is k of N (a value off the 1/N grid was refused as invalid); N a
+    multiple of the grid the rates all lie on is a confirmation unless so many prompts lie between 0 and 1
+    that N samples would have shown some k off the coarser grid (each does so with a chance of about a half
+    or more: 30 such prompts miss it with a chance below 1e-9)."""
+    samples = ds.options.samples
+    p = frame["p"].cast(pl.Float64).to_numpy()
+    n = rate_grid(p, single)
+    interior = float(frame.filter((pl.col("p") > 0) & (pl.col("p") < 1))["prompts"].sum())
+    if n is None or samples is None or samples == n or interior < EVIDENCE:
+        return
+    raise UsageError(
+        f"--samples {samples}: the pass rates in {column} are all multiples of 1/{n}, so each "
+        f"is k of n = {n} samples (with {samples} samples, some of the {interior:,.0f} prompts "
+        f"with 0 < p̂ < 1 would have a k that is not a multiple of {samples // n}); give "
+        f"--samples {n}, or leave --samples out"
+    )
+
+
+def off_grid(flagged: pl.DataFrame, ds: Dataset) -> None:
+    """A ``--samples N`` whose 1/N grid the rates are not on, where they all lie on the grid of another n
+    and enough prompts lie between 0 and 1 to tell (:data:`~sigmatool.load.grid.EVIDENCE`), is a usage
+    error naming that grid: N is wrong, not the rows. With fewer, the rows off the 1/N grid are named."""
+    rates = (
+        flagged.select(rate_value(ds).alias("p"), pl.col("__wsum")).drop_nulls().filter(~pl.col("p").is_nan())
+    )
+    p = rates["p"].to_numpy()
+    opts = ds.options
+    if p.size == 0 or ((p < 0) | (p > 1)).any() or opts.samples is None:
+        return
+    interior = float(rates.filter((pl.col("p") > 0) & (pl.col("p") < 1))["__wsum"].sum())
+    n = rate_grid(p, single=ds.rate_is_float32 and not opts.percent)
+    if n is not None and opts.samples % n and interior >= EVIDENCE:
+        raise UsageError(
+            f"--samples {opts.samples}: the pass rates in {opts.col!r} are all multiples of 1/{n}, not of "
+            f"1/{opts.samples}, so they are not k of {opts.samples} samples; give --samples {n}, or leave "
+            "--samples out"
+        )

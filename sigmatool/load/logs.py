@@ -1,5 +1,8 @@
-"""A trainer's rollout dumps (``--from``) as a dataset: graded rollouts pooled into k, n per prompt.
+"""Rollout logs: graded answers pooled into k right of n per prompt (``--rollouts``, a trainer's ``--from``).
 
+A rollout log has one row per answer, its reward graded (:func:`reward_flags`: right when 1, or at least T
+with ``--threshold T``), and the rows are pooled per prompt into k, n and the bad and missing rewards left
+out of them (:func:`rollout_frame`).
 The readers of :mod:`sigmatool.trainers.dumps` give one row per rollout with the trainer's default reward rule
 (or ``--reward-col``/``--threshold``); prompts are keyed by a 64-bit hash of their text. From there on a dump
 is a rollout log like ``--rollouts``: the same per-prompt aggregation, checks and notes.
@@ -7,14 +10,95 @@ is a rollout log like ``--rollouts``: the same per-prompt aggregation, checks an
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
-from sigmatool.load.columns import rollout_frame
 from sigmatool.load.dataset import Dataset
-from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
+from sigmatool.load.names import (
+    BAD,
+    BAD_REWARDS,
+    NULL_REWARDS,
+    RAW_ID,
+    RAW_K,
+    RAW_N,
+    RAW_W,
+    REWARD,
+    RIGHT,
+    USABLE,
+)
 from sigmatool.load.sources import Source
 from sigmatool.options import InputOptions
 from sigmatool.trainers.dumps import TrainerLog, find_dump_files, scan_trainer
+
+
+def reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
+    """(right, usable) for one rollout row's reward, both false on a null; bad = present and not usable."""
+    reward = pl.col(REWARD)
+    if dtype == pl.Boolean:
+        return reward.fill_null(False), reward.is_not_null()
+    # 0 and 1 are exact in every numeric dtype: compared in their own (no cast per row). A threshold is
+    # compared in double precision, as SQL engines compare a float column with a double literal (a float32
+    # 0.7 is below 0.7); text is parsed and mostly fails.
+    if opts.threshold is not None:
+        value = reward.cast(pl.Float64, strict=False)
+        usable = value.is_not_null() & ~value.is_nan()
+        return (value >= opts.threshold).fill_null(False) & usable, usable
+    value = reward if dtype.is_numeric() else reward.cast(pl.Float64, strict=False)
+    return (value == 1).fill_null(False), ((value == 0) | (value == 1)).fill_null(False)
+
+
+def rollout_aggregates() -> list[pl.Expr]:
+    """Per-prompt aggregates of rollout rows: k, n, and the bad and missing rewards left out of them."""
+    return [
+        pl.col(RIGHT).sum().alias(RAW_K),
+        pl.col(USABLE).sum().alias(RAW_N),
+        pl.col(BAD).sum().alias(BAD_REWARDS),
+        (~pl.col(USABLE) & ~pl.col(BAD)).sum().alias(NULL_REWARDS),
+    ]
+
+
+# Two per-prompt counts share one UInt64 sum, 32 bits each: a prompt's counts stay below 2^32 as before
+# (a boolean column sums to UInt32). One wide sum per pair takes less memory and time than two narrow ones.
+_HALF = 1 << 32
+
+
+def packed_rollout_aggregates(flags: bool = True) -> list[pl.Expr]:
+    """:func:`rollout_aggregates` as two sums: (k, n) and (bad, missing), each pair packed in a UInt64; the
+    first alone without ``flags`` (a log whose rewards are all 0 or 1 has no bad or missing ones to count)."""
+    u64 = pl.UInt64
+    missing = ~pl.col(USABLE) & ~pl.col(BAD)
+    kn = (pl.col(RIGHT).cast(u64) + pl.col(USABLE).cast(u64) * _HALF).sum().alias("__kn")
+    if not flags:
+        return [kn]
+    return [kn, (pl.col(BAD).cast(u64) + missing.cast(u64) * _HALF).sum().alias("__bn")]
+
+
+def unpacked_rollout_columns(flags: bool = True) -> list[pl.Expr]:
+    """The columns of :func:`rollout_aggregates` from those of :func:`packed_rollout_aggregates` (without
+    ``flags``, no bad or missing rewards)."""
+    u32 = pl.UInt32
+    counts = [
+        (pl.col("__kn") % _HALF).cast(u32).alias(RAW_K),
+        (pl.col("__kn") // _HALF).cast(u32).alias(RAW_N),
+    ]
+    if not flags:
+        return [*counts, pl.lit(0, u32).alias(BAD_REWARDS), pl.lit(0, u32).alias(NULL_REWARDS)]
+    return [
+        *counts,
+        (pl.col("__bn") % _HALF).cast(u32).alias(BAD_REWARDS),
+        (pl.col("__bn") // _HALF).cast(u32).alias(NULL_REWARDS),
+    ]
+
+
+def rollout_frame(raw: pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
+    """Graded rollout rows into one row per prompt (in order of first appearance): ``--by`` columns, id,
+    k, n, weight 1, and the bad and missing rewards left out."""
+    return (
+        raw.group_by([*by, RAW_ID], maintain_order=True)
+        .agg(rollout_aggregates())
+        .with_columns(pl.lit(1.0).alias(RAW_W))
+    )
 
 
 def trainer_log(options: InputOptions) -> TrainerLog:

@@ -8,12 +8,12 @@ from dataclasses import replace
 import polars as pl
 
 from sigmatool.errors import DataError, UsageError, first_line
-from sigmatool.load import Dataset, histogram, load, opened
-from sigmatool.load.columns import source_schema
+from sigmatool.load.dataset import Dataset
 from sigmatool.load.grouping import text_column, text_key_notes
 from sigmatool.load.logs import trainer_log
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
-from sigmatool.load.sources import Source
+from sigmatool.load.read import histogram, load
+from sigmatool.load.sources import Source, opened, source_schema
 from sigmatool.options import InputOptions
 from sigmatool.trainers.dumps import DumpFile, TrainerLog
 from sigmatool.trainers.dumps.files import natural

@@ -16,6 +16,7 @@ import functools
 import glob
 import gzip
 import io
+import json
 import os
 import shutil
 import stat
@@ -527,3 +528,42 @@ def data_error(sources: Sequence[Source], exc: BaseException) -> DataError:
         reason = "no such file (removed while it was read?)" if isinstance(exc, FileNotFoundError) else ""
         return DataError(f"{where}: {reason or exc.strerror or first_line(exc)}")
     return DataError(f"cannot read the input: {first_line(exc)}")
+
+
+def source_schema(source: Source) -> tuple[pl.Schema, bool]:
+    """The source's columns, and whether they could only be listed (JSON whose types polars cannot unify).
+
+    In that case only the needed columns are read later, as text, so that an unused column mixing lists
+    and numbers does no harm.
+    """
+    try:
+        return (remote_schema(source) if source.remote else source.scan().collect_schema()), False
+    except pl.exceptions.SchemaError as exc:
+        if source.fmt not in ("json", "jsonl") or source.remote:
+            # An object is not read twice (once for its keys) to work around a column polars cannot type.
+            raise read_error(source, exc) from exc
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise read_error(source, exc) from exc
+    return pl.Schema(dict.fromkeys(_json_keys(source.path), pl.String())), True
+
+
+def _json_keys(path: str) -> list[str]:
+    """Keys of the first objects of a JSON-lines file or JSON array, in order of appearance."""
+    keys: dict[str, None] = {}
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        text = handle.read(1 << 20)
+    stripped = text.lstrip()
+    if stripped.startswith("["):
+        with open(path, encoding="utf-8") as handle:
+            objects = json.load(handle)[:1000]
+    else:
+        objects = []
+        for line in stripped.splitlines()[:1000]:
+            try:
+                objects.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    for obj in objects:
+        if isinstance(obj, dict):
+            keys.update(dict.fromkeys(obj))
+    return list(keys)

@@ -11,11 +11,10 @@ from collections.abc import Callable
 
 import polars as pl
 
-from sigmatool.load.columns import numeric
-from sigmatool.load.dataset import INTEGER_TOLERANCE, Dataset, rate_value
+from sigmatool.load.dataset import INTEGER_TOLERANCE, Dataset, numeric, rate_value
+from sigmatool.load.forms import PROBLEMS
 from sigmatool.load.names import PROBLEM, RAW_K, RAW_N, RAW_P, RAW_W, REWARD, ROW, USABLE
 from sigmatool.load.sources import Source
-from sigmatool.load.value import counted_problems
 
 MAX_ROWS_NAMED = 5
 # A float32 holds k/N to within 2^-24 of the rate (it lies in [0, 1]); scaled by N that is N · 2^-24.
@@ -75,6 +74,11 @@ def _rate_problems(ds: Dataset) -> Problems:
             )
         )
     return checks
+
+
+def counted_problems(col: str) -> list[tuple[str, pl.Expr]]:
+    """Each kind of bad value of a counted form, true on a bad row and on a bad distinct value alike."""
+    return [(f"column {col!r}: {problem}", pl.col(PROBLEM) == problem) for problem in PROBLEMS]
 
 
 def problems(ds: Dataset) -> Problems:

@@ -17,8 +17,8 @@ import polars as pl
 from sigmatool.errors import DataError
 from sigmatool.joins import counts_key
 from sigmatool.load import Dataset, Histogram, usable_expr, with_originals
-from sigmatool.load.columns import rollout_aggregates
 from sigmatool.load.dataset import k_expr, n_expr, p_expr, rate_value
+from sigmatool.load.logs import rollout_aggregates
 from sigmatool.load.names import RAW_ID, RAW_N
 from sigmatool.options import COLUMN
 from sigmatool.plan.export import ADDED_COLUMNS, BARE, CELL_K, CELL_N, KEY, ROW, annotate

@@ -15,7 +15,7 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.load import Dataset, histogram, load, opened, per_prompt_frame
-from sigmatool.load.columns import source_schema
+from sigmatool.load.sources import source_schema
 from sigmatool.options import InputOptions
 
 DEFAULT_KEY = "prompt"
