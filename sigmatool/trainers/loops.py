@@ -14,6 +14,7 @@ from dataclasses import replace
 from sigmatool.errors import UsageError
 from sigmatool.trainers.settings import (
     INTERPOLATION,
+    NOTED_KEYS,
     SLIME_STD_FILTER,
     TRAINER_KEYS,
     TRAINERS,
@@ -152,7 +153,7 @@ def from_config(
         settings, shown = _interpreted(trainer, key, field, raw, where)
         found.update(settings)
         read.append(f"{key}={shown} ({where})")
-    for key in ("algorithm.filter_groups.metric", "data.shuffle") if trainer == "verl" else ():
+    for key in NOTED_KEYS.get(trainer, ()):
         if key in values:
             read.append(f"{key}={values[key]} ({(sources or {}).get(key, source)})")
     if trainer == "areal" and base is None:  # its filter is code, not config: none unless --filter says so
