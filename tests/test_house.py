@@ -456,6 +456,9 @@ def test_every_module_named_in_a_string_exists() -> None:
 # docstrings, which may cite the trainer's source that a model mirrors. sigmatool's own names (its output
 # columns and its flags: train_batch_size, n, …) are not trainer keys, whoever else spells them so.
 WING = "sigmatool.trainers"
+# LoopSettings' methods that give a setting's name as its trainer writes it: their argument is the setting
+# (a field of LoopSettings, sigmatool's name), which may spell like a trainer's key (batch_multiplier).
+ASKS = ("key", "argument")
 
 
 def _own_names() -> set[str]:
@@ -517,11 +520,21 @@ def _help_texts(tree: ast.AST) -> set[int]:
     }
 
 
+def _asked(tree: ast.AST) -> set[int]:
+    """The ids of the settings named to ask for the trainer's name of them: ``settings.key("n")``."""
+    return {
+        id(arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ASKS
+        for arg in node.args
+    }
+
+
 def trainer_keys_named(source: str, cli: bool = False) -> list[tuple[int, str]]:
     """(line, key) of each trainer key in a string constant of a module's ``source`` that is no docstring,
-    nor help text in a module of sigmatool/cli/ (``cli``)."""
+    no setting asked of LoopSettings.key, nor help text in a module of sigmatool/cli/ (``cli``)."""
     tree = ast.parse(source)
-    allowed = _docstrings(tree) | (_help_texts(tree) if cli else set())
+    allowed = _docstrings(tree) | _asked(tree) | (_help_texts(tree) if cli else set())
     return [
         (node.lineno, match[0])
         for node in ast.walk(tree)
@@ -538,6 +551,10 @@ def test_the_trainer_key_rule_finds_a_key_in_a_sentence() -> None:
 def test_the_trainer_key_rule_leaves_help_text_in_the_command_line() -> None:
     source = 'x = Option("--n", help="verl: actor_rollout_ref.rollout.n.")\n'
     assert [] == trainer_keys_named(source, cli=True)
+
+
+def test_the_trainer_key_rule_leaves_a_setting_asked_of_its_trainer() -> None:
+    assert [] == trainer_keys_named('x = f"({settings.key(\'batch_multiplier\')} 2)"\n')
 
 
 def test_the_trainer_key_rule_reads_help_text_elsewhere() -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 from sigmatool.render import chance
 from sigmatool.trainers.settings import STREAMED, LoopSettings
 
 
-def sentence(row: Mapping[str, object], st: LoopSettings) -> str:
+def sentence(row: Mapping[str, Any], st: LoopSettings) -> str:
     """The sentence a person acts on, from the summary's row and the loop's settings."""
     if not st.filter:
         return (
@@ -35,7 +36,7 @@ def sentence(row: Mapping[str, object], st: LoopSettings) -> str:
             f"{safe:,} prompts a batch ({st.key('batch_multiplier')} ≥ {multiplier:g}) is the smallest that keeps "
             f"it under {st.risk:.0%}"
         )
-    thrown = 1.0 - float(row["share_trained"]) if row["share_trained"] is not None else math.nan  # type: ignore[arg-type]
+    thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
     said = (
         f"With {batch} and {cap}, this run crashes with probability "
         f"{chance(row['p_crash_run'])} within {run_words(st)} ({chance(row['p_crash_step'])} per step); "
@@ -84,10 +85,10 @@ def loop_words(st: LoopSettings) -> tuple[str, str, str, str]:
     return f"{st.key('gen_batch_size')} {st.gen:,}", cap, "gen batch size", "min_safe_gen_batch_size"
 
 
-def loop_more(row: Mapping[str, object], st: LoopSettings) -> str:
+def loop_more(row: Mapping[str, Any], st: LoopSettings) -> str:
     """What a loop adds to the headline: SkyRL's failing batches and copies, NeMo-RL's rows."""
     if st.replace:
-        fails, copied = float(row["p_batch_fails"]), row["copied_share"]  # type: ignore[arg-type]
+        fails, copied = float(row["p_batch_fails"]), row["copied_share"]
         said = f" A batch fails with probability {chance(fails)} (no more than {st.min_replace_ratio:.0%} of its groups differ)"
         if isinstance(copied, float) and not math.isnan(copied):
             said += f"; {copied:.0%} of a trained batch's groups are copies of others"
@@ -100,13 +101,13 @@ def loop_more(row: Mapping[str, object], st: LoopSettings) -> str:
     return ""
 
 
-def streamed_headline(row: Mapping[str, object], st: LoopSettings) -> str:
+def streamed_headline(row: Mapping[str, Any], st: LoopSettings) -> str:
     """slime's and AReaL's loops: no cap and no crash, so what a step costs and what the run draws."""
-    prompts, passes = float(row["prompts_per_step"]), float(row["data_passes"])  # type: ignore[arg-type]
-    thrown = 1.0 - float(row["share_trained"])  # type: ignore[arg-type]  # of the completed groups' rollouts
+    prompts, passes = float(row["prompts_per_step"]), float(row["data_passes"])
+    thrown = 1.0 - float(row["share_trained"])  # of the completed groups' rollouts
     if st.trainer == "slime":
         size = f"{st.key('train_batch_size')} {st.train_batch_size:,}, rounds of {st.gen:,} prompts"
-        aborted = float(row["rollouts_aborted"]) / st.n  # type: ignore[arg-type]
+        aborted = float(row["rollouts_aborted"]) / st.n
         extra = (
             f" new to it, and resumes the {aborted:,.1f} the step before left in flight "
             f"({st.argument('partial_rollout')})"
