@@ -554,7 +554,7 @@ def test_the_trainer_key_rule_leaves_help_text_in_the_command_line() -> None:
 
 
 def test_the_trainer_key_rule_leaves_a_setting_asked_of_its_trainer() -> None:
-    assert [] == trainer_keys_named('x = f"({settings.key(\'batch_multiplier\')} 2)"\n')
+    assert [] == trainer_keys_named("x = f\"({settings.key('batch_multiplier')} 2)\"\n")
 
 
 def test_the_trainer_key_rule_reads_help_text_elsewhere() -> None:
