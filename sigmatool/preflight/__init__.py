@@ -15,11 +15,12 @@ from sigmatool.preflight.model import (
     keep_probabilities,
     lost_shares,
     replace_step,
+    short_after,
     silent_over,
     step,
 )
 from sigmatool.preflight.result import PreflightColumns, PreflightResult, headline
-from sigmatool.preflight.runs import crash_of, run_crash, run_of, run_outcome
+from sigmatool.preflight.runs import crash_of, run_crash, run_of, run_outcome, run_outcome_of, step_of
 from sigmatool.preflight.safe import min_safe_gen_batch_size, min_safe_max_gen_batches
 from sigmatool.preflight.summary import COLUMNS, PLAIN_COLUMNS, analyse, curve, summarize
 from sigmatool.trainers.settings import LoopSettings
@@ -45,7 +46,10 @@ __all__ = [
     "run_crash",
     "run_of",
     "run_outcome",
+    "run_outcome_of",
+    "short_after",
     "silent_over",
     "step",
+    "step_of",
     "summarize",
 ]

@@ -20,11 +20,6 @@ exactly ``Binomial(B, q̄)``; batches are independent, so after k batches the ke
   ``n B E[batches]`` times 1, q̄ and 1 − q̄; trained ``n T (1 − P(crash))``; a crashing step's kept groups
   are lost, the rest of the kept ones are the surplus cut.
 
-A run of S steps crashes with ``1 − (1 − P(crash))^S``. A run of E epochs is ``E ⌊N / B⌋`` generation batches
-(the dataloader drops the last partial batch; verl carries a short step across the epoch's end) and its
-chance of no crash is a renewal sum over the steps that fit in them; with both, verl stops at whichever
-comes first, and the sum runs over the steps left too (:func:`run_outcome`).
-
 **Without replacement.** The dataloader shuffles: within an epoch a batch is a sample of B distinct prompts.
 The kept count keeps its mean B q̄; its variance ``B q̄ (1 − q̄)`` shrinks by ``B σ_q² (B − 1)/(N − 1)``
 (σ_q² the prompts' variance of q): the finite-population correction, reported as
@@ -46,12 +41,8 @@ is lost in proportion to the silent tokens (``token-mean``) or the silent sequen
 ``seq-mean-token-sum``). With responses of equal length the three are equal, ``E = 1 − q̄``;
 :func:`lost_shares` takes a length ratio for token-mean.
 
-Columns (:data:`COLUMNS`), one row per setting: ``train_batch_size``, ``gen_batch_size``, ``n``,
-``max_gen_batches``, ``filter``, ``steps``, ``epochs``, ``prompts``, ``keep_rate`` (q̄),
-``expected_gen_batches``, ``p_crash_step``, ``p_crash_run``, ``expected_steps`` and
-
-The step of a run (its renewal sums over steps and epochs) is :mod:`sigmatool.preflight.runs`; the other
-trainers' rules, :mod:`sigmatool.preflight.others`.
+A run of many steps (its renewal sums over steps and epochs) is :mod:`sigmatool.preflight.runs`; the sums
+of the other trainers' loops are :mod:`sigmatool.preflight.others`.
 """
 
 from __future__ import annotations

@@ -1,14 +1,21 @@
 """``preflight``'s analysis: the one-row summary of a loop on a dataset, the curve ``--plot`` draws, and
 :func:`analyse`, which returns them as a :class:`~sigmatool.preflight.result.PreflightResult`.
 
+Columns (:data:`COLUMNS`), one row per setting: ``train_batch_size``, ``gen_batch_size``, ``n``,
+``max_gen_batches``, ``filter``, ``steps``, ``epochs``, ``prompts``, ``keep_rate`` (q̄),
+``expected_gen_batches``, ``p_crash_step``, ``p_crash_run``, ``expected_steps`` and
 ``expected_run_gen_batches`` (the optimizer steps the run takes and the generation batches they cost, a
 crash ending it: what warm-up and cosine schedules need, as verl counts ``total_training_steps`` in
-batches), ``steps_per_epoch``, ``rollouts_generated``,
-``rollouts_kept``, ``rollouts_silent``, ``rollouts_surplus``, ``rollouts_lost_in_crash``,
+batches), ``steps_per_epoch``, ``rollouts_generated``, ``rollouts_kept``, ``rollouts_silent``, ``rollouts_surplus``, ``rollouts_lost_in_crash``,
 ``rollouts_trained`` (all expected, per step), ``share_trained``, ``min_safe_gen_batch_size``,
 ``min_safe_gen_batch_size_rollouts``, ``min_safe_max_gen_batches``, ``min_safe_max_gen_batches_rollouts``,
 ``variance_ratio_without_replacement``; then ``p_batches_1`` … ``p_batches_M`` (the chance a step ends after
 exactly k batches); with no filter, :data:`PLAIN_COLUMNS` instead of the filter's.
+
+**Other trainers** (``LoopSettings.trainer``): NeMo-RL's, SkyRL's, slime's and AReaL's loops are verl's
+step and run under their own rules (:func:`sigmatool.preflight.runs.step_of`,
+:func:`sigmatool.preflight.runs.run_outcome_of`); slime's and AReaL's streamed loops have a row of their own
+(:func:`_streamed_row`).
 """
 
 from __future__ import annotations

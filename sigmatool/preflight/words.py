@@ -33,8 +33,8 @@ def sentence(row: Mapping[str, Any], st: LoopSettings) -> str:
         # int(P × m) ≥ safe exactly when m ≥ safe / P: rounded up, so that the multiplier said gives it
         multiplier = math.ceil(safe / st.train_batch_size * 1e4) / 1e4
         safe_words = (
-            f"{safe:,} prompts a batch ({st.key('batch_multiplier')} ≥ {multiplier:g}) is the smallest that keeps "
-            f"it under {st.risk:.0%}"
+            f"{safe:,} prompts a batch ({st.key('batch_multiplier')} ≥ {multiplier:g}) is the smallest "
+            f"that keeps it under {st.risk:.0%}"
         )
     thrown = 1.0 - row["share_trained"] if row["share_trained"] is not None else math.nan
     said = (
