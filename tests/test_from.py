@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sigmatool.options.analyses import TRAINER_STD
+from sigmatool.trainers.std import TRAINER_STD
 from tests.conftest import csv_of, invoke, run_in
 from tests.trainer_fixtures import WRITERS, Group, rollouts_csv, write_areal, write_trl, write_verl
 

@@ -515,3 +515,131 @@ def test_every_module_named_in_a_string_exists() -> None:
         if isinstance(item, ast.Constant) and isinstance(item.value, str)
     }
     assert [] == sorted(named - names)
+
+
+# --------------------------------------------------------------------------------------------- trainer keys
+
+# A trainer's config keys (its own spellings, read from the tables of sigmatool.trainers.settings) are named
+# in its wing, sigmatool/trainers/, alone: the rest of the house asks the settings (LoopSettings) for the
+# words. Allowed elsewhere: the help= text of an option in sigmatool/cli/ (help text is the manual), and
+# docstrings, which may cite the trainer's source that a model mirrors. sigmatool's own names (its output
+# columns and its flags: train_batch_size, n, …) are not trainer keys, whoever else spells them so.
+WING = "sigmatool.trainers"
+# LoopSettings' methods that give a setting's name as its trainer writes it: their argument is the setting
+# (a field of LoopSettings, sigmatool's name), which may spell like a trainer's key (batch_multiplier).
+ASKS = ("key", "argument")
+
+
+def _own_names() -> set[str]:
+    """sigmatool's output columns and the long names of its flags, with _ for -."""
+    import click
+    import typer
+
+    from sigmatool.cli import COMMANDS, _register, app
+    from sigmatool.columns import COLUMNS
+
+    _register(COMMANDS)
+    names = set(COLUMNS)
+    stack: list[click.Command] = [typer.main.get_command(app)]
+    while stack:
+        command = stack.pop()
+        if isinstance(command, click.Group):
+            stack.extend(command.commands.values())
+        for option in command.params:
+            names.update(f.lstrip("-").replace("-", "_") for f in (*option.opts, *option.secondary_opts))
+    return names
+
+
+@functools.cache
+def trainer_words() -> re.Pattern[str]:
+    """Every trainer key as a whole word: each dotted key, and each key's last part where that is a
+    spelling of its own (``max_num_gen_batches``, ``rollout-batch-size``), with - and _ alike."""
+    from sigmatool.trainers.settings import NOTED_KEYS, TRAINER_KEYS
+
+    keys = {key for table, _ in TRAINER_KEYS.values() for key in table}
+    keys |= {key for noted in NOTED_KEYS.values() for key in noted}
+    own = _own_names()
+    words = set(keys)
+    for key in keys:
+        last = key.rpartition(".")[2]
+        if ("_" in last or "-" in last) and last.replace("-", "_") not in own:
+            words |= {last.replace("-", "_"), last.replace("_", "-")}
+    ordered = sorted((re.escape(w) for w in words), key=len, reverse=True)
+    return re.compile(rf"(?<!\w)(?<!\w-)(?:{'|'.join(ordered)})(?![\w]|-\w)")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of a module's, classes' and functions' docstring nodes."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                found.add(id(first.value))
+    return found
+
+
+def _help_texts(tree: ast.AST) -> set[int]:
+    """The ids of the string constants inside a ``help=`` argument."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.keyword) and node.arg == "help"
+        for inner in ast.walk(node.value)
+    }
+
+
+def _asked(tree: ast.AST) -> set[int]:
+    """The ids of the settings named to ask for the trainer's name of them: ``settings.key("n")``."""
+    return {
+        id(arg)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ASKS
+        for arg in node.args
+    }
+
+
+def trainer_keys_named(source: str, cli: bool = False) -> list[tuple[int, str]]:
+    """(line, key) of each trainer key in a string constant of a module's ``source`` that is no docstring,
+    no setting asked of LoopSettings.key, nor help text in a module of sigmatool/cli/ (``cli``)."""
+    tree = ast.parse(source)
+    allowed = _docstrings(tree) | _asked(tree) | (_help_texts(tree) if cli else set())
+    return [
+        (node.lineno, match[0])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in allowed
+        for match in trainer_words().finditer(node.value)
+    ]
+
+
+def test_the_trainer_key_rule_finds_a_key_in_a_sentence() -> None:
+    source = '"""Doc: max_num_gen_batches."""\nx = f"with max_num_gen_batches {3}"\n'
+    assert [(2, "max_num_gen_batches")] == trainer_keys_named(source)
+
+
+def test_the_trainer_key_rule_leaves_help_text_in_the_command_line() -> None:
+    source = 'x = Option("--n", help="verl: actor_rollout_ref.rollout.n.")\n'
+    assert [] == trainer_keys_named(source, cli=True)
+
+
+def test_the_trainer_key_rule_leaves_a_setting_asked_of_its_trainer() -> None:
+    assert [] == trainer_keys_named("x = f\"({settings.key('batch_multiplier')} 2)\"\n")
+
+
+def test_the_trainer_key_rule_reads_help_text_elsewhere() -> None:
+    source = 'x = Option("--n", help="verl: actor_rollout_ref.rollout.n.")\n'
+    assert [(1, "actor_rollout_ref.rollout.n")] == trainer_keys_named(source)
+
+
+def test_the_trainer_key_rule_leaves_sigmatools_own_names() -> None:
+    assert not trainer_words().search("--max-gen-batches and gen_batch_size, train_batch_size, n")
+
+
+def test_a_trainer_key_is_named_in_its_wing_only() -> None:
+    found = [
+        (_ids(path), line, key)
+        for path in MODULES
+        if not module_name(path).startswith(WING)
+        for line, key in trainer_keys_named(path.read_text(), module_name(path).startswith("sigmatool.cli."))
+    ]
+    assert [] == found

@@ -19,8 +19,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from sigmatool.trainers.loops import from_config
-from sigmatool.trainers.settings import defaults_list, read_config_sources
+from sigmatool.trainers.loops import from_config, loop_settings
+from sigmatool.trainers.settings import LoopSettings, defaults_list, read_config_sources
 from tests.conftest import BIGMATH, csv_of, invoke, one_error_line
 
 # verl-recipe @ 48ea0a79, dapo/test_dapo_7b_math.sh: `python3 -m verl.trainer.main_ppo` (l. 60) with
@@ -455,3 +455,54 @@ def test_a_bad_trainer_setting_is_one_line_in_a_real_process(
     assert 1 == len(errors), done.stderr
     assert message in errors[0]
     assert "Traceback" not in done.stderr
+
+
+# --------------------------------------------------------------------------------------------- one command line
+
+
+def test_a_key_value_argument_sets_the_loop_and_leaves_data() -> None:
+    settings, data, _, _ = loop_settings(["rates.csv", "data.train_batch_size=64"], None, {})
+    assert (64, ("rates.csv",)) == (settings.train_batch_size, data)
+
+
+def test_a_file_named_like_an_override_stays_data(tmp_path: Path) -> None:
+    (tmp_path / "n=3").write_text("p\n0.5\n")
+    _, data, _, _ = loop_settings([str(tmp_path / "n=3")], None, {})
+    assert (str(tmp_path / "n=3"),) == data
+
+
+def test_a_flag_wins_over_the_key_it_names() -> None:
+    settings, _, _, _ = loop_settings(["data.train_batch_size=64"], None, {"train_batch_size": 32})
+    assert 32 == settings.train_batch_size
+
+
+def test_steps_alone_count_the_run_in_steps_over_the_configs_epochs() -> None:
+    settings, _, _, _ = loop_settings(["trainer.total_epochs=3"], None, {"steps": 20})
+    assert (20, None) == (settings.steps, settings.epochs)
+
+
+def test_nemo_rl_without_a_config_has_its_leave_one_out_baseline_and_says_so() -> None:
+    settings, _, notes, _ = loop_settings([], None, {}, "nemo-rl")
+    assert settings.leave_one_out
+    assert any("leave-one-out baseline is on" in note for note in notes)
+
+
+@pytest.mark.parametrize(
+    ("trainer", "key"),
+    [
+        ("verl", "max_num_gen_batches"),
+        ("nemo-rl", "dynamic_sampling_max_gen_batches"),
+        ("skyrl", "max_sample_batches"),
+    ],
+)
+def test_the_cap_is_named_as_its_trainer_names_it(trainer: str, key: str) -> None:
+    assert key == LoopSettings(trainer=trainer).key("max_gen_batches")
+
+
+def test_slimes_batch_is_named_as_its_code_reads_it() -> None:
+    assert "rollout_batch_size" == LoopSettings(trainer="slime").key("train_batch_size")
+
+
+def test_a_setting_the_trainer_has_no_key_for_is_refused() -> None:
+    with pytest.raises(KeyError, match="AReaL has no key for max_gen_batches"):
+        LoopSettings(trainer="areal").key("max_gen_batches")

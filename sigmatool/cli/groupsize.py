@@ -39,8 +39,9 @@ from sigmatool.options import (
     check_prior,
     summary_bins,
 )
-from sigmatool.options.analyses import check_sizing_estimator, groupsize_options, trainer_std
+from sigmatool.options.analyses import check_sizing_estimator, groupsize_options
 from sigmatool.shown import RowsResult
+from sigmatool.trainers.std import trainer_std
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
 ANALYSIS = ("sigmatool.estimators", "sigmatool.groupsize", "sigmatool.render")

@@ -9,7 +9,6 @@ import typer
 
 from sigmatool.cli.params import Fidelity, MaxG, MinG, PlanBudgetOpt, StdConvention, UpdateRule, uses
 from sigmatool.options import Method
-from sigmatool.options.analyses import trainer_std
 from sigmatool.options.plan import (
     DEFAULT_BUDGET,
     DEFAULT_SIZES,
@@ -19,6 +18,7 @@ from sigmatool.options.plan import (
     plan_options,
     simulate_plan_request,
 )
+from sigmatool.trainers.std import trainer_std
 
 PLAN = "Plan"
 DEFAULT_SPEC = ",".join(map(str, DEFAULT_SIZES))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import click
@@ -26,16 +25,8 @@ from sigmatool.cli.params import (
 )
 from sigmatool.errors import UsageError
 from sigmatool.options import BeyondOptions, Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec
-from sigmatool.trainers.loops import from_config
-from sigmatool.trainers.settings import (
-    DEFAULT_RISK,
-    DEFAULT_SILENT_OVER,
-    OVERRIDE,
-    TRAINERS,
-    LoopSettings,
-    overrides,
-    read_config_sources,
-)
+from sigmatool.trainers.loops import loop_settings
+from sigmatool.trainers.settings import DEFAULT_RISK, DEFAULT_SILENT_OVER, TRAINERS, LoopSettings
 
 if TYPE_CHECKING:
     from sigmatool.run import Run
@@ -47,7 +38,7 @@ ANALYSIS = ("sigmatool.estimators", "sigmatool.preflight", "sigmatool.render")
 LOOP = "The trainer's loop (flags win over --config and key=value overrides)"
 
 
-def _loop(flag: str, help: str, default: object) -> object:
+def _loop(flag: str, *, help: str, default: object) -> object:
     """A setting of the loop: None until given, so that --config and key=value may set it; ``default`` is
     verl's, shown in the help."""
     return typer.Option(flag, metavar="N", help=help, rich_help_panel=LOOP, show_default=str(default))
@@ -56,24 +47,30 @@ def _loop(flag: str, help: str, default: object) -> object:
 VERL = LoopSettings()
 TrainBatch = Annotated[
     int | None,
-    _loop("--train-batch-size", "Kept prompts per step. verl: data.train_batch_size.", VERL.train_batch_size),
+    _loop(
+        "--train-batch-size",
+        help="Kept prompts per step. verl: data.train_batch_size.",
+        default=VERL.train_batch_size,
+    ),
 ]
 GenBatch = Annotated[
     int | None,
     _loop(
-        "--gen-batch-size", "Prompts per generation batch. verl: data.gen_batch_size.", "the train batch size"
+        "--gen-batch-size",
+        help="Prompts per generation batch. verl: data.gen_batch_size.",
+        default="the train batch size",
     ),
 ]
 Rollouts = Annotated[
-    int | None, _loop("--n", "Rollouts per prompt. verl: actor_rollout_ref.rollout.n.", VERL.n)
+    int | None, _loop("--n", help="Rollouts per prompt. verl: actor_rollout_ref.rollout.n.", default=VERL.n)
 ]
 MaxGen = Annotated[
     int | None,
     _loop(
         "--max-gen-batches",
-        "Generation batches a step may draw before it raises; 0: endless "
+        help="Generation batches a step may draw before it raises; 0: endless "
         "(verl algorithm.filter_groups.max_num_gen_batches).",
-        VERL.max_gen_batches,
+        default=VERL.max_gen_batches,
     ),
 ]
 FilterOpt = Annotated[
@@ -120,43 +117,16 @@ LoopTrainer = Annotated[
         show_default="whose keys --config holds, else verl",
     ),
 ]
-# What --trainer without a config assumes of a trainer's own knobs: its defaults, said in a note.
-OWN_KNOBS = {
-    "nemo-rl": (
-        {"leave_one_out": True},
-        "NeMo-RL's leave-one-out baseline is on (its default; its DAPO recipes give "
-        "grpo.use_leave_one_out_baseline=false)",
-    ),
-    "skyrl": ({}, "SkyRL's generation batch is its train batch"),
-}
 
 
 def _settings(
     inputs: InputOptions, config: str | None, flags: Mapping[str, object], trainer: str | None = None
 ) -> tuple[LoopSettings, InputOptions, list[str]]:
-    """The loop's settings and DATA without the key=value arguments. With a config or key=value overrides:
-    the trainer's defaults ← the config (its defaults list followed) ← key=value ← flags; else sigmatool's
-    defaults ← flags (a trainer's own knobs at its defaults). The notes say where each value came from."""
-    given = [a for a in inputs.paths if OVERRIDE.match(a) and not Path(a).exists()]
-    values, sources, notes = read_config_sources(config) if config else ({}, {}, [])
-    changed = overrides(given)
-    values = {**values, **changed}
-    sources = {**sources, **dict.fromkeys(changed, "command line")}
-    base = None
-    if not values:
-        knobs, said = OWN_KNOBS.get(trainer or "verl", ({}, ""))
-        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)
-        notes = [*notes, *([said] if said else [])]
-    given_flags = [k for k in flags if k not in ("risk", "silent_over")]
-    settings, read = from_config(
-        values, base, config or "key=value", sources, trainer if values else None, given_flags
-    )
-    if "epochs" in flags and "steps" not in flags and not values:
-        flags = {**flags, "steps": None}  # --epochs alone counts the run in epochs
-    settings = replace(settings, **flags).checked()  # type: ignore[arg-type]
-    rest = tuple(a for a in inputs.paths if a not in given)
+    """The loop's settings (the trainers wing reads the config, the overrides and the flags), DATA without
+    the key=value arguments, and the settings read; the wing's notes said."""
+    settings, paths, notes, read = loop_settings(inputs.paths, config, flags, trainer)
     run.note(notes)
-    return settings, replace(inputs, paths=rest), read
+    return settings, replace(inputs, paths=paths), read
 
 
 def loop_options(
@@ -187,8 +157,6 @@ def loop_options(
     explicit = {
         k: v for k, v in given.items() if v is not None and ctx.get_parameter_source(k) is not default
     }
-    if "epochs" not in explicit and "steps" in explicit:
-        explicit["epochs"] = None  # --steps alone counts the run in steps, whatever the config says
     return {"risk": risk, "silent_over": silent_over, **explicit}
 
 

@@ -24,8 +24,9 @@ from sigmatool.cli.params import (
 )
 from sigmatool.errors import DataError, UsageError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
-from sigmatool.options.analyses import groupsize_options, trainer_std
+from sigmatool.options.analyses import groupsize_options
 from sigmatool.progress import working
+from sigmatool.trainers.std import trainer_std
 
 if TYPE_CHECKING:
     from sigmatool.report import ReportInput, ReportOptions

@@ -23,7 +23,7 @@ from sigmatool.trainers.settings import LoopSettings
 
 def _caption(settings: LoopSettings, source: str, estimator: str, sides: tuple[str, str]) -> str:
     nemo = settings.trainer == "nemo-rl"
-    knob = "dynamic_sampling_max_gen_batches" if nemo else "max_num_gen_batches"
+    knob = settings.key("max_gen_batches")  # the cap as the trainer names it
     cap = "no cap" if settings.max_gen_batches <= 0 and not nemo else f"{knob} {settings.max_gen_batches}"
     run = f"{settings.epochs} epochs" if settings.epochs is not None else f"{settings.steps:,} steps"
     data = f" Data: {source}." if source else ""

@@ -26,9 +26,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from sigmatool.render import chance
-from sigmatool.trainers.settings import LoopSettings
-
 FloatArray = NDArray[np.float64]
 TAIL = 1e-16  # a sum over an unbounded count stops when this much chance is left
 
@@ -185,97 +182,3 @@ def streamed(a: float, T: int, rounds_of: int | None) -> dict[str, float]:
             break
     submitted = rounds * size
     return {"completed": done, "rounds": rounds, "submitted": submitted, "aborted": submitted - done}
-
-
-def run_words(settings: LoopSettings) -> str:
-    """The run's length as the settings give it: steps, epochs, or the first of both."""
-    epochs = (
-        None if settings.epochs is None else f"{settings.epochs} epoch{'s' if settings.epochs != 1 else ''}"
-    )
-    steps = None if settings.steps is None else f"{settings.steps:,} step{'s' if settings.steps != 1 else ''}"
-    if settings.trainer == "slime" and steps:
-        return steps  # num_rollout takes precedence over num_epoch
-    if epochs and steps:
-        return f"the first of {epochs} and {steps}"
-    return epochs or steps or ""
-
-
-def loop_words(st: LoopSettings) -> tuple[str, str, str, str]:
-    """A filtered loop's words: its batch, its cap, the knob its headline advises on, and that column."""
-    endless = st.max_gen_batches <= 0
-    if st.trainer == "skyrl":
-        cap = "endless batches" if endless else f"max_sample_batches {st.max_gen_batches}"
-        strategy = f"replace, min_replace_ratio {st.min_replace_ratio:g}" if st.replace else "filter"
-        batch = f"train_batch_size {st.train_batch_size:,} (SkyRL's {strategy})"
-        return batch, cap, "max_sample_batches", "min_safe_max_gen_batches"
-    if st.trainer == "nemo-rl":
-        cap = (
-            "dynamic_sampling_max_gen_batches ≤ 0 (it fails at the first short batch)"
-            if endless
-            else f"dynamic_sampling_max_gen_batches {st.max_gen_batches} ({st.max_gen_batches + 1} batches a step)"
-        )
-        batch = f"NeMo-RL's num_prompts_per_step {st.train_batch_size:,}, {st.gen:,} prompts a batch"
-        return batch, cap, "gen batch size", "min_safe_gen_batch_size"
-    cap = "endless batches" if endless else f"max_num_gen_batches {st.max_gen_batches}"
-    return f"gen_batch_size {st.gen:,}", cap, "gen batch size", "min_safe_gen_batch_size"
-
-
-def loop_more(row: dict[str, object], st: LoopSettings) -> str:
-    """What a loop adds to the headline: SkyRL's failing batches and copies, NeMo-RL's rows."""
-    if st.replace:
-        fails, copied = float(row["p_batch_fails"]), row["copied_share"]  # type: ignore[arg-type]
-        said = f" A batch fails with probability {chance(fails)} (no more than {st.min_replace_ratio:.0%} of its groups differ)"
-        if isinstance(copied, float) and not math.isnan(copied):
-            said += f"; {copied:.0%} of a trained batch's groups are copies of others"
-        return said + "."
-    if st.trainer == "nemo-rl" and st.leave_one_out:
-        return (
-            " With the leave-one-out baseline a group with 1 or n − 1 right keeps n − 1 rows (none at n ≤ 2); "
-            "a step needs num_prompts_per_step × n rows."
-        )
-    return ""
-
-
-def streamed_headline(row: dict[str, object], st: LoopSettings) -> str:
-    """slime's and AReaL's loops: no cap and no crash, so what a step costs and what the run draws."""
-    prompts, passes = float(row["prompts_per_step"]), float(row["data_passes"])  # type: ignore[arg-type]
-    thrown = 1.0 - float(row["share_trained"])  # type: ignore[arg-type]  # of the completed groups' rollouts
-    if st.trainer == "slime":
-        size = f"rollout_batch_size {st.train_batch_size:,}, rounds of {st.gen:,} prompts"
-        aborted = float(row["rollouts_aborted"]) / st.n  # type: ignore[arg-type]
-        extra = (
-            f" new to it, and resumes the {aborted:,.1f} the step before left in flight (--partial-rollout)"
-            if st.partial_rollout
-            else f", {aborted:,.1f} of them aborted in flight when the batch fills"
-        )
-    else:
-        size, extra = f"batch_size {st.train_batch_size:,}", ""
-    return (
-        f"{st.name}'s loop has no cap and never crashes: with {size}, a step draws {prompts:,.1f} prompts on "
-        f"average{extra}, and {thrown:.0%} of completed rollouts will be thrown away. The run "
-        f"({row['expected_steps']:,.0f} steps) passes over the data {passes:,.2f} times."
-    )
-
-
-# The figures the table shows for a loop whose columns differ from verl's (80 columns wide at most).
-STREAMED_SHOWN = ("keep_rate", "prompts_per_step", "data_passes", "rollouts_trained", "share_trained")
-REPLACE_SHOWN = (
-    "keep_rate",
-    "expected_gen_batches",
-    "p_crash_run",
-    "p_batch_fails",
-    "copied_share",
-    "share_trained",
-    "min_safe_max_gen_batches",
-)
-
-
-def shown(st: LoopSettings) -> tuple[str, ...]:
-    """The columns the table view shows for this loop, or () for verl's."""
-    if not st.filter:
-        return ()
-    if st.trainer == "slime":
-        return (*STREAMED_SHOWN, "rollouts_aborted")
-    if st.trainer == "areal":
-        return STREAMED_SHOWN
-    return REPLACE_SHOWN if st.replace else ()

@@ -8,17 +8,22 @@ or numpy.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from sigmatool.errors import UsageError
 from sigmatool.trainers.settings import (
     INTERPOLATION,
+    NOTED_KEYS,
+    OVERRIDE,
     SLIME_STD_FILTER,
     TRAINER_KEYS,
     TRAINERS,
     LoopSettings,
     Scalar,
+    overrides,
+    read_config_sources,
 )
 
 # Settings read as True/False, as a share, or as a filter's name; the rest are whole numbers.
@@ -27,6 +32,17 @@ SHARES = ("batch_multiplier", "min_replace_ratio")
 NULLABLE = ("steps", "epochs", "gen_batch_size")
 # Whose keys decide the trainer when --trainer does not: the first whose key the config holds.
 DETECTED = ("skyrl", "nemo-rl", "areal", "slime", "verl")
+# What --trainer without a config assumes of a trainer's own knobs: its defaults, said in a note.
+OWN_KNOBS = {
+    "nemo-rl": (
+        {"leave_one_out": True},
+        "NeMo-RL's leave-one-out baseline is on (its default; its DAPO recipes give "
+        "grpo.use_leave_one_out_baseline=false)",
+    ),
+    "skyrl": ({}, "SkyRL's generation batch is its train batch"),
+}
+# The flags that say how the answer is judged, not how the loop runs.
+JUDGED = ("risk", "silent_over")
 
 
 def resolved(values: Mapping[str, Scalar], key: str) -> Scalar:
@@ -152,7 +168,7 @@ def from_config(
         settings, shown = _interpreted(trainer, key, field, raw, where)
         found.update(settings)
         read.append(f"{key}={shown} ({where})")
-    for key in ("algorithm.filter_groups.metric", "data.shuffle") if trainer == "verl" else ():
+    for key in NOTED_KEYS.get(trainer, ()):
         if key in values:
             read.append(f"{key}={values[key]} ({(sources or {}).get(key, source)})")
     if trainer == "areal" and base is None:  # its filter is code, not config: none unless --filter says so
@@ -243,3 +259,34 @@ def _areal(found: dict[str, object], source: str) -> None:
             "another loop than the one preflight models (no refill); give dynamic_bs=false"
         )
     found["gen_batch_size"] = None  # a step's accepted groups: the train batch
+
+
+def loop_settings(
+    arguments: Sequence[str], config: str | None, flags: Mapping[str, object], trainer: str | None = None
+) -> tuple[LoopSettings, tuple[str, ...], list[str], list[str]]:
+    """The loop's settings from a command line: ``arguments`` (DATA, where a ``key=value`` that is no file
+    overrides a config key), ``config`` (--config), the loop's ``flags`` that were given (by setting name,
+    with --risk and --silent-over always) and ``trainer`` (--trainer). With a config or overrides: the
+    trainer's defaults ← the config (its defaults list followed) ← key=value ← flags; else sigmatool's
+    defaults ← flags, a trainer's own knobs at its defaults. Returns the settings (checked), the arguments
+    that are DATA, notes (the config's, the knobs assumed) and each setting read with where it came from."""
+    given = [a for a in arguments if OVERRIDE.match(a) and not Path(a).exists()]
+    values, sources, notes = read_config_sources(config) if config else ({}, {}, [])
+    changed = overrides(given)
+    values = {**values, **changed}
+    sources = {**sources, **dict.fromkeys(changed, "command line")}
+    if "epochs" not in flags and "steps" in flags:
+        flags = {**flags, "epochs": None}  # --steps alone counts the run in steps, whatever the config says
+    base = None
+    if not values:
+        knobs, said = OWN_KNOBS.get(trainer or "verl", ({}, ""))
+        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)
+        notes = [*notes, *([said] if said else [])]
+    given_flags = [k for k in flags if k not in JUDGED]
+    settings, read = from_config(
+        values, base, config or "key=value", sources, trainer if values else None, given_flags
+    )
+    if "epochs" in flags and "steps" not in flags and not values:
+        flags = {**flags, "steps": None}  # --epochs alone counts the run in epochs
+    settings = replace(settings, **flags).checked()  # type: ignore[arg-type]
+    return settings, tuple(a for a in arguments if a not in given), notes, read

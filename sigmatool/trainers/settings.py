@@ -172,6 +172,8 @@ TRAINER_KEYS = {
     "areal": (AREAL_KEYS, AREAL_DEFAULT_KEYS),
     "TRL": (TRL_KEYS, TRL_DEFAULT_KEYS),
 }
+# Keys read for the notes alone (the model's std is the 0/1 reward's; an unshuffled dataloader reads in order).
+NOTED_KEYS = {"verl": ("algorithm.filter_groups.metric", "data.shuffle")}
 # The loops --trainer names, and how the text writes each.
 TRAINERS = {"verl": "verl", "nemo-rl": "NeMo-RL", "skyrl": "SkyRL", "slime": "slime", "areal": "AReaL"}
 # The loops that fill a step from a stream of prompts, with no cap and no crash.
@@ -206,6 +208,24 @@ class LoopSettings:
     def name(self) -> str:
         """The trainer as its project writes it."""
         return TRAINERS.get(self.trainer, self.trainer)
+
+    def key(self, field: str) -> str:
+        """The trainer's own name of the setting ``field`` (a field of these settings), as its code reads it:
+        the last part of its config key (verl's ``max_num_gen_batches`` for ``max_gen_batches``, slime's
+        ``rollout_batch_size`` for ``train_batch_size``).
+
+        >>> LoopSettings(trainer="nemo-rl").key("max_gen_batches")
+        'dynamic_sampling_max_gen_batches'
+        """
+        keys = TRAINER_KEYS[self.trainer][0]
+        named = [key for key, setting in keys.items() if setting == field]
+        if not named:
+            raise KeyError(f"{self.name} has no key for {field}")
+        return named[0].rpartition(".")[2].replace("-", "_")
+
+    def argument(self, field: str) -> str:
+        """The setting ``field`` as the trainer's command line writes it (slime's ``--partial-rollout``)."""
+        return "--" + self.key(field).replace("_", "-")
 
     @property
     def gen(self) -> int:
