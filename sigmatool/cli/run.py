@@ -223,9 +223,11 @@ def show(
     from sigmatool.render import write_any
     from sigmatool.views import drawn_of, summary_of, view_of, warnings_of
 
-    drawn = drawn_of(result) if figure is None else drawn_of(figure) or figure
-    if drawn is not None:
-        save_plot(plot, drawn, source)
+    # What a figure draws is built only for --plot: it may cost more than the answer (plan re-plans per budget).
+    if plot.path is not None:
+        drawn = drawn_of(result) if figure is None else drawn_of(figure) or figure
+        if drawn is not None:
+            save_plot(plot, drawn, source)
     view = view_of(result)
     reading, graded = LEAD.get()
     lines = [*reading]

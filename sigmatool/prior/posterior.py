@@ -57,10 +57,17 @@ def cell_means(
     m = prior.atoms.size
     out = np.empty(k.size, dtype=np.float64)
     sizes = np.zeros(k.size, dtype=np.int64) if G is None else np.asarray(G, dtype=np.int64)
-    for g in np.unique(sizes).tolist():
+    distinct = np.unique(sizes)
+    # f at every atom and every G in one call: per G, the call's own work cost more than its sums
+    # (a plan at sizes 2..1025 on a 26-atom prior: 10 s per G apart, 1 s together; the same bits).
+    at_atoms = None
+    if m:
+        at_atoms = q.plugin(prior.atoms[None, :], None if G is None else distinct[:, None], std, grader)
+        at_atoms = np.broadcast_to(at_atoms, (distinct.size, m))
+    for i, g in enumerate(distinct.tolist()):
         rows = np.flatnonzero(sizes == g)
         g_or_none = None if G is None else int(g)
-        value = r[rows, :m] @ q.plugin(prior.atoms, g_or_none, std, grader) if m else 0.0
+        value = r[rows, :m] @ np.ascontiguousarray(at_atoms[i]) if at_atoms is not None else 0.0
         if prior.beta_a.size:
             A = prior.beta_a[None, :] + k[rows, None]
             B = prior.beta_b[None, :] + (n - k)[rows, None]
