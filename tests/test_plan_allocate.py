@@ -289,3 +289,13 @@ def test_hull_of_bent_curves_is_the_gift_wrapping_by_hand(kind: str) -> None:
             zip(segments.end[row, :count].tolist(), segments.slope[row, :count].tolist(), strict=True)
         )
         assert _wrapped(values[row].tolist(), sizes.tolist()) == found
+
+
+def test_fidelity_plan_over_every_allowed_size_reaches_the_exhaustive_most_prompts() -> None:
+    # 1,024 sizes (the most a plan takes): a prompt near p = ½ reaches φ* = 0.95 at a small G, one near the
+    # ends only at hundreds, so the budget decides how many reach it.
+    values = np.array([0.004, 0.02, 0.1, 0.3, 0.5, 0.7, 0.97, 0.995])
+    counts = np.array([1, 2, 1, 1, 2, 1, 1, 1])
+    options = plan_options(sizes="2..1025", objective="fidelity", target=0.95, total=400)
+    result = plan_values(values, counts, options)
+    assert dp_optimum(rates_of(values, counts), options, 400) == result.objective
