@@ -470,7 +470,7 @@ def analyse(
     summary, overall = summaries(hist, by, options, val)
     beyond = beyond.bounding(unidentified(summary))
     summary = last(with_ranges(hist, summary, by, options, val, beyond), ESTIMATOR)
-    priored = any("prior" in e for e in summary[ESTIMATOR].drop_nulls())
+    priored = bool(summary[ESTIMATOR].str.contains("prior", literal=True).any())
     footer = notes(options.segments, val.posterior, priored)
     counted = histogram_of(hist)
     if counted is not None:  # streamed rows carry no counts to bound

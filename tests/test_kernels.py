@@ -39,6 +39,7 @@ from sigmatool.kernels import (
     silent_probability,
     silent_probability_unbiased,
 )
+from sigmatool.kernels._common import distinct_rows
 
 BIGMATH_COUNTS = Path(__file__).parent.parent / "sample_data" / "bigmath_solve_rate_counts.csv"
 PROBABILITIES = np.array([0.0, 1e-9, 0.01, 0.05, 0.3, 0.5, 0.77, 0.95, 1.0 - 1e-9, 1.0])
@@ -701,3 +702,34 @@ def test_unbiased_expected_sigma_bits_do_not_depend_on_the_batch() -> None:
     alone = [float(expected_sigma_unbiased(x, 64, 16)) for x in k]
     batch = expected_sigma_unbiased(np.concatenate([k, np.arange(65)]), 64, 16)[:4].tolist()
     assert alone == batch
+
+
+def _sorted_distinct(*columns: NDArray[np.float64]) -> tuple[list[NDArray[np.float64]], NDArray[np.int64]]:
+    """Distinct rows in lexicographic order and each row's index among them, by sorting Python tuples."""
+    rows = list(zip(*(c.tolist() for c in columns), strict=True))
+    distinct = sorted(set(rows))
+    where = {row: i for i, row in enumerate(distinct)}
+    return [np.array(c, dtype=np.float64) for c in zip(*distinct, strict=True)], np.array(
+        [where[r] for r in rows]
+    )
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 70), st.integers(0, 3000), st.integers(1, 9)), min_size=1, max_size=60)
+)
+def test_distinct_counts_are_the_sorted_distinct_rows(cells: list[tuple[int, int, int]]) -> None:
+    # Whole numbers in a small range go through a table of keys rather than a sort: the same answer.
+    columns = [np.array(c, dtype=np.float64) for c in zip(*cells, strict=True)]
+    found, inverse = distinct_rows(*columns)
+    expected, expected_inverse = _sorted_distinct(*columns)
+    assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True))
+    assert np.array_equal(expected_inverse, inverse)
+
+
+def test_distinct_rows_of_fractions_are_the_sorted_distinct_rows() -> None:
+    rng = np.random.default_rng(8)
+    p, G = rng.choice([0.125, 0.5, 0.75], 200), rng.choice([4.0, 8.0], 200)
+    found, inverse = distinct_rows(p, G)
+    expected, expected_inverse = _sorted_distinct(p, G)
+    assert all(np.array_equal(a, b) for a, b in zip(found, expected, strict=True))
+    assert np.array_equal(expected_inverse, inverse)

@@ -252,3 +252,50 @@ def test_a_histogram_and_its_per_prompt_rates_give_the_same_plan() -> None:
     rates = np.array([0.25, 0.5, 0.25, 0.75, 0.5, 0.5])
     hist = pl.DataFrame({"p": [0.75, 0.25, 0.5], "prompts": [1, 2, 3]})
     assert plan(rates).values.equals(plan(hist).values)
+
+
+def _wrapped(values: list[float], sizes: list[int]) -> list[tuple[int, float]]:
+    """One row's hull by hand: from each vertex (first (0, 0)), the point of steepest positive slope after it,
+    the nearest of equal slopes."""
+    out: list[tuple[int, float]] = []
+    x, v, j = 0.0, 0.0, -1
+    while True:
+        best, best_j = -np.inf, -1
+        for i in range(j + 1, len(sizes)):
+            slope = (values[i] - v) / (sizes[i] - x)
+            if slope > best:
+                best, best_j = slope, i
+        if best <= 0.0:
+            return out
+        out.append((best_j, best))
+        x, v, j = float(sizes[best_j]), values[best_j], best_j
+
+
+@pytest.mark.parametrize("kind", ["steps", "thirds", "noise"])
+def test_hull_of_bent_curves_is_the_gift_wrapping_by_hand(kind: str) -> None:
+    # Steps (fidelity's 0/1 values) and curves on a grid of thirds give equal slopes: the nearest point wins.
+    rng = np.random.default_rng(13)
+    sizes = np.array([2, 3, 4, 6, 8, 9, 12, 16, 24, 32])
+    if kind == "steps":
+        values = rng.integers(0, 2, (300, sizes.size)).astype(np.float64)
+    elif kind == "thirds":
+        values = rng.integers(-1, 3, (300, sizes.size)).cumsum(axis=1) / 3.0
+    else:
+        values = rng.random((300, sizes.size))
+    segments = upper_hull(values, sizes, -1)
+    for row in range(300):
+        count = int(segments.count[row])
+        found = list(
+            zip(segments.end[row, :count].tolist(), segments.slope[row, :count].tolist(), strict=True)
+        )
+        assert _wrapped(values[row].tolist(), sizes.tolist()) == found
+
+
+def test_fidelity_plan_over_every_allowed_size_reaches_the_exhaustive_most_prompts() -> None:
+    # 1,024 sizes (the most a plan takes): a prompt near p = ½ reaches φ* = 0.95 at a small G, one near the
+    # ends only at hundreds, so the budget decides how many reach it.
+    values = np.array([0.004, 0.02, 0.1, 0.3, 0.5, 0.7, 0.97, 0.995])
+    counts = np.array([1, 2, 1, 1, 2, 1, 1, 1])
+    options = plan_options(sizes="2..1025", objective="fidelity", target=0.95, total=400)
+    result = plan_values(values, counts, options)
+    assert dp_optimum(rates_of(values, counts), options, 400) == result.objective

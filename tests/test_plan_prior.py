@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+from numpy.typing import NDArray
 
+from sigmatool.estimators import valuation
+from sigmatool.estimators.rule import PerCell
+from sigmatool.plan import plan_options
+from sigmatool.plan.core import plan_frames
+from sigmatool.plan.groups import plan_histogram
 from sigmatool.prior import fit_prior, posterior_mean
 from tests.conftest import TOY, csv_of, invoke
 
@@ -85,3 +92,60 @@ def test_unbiased_plan_values_prompts_from_the_logged_samples(eight_samples: Pat
 def test_a_prior_without_counts_is_refused() -> None:
     result = invoke("plan", TOY, "--prior", "npmle", "-f", "csv")
     assert 2 == result.exit_code
+
+
+def _cells(path: Path) -> pl.DataFrame:
+    data = pl.read_csv(path)
+    hist = data.group_by("k", "n").agg(pl.len().alias("prompts"))
+    return hist.with_columns((pl.col("k") / pl.col("n")).alias("p")).sort("k", "n")
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> Counter[tuple[str, str, int, int, int]]:
+    """Every (quantity, std, k, n, G) the rule is asked to value, and how often (G = 0: none)."""
+    asked: Counter[tuple[str, str, int, int, int]] = Counter()
+    rule = PerCell.values
+
+    def values(
+        self: PerCell, frame: pl.DataFrame, quantity: str, G: object = None, std: str = "population"
+    ) -> NDArray[np.float64]:
+        sizes = np.broadcast_to(np.asarray(0 if G is None else G, dtype=np.int64), (frame.height,))
+        for k, n, size in zip(frame["k"].to_list(), frame["n"].to_list(), sizes.tolist(), strict=True):
+            asked[(str(quantity), std, k, n, size)] += 1
+        return rule(self, frame, quantity, G, std)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(PerCell, "values", values)
+    return asked
+
+
+def test_a_fidelity_plan_over_every_allowed_size_values_each_cell_once_per_size(
+    eight_samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 1,024 sizes, most beyond n = 8 (the prior's posterior): each (k, n, G) asked again was the plan's cost.
+    hist = _cells(eight_samples)
+    options = plan_options(sizes="2..1025", objective="fidelity", budget=8)
+    asked = _counted(monkeypatch)
+    plans = plan_histogram(hist, (), options, valuation(hist, (), options.sizes))
+    plans.plans[0].tables()
+    assert 1 == max(asked.values())
+
+
+def test_the_plan_at_other_budgets_values_no_cell_again(
+    eight_samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hist = _cells(eight_samples)
+    options = plan_options(sizes="2..40", budget=8)
+    asked = _counted(monkeypatch)
+    plan_frames(plan_histogram(hist, (), options, valuation(hist, (), options.sizes)).plans[0])
+    assert 1 == max(asked.values())
+
+
+def test_each_size_of_the_plan_is_asked_of_every_cell(
+    eight_samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The counting above sees the plan's asks: a plan over 39 sizes asks E[σ] of each cell at each of them.
+    hist = _cells(eight_samples)
+    options = plan_options(sizes="2..40", budget=8)
+    asked = _counted(monkeypatch)
+    plan_histogram(hist, (), options, valuation(hist, (), options.sizes))
+    sigma = {(k, n, G) for quantity, _, k, n, G in asked if quantity == "sigma"}
+    assert {(k, n, G) for k, n in hist.select("k", "n").iter_rows() for G in range(2, 41)} == sigma

@@ -112,8 +112,21 @@ def hypergeometric_pmf_of(j: IntArray, n: IntArray, k: IntArray, G: IntArray) ->
     )
 
 
+# Counts whose combined range holds at most this many keys are deduplicated through a table, not a sort.
+_TABLE_KEYS = 1 << 24
+
+
 def distinct_rows(*columns: FloatArray) -> tuple[list[FloatArray], IntArray]:
-    """Distinct rows of equal-length 1-D columns, and the index of each input row among them."""
+    """Distinct rows of equal-length 1-D columns (in lexicographic order), and the index of each input row
+    among them.
+
+    Whole numbers ≥ 0 in a small combined range (counts k, n and a group size G) are looked up in a table of
+    every key, with no sort: 5·10⁶ cells of one k/64 file (a 200,000-group ``budget --by``) take 0.2 s
+    this way, 2.5 s by ``lexsort``; the rows and indices are the same.
+    """
+    found = _table_rows(columns)
+    if found is not None:
+        return found
     order = np.lexsort(columns[::-1])
     sorted_columns = [c[order] for c in columns]
     new = np.zeros(order.size, dtype=np.bool_)
@@ -123,6 +136,38 @@ def distinct_rows(*columns: FloatArray) -> tuple[list[FloatArray], IntArray]:
     inverse = np.empty(order.size, dtype=np.int64)
     inverse[order] = np.cumsum(new) - 1
     return [c[new] for c in sorted_columns], inverse
+
+
+def _table_rows(columns: tuple[FloatArray, ...]) -> tuple[list[FloatArray], IntArray] | None:
+    """:func:`distinct_rows` of whole numbers ≥ 0 (no −0.0) whose ranges multiply to at most
+    :data:`_TABLE_KEYS` keys, through a table of every key (the first column most significant); else None."""
+    if not columns or columns[0].size == 0:
+        return None
+    lows, spans = [], []
+    for c in columns:
+        lo, hi = c.min(), c.max()
+        if (
+            not (np.isfinite(lo) and np.isfinite(hi))
+            or np.signbit(c).any()
+            or not np.array_equal(c, np.floor(c))
+        ):
+            return None
+        lows.append(int(lo))
+        spans.append(int(hi) - int(lo) + 1)
+    if math.prod(spans) > _TABLE_KEYS:
+        return None
+    key = np.zeros(columns[0].size, dtype=np.int64)
+    for c, lo, span in zip(columns, lows, spans, strict=True):
+        key = key * span + (c.astype(np.int64) - lo)
+    present = np.zeros(math.prod(spans), dtype=np.bool_)
+    present[key] = True
+    keys = np.flatnonzero(present)
+    inverse = (np.cumsum(present) - 1)[key]
+    out: list[FloatArray] = []
+    for c, lo, span in zip(columns[::-1], lows[::-1], spans[::-1], strict=True):
+        out.append((keys % span + lo).astype(c.dtype))
+        keys = keys // span
+    return out[::-1], inverse
 
 
 def row_sum(x: FloatArray) -> FloatArray:

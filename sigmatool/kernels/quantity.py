@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool.kernels import beta as forms
 from sigmatool.kernels import grader as noisy
+from sigmatool.kernels._common import distinct_rows
 from sigmatool.kernels.grader import Grader
 from sigmatool.kernels.silent import (
     all_right_probability,
@@ -131,6 +132,13 @@ class Quantity(str, Enum):
         """
         if grader is not None and not grader.exact:
             return self._graded(lambda h: noisy.unbiased(h, k, n, grader), np.broadcast(k, n).shape, G, std)
+        k_all, n_all, G_all = np.broadcast_arrays(np.asarray(k), np.asarray(n), np.asarray(G))
+        if k_all.ndim == 1:
+            # Each distinct (k, n, G) checked and summed once: a 200,000-group histogram of k/64 rates holds
+            # 5·10⁶ rows of 65 counts (budget --by's three quantities at G = 8: 2.7 s of CPU row by row, 1.7 s).
+            (k_u, n_u, G_u), cell = distinct_rows(k_all, n_all, G_all)
+            if k_u.size < k_all.size:
+                return np.asarray(self.unbiased(k_u, n_u, G_u, std)[cell], dtype=np.float64)
         if self is Quantity.ALL_RIGHT:
             return all_right_probability_unbiased(k, n, G)
         if self is Quantity.ALL_WRONG:

@@ -267,6 +267,7 @@ def plan(
 def plan_values(values: curves.Rows | FloatArray, counts: IntArray, options: PlanOptions) -> Plan:
     """The plan for distinct values (ascending p̂; an array: plug-in pass rates) with ``counts`` prompts each."""
     p = values if isinstance(values, curves.Rows) else curves.Rows.plugin(values)
+    p.expect(options.sizes)
     sizes = np.asarray(options.sizes, dtype=np.int64)
     prompts = int(counts.sum())
     total = options.total_rollouts(prompts)

@@ -45,7 +45,7 @@ def plan_input(
     if cells.height == 0:
         raise DataError("plan: no prompts to plan for")
     counts = cells["prompts"].cast(pl.Int64).to_numpy()
-    return Rows(cells.select(*by, "k", "n", "p"), valuation), counts
+    return Rows.cells(cells.select(*by, "k", "n", "p"), valuation), counts
 
 
 @dataclass
