@@ -17,10 +17,11 @@ from typing import Any
 import click
 import typer
 
+from sigmatool.cleanup import signals_trapped
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.run import error, is_broken_pipe, say, signals_trapped
-from sigmatool.errors import ExitCode, Interrupted, SigmaError
+from sigmatool.cli.run import error, say
+from sigmatool.errors import ExitCode, Interrupted, SigmaError, is_broken_pipe
 
 __all__ = ["COMMANDS", "app", "main"]
 

@@ -193,31 +193,24 @@ def _sections(
     """The options with the rollout plan and the batch loop asked for (one input, under the report's
     estimator and prior)."""
     from sigmatool.report import plan_frames_of
-    from sigmatool.report.build import preflight_of
 
     item = item.under(options)
     if plan_budget is not None:
         options = replace(options, plan=plan_frames_of(item, plan_budget, options))
     if loop is not None:
-        options = replace(options, preflight=preflight_of(item, loop))
+        options = replace(options, preflight=item.run.preflight(loop, figure=True))
     return options
-
-
-def _input(options: InputOptions, label: str | None) -> ReportInput:
-    from sigmatool.report import described
-
-    with run.histogram_of(options) as hist:
-        return described(hist, label)
 
 
 def _inputs(options: InputOptions, label: str | None, several: bool) -> list[ReportInput]:
     """The input as the report shows it: with several --col, one item per column it has, labelled by the
     column (and the input's name, when there are several inputs)."""
-    if not options.cols:
-        return [_input(options, label)]
     from sigmatool import load
     from sigmatool.report import described
 
+    if not options.cols:
+        with load.dataset(options) as ds:
+            return [described(run.histogram_noted(ds), label)]
     items = []
     with load.column_datasets(options) as parts:
         for part in parts:

@@ -26,8 +26,6 @@ from sigmatool.options.analyses import SimulateRequest
 from sigmatool.options.plan import SimulatePlan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     import polars as pl
 
     from sigmatool.render import View
@@ -184,54 +182,43 @@ def _simulate(
     quiet = work < simulate.PROGRESS_WORK or not sys.stderr.isatty()
     with Progress(console=Console(stderr=True), transient=True, disable=quiet) as bar:
         task = bar.add_task("simulating", total=options.steps * len(options.methods) * runs)
-        on_step: Callable[[], None] = lambda: bar.advance(task)  # noqa: E731
+        common: dict[str, Any] = {
+            "prompts": options.prompts,
+            "steps": options.steps,
+            "lr": options.lr,
+            "seed": options.seed,
+            "dapo_cap": options.dapo_cap,
+            "notes": notes,
+            "on_step": lambda: bar.advance(task),
+        }
         if planned is None:
             frames = simulate.simulate(
-                start,
-                prompts=options.prompts,
-                group_size=options.group_size,
-                steps=options.steps,
-                lr=options.lr,
-                seed=options.seed,
-                methods=options.methods,
-                dapo_cap=options.dapo_cap,
-                notes=notes,
-                on_step=on_step,
+                start, group_size=options.group_size, methods=options.methods, **common
             )
             view = simulate.view(frames[1], options)
         else:
-            frames, view = _simulate_plan(start, options, planned, notes, on_step)
+            frames, view = _simulate_plan(start, options, planned, common)
     run.note(notes)
     return frames, view
 
 
 def _simulate_plan(
-    start: pl.DataFrame | str,
-    options: SimulateOptions,
-    planned: SimulatePlan,
-    notes: list[str],
-    on_step: Callable[[], None],
+    start: pl.DataFrame | str, options: SimulateOptions, planned: SimulatePlan, common: dict[str, Any]
 ) -> tuple[Frames, View]:
-    """The run at planned sizes against uniform G, and its table view."""
+    """The run at planned sizes against uniform G, and its table view; ``common``: the run's settings, its
+    notes and its progress."""
     import polars as pl
 
     from sigmatool.simulate import planned as simulation
 
-    common: dict[str, Any] = {
-        "prompts": options.prompts,
-        "method": options.methods[0],
-        "steps": options.steps,
-        "lr": options.lr,
-        "seed": options.seed,
-        "dapo_cap": options.dapo_cap,
-        "notes": notes,
-        "on_step": on_step,
-    }
+    common = {**common, "method": options.methods[0]}
     if planned.plan is None:
         assert isinstance(start, pl.DataFrame)
         unplanned = int(start.filter(pl.col("group_size").is_null())["prompts"].sum())
         if unplanned:
-            notes.append(f"{unplanned:,} row(s) of the plan have no group size (not planned): left out")
+            common["notes"].append(
+                f"{unplanned:,} row(s) of the plan have no group size (not planned): left out"
+            )
         frames = simulation.simulate_planned(start.filter(pl.col("group_size").is_not_null()), **common)
         what = f"the group sizes of {planned.file}"
     else:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from sigmatool.trainers.dumps import TrainerLog
 
 RATES = "Expected"
+_expected = functools.partial(typer.Option, rich_help_panel=RATES)  # an option of that panel
 DEFAULT_WINDOW = 2
 
 
@@ -57,72 +59,62 @@ DumpsArg = Annotated[
 ]
 PassRatesOpt = Annotated[
     str | None,
-    typer.Option(
+    _expected(
         "--pass-rates",
         metavar="FILE",
         help="Expect from these pass rates (any input form; per step with a step column) instead of "
         "leave-one-step-out.",
-        rich_help_panel=RATES,
     ),
 ]
 RatesKeyOpt = Annotated[
     str | None,
-    typer.Option(
+    _expected(
         "--pass-rates-key",
         metavar="COL",
         help="Prompt column of --pass-rates: text is hashed as the dumps' prompt text is; whole numbers are "
         "such hashes (as --export-pass-rates writes them).",
         show_default="prompt",
-        rich_help_panel=RATES,
     ),
 ]
 RatesColOpt = Annotated[
     str | None,
-    typer.Option(
+    _expected(
         "--pass-rates-col",
         metavar="COL",
         help="Pass-rate column of --pass-rates, any form.",
         show_default="k and n, else p, else detected",
-        rich_help_panel=RATES,
     ),
 ]
 ExpectOpt = Annotated[
     Expect,
-    typer.Option(
+    _expected(
         "--expect",
         help="Without --pass-rates, expect each step from each prompt's rollouts in all the other steps "
         "(leave-one-step-out: a stationary run) or in the --window steps before and after it (window: a "
         "learning run).",
-        rich_help_panel=RATES,
     ),
 ]
 WindowOpt = Annotated[
     int | None,
-    typer.Option(
+    _expected(
         "--window",
         min=1,
         max=1_000_000,
         metavar="K",
         help="With --expect window: the steps before and after each step whose rollouts give its expectation.",
         show_default=str(DEFAULT_WINDOW),
-        rich_help_panel=RATES,
     ),
 ]
 ZOpt = Annotated[
     float,
-    typer.Option(
-        "--z",
-        metavar="Z",
-        help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap.",
-        rich_help_panel=RATES,
+    _expected(
+        "--z", metavar="Z", help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap."
     ),
 ]
 MinGapOpt = Annotated[
     float,
-    typer.Option(
-        "--min-gap",
-        help="The smallest gap between measured and expected silent fractions that counts (0–1).",
-        rich_help_panel=RATES,
+    _expected(
+        "--min-gap", help="The smallest gap between measured and expected silent fractions that counts (0–1)."
     ),
 ]
 SummaryOpt = Annotated[

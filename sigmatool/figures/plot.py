@@ -19,7 +19,8 @@ import os
 import re
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +29,16 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.style import SCREEN, Look, g_text, house_style
+from sigmatool.figures.style import (
+    PANEL_HEIGHT,
+    SCREEN,
+    Look,
+    add_caption,
+    g_text,
+    house_style,
+    look_of,
+    new_figure,
+)
 from sigmatool.options import figure_format
 from sigmatool.render.files import target
 
@@ -146,6 +156,27 @@ class Plot:
         file = Path(path)
         write_atomic(file, self.render(figure_format(os.fspath(path), option)), option)
         return file
+
+
+@contextmanager
+def drawing(
+    name: str,
+    width: float,
+    height: float = PANEL_HEIGHT,
+    *,
+    panels: int = 1,
+    style: str = "screen",
+    caption: bool | None = None,
+) -> Iterator[Plot]:
+    """A new figure ``width`` × ``height`` screen inches for ``panels`` panels side by side, as a :class:`Plot`
+    to draw on in the house style of the look ``style`` names; once the block has drawn it and set its
+    caption, the caption goes under the figure when the look draws captions (:meth:`Look.captions`)."""
+    look = look_of(style)
+    with house_style(look):
+        plot = Plot(name, new_figure(width, height, look, panels), "", look=look)
+        yield plot
+        if look.captions(caption):
+            add_caption(plot.figure, plot.caption, look)
 
 
 def _json(values: Sequence[float]) -> list[float | str]:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import glob
+import itertools
 import math
 import os
 import stat
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -399,3 +400,33 @@ def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str 
                 f"{option} {path}: this is the input file {seen[key]}; writing there would destroy it. "
                 "Choose another output file"
             )
+
+
+# The options that take a comma list of whole numbers.
+LIST_OPTIONS = ("--G", "-G", "--group-size", "--sizes")
+
+
+def check_spaced_list(arguments: Sequence[str], paths: Sequence[str]) -> None:
+    """Refuse ``--G 4 8``, which leaves 8 to be read as a file, pointing to the comma list ``--G 4,8``;
+    ``arguments`` are the command line's (after ``sigmatool``), ``paths`` its DATA."""
+    # --G=4 is read as --G 4.
+    args = [part for arg in arguments for part in _split_list_option(arg)]
+    for i, flag in enumerate(args[:-2]):
+        if flag not in LIST_OPTIONS:
+            continue
+        extra = list(itertools.takewhile(_stray_number(paths), args[i + 2 :]))
+        if extra:
+            given = ",".join([args[i + 1], *extra])
+            raise UsageError(
+                f"{extra[0]}: no such file; several values of {flag} are one comma list: {flag} {given}"
+            )
+
+
+def _split_list_option(arg: str) -> list[str]:
+    flag, equals, value = arg.partition("=")
+    return [flag, value] if equals and flag in LIST_OPTIONS else [arg]
+
+
+def _stray_number(paths: Sequence[str]) -> Callable[[str], bool]:
+    """Whether an argument is a whole number (or inf) taken as DATA that names no file."""
+    return lambda arg: (arg.isdigit() or arg == "inf") and arg in paths and not os.path.exists(arg)
