@@ -294,7 +294,7 @@ def read_options(
     if rate_col is not None and rate_col not in (col or []):
         col = [*(col or []), rate_col]
     one = col is not None and len(col) == 1 and not glob.has_magic(col[0])
-    return InputOptions(
+    return replace(log, rollouts=rollouts, prompt_col=prompt_col).read(
         input_format=input_format.value if input_format else None,
         separator=separator,
         col=col[0] if col is not None and one else None,
@@ -303,18 +303,10 @@ def read_options(
         k_col=k_col,
         n_col=n_col,
         samples=samples,
-        rollouts=rollouts,
-        prompt_col=prompt_col,
-        reward_col=log.reward_col,
-        threshold=log.threshold,
         weight_col=weight_col,
         skip_invalid=skip_invalid,
-        trainer=log.trainer,
         counts=counts.value if counts else None,
         nan_missing=nan_missing,
-        engine=log.engine,
-        spark_remote=log.spark_remote,
-        table=log.table,
     )
 
 

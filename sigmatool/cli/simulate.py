@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -168,71 +168,16 @@ def _started(
 def _simulate(
     start: pl.DataFrame | str, options: SimulateOptions, planned: SimulatePlan | None
 ) -> tuple[Frames, View]:
-    """Run the simulation with a progress bar on a terminal; notes on how the start was drawn."""
-    import sys
+    """Run the simulation with a progress bar on a terminal (for a run of a second or more); notes on how
+    the start was drawn."""
+    import contextlib
 
-    from rich.console import Console
-    from rich.progress import Progress
+    from sigmatool import progress, simulate
+    from sigmatool.simulate.asked import runs, simulated
 
-    from sigmatool import simulate
-
-    notes: list[str] = []
-    runs = 1 if planned is None else (2 if planned.plan is None or not planned.replan_every else 3)
-    work = options.prompts * options.steps * len(options.methods) * runs
-    quiet = work < simulate.PROGRESS_WORK or not sys.stderr.isatty()
-    with Progress(console=Console(stderr=True), transient=True, disable=quiet) as bar:
-        task = bar.add_task("simulating", total=options.steps * len(options.methods) * runs)
-        common: dict[str, Any] = {
-            "prompts": options.prompts,
-            "steps": options.steps,
-            "lr": options.lr,
-            "seed": options.seed,
-            "dapo_cap": options.dapo_cap,
-            "notes": notes,
-            "on_step": lambda: bar.advance(task),
-        }
-        if planned is None:
-            frames = simulate.simulate(
-                start, group_size=options.group_size, methods=options.methods, **common
-            )
-            view = simulate.view(frames[1], options)
-        else:
-            frames, view = _simulate_plan(start, options, planned, common)
+    total = options.steps * len(options.methods) * runs(planned)
+    short = options.prompts * total < simulate.PROGRESS_WORK
+    with contextlib.nullcontext(progress.nothing) if short else progress.bar("simulating", total) as advance:
+        frames, view, notes = simulated(start, options, planned, lambda: advance(1))
     run.note(notes)
     return frames, view
-
-
-def _simulate_plan(
-    start: pl.DataFrame | str, options: SimulateOptions, planned: SimulatePlan, common: dict[str, Any]
-) -> tuple[Frames, View]:
-    """The run at planned sizes against uniform G, and its table view; ``common``: the run's settings, its
-    notes and its progress."""
-    import polars as pl
-
-    from sigmatool.simulate import planned as simulation
-
-    common = {**common, "method": options.methods[0]}
-    if planned.plan is None:
-        assert isinstance(start, pl.DataFrame)
-        unplanned = int(start.filter(pl.col("group_size").is_null())["prompts"].sum())
-        if unplanned:
-            common["notes"].append(
-                f"{unplanned:,} row(s) of the plan have no group size (not planned): left out"
-            )
-        frames = simulation.simulate_planned(start.filter(pl.col("group_size").is_not_null()), **common)
-        what = f"the group sizes of {planned.file}"
-    else:
-        plan = planned.plan
-        assert plan.budget is not None
-        frames = simulation.simulate_plan(
-            start,
-            budget=plan.budget,
-            sizes=plan.sizes,
-            objective=plan.objective,
-            replan_every=planned.replan_every,
-            **common,
-        )
-        what = f"a plan for {plan.describe()} made on the start"
-        if planned.replan_every:
-            what += f", 'plan_replanned' that plan re-made every {planned.replan_every} steps"
-    return frames, simulation.view(frames[1], what, options)

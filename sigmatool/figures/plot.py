@@ -91,23 +91,7 @@ class Plot:
 
     def line(
         self,
-        line: Artist,
-        label: str,
-        x_name: str,
-        y_name: str,
-        x: Sequence[float],
-        y: Sequence[float],
-        *,
-        percent: bool = False,
-    ) -> None:
-        """Record a drawn line (or any one artist: a step outline, a band) as a series."""
-        gid = f"{self.name}-s{len(self.series)}"
-        line.set_gid(gid)
-        self.series.append(Series(gid, label, x_name, y_name, _floats(x), _floats(y), percent))
-
-    def bars(
-        self,
-        bars: BarContainer,
+        drawn: Artist | BarContainer,
         label: str,
         x_name: str,
         y_name: str,
@@ -117,12 +101,19 @@ class Plot:
         percent: bool = False,
         categories: Sequence[str] = (),
     ) -> None:
-        """Record drawn bars as a series, one SVG group per bar."""
+        """Record a drawn series: one artist (a line, a step outline, a band), or bars, one SVG group per
+        bar; ``categories`` name the x positions 0, 1, … of categorical bars."""
         gid = f"{self.name}-s{len(self.series)}"
-        for i, patch in enumerate(bars.patches):
-            patch.set_gid(f"{gid}-{i}")
+        if isinstance(drawn, BarContainer):
+            for i, patch in enumerate(drawn.patches):
+                patch.set_gid(f"{gid}-{i}")
+        else:
+            drawn.set_gid(gid)
+        per_point = isinstance(drawn, BarContainer)
         values = _floats(x), _floats(y)
-        self.series.append(Series(gid, label, x_name, y_name, *values, percent, True, tuple(categories)))
+        self.series.append(Series(gid, label, x_name, y_name, *values, percent, per_point, tuple(categories)))
+
+    bars = line  # the same record, named for what the figure draws
 
     def render(self, fmt: str) -> bytes:
         """The figure as ``png``, ``svg`` or ``pdf`` bytes."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import (
@@ -366,3 +367,22 @@ class SimulateRequest:
         seed = DEFAULT_SEED if self.seed is None else self.seed
         cap = SIMULATE_DAPO_CAP if self.dapo_cap is None else self.dapo_cap
         return SimulateOptions(self.prompts, int(sizes[0]), self.steps, self.lr, seed, methods, cap)
+
+
+class Expect(str, Enum):
+    """Where ``track`` expects each step from without --pass-rates: the run's other steps, or a window."""
+
+    leave_one_step_out = "leave-one-step-out"
+    window = "window"
+
+
+DEFAULT_WINDOW = 2  # steps before and after each step, with --expect window
+
+
+def expect_window(expect: Expect, window: int | None) -> int | None:
+    """The window of --expect window (--window K, else :data:`DEFAULT_WINDOW`); None: leave-one-step-out."""
+    if expect is Expect.window:
+        return DEFAULT_WINDOW if window is None else window
+    if window is not None:
+        raise UsageError("--window K sets the window of --expect window; give that too")
+    return None

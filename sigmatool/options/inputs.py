@@ -9,8 +9,9 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from enum import Enum
+from typing import Any
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import MAX_G, Counts, InputFormat, OutputFormat, Trainer, check_count
@@ -83,18 +84,12 @@ class LogOptions:
             raise UsageError(
                 "--step-col names the step column of a --rollouts log (a trainer's dumps say it)"
             )
-        return InputOptions(
-            paths=tuple(paths),
-            trainer=self.trainer,
-            rollouts=self.rollouts,
-            prompt_col=self.prompt_col,
-            reward_col=self.reward_col,
-            threshold=self.threshold,
-            step_col=self.step_col,
-            engine=self.engine,
-            spark_remote=self.spark_remote,
-            table=self.table,
-        )
+        return self.read(paths=tuple(paths))
+
+    def read(self, **reading: Any) -> InputOptions:
+        """The input options of this log and of the other ``reading`` options (each option a log has is named
+        alike in both)."""
+        return InputOptions(**{f.name: getattr(self, f.name) for f in fields(self)}, **reading)
 
 
 @dataclass(frozen=True)
