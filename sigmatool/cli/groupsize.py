@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Annotated
 
 import typer
@@ -39,7 +38,7 @@ from sigmatool.options import (
     check_prior,
     summary_bins,
 )
-from sigmatool.options.analyses import check_sizing_estimator, groupsize_options, trainer_std
+from sigmatool.options.analyses import GroupSizeTarget, check_sizing_estimator, groupsize_options
 from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
@@ -72,20 +71,6 @@ OldObjective = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class Target:
-    """The target and rules as the flags give them (checked), and whether --std was given: without it, the
-    std is the trainer's with --from."""
-
-    options: GroupSizeOptions
-    std_given: bool
-
-    def for_trainer(self, trainer: str | None) -> tuple[GroupSizeOptions, list[str]]:
-        """The options with the std the trainer divides by (when --std was not given), and a note saying so."""
-        std, note = trainer_std(self.options.std if self.std_given else None, trainer, self.options.method)
-        return replace(self.options, std=std), [note] if note else []
-
-
 def target_options(
     fidelity: Fidelity = None,
     method: UpdateRule = Method.grpo,
@@ -96,20 +81,20 @@ def target_options(
     law: LawOpt = False,
     uniform: UniformOpt = 8,
     old_objective: OldObjective = None,
-) -> Target:
+) -> GroupSizeTarget:
     """The target fidelity (or silent cap), the update rule and its std, the G range, the law, uniform G."""
     options = groupsize_options(
         fidelity=fidelity, method=method.value, std=std.value if std else "population", min_G=min_size,
         max_G=max_size, max_silent=max_silent, uniform=uniform, law=law,
     )  # fmt: skip
-    return Target(options, std is not None)
+    return GroupSizeTarget(options, std is not None)
 
 
 @app.command("groupsize")
 @uses(target=target_options, inputs=input_options, out=output_options, prior=prior_option, plot=plot_options,
       grader=grader_option)  # fmt: skip
 def groupsize_command(
-    target: Target = Target(GroupSizeOptions(), False),
+    target: GroupSizeTarget = GroupSizeTarget(GroupSizeOptions(), False),
     bins: Bins = None,
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),

@@ -80,18 +80,11 @@ def _segments(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:
     x = np.arange(len(SEGMENTS), dtype=np.float64)
     for i, (column, label, colour) in enumerate(METHODS):
         y = _values(rows, column)
-        bars = ax.bar(x + (i - 0.5) * 0.38, y, width=0.38, color=colour)
-        plot.bars(
-            bars,
-            f"{label} · {where} · segments",
-            "segment",
-            column,
-            x.tolist(),
-            y,
-            percent=True,
-            categories=SEGMENTS,
-        )
-        for xi, yi in zip(x + (i - 0.5) * 0.38, y, strict=True):
+        at = x + (i - 0.5) * 0.38
+        bars = ax.bar(at, y, width=0.38, color=colour)
+        name = f"{label} · {where} · segments"
+        plot.bars(bars, name, "segment", column, x.tolist(), y, percent=True, categories=SEGMENTS)
+        for xi, yi in zip(at, y, strict=True):
             if np.isfinite(yi):
                 ax.text(
                     xi, yi, f" {100 * yi:.1f}", ha="center", va="bottom", rotation=90, size=plot.look.note

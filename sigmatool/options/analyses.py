@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from sigmatool.errors import UsageError
@@ -386,3 +386,17 @@ def expect_window(expect: Expect, window: int | None) -> int | None:
     if window is not None:
         raise UsageError("--window K sets the window of --expect window; give that too")
     return None
+
+
+@dataclass(frozen=True)
+class GroupSizeTarget:
+    """``groupsize``'s target and rules as the flags give them (checked), and whether --std was given:
+    without it, the std is the trainer's with --from."""
+
+    options: GroupSizeOptions
+    std_given: bool
+
+    def for_trainer(self, trainer: str | None) -> tuple[GroupSizeOptions, list[str]]:
+        """The options with the std the trainer divides by (when --std was not given), and a note saying so."""
+        std, note = trainer_std(self.options.std if self.std_given else None, trainer, self.options.method)
+        return replace(self.options, std=std), [note] if note else []
