@@ -19,7 +19,7 @@ from sigmatool.cli.params import (
     plot_options,
     uses,
 )
-from sigmatool.cli.plan_params import for_trainer, plan_request
+from sigmatool.cli.plan_params import plan_request
 from sigmatool.options import (
     BeyondOptions,
     Estimator,
@@ -29,7 +29,7 @@ from sigmatool.options import (
     PlotOptions,
     PriorSpec,
 )
-from sigmatool.options.plan import check_plan_output
+from sigmatool.options.plan import check_plan_output, for_trainer
 from sigmatool.shown import RowsResult
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ import typer
 
 from sigmatool.cli.params import Fidelity, MaxG, MinG, PlanBudgetOpt, StdConvention, UpdateRule, uses
 from sigmatool.options import Method
-from sigmatool.options.analyses import trainer_std
 from sigmatool.options.plan import (
     DEFAULT_BUDGET,
     DEFAULT_SIZES,
@@ -88,7 +87,7 @@ def plan_request(
     std: StdConvention = None,
 ) -> PlanOptions:
     """The whole plan request, checked at once (every problem named in one message); without --std,
-    ``std_given`` is false, so that --from can choose the trainer's (:func:`for_trainer`)."""
+    ``std_given`` is false, so that --from can choose the trainer's (:func:`sigmatool.options.plan.for_trainer`)."""
     request = plan_options(
         sizes=limits.sizes,
         objective=objective or "signal",
@@ -102,14 +101,6 @@ def plan_request(
         max_G=limits.max_size,
     )
     return request if std else replace(request, std_given=False)
-
-
-def for_trainer(request: PlanOptions, trainer: str | None) -> tuple[PlanOptions, list[str]]:
-    """The request with the trainer's std convention when --std was not given, and a note saying so."""
-    if request.std_given:
-        return request, []
-    std, note = trainer_std(None, trainer, request.method)
-    return replace(request, std=std, std_given=True), [note] if note else []
 
 
 def simulate_plan_options(

@@ -10,11 +10,11 @@ import itertools
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from sigmatool.errors import UsageError
-from sigmatool.options.analyses import rule_problems
+from sigmatool.options.analyses import rule_problems, trainer_std
 from sigmatool.options.common import (
     DEFAULT_FIDELITY,
     DEFAULT_MAX_G,
@@ -281,3 +281,11 @@ def simulate_plan_request(
         sizes=sizes if sizes is not None else DEFAULT_SIZES, objective=objective or "signal", budget=budget
     )
     return SimulatePlan(plan=options, replan_every=replan_every or None)
+
+
+def for_trainer(request: PlanOptions, trainer: str | None) -> tuple[PlanOptions, list[str]]:
+    """The request with the trainer's std convention when --std was not given, and a note saying so."""
+    if request.std_given:
+        return request, []
+    std, note = trainer_std(None, trainer, request.method)
+    return replace(request, std=std, std_given=True), [note] if note else []
