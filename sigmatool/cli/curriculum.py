@@ -11,6 +11,7 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
+    ANALYSED,
     Epochs,
     EstimatorOpt,
     Grader,
@@ -18,10 +19,6 @@ from sigmatool.cli.params import (
     PerPrompt,
     Seed,
     Steps,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
     uses,
 )
 from sigmatool.errors import UsageError
@@ -160,8 +157,7 @@ def schedule_options(
 
 
 @app.command("curriculum")
-@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, grader=grader_option,
-      options=schedule_options)  # fmt: skip
+@uses(**ANALYSED, prior=prior_option, options=schedule_options)
 def curriculum_command(
     export_order: ExportOrder = None,
     per_prompt: PerPrompt = False,

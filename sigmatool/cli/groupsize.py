@@ -10,6 +10,7 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
+    ANALYSED,
     Bins,
     EstimatorOpt,
     Fidelity,
@@ -19,10 +20,6 @@ from sigmatool.cli.params import (
     PerPrompt,
     StdConvention,
     UpdateRule,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
     renamed,
     uses,
 )
@@ -91,8 +88,7 @@ def target_options(
 
 
 @app.command("groupsize")
-@uses(target=target_options, inputs=input_options, out=output_options, prior=prior_option, plot=plot_options,
-      grader=grader_option)  # fmt: skip
+@uses(**ANALYSED, target=target_options, prior=prior_option)
 def groupsize_command(
     target: GroupSizeTarget = GroupSizeTarget(GroupSizeOptions(), False),
     bins: Bins = None,

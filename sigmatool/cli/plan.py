@@ -9,16 +9,7 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import (
-    EstimatorOpt,
-    Grader,
-    PerPrompt,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
-    uses,
-)
+from sigmatool.cli.params import ANALYSED, EstimatorOpt, Grader, PerPrompt, uses
 from sigmatool.cli.plan_params import plan_request
 from sigmatool.options import (
     BeyondOptions,
@@ -48,8 +39,7 @@ DistributionOpt = Annotated[
 
 
 @app.command("plan")
-@uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options,
-      grader=grader_option)  # fmt: skip
+@uses(**ANALYSED, request=plan_request, prior=prior_option)
 def plan_command(
     request: PlanOptions = PlanOptions(),
     per_prompt: PerPrompt = False,

@@ -7,12 +7,7 @@ from collections.abc import Mapping
 import polars as pl
 
 from sigmatool.figures.plot import Plot, drawing
-from sigmatool.figures.style import (
-    BLACK,
-    DOUBLE_COLUMN,
-    GREY,
-    percent_axis,
-)
+from sigmatool.figures.style import BLACK, DOUBLE_COLUMN, GREY, percent_axis
 
 
 def _caption(

@@ -8,14 +8,7 @@ from matplotlib.axes import Axes
 
 from sigmatool.errors import UsageError
 from sigmatool.figures.plot import Plot, drawing
-from sigmatool.figures.style import (
-    BLACK,
-    BLUE,
-    DOUBLE_COLUMN,
-    GREY,
-    legend_at,
-    require,
-)
+from sigmatool.figures.style import BLACK, BLUE, DOUBLE_COLUMN, GREY, legend_at, require
 
 ALLOCATION = ("p", "group_size", "prompts")
 COMPARISON = ("rollouts_per_prompt", "plan_objective", "uniform_objective")
