@@ -87,7 +87,8 @@ def plan_request(
     std: StdConvention = None,
 ) -> PlanOptions:
     """The whole plan request, checked at once (every problem named in one message); without --std,
-    ``std_given`` is false, so that --from can choose the trainer's (:func:`sigmatool.options.plan.for_trainer`)."""
+    ``std_given`` is false, so that --from can choose the trainer's
+    (:func:`sigmatool.options.plan.for_trainer`)."""
     request = plan_options(
         sizes=limits.sizes,
         objective=objective or "signal",

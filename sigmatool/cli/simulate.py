@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,9 +19,8 @@ from sigmatool.cli.params import (
     uses,
 )
 from sigmatool.cli.plan_params import simulate_plan_options
-from sigmatool.errors import UsageError
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, SimulateOptions
-from sigmatool.options.analyses import SimulateRequest
+from sigmatool.options.analyses import BETA_MIX, SimulateRequest, simulate_start
 from sigmatool.options.plan import SimulatePlan
 
 if TYPE_CHECKING:
@@ -30,7 +28,6 @@ if TYPE_CHECKING:
 
     from sigmatool.render import View
 
-BETA_MIX = "beta-mix"
 Frames = tuple["pl.DataFrame", "pl.DataFrame"]
 
 
@@ -55,25 +52,6 @@ def run_options(
     return SimulateRequest(prompts, tuple(group_sizes or ()), steps, lr, seed, methods, dapo_cap)
 
 
-def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
-    """The data the start population is drawn from (None for the beta mixture); never stdin unless '-'."""
-    if init == BETA_MIX:
-        if read != InputOptions():
-            raise UsageError(
-                "--init beta-mix reads no data: the input options (--col, --weight-col, …) do not apply"
-            )
-        return None
-    if read.cols:
-        raise UsageError("simulate draws its start population from one pass-rate column: give one --col")
-    if init:
-        return replace(read, paths=(init,))
-    if read.trainer is not None:
-        raise UsageError(f"--from {read.trainer}: give the dump files or their folder with --init")
-    from sigmatool.load import sample_options
-
-    return sample_options(read)
-
-
 def _source(start: InputOptions, read_from: str) -> str:
     """The start population as the caption names it: the bundled sample by name, not by its path."""
     from sigmatool.load import sample_options
@@ -95,17 +73,6 @@ InitOpt = Annotated[
 TraceOpt = Annotated[
     bool, typer.Option("--trace", help="Output the per-step trace instead of the per-method summary.")
 ]
-
-
-def _plan_input(init: str | None, read: InputOptions, path: str) -> InputOptions:
-    """The plan file read as the start: its pass rates by group size."""
-    if init is not None:
-        raise UsageError("--plan is the start population (its p_used); --init does not apply")
-    if replace(read, input_format=None, separator=None) != InputOptions():
-        raise UsageError(
-            "--plan reads the plan's p_used and group_size columns: the input options do not apply"
-        )
-    return replace(read, paths=(path,), col="p_used", by=("group_size",))
 
 
 @app.command("simulate")
@@ -146,12 +113,21 @@ def simulate_command(
     """
     options = request.options(planned=planned is not None)
     plan_file = planned.file if planned is not None else None
-    start_input = _start_input(init, read) if plan_file is None else _plan_input(init, read, plan_file)
+    start_input = _start(simulate_start(init, read, plan_file))
     run.check(start_input, out, plot.output)
     from sigmatool.simulate import SimulationRun
 
     frames, view, source = _started(start_input, options, planned)
     run.show(SimulationRun(*frames, view, trace), out, plot, source)
+
+
+def _start(start: InputOptions | None) -> InputOptions | None:
+    """The start's input, the bundled sample where it names no data (never stdin unless '-')."""
+    if start is None or start.paths:
+        return start
+    from sigmatool.load import sample_options
+
+    return sample_options(start)
 
 
 def _started(

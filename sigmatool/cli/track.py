@@ -107,7 +107,8 @@ ZOpt = Annotated[
 MinGapOpt = Annotated[
     float,
     _expected(
-        "--min-gap", help="The smallest gap between measured and expected silent fractions that counts (0–1)."
+        "--min-gap",
+        help="The smallest gap between measured and expected silent fractions that counts (0–1).",
     ),
 ]
 SummaryOpt = Annotated[

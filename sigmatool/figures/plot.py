@@ -159,9 +159,10 @@ def drawing(
     style: str = "screen",
     caption: bool | None = None,
 ) -> Iterator[Plot]:
-    """A new figure ``width`` × ``height`` screen inches for ``panels`` panels side by side, as a :class:`Plot`
-    to draw on in the house style of the look ``style`` names; once the block has drawn it and set its
-    caption, the caption goes under the figure when the look draws captions (:meth:`Look.captions`)."""
+    """A new figure ``width`` × ``height`` screen inches for ``panels`` panels side by side, as a
+    :class:`Plot` to draw on in the house style of the look ``style`` names; once the block has drawn it and
+    set its caption, the caption goes under the figure when the look draws captions (:meth:`Look.captions`).
+    """
     look = look_of(style)
     with house_style(look):
         plot = Plot(name, new_figure(width, height, look, panels), "", look=look)

@@ -27,6 +27,7 @@ from sigmatool.options.common import (
     check_seed,
     parse_group_sizes,
 )
+from sigmatool.options.inputs import InputOptions
 
 UPDATE_RULES = tuple(m.value for m in Method)
 STD_CONVENTIONS = tuple(s.value for s in Std)
@@ -400,3 +401,31 @@ class GroupSizeTarget:
         """The options with the std the trainer divides by (when --std was not given), and a note saying so."""
         std, note = trainer_std(self.options.std if self.std_given else None, trainer, self.options.method)
         return replace(self.options, std=std), [note] if note else []
+
+
+BETA_MIX = "beta-mix"  # --init's name of the paper's fallback mixture, which reads no data
+
+
+def simulate_start(init: str | None, read: InputOptions, plan_file: str | None) -> InputOptions | None:
+    """The input ``simulate`` draws its start population from: a --plan file's pass rates by group size, or
+    --init DATA (stdin only as '-'), or with neither, ``read`` without paths, for the bundled sample; None
+    for the beta mixture (--init beta-mix)."""
+    if plan_file is not None:
+        if init is not None:
+            raise UsageError("--plan is the start population (its p_used); --init does not apply")
+        if replace(read, input_format=None, separator=None) != InputOptions():
+            raise UsageError(
+                "--plan reads the plan's p_used and group_size columns: the input options do not apply"
+            )
+        return replace(read, paths=(plan_file,), col="p_used", by=("group_size",))
+    if init == BETA_MIX:
+        if read != InputOptions():
+            raise UsageError(
+                "--init beta-mix reads no data: the input options (--col, --weight-col, …) do not apply"
+            )
+        return None
+    if read.cols:
+        raise UsageError("simulate draws its start population from one pass-rate column: give one --col")
+    if read.trainer is not None and not init:
+        raise UsageError(f"--from {read.trainer}: give the dump files or their folder with --init")
+    return replace(read, paths=(init,) if init else ())
