@@ -77,9 +77,8 @@ def uses(**builders: Callable[..., Any]) -> Callable[[F], F]:
 # --------------------------------------------------------------------------------------------- reading
 
 
-def _input(*names: str, help: str, panel: str = INPUT, **extra: Any) -> Any:
-    """A typer option in the Input panel of the help (or in ``panel``)."""
-    return typer.Option(*names, help=help, rich_help_panel=panel, **extra)
+# A typer option in the Input panel of the help (or in the one its rich_help_panel names).
+_input = functools.partial(typer.Option, rich_help_panel=INPUT)
 
 
 InputFormatOpt = Annotated[
@@ -99,7 +98,7 @@ ColOpt = Annotated[
     list[str] | None,
     _input(
         "--col",
-        panel=SHARED,
+        rich_help_panel=SHARED,
         metavar="COL",
         help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' text, "
         "lists of true/false grades, or whole-number counts (with --samples, --counts). Repeat it, or give a "
@@ -119,7 +118,7 @@ SamplesOpt = Annotated[
     int | None,
     _input(
         "--samples",
-        panel=SHARED,
+        rich_help_panel=SHARED,
         metavar="N",
         help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.",
     ),
@@ -144,7 +143,7 @@ TrainerOpt = Annotated[
     Trainer | None,
     _input(
         "--from",
-        panel=SHARED,
+        rich_help_panel=SHARED,
         help="DATA are this trainer's rollout dumps (files, globs or folders). They are read as a rollout log: "
         "k, n per prompt pooled over the run, prompts keyed by a hash of their text.",
     ),
