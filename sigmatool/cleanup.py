@@ -5,7 +5,10 @@ from __future__ import annotations
 import contextlib
 import signal
 from collections.abc import Callable, Iterable, Iterator
+from types import FrameType
 from typing import Any, TypeVar
+
+from sigmatool.errors import Interrupted
 
 T = TypeVar("T")
 # The signals that end a run by unwinding it (Ctrl-C, timeout, Slurm, Kubernetes, a closed terminal).
@@ -57,3 +60,31 @@ def _release(handlers: dict[int, Any], mask: Iterable[int], arrived: list[int]) 
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     while arrived:
         signal.raise_signal(arrived.pop(0))
+
+
+# The signals that :func:`signals_trapped` turns into an unwinding, as Ctrl-C is already.
+TRAPPED = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    # Once is enough: the unwinding that follows (removing temporary files) must not be cut short.
+    for trapped in TRAPPED:
+        signal.signal(trapped, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signals_trapped() -> Iterator[None]:
+    """SIGTERM and SIGHUP (timeout, Slurm, Kubernetes) unwind like Ctrl-C, so temporary files are removed."""
+    previous = {}
+    try:
+        for signum in TRAPPED:
+            previous[signum] = signal.signal(signum, _raise)
+    except ValueError:  # not the main thread: leave signals to whoever owns it
+        yield
+        return
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

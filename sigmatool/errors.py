@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import signal
 from enum import IntEnum
 
@@ -64,3 +65,11 @@ def first_line(exc: BaseException) -> str:
     """An exception's first line of text (its type's name when it has none): what a one-line error quotes."""
     text = str(exc).strip().splitlines()
     return text[0] if text else type(exc).__name__
+
+
+def is_broken_pipe(exc: BaseException) -> bool:
+    """A closed pipe (``| head``): an OSError with EPIPE, or a polars error carrying the OS's text."""
+    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
+        return True
+    text = str(exc)
+    return "Broken pipe" in text or "os error 32" in text

@@ -3,6 +3,7 @@ with ``--bounds`` and ``--ci`` (``silent``, ``budget``). Nothing here imports po
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 import typer
@@ -11,19 +12,19 @@ from sigmatool.cli.params import Seed, uses
 from sigmatool.options import DEFAULT_REPLICATES, BeyondOptions, PriorSpec, parse_prior
 
 BEYOND = "Beyond the samples (counts k of n)"
+_beyond = functools.partial(typer.Option, rich_help_panel=BEYOND)  # an option of that panel
 
 
 def prior_option(
     prior: Annotated[
         str,
-        typer.Option(
+        _beyond(
             "--prior",
             metavar="[auto|none|beta|npmle|A,B]",
             help="Read each prompt by its posterior mean under a prior on p fitted to each --by group's counts. "
             "beta: one Beta; npmle: nonparametric; A,B: a fixed Beta(A, B). auto: the NPMLE answers only "
             "the cells beyond a prompt's n samples, where its group identifies one; none: no prior (those "
             "cells are not identified; --estimator plugin gives p̂).",
-            rich_help_panel=BEYOND,
         ),
     ] = "auto",
 ) -> PriorSpec:
@@ -36,31 +37,28 @@ def beyond_options(
     prior: PriorSpec,
     bounds: Annotated[
         bool,
-        typer.Option(
+        _beyond(
             "--bounds",
             help="Add the lowest and highest value of each rate that the counts allow. They range over every "
             "pass-rate distribution that reproduces the counts' histogram (95% χ² region).",
-            rich_help_panel=BEYOND,
         ),
     ] = False,
     ci: Annotated[
         float | None,
-        typer.Option(
+        _beyond(
             "--ci",
             metavar="LEVEL",
             help="Add bootstrap intervals at this level in (0, 1), e.g. 0.95; prompts redrawn with "
             "replacement, the prior refitted each time.",
-            rich_help_panel=BEYOND,
         ),
     ] = None,
     replicates: Annotated[
         int | None,
-        typer.Option(
+        _beyond(
             "--replicates",
             metavar="N",
             help="Bootstrap replicates of --ci (2–1,000,000).",
             show_default=str(DEFAULT_REPLICATES),
-            rich_help_panel=BEYOND,
         ),
     ] = None,
     seed: Seed = None,

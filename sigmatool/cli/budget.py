@@ -9,17 +9,7 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import beyond_options
-from sigmatool.cli.params import (
-    Bins,
-    EstimatorOpt,
-    Grader,
-    GroupSizes,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
-    uses,
-)
+from sigmatool.cli.params import ANALYSED, Bins, EstimatorOpt, Grader, GroupSizes, uses
 from sigmatool.options import (
     DEFAULT_BINS,
     BeyondOptions,
@@ -46,9 +36,7 @@ MediumOpt = Annotated[
 
 
 @app.command("budget")
-@uses(
-    inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options, grader=grader_option
-)
+@uses(**ANALYSED, beyond=beyond_options)
 def budget_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.auto,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -10,6 +11,7 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
+    ANALYSED,
     Epochs,
     EstimatorOpt,
     Grader,
@@ -17,10 +19,6 @@ from sigmatool.cli.params import (
     PerPrompt,
     Seed,
     Steps,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
     uses,
 )
 from sigmatool.errors import UsageError
@@ -42,7 +40,7 @@ from sigmatool.options.curriculum import (
     BucketWeight,
     CurriculumOptions,
     Schedule,
-    check_blend,
+    checked_for,
     parse_band,
     parse_blend,
     parse_mean,
@@ -59,8 +57,7 @@ ANALYSIS = ("sigmatool.estimators", "sigmatool.curriculum", "sigmatool.render")
 SCHEDULE = "The schedule"
 
 
-def _opt(*flags: str, help: str, metavar: str | None = None, **extra: object) -> object:
-    return typer.Option(*flags, help=help, metavar=metavar, rich_help_panel=SCHEDULE, **extra)  # type: ignore[call-overload]
+_opt = functools.partial(typer.Option, rich_help_panel=SCHEDULE)  # an option of the schedule's panel
 
 
 ScheduleOpt = Annotated[Schedule, _opt("--schedule", help="How a step weighs prompts by p.")]
@@ -160,8 +157,7 @@ def schedule_options(
 
 
 @app.command("curriculum")
-@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, grader=grader_option,
-      options=schedule_options)  # fmt: skip
+@uses(**ANALYSED, prior=prior_option, options=schedule_options)
 def curriculum_command(
     export_order: ExportOrder = None,
     per_prompt: PerPrompt = False,
@@ -189,7 +185,7 @@ def curriculum_command(
 
         sigmatool curriculum sample_data/bigmath_solve_rates.parquet --schedule band
     """
-    options = _checked(options, inputs, grader, per_prompt, export_order)
+    options = checked_for(options, inputs.by, inputs.cols, grader, per_prompt)
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=options.estimator, stream=False,
                      sizes=(options.G,), imports=ANALYSIS, per_prompt=per_prompt or bool(export_order), grader=grader,
                      outputs=[("--export-order", export_order)]) as s:  # fmt: skip
@@ -203,24 +199,3 @@ def curriculum_command(
 def _rows(s: Run, result: CurriculumResult) -> RowsResult:
     """--per-prompt: the rows of each prompt, with the run's figure and warnings."""
     return RowsResult(s.curriculum_rows(result, order=False), result, result.warnings())
-
-
-def _checked(
-    options: CurriculumOptions,
-    inputs: InputOptions,
-    grader: Grader,
-    per_prompt: bool,
-    export_order: str | None,
-) -> CurriculumOptions:
-    """The options with the grader; what one schedule over one column cannot take, refused."""
-    from dataclasses import replace
-
-    check_blend(options.blend, inputs.by)
-    if inputs.cols:
-        raise UsageError("curriculum schedules one pass-rate column: give one --col")
-    if per_prompt and not options.static:
-        raise UsageError(
-            f"--per-prompt writes one weight per prompt, and a {options.schedule.value} schedule's weights "
-            "change with the step: use --export-order FILE (the prompts each step draws)"
-        )
-    return replace(options, grader=grader)

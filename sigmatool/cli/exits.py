@@ -16,10 +16,11 @@ from typing import Any
 import click
 import typer
 
+from sigmatool.cleanup import signals_trapped
 from sigmatool.cli import run
 from sigmatool.cli.commands import COMMANDS, _group
-from sigmatool.cli.run import error, is_broken_pipe, say, signals_trapped
-from sigmatool.errors import ExitCode, Interrupted, SigmaError
+from sigmatool.cli.run import error, say
+from sigmatool.errors import ExitCode, Interrupted, SigmaError, is_broken_pipe
 
 
 def _quiet_stdout() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Annotated
 
 import typer
@@ -11,6 +10,7 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
+    ANALYSED,
     Bins,
     EstimatorOpt,
     Fidelity,
@@ -20,10 +20,6 @@ from sigmatool.cli.params import (
     PerPrompt,
     StdConvention,
     UpdateRule,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
     renamed,
     uses,
 )
@@ -39,9 +35,9 @@ from sigmatool.options import (
     check_prior,
     summary_bins,
 )
-from sigmatool.options.analyses import check_sizing_estimator, groupsize_options
+from sigmatool.options.analyses import GroupSizeTarget, check_sizing_estimator, groupsize_options
 from sigmatool.shown import RowsResult
-from sigmatool.trainers.std import trainer_std
+from sigmatool.trainers.std import groupsize_std
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
 ANALYSIS = ("sigmatool.estimators", "sigmatool.groupsize", "sigmatool.render")
@@ -73,20 +69,6 @@ OldObjective = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class Target:
-    """The target and rules as the flags give them (checked), and whether --std was given: without it, the
-    std is the trainer's with --from."""
-
-    options: GroupSizeOptions
-    std_given: bool
-
-    def for_trainer(self, trainer: str | None) -> tuple[GroupSizeOptions, list[str]]:
-        """The options with the std the trainer divides by (when --std was not given), and a note saying so."""
-        std, note = trainer_std(self.options.std if self.std_given else None, trainer, self.options.method)
-        return replace(self.options, std=std), [note] if note else []
-
-
 def target_options(
     fidelity: Fidelity = None,
     method: UpdateRule = Method.grpo,
@@ -97,20 +79,19 @@ def target_options(
     law: LawOpt = False,
     uniform: UniformOpt = 8,
     old_objective: OldObjective = None,
-) -> Target:
+) -> GroupSizeTarget:
     """The target fidelity (or silent cap), the update rule and its std, the G range, the law, uniform G."""
     options = groupsize_options(
         fidelity=fidelity, method=method.value, std=std.value if std else "population", min_G=min_size,
         max_G=max_size, max_silent=max_silent, uniform=uniform, law=law,
     )  # fmt: skip
-    return Target(options, std is not None)
+    return GroupSizeTarget(options, std is not None)
 
 
 @app.command("groupsize")
-@uses(target=target_options, inputs=input_options, out=output_options, prior=prior_option, plot=plot_options,
-      grader=grader_option)  # fmt: skip
+@uses(**ANALYSED, target=target_options, prior=prior_option)
 def groupsize_command(
-    target: Target = Target(GroupSizeOptions(), False),
+    target: GroupSizeTarget = GroupSizeTarget(GroupSizeOptions(), False),
     bins: Bins = None,
     per_prompt: PerPrompt = False,
     inputs: InputOptions = InputOptions(),
@@ -138,7 +119,7 @@ def groupsize_command(
 
         sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
-    sizes, std_notes = target.for_trainer(inputs.trainer)
+    sizes, std_notes = groupsize_std(target, inputs.trainer)
     check_sizing_estimator(estimator.value)
     check_prior(prior, has_counts=True, law=sizes.law)  # counts are checked once read (a 1/n grid is counts)
     cut = summary_bins(bins, per_prompt)

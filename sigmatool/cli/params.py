@@ -77,9 +77,8 @@ def uses(**builders: Callable[..., Any]) -> Callable[[F], F]:
 # --------------------------------------------------------------------------------------------- reading
 
 
-def _input(*names: str, help: str, panel: str = INPUT, **extra: Any) -> Any:
-    """A typer option in the Input panel of the help (or in ``panel``)."""
-    return typer.Option(*names, help=help, rich_help_panel=panel, **extra)
+# A typer option in the Input panel of the help (or in the one its rich_help_panel names).
+_input = functools.partial(typer.Option, rich_help_panel=INPUT)
 
 
 InputFormatOpt = Annotated[
@@ -99,7 +98,7 @@ ColOpt = Annotated[
     list[str] | None,
     _input(
         "--col",
-        panel=SHARED,
+        rich_help_panel=SHARED,
         metavar="COL",
         help="Pass-rate column, or a dotted path into nested records (a.b.c). It may hold rates, 'k/n' text, "
         "lists of true/false grades, or whole-number counts (with --samples, --counts). Repeat it, or give a "
@@ -119,7 +118,7 @@ SamplesOpt = Annotated[
     int | None,
     _input(
         "--samples",
-        panel=SHARED,
+        rich_help_panel=SHARED,
         metavar="N",
         help="Samples n behind every pass rate (e.g. 64 for Big-Math): turns rates into counts.",
     ),
@@ -144,7 +143,7 @@ TrainerOpt = Annotated[
     Trainer | None,
     _input(
         "--from",
-        panel=SHARED,
+        rich_help_panel=SHARED,
         help="DATA are this trainer's rollout dumps (files, globs or folders). They are read as a rollout log: "
         "k, n per prompt pooled over the run, prompts keyed by a hash of their text.",
     ),
@@ -294,7 +293,7 @@ def read_options(
     if rate_col is not None and rate_col not in (col or []):
         col = [*(col or []), rate_col]
     one = col is not None and len(col) == 1 and not glob.has_magic(col[0])
-    return InputOptions(
+    return replace(log, rollouts=rollouts, prompt_col=prompt_col).read(
         input_format=input_format.value if input_format else None,
         separator=separator,
         col=col[0] if col is not None and one else None,
@@ -303,18 +302,10 @@ def read_options(
         k_col=k_col,
         n_col=n_col,
         samples=samples,
-        rollouts=rollouts,
-        prompt_col=prompt_col,
-        reward_col=log.reward_col,
-        threshold=log.threshold,
         weight_col=weight_col,
         skip_invalid=skip_invalid,
-        trainer=log.trainer,
         counts=counts.value if counts else None,
         nan_missing=nan_missing,
-        engine=log.engine,
-        spark_remote=log.spark_remote,
-        table=log.table,
     )
 
 
@@ -539,6 +530,16 @@ def grader_option(grader_error: GraderErrorOpt = None) -> tuple[float, float] | 
     from sigmatool.options.curriculum import parse_grader_error
 
     return parse_grader_error(grader_error)
+
+
+# The options of every analysis of DATA: the input, the output, the figure and the grader
+# (``@uses(**ANALYSED, …)``, beside the command's own).
+ANALYSED: dict[str, Callable[..., Any]] = {
+    "inputs": input_options,
+    "out": output_options,
+    "plot": plot_options,
+    "grader": grader_option,
+}
 
 
 PerPrompt = Annotated[

@@ -9,17 +9,8 @@ import typer
 from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import (
-    EstimatorOpt,
-    Grader,
-    PerPrompt,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
-    uses,
-)
-from sigmatool.cli.plan_params import for_trainer, plan_request
+from sigmatool.cli.params import ANALYSED, EstimatorOpt, Grader, PerPrompt, uses
+from sigmatool.cli.plan_params import plan_request
 from sigmatool.options import (
     BeyondOptions,
     Estimator,
@@ -31,6 +22,7 @@ from sigmatool.options import (
 )
 from sigmatool.options.plan import check_plan_output
 from sigmatool.shown import RowsResult
+from sigmatool.trainers.std import plan_std
 
 if TYPE_CHECKING:
     from sigmatool.plan.groups import Plans
@@ -48,8 +40,7 @@ DistributionOpt = Annotated[
 
 
 @app.command("plan")
-@uses(inputs=input_options, out=output_options, request=plan_request, prior=prior_option, plot=plot_options,
-      grader=grader_option)  # fmt: skip
+@uses(**ANALYSED, request=plan_request, prior=prior_option)
 def plan_command(
     request: PlanOptions = PlanOptions(),
     per_prompt: PerPrompt = False,
@@ -79,7 +70,7 @@ def plan_command(
 
         sigmatool plan sample_data/toy_pass_rates.csv --per-prompt -o plan.csv
     """
-    request, std_notes = for_trainer(request, inputs.trainer)
+    request, std_notes = plan_std(request, inputs.trainer)
     check_plan_output(request, inputs.groups, per_prompt=per_prompt, distribution=distribution,
                       weighted=bool(inputs.weight_col), plot=plot.path is not None)  # fmt: skip
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, sizes=request.sizes,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 from typing import Annotated
 
@@ -18,20 +19,19 @@ from sigmatool.options.plan import (
     plan_options,
     simulate_plan_request,
 )
-from sigmatool.trainers.std import trainer_std
 
-PLAN = "Plan"
+PLAN = "Plan"  # the panel of the help that lists the plan's options
+_plan = functools.partial(typer.Option, rich_help_panel=PLAN)
 DEFAULT_SPEC = ",".join(map(str, DEFAULT_SIZES))
 
 Sizes = Annotated[
     str | None,
-    typer.Option(
+    _plan(
         "--sizes",
         metavar="SIZES",
         show_default=DEFAULT_SPEC,
         help="Allowed group sizes, each 2–100,000. A list 4,8,16,32, a range 2..64, or a range with a step "
         "8..64:8 (micro-batch multiples).",
-        rich_help_panel=PLAN,
     ),
 ]
 ObjectiveName = Annotated[
@@ -52,32 +52,25 @@ ObjectiveName = Annotated[
 def budget_options(
     budget: Annotated[
         float | None,
-        typer.Option(
+        _plan(
             "--budget",
             metavar="B",
             help="Mean rollouts per prompt, > 0: the budget is ⌊B × prompts⌋ (p̂ ∈ {0, 1} counted).",
             show_default=f"{DEFAULT_BUDGET:g}",
-            rich_help_panel=PLAN,
         ),
     ] = None,
     total: Annotated[
         int | None,
-        typer.Option(
-            "--total-rollouts",
-            metavar="N",
-            help="Or the budget as rollouts in all, ≥ 1.",
-            rich_help_panel=PLAN,
-        ),
+        _plan("--total-rollouts", metavar="N", help="Or the budget as rollouts in all, ≥ 1."),
     ] = None,
     sizes: Sizes = None,
     min_size: MinG = None,
     max_size: MaxG = None,
     keep_all: Annotated[
         bool,
-        typer.Option(
+        _plan(
             "--keep-all",
             help="Leave no prompt out. Each gets at least the smallest size (the budget must cover that).",
-            rich_help_panel=PLAN,
         ),
     ] = False,
 ) -> PlanBudget:
@@ -94,7 +87,8 @@ def plan_request(
     std: StdConvention = None,
 ) -> PlanOptions:
     """The whole plan request, checked at once (every problem named in one message); without --std,
-    ``std_given`` is false, so that --from can choose the trainer's (:func:`for_trainer`)."""
+    ``std_given`` is false, so that --from can choose the trainer's
+    (:func:`sigmatool.options.plan.for_trainer`)."""
     request = plan_options(
         sizes=limits.sizes,
         objective=objective or "signal",
@@ -110,23 +104,14 @@ def plan_request(
     return request if std else replace(request, std_given=False)
 
 
-def for_trainer(request: PlanOptions, trainer: str | None) -> tuple[PlanOptions, list[str]]:
-    """The request with the trainer's std convention when --std was not given, and a note saying so."""
-    if request.std_given:
-        return request, []
-    std, note = trainer_std(None, trainer, request.method)
-    return replace(request, std=std, std_given=True), [note] if note else []
-
-
 def simulate_plan_options(
     plan: Annotated[
         str | None,
-        typer.Option(
+        _plan(
             "--plan",
             metavar="FILE",
             help="Train at the group sizes of a per-prompt plan (sigmatool plan --per-prompt -o FILE; its "
             "p_used and group_size), against uniform G at the same rollouts per step. It is the start.",
-            rich_help_panel=PLAN,
         ),
     ] = None,
     plan_budget: PlanBudgetOpt = None,
@@ -134,11 +119,10 @@ def simulate_plan_options(
     objective: ObjectiveName = None,
     replan_every: Annotated[
         int,
-        typer.Option(
+        _plan(
             "--replan-every",
             metavar="K",
             help="With --plan-budget, also re-make the plan from the current p every K steps (0: never).",
-            rich_help_panel=PLAN,
         ),
     ] = 10,
 ) -> SimulatePlan | None:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -22,35 +20,16 @@ from sigmatool.cli.params import (
     renamed,
     uses,
 )
-from sigmatool.errors import DataError, UsageError
+from sigmatool.errors import DataError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
 from sigmatool.options.analyses import groupsize_options
+from sigmatool.options.figures import report_labels
 from sigmatool.progress import working
 from sigmatool.trainers.std import trainer_std
 
 if TYPE_CHECKING:
     from sigmatool.report import ReportInput, ReportOptions
     from sigmatool.trainers.settings import LoopSettings
-
-
-def labels(paths: tuple[str, ...]) -> list[str | None]:
-    """Each input's name in the report: its file name (a glob as given); where names repeat, as many of
-    the path's last parts as tell them apart. None for stdin (the report calls it <stdin>)."""
-    import glob
-
-    if not paths:
-        return []
-    files = [p if p == "-" or glob.has_magic(p) else os.path.realpath(p) for p in paths]
-    if len(set(files)) != len(files):
-        raise UsageError(
-            "a DATA is given twice: each DATA is one input of the report, compared with the others"
-        )
-    parts = [(p,) if glob.has_magic(p) else PurePath(p).parts or (p,) for p in paths]
-    for depth in range(1, max(len(x) for x in parts) + 1):
-        names = [str(PurePath(*x[-depth:])) for x in parts]
-        if len(set(names)) == len(names):
-            break
-    return [None if p == "-" else name for name, p in zip(names, paths, strict=True)]
 
 
 ReportData = Annotated[
@@ -163,7 +142,7 @@ def _items(everything: InputOptions) -> list[ReportInput]:
     must be a column of some input."""
     from sigmatool.load.several import unmatched
 
-    names = labels(everything.paths)
+    names = report_labels(everything.paths)
     each = [replace(everything, paths=(path,)) for path in everything.paths] or [everything]
     items = [
         item
@@ -194,31 +173,24 @@ def _sections(
     """The options with the rollout plan and the batch loop asked for (one input, under the report's
     estimator and prior)."""
     from sigmatool.report import plan_frames_of
-    from sigmatool.report.build import preflight_of
 
     item = item.under(options)
     if plan_budget is not None:
         options = replace(options, plan=plan_frames_of(item, plan_budget, options))
     if loop is not None:
-        options = replace(options, preflight=preflight_of(item, loop))
+        options = replace(options, preflight=item.run.preflight(loop, figure=True))
     return options
-
-
-def _input(options: InputOptions, label: str | None) -> ReportInput:
-    from sigmatool.report import described
-
-    with run.histogram_of(options) as hist:
-        return described(hist, label)
 
 
 def _inputs(options: InputOptions, label: str | None, several: bool) -> list[ReportInput]:
     """The input as the report shows it: with several --col, one item per column it has, labelled by the
     column (and the input's name, when there are several inputs)."""
-    if not options.cols:
-        return [_input(options, label)]
     from sigmatool import load
     from sigmatool.report import described
 
+    if not options.cols:
+        with load.dataset(options) as ds:
+            return [described(run.histogram_noted(ds), label)]
     items = []
     with load.column_datasets(options) as parts:
         for part in parts:

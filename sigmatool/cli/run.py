@@ -1,22 +1,17 @@
-"""What every command does around its analysis: talk to people on stderr, read the input, trap signals."""
+"""What every command does around its analysis: talk to people on stderr, check, read the input, show."""
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
-import errno
 import gc
 import importlib
-import itertools
-import os
 import signal
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from sigmatool import progress
-from sigmatool.errors import Interrupted, UsageError
 from sigmatool.options import (
     BeyondOptions,
     InputOptions,
@@ -25,18 +20,16 @@ from sigmatool.options import (
     check_outputs,
     check_terminal,
 )
+from sigmatool.options.inputs import check_spaced_list
 
 if TYPE_CHECKING:
     import polars as pl
 
-    from sigmatool.load import Dataset, Histogram, Rows, Totals
+    from sigmatool.load import Dataset, Histogram, Rows
     from sigmatool.options import SilentOptions
     from sigmatool.run import Run
     from sigmatool.shown import Drawn, Shown
 
-TRAPPED = (signal.SIGTERM, signal.SIGHUP)
-# The options that take a comma list of whole numbers.
-LIST_OPTIONS = ("--G", "-G", "--group-size", "--sizes")
 # The arguments of the running command line (after ``sigmatool``), as main received them.
 ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arguments", default=())
 # The running session's first headline lines: how the input was read where a misreading is likely, and
@@ -44,14 +37,6 @@ ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arg
 LEAD: contextvars.ContextVar[tuple[tuple[str, ...], Callable[[], str] | None]] = contextvars.ContextVar(
     "lead", default=((), None)
 )
-
-
-def is_broken_pipe(exc: BaseException) -> bool:
-    """A closed pipe (``| head``): an OSError with EPIPE, or a polars error carrying the OS's text."""
-    if isinstance(exc, OSError) and exc.errno == errno.EPIPE:
-        return True
-    text = str(exc)
-    return "Broken pipe" in text or "os error 32" in text
 
 
 def command_line() -> str:
@@ -95,31 +80,6 @@ def error(message: str) -> None:
     say(f"error: {message}", "bold red")
 
 
-def spaced_list(paths: Sequence[str]) -> None:
-    """Refuse ``--G 4 8``, which leaves 8 to be read as a file, pointing to the comma list ``--G 4,8``."""
-    # --G=4 is read as --G 4.
-    args = [part for arg in ARGUMENTS.get() for part in _split_list_option(arg)]
-    for i, flag in enumerate(args[:-2]):
-        if flag not in LIST_OPTIONS:
-            continue
-        extra = list(itertools.takewhile(_stray_number(paths), args[i + 2 :]))
-        if extra:
-            given = ",".join([args[i + 1], *extra])
-            raise UsageError(
-                f"{extra[0]}: no such file; several values of {flag} are one comma list: {flag} {given}"
-            )
-
-
-def _split_list_option(arg: str) -> list[str]:
-    flag, equals, value = arg.partition("=")
-    return [flag, value] if equals and flag in LIST_OPTIONS else [arg]
-
-
-def _stray_number(paths: Sequence[str]) -> Callable[[str], bool]:
-    """Whether an argument is a whole number (or inf) taken as DATA that names no file."""
-    return lambda arg: (arg.isdigit() or arg == "inf") and arg in paths and not os.path.exists(arg)
-
-
 def check(
     inputs: InputOptions | None,
     out: OutputOptions,
@@ -134,7 +94,7 @@ def check(
     from a pipe that never ends could not be interrupted.
     """
     if inputs is not None:
-        spaced_list(inputs.paths)
+        check_spaced_list(ARGUMENTS.get(), inputs.paths)
         inputs.check_data()
     check_outputs(inputs, [("-o", out.output), *extra])
     check_terminal(out.fmt, out.output)
@@ -149,19 +109,6 @@ def check(
         gc.enable()
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
-@contextlib.contextmanager
-def values_of(inputs: InputOptions, stream: bool, totals: Totals | None = None) -> Iterator[Histogram | Rows]:
-    """As :func:`histogram_of`, but with ``stream``, data whose pass rates are mostly distinct come as their
-    checked rows instead (:class:`sigmatool.load.Rows`), for the analyses that can take them, with
-    ``totals`` computed while they are checked where that can be done."""
-    from sigmatool import load
-
-    with load.dataset(inputs) as ds:
-        values = load.rows(ds, totals=totals) if stream and load.streams(ds) else _histogram(ds)
-        note(values.notes)
-        yield values
 
 
 @contextlib.contextmanager
@@ -194,6 +141,7 @@ def session(
     if per_prompt:
         inputs.check_rows_readable()
     check(inputs, out, plot.output, *outputs, imports=imports)
+    from sigmatool import load
     from sigmatool.run import Run
 
     plain = estimator in ("auto", "plugin") and not (beyond.prior.active or beyond.dataset_level or grader)
@@ -202,7 +150,10 @@ def session(
         from sigmatool.silent import totals_asked
 
         totals = totals_asked(silent, inputs.groups)
-    with values_of(inputs, stream and plain, totals) as loaded:
+    with load.dataset(inputs) as ds:
+        streamed = stream and plain and load.streams(ds)
+        loaded = load.rows(ds, totals=totals) if streamed else _histogram(ds)
+        note(loaded.notes)
         made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader)
         token = LEAD.set((made.reading, made.grader_line if grader else None))
         try:
@@ -228,32 +179,14 @@ def show(result: Shown, out: OutputOptions, plot: PlotOptions = PlotOptions(), s
     if view is not None and is_table(out):
         from dataclasses import replace
 
+        from sigmatool.render.notes import headed
+
         said = headed(view.headline or "", warnings)
         if lines or said != (view.headline or ""):
             view = replace(view, headline="\n".join([*lines, *([said] if said else [])]))
     else:  # the data formats have no headline; the reading is a note already
         note([*lines[len(reading) :], *warnings])
     write_any(result.frame(), out, view)
-
-
-def headed(headline: str, warnings: Sequence[str]) -> str:
-    """The headline with each warning it does not say yet: one about a pass-rate column (``name: …``, where
-    a line of the headline is that column's) at the end of that line, the others on lines of their own."""
-    lines = headline.split("\n") if headline else []
-    for warning in warnings:
-        name, _, text = warning.partition(": ")
-        own = next((i for i, line in enumerate(lines) if text and line.startswith(f"{name}: ")), None)
-        if own is not None and not _says(lines[own], text):
-            lines[own] += f" {text}"
-        elif own is None and not _says(headline, warning):
-            lines.append(warning)
-    return "\n".join(lines)
-
-
-def _says(headline: str, text: str) -> bool:
-    """Whether the headline says ``text`` already, from a word's start (``grpo_share …`` is not said by
-    ``drgrpo_share …``)."""
-    return f" {text}" in " " + headline.replace("\n", " ")
 
 
 def is_table(out: OutputOptions) -> bool:
@@ -278,17 +211,6 @@ def source_of(hist: Histogram | Rows | Run) -> str:
     return "" if dataset is None else ", ".join(source.label for source in dataset.sources)
 
 
-@contextlib.contextmanager
-def histogram_of(inputs: InputOptions) -> Iterator[Histogram]:
-    """The input's histogram, with rows read shown on a terminal and notes on stderr; valid in the block."""
-    from sigmatool import load
-
-    with load.dataset(inputs) as ds:
-        hist = _histogram(ds)
-        note(hist.notes)
-        yield hist
-
-
 def histogram_noted(ds: Dataset) -> Histogram:
     """The histogram of a loaded input, with rows read shown on a terminal and its notes on stderr."""
     hist = _histogram(ds)
@@ -306,30 +228,6 @@ def _histogram(ds: Dataset) -> Histogram:
     total = None if rows is None else rows * max(len(ds.parts), 1)
     with progress.bar("reading", total, unit="rows") as advance:
         return load.histogram(ds, on_rows=advance)
-
-
-def _raise(signum: int, frame: FrameType | None) -> None:
-    # Once is enough: the unwinding that follows (removing temporary files) must not be cut short.
-    for trapped in TRAPPED:
-        signal.signal(trapped, signal.SIG_IGN)
-    raise Interrupted(signum)
-
-
-@contextlib.contextmanager
-def signals_trapped() -> Iterator[None]:
-    """SIGTERM and SIGHUP (timeout, Slurm, Kubernetes) unwind like Ctrl-C, so temporary files are removed."""
-    previous = {}
-    try:
-        for signum in TRAPPED:
-            previous[signum] = signal.signal(signum, _raise)
-    except ValueError:  # not the main thread: leave signals to whoever owns it
-        yield
-        return
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def write_rows(frame: pl.DataFrame | pl.LazyFrame, path: str) -> None:

@@ -10,15 +10,12 @@ from sigmatool.cli import run
 from sigmatool.cli.app import app
 from sigmatool.cli.beyond import beyond_options
 from sigmatool.cli.params import (
+    ANALYSED,
     DapoCap,
     EstimatorOpt,
     Grader,
     GroupSizes,
     PerPrompt,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
     renamed,
     uses,
 )
@@ -56,9 +53,7 @@ OldBins = Annotated[
 
 
 @app.command("silent")
-@uses(
-    inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options, grader=grader_option
-)
+@uses(**ANALYSED, beyond=beyond_options)
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.auto,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -20,19 +19,15 @@ from sigmatool.cli.params import (
     uses,
 )
 from sigmatool.cli.plan_params import simulate_plan_options
-from sigmatool.errors import UsageError
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, SimulateOptions
-from sigmatool.options.analyses import SimulateRequest
+from sigmatool.options.analyses import BETA_MIX, SimulateRequest, simulate_start
 from sigmatool.options.plan import SimulatePlan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     import polars as pl
 
     from sigmatool.render import View
 
-BETA_MIX = "beta-mix"
 Frames = tuple["pl.DataFrame", "pl.DataFrame"]
 
 
@@ -57,25 +52,6 @@ def run_options(
     return SimulateRequest(prompts, tuple(group_sizes or ()), steps, lr, seed, methods, dapo_cap)
 
 
-def _start_input(init: str | None, read: InputOptions) -> InputOptions | None:
-    """The data the start population is drawn from (None for the beta mixture); never stdin unless '-'."""
-    if init == BETA_MIX:
-        if read != InputOptions():
-            raise UsageError(
-                "--init beta-mix reads no data: the input options (--col, --weight-col, …) do not apply"
-            )
-        return None
-    if read.cols:
-        raise UsageError("simulate draws its start population from one pass-rate column: give one --col")
-    if init:
-        return replace(read, paths=(init,))
-    if read.trainer is not None:
-        raise UsageError(f"--from {read.trainer}: give the dump files or their folder with --init")
-    from sigmatool.load import sample_options
-
-    return sample_options(read)
-
-
 def _source(start: InputOptions, read_from: str) -> str:
     """The start population as the caption names it: the bundled sample by name, not by its path."""
     from sigmatool.load import sample_options
@@ -97,17 +73,6 @@ InitOpt = Annotated[
 TraceOpt = Annotated[
     bool, typer.Option("--trace", help="Output the per-step trace instead of the per-method summary.")
 ]
-
-
-def _plan_input(init: str | None, read: InputOptions, path: str) -> InputOptions:
-    """The plan file read as the start: its pass rates by group size."""
-    if init is not None:
-        raise UsageError("--plan is the start population (its p_used); --init does not apply")
-    if replace(read, input_format=None, separator=None) != InputOptions():
-        raise UsageError(
-            "--plan reads the plan's p_used and group_size columns: the input options do not apply"
-        )
-    return replace(read, paths=(path,), col="p_used", by=("group_size",))
 
 
 @app.command("simulate")
@@ -148,12 +113,21 @@ def simulate_command(
     """
     options = request.options(planned=planned is not None)
     plan_file = planned.file if planned is not None else None
-    start_input = _start_input(init, read) if plan_file is None else _plan_input(init, read, plan_file)
+    start_input = _start(simulate_start(init, read, plan_file))
     run.check(start_input, out, plot.output)
     from sigmatool.simulate import SimulationRun
 
     frames, view, source = _started(start_input, options, planned)
     run.show(SimulationRun(*frames, view, trace), out, plot, source)
+
+
+def _start(start: InputOptions | None) -> InputOptions | None:
+    """The start's input, the bundled sample where it names no data (never stdin unless '-')."""
+    if start is None or start.paths:
+        return start
+    from sigmatool.load import sample_options
+
+    return sample_options(start)
 
 
 def _started(
@@ -170,82 +144,16 @@ def _started(
 def _simulate(
     start: pl.DataFrame | str, options: SimulateOptions, planned: SimulatePlan | None
 ) -> tuple[Frames, View]:
-    """Run the simulation with a progress bar on a terminal; notes on how the start was drawn."""
-    import sys
+    """Run the simulation with a progress bar on a terminal (for a run of a second or more); notes on how
+    the start was drawn."""
+    import contextlib
 
-    from rich.console import Console
-    from rich.progress import Progress
+    from sigmatool import progress, simulate
+    from sigmatool.simulate.asked import runs, simulated
 
-    from sigmatool import simulate
-
-    notes: list[str] = []
-    runs = 1 if planned is None else (2 if planned.plan is None or not planned.replan_every else 3)
-    work = options.prompts * options.steps * len(options.methods) * runs
-    quiet = work < simulate.PROGRESS_WORK or not sys.stderr.isatty()
-    with Progress(console=Console(stderr=True), transient=True, disable=quiet) as bar:
-        task = bar.add_task("simulating", total=options.steps * len(options.methods) * runs)
-        on_step: Callable[[], None] = lambda: bar.advance(task)  # noqa: E731
-        if planned is None:
-            frames = simulate.simulate(
-                start,
-                prompts=options.prompts,
-                group_size=options.group_size,
-                steps=options.steps,
-                lr=options.lr,
-                seed=options.seed,
-                methods=options.methods,
-                dapo_cap=options.dapo_cap,
-                notes=notes,
-                on_step=on_step,
-            )
-            view = simulate.view(frames[1], options)
-        else:
-            frames, view = _simulate_plan(start, options, planned, notes, on_step)
+    total = options.steps * len(options.methods) * runs(planned)
+    short = options.prompts * total < simulate.PROGRESS_WORK
+    with contextlib.nullcontext(progress.nothing) if short else progress.bar("simulating", total) as advance:
+        frames, view, notes = simulated(start, options, planned, lambda: advance(1))
     run.note(notes)
     return frames, view
-
-
-def _simulate_plan(
-    start: pl.DataFrame | str,
-    options: SimulateOptions,
-    planned: SimulatePlan,
-    notes: list[str],
-    on_step: Callable[[], None],
-) -> tuple[Frames, View]:
-    """The run at planned sizes against uniform G, and its table view."""
-    import polars as pl
-
-    from sigmatool.simulate import planned as simulation
-
-    common: dict[str, Any] = {
-        "prompts": options.prompts,
-        "method": options.methods[0],
-        "steps": options.steps,
-        "lr": options.lr,
-        "seed": options.seed,
-        "dapo_cap": options.dapo_cap,
-        "notes": notes,
-        "on_step": on_step,
-    }
-    if planned.plan is None:
-        assert isinstance(start, pl.DataFrame)
-        unplanned = int(start.filter(pl.col("group_size").is_null())["prompts"].sum())
-        if unplanned:
-            notes.append(f"{unplanned:,} row(s) of the plan have no group size (not planned): left out")
-        frames = simulation.simulate_planned(start.filter(pl.col("group_size").is_not_null()), **common)
-        what = f"the group sizes of {planned.file}"
-    else:
-        plan = planned.plan
-        assert plan.budget is not None
-        frames = simulation.simulate_plan(
-            start,
-            budget=plan.budget,
-            sizes=plan.sizes,
-            objective=plan.objective,
-            replan_every=planned.replan_every,
-            **common,
-        )
-        what = f"a plan for {plan.describe()} made on the start"
-        if planned.replan_every:
-            what += f", 'plan_replanned' that plan re-made every {planned.replan_every} steps"
-    return frames, simulation.view(frames[1], what, options)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 import typer
@@ -12,45 +13,33 @@ from sigmatool.cli.params import TABLE_HELP, ByOpt, OutputFile, PromptColOpt, Re
 from sigmatool.options import Dialect, HistogramCommand, OutputOptions, RewardType, SqlOptions
 
 LOG = "The rollout log"
+_log = functools.partial(typer.Option, rich_help_panel=LOG)  # an option of that panel
 RESULT = "Result"
+_result = functools.partial(typer.Option, rich_help_panel=RESULT)  # an option of that panel
 
 DialectOpt = Annotated[Dialect, typer.Option("--dialect", help="The engine's SQL dialect.")]
-TableOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--table",
-        metavar="NAME",
-        help=TABLE_HELP,
-        rich_help_panel=LOG,
-    ),
-]
+TableOpt = Annotated[str | None, _log("--table", metavar="NAME", help=TABLE_HELP)]
 RewardTypeOpt = Annotated[
     RewardType,
-    typer.Option("--reward-type", help="boolean: the reward column holds true/false.", rich_help_panel=LOG),
+    _log("--reward-type", help="boolean: the reward column holds true/false."),
 ]
 StepColOpt = Annotated[
     str | None,
-    typer.Option(
+    _log(
         "--step-col",
         metavar="COL",
         help="The column that tells the steps apart (a training step, a checkpoint, an eval run): sql makes one "
         "histogram per value; track one row per step (whole numbers as they are, other values numbered in "
         "their order).",
-        rich_help_panel=LOG,
     ),
 ]
 CommandOpt = Annotated[
     HistogramCommand,
-    typer.Option("--command", help="The command the last line runs on the result.", rich_help_panel=RESULT),
+    _result("--command", help="The command the last line runs on the result."),
 ]
 ResultOpt = Annotated[
     str,
-    typer.Option(
-        "--result",
-        metavar="FILE",
-        help="The exported result's name in the last line.",
-        rich_help_panel=RESULT,
-    ),
+    _result("--result", metavar="FILE", help="The exported result's name in the last line."),
 ]
 
 

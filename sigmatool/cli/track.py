@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
-from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -20,7 +20,7 @@ from sigmatool.cli.params import (
     run_log_options,
     uses,
 )
-from sigmatool.errors import DataError, UsageError
+from sigmatool.errors import UsageError
 from sigmatool.options import (
     Estimator,
     InputOptions,
@@ -31,6 +31,7 @@ from sigmatool.options import (
     TrackOptions,
     parse_steps,
 )
+from sigmatool.options.analyses import DEFAULT_WINDOW, Expect, expect_window
 
 if TYPE_CHECKING:
     import polars as pl
@@ -40,13 +41,7 @@ if TYPE_CHECKING:
     from sigmatool.trainers.dumps import TrainerLog
 
 RATES = "Expected"
-DEFAULT_WINDOW = 2
-
-
-class Expect(str, Enum):
-    leave_one_step_out = "leave-one-step-out"
-    window = "window"
-
+_expected = functools.partial(typer.Option, rich_help_panel=RATES)  # an option of that panel
 
 DumpsArg = Annotated[
     list[str] | None,
@@ -57,72 +52,63 @@ DumpsArg = Annotated[
 ]
 PassRatesOpt = Annotated[
     str | None,
-    typer.Option(
+    _expected(
         "--pass-rates",
         metavar="FILE",
         help="Expect from these pass rates (any input form; per step with a step column) instead of "
         "leave-one-step-out.",
-        rich_help_panel=RATES,
     ),
 ]
 RatesKeyOpt = Annotated[
     str | None,
-    typer.Option(
+    _expected(
         "--pass-rates-key",
         metavar="COL",
         help="Prompt column of --pass-rates: text is hashed as the dumps' prompt text is; whole numbers are "
         "such hashes (as --export-pass-rates writes them).",
         show_default="prompt",
-        rich_help_panel=RATES,
     ),
 ]
 RatesColOpt = Annotated[
     str | None,
-    typer.Option(
+    _expected(
         "--pass-rates-col",
         metavar="COL",
         help="Pass-rate column of --pass-rates, any form.",
         show_default="k and n, else p, else detected",
-        rich_help_panel=RATES,
     ),
 ]
 ExpectOpt = Annotated[
     Expect,
-    typer.Option(
+    _expected(
         "--expect",
         help="Without --pass-rates, expect each step from each prompt's rollouts in all the other steps "
         "(leave-one-step-out: a stationary run) or in the --window steps before and after it (window: a "
         "learning run).",
-        rich_help_panel=RATES,
     ),
 ]
 WindowOpt = Annotated[
     int | None,
-    typer.Option(
+    _expected(
         "--window",
         min=1,
         max=1_000_000,
         metavar="K",
         help="With --expect window: the steps before and after each step whose rollouts give its expectation.",
         show_default=str(DEFAULT_WINDOW),
-        rich_help_panel=RATES,
     ),
 ]
 ZOpt = Annotated[
     float,
-    typer.Option(
-        "--z",
-        metavar="Z",
-        help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap.",
-        rich_help_panel=RATES,
+    _expected(
+        "--z", metavar="Z", help="A step drifts when |z| ≥ Z (Z > 0) and the gap is at least --min-gap."
     ),
 ]
 MinGapOpt = Annotated[
     float,
-    typer.Option(
+    _expected(
         "--min-gap",
         help="The smallest gap between measured and expected silent fractions that counts (0–1).",
-        rich_help_panel=RATES,
     ),
 ]
 SummaryOpt = Annotated[
@@ -172,17 +158,9 @@ def track_options(
         pass_rates,
         rates_key,
         rates_col,
-        _window(expect, window),
+        expect_window(expect, window),
         per_prompt,
     )
-
-
-def _window(expect: Expect, window: int | None) -> int | None:
-    if expect is Expect.window:
-        return DEFAULT_WINDOW if window is None else window
-    if window is not None:
-        raise UsageError("--window K sets the window of --expect window; give that too")
-    return None
 
 
 @app.command("track")
@@ -225,13 +203,10 @@ def track_command(
 
 
 def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> TrackResult:
-    """The step table (or the run's summary), its expectation checked against the pass-rate table."""
-    from sigmatool import track
+    """The step table (or the run's summary), expected from --pass-rates when given."""
+    from sigmatool.track.asked import tracked
 
-    rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
-    result = track.track_groups(groups, _rates(options), **rule, estimate=estimate)  # type: ignore[arg-type]
-    _check_matched(result, options)
-    return replace(result, run_only=options.summary)
+    return tracked(groups, _rates(options), options, estimate)
 
 
 def _stories(groups: pl.DataFrame, plot: PlotOptions) -> Stories:
@@ -272,9 +247,10 @@ def _export(groups: pl.DataFrame, options: TrackOptions) -> None:
     """--export-pass-rates: the run's per-prompt counts, written."""
     if options.export is not None:
         from sigmatool.render import write_frame
+        from sigmatool.track.asked import exported
 
         write_frame(
-            _exported(groups, options), OutputOptions("auto", options.export), option="--export-pass-rates"
+            exported(groups, options), OutputOptions("auto", options.export), option="--export-pass-rates"
         )
 
 
@@ -285,24 +261,3 @@ def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:
     groups, notes = dump_groups(trainer_log)
     run.note(notes)
     return groups
-
-
-def _check_matched(result: TrackResult, options: TrackOptions) -> None:
-    """A pass-rate table that matches none of the run's prompts is keyed by something else."""
-    if options.pass_rates is None or int(result.run["compared_groups"].item()):
-        return
-    raise DataError(
-        f"--pass-rates {options.pass_rates}: none of the run's prompts has a rate there (matched on column "
-        f"{options.rates_key or 'prompt'!r}: text is hashed as the dumps' prompt text is, whole numbers are "
-        "taken as such hashes); --pass-rates-key names the column with the prompt text the dumps hold"
-    )
-
-
-def _exported(groups: pl.DataFrame, options: TrackOptions) -> pl.DataFrame:
-    from sigmatool import track
-
-    exported = track.pass_rates_of(groups, options.steps)
-    if exported.height == 0:
-        window = f"steps {options.steps[0]}..{options.steps[1]}" if options.steps else "the run"
-        raise DataError(f"--export-pass-rates: no usable rollout in {window}")
-    return exported

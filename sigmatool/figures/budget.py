@@ -11,7 +11,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.plot import Plot
+from sigmatool.figures.plot import Plot, drawing
 from sigmatool.figures.style import (
     BLUE,
     DOUBLE_COLUMN,
@@ -20,13 +20,9 @@ from sigmatool.figures.style import (
     PANEL_HEIGHT,
     SINGLE_COLUMN,
     VERMILLION,
-    add_caption,
     drawn,
     g_text,
     groups,
-    house_style,
-    look_of,
-    new_figure,
     percent_axis,
     require,
 )
@@ -84,18 +80,11 @@ def _segments(plot: Plot, ax: Axes, part: pl.DataFrame, where: str) -> None:
     x = np.arange(len(SEGMENTS), dtype=np.float64)
     for i, (column, label, colour) in enumerate(METHODS):
         y = _values(rows, column)
-        bars = ax.bar(x + (i - 0.5) * 0.38, y, width=0.38, color=colour)
-        plot.bars(
-            bars,
-            f"{label} · {where} · segments",
-            "segment",
-            column,
-            x.tolist(),
-            y,
-            percent=True,
-            categories=SEGMENTS,
-        )
-        for xi, yi in zip(x + (i - 0.5) * 0.38, y, strict=True):
+        at = x + (i - 0.5) * 0.38
+        bars = ax.bar(at, y, width=0.38, color=colour)
+        name = f"{label} · {where} · segments"
+        plot.bars(bars, name, "segment", column, x.tolist(), y, percent=True, categories=SEGMENTS)
+        for xi, yi in zip(at, y, strict=True):
             if np.isfinite(yi):
                 ax.text(
                     xi, yi, f" {100 * yi:.1f}", ha="center", va="bottom", rotation=90, size=plot.look.note
@@ -175,13 +164,13 @@ def budget_figure(
     sizes = summary["G"].unique(maintain_order=True).to_list()
     if summary.filter(pl.col("segment") == "bin").height == 0:
         raise UsageError("the budget figure needs the summary's bin rows")
-    look = look_of(style)
-    with house_style(look):
-        width = DOUBLE_COLUMN if len(sizes) > 1 else SINGLE_COLUMN
-        fig = new_figure(width, PANEL_HEIGHT * len(parts) + 0.25, look, len(sizes))
+    width = DOUBLE_COLUMN if len(sizes) > 1 else SINGLE_COLUMN
+    height = PANEL_HEIGHT * len(parts) + 0.25
+    with drawing("budget", width, height, panels=len(sizes), style=style, caption=caption) as plot:
+        fig, look = plot.figure, plot.look
         rows, cols = look.grid(len(sizes))
         grid = fig.add_gridspec(len(parts) * rows, 2 * cols, width_ratios=[4.0, 1.0] * cols)
-        plot = Plot("budget", fig, _caption(summary, by, source, estimator, extreme) + left_out, look=look)
+        plot.caption = _caption(summary, by, source, estimator, extreme) + left_out
         for r, (label, part) in enumerate(parts):
             first = None
             for c, G in enumerate(sizes):
@@ -206,6 +195,4 @@ def budget_figure(
             first.set_ylim(0, 1.4 * _drawn_max(part))
         keys = [Patch(color=colour) for _, _, colour in METHODS] + [Line2D([], [], color=GREY)]
         fig.legend(keys, [m[1] for m in METHODS] + ["prompts"], loc="outside upper center", ncols=3)
-        if look.captions(caption):
-            add_caption(fig, plot.caption, look)
     return plot

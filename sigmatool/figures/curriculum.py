@@ -6,18 +6,8 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from sigmatool.figures.plot import Plot
-from sigmatool.figures.style import (
-    BLACK,
-    DOUBLE_COLUMN,
-    GREY,
-    PANEL_HEIGHT,
-    add_caption,
-    house_style,
-    look_of,
-    new_figure,
-    percent_axis,
-)
+from sigmatool.figures.plot import Plot, drawing
+from sigmatool.figures.style import BLACK, DOUBLE_COLUMN, GREY, percent_axis
 
 
 def _caption(
@@ -54,13 +44,9 @@ def curriculum_figure(
     ``pass_rate``); uniform sampling's (``uniform``) as a grey dashed line. ``run`` names the schedule, its
     steps, batch and G for the caption; ``prompts`` the input's, ``estimator`` the pass rates'."""
     t = steps["step"].to_list()
-    look = look_of(style)
-    with house_style(look):
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
-        left, right = fig.subplots(*look.grid(2))
-        plot = Plot(
-            "curriculum", fig, _caption(run, prompts, estimator, grader, source, look.sides), look=look
-        )
+    with drawing("curriculum", DOUBLE_COLUMN, panels=2, style=style, caption=caption) as plot:
+        left, right = plot.figure.subplots(*plot.look.grid(2))
+        plot.caption = _caption(run, prompts, estimator, grader, source, plot.look.sides)
         for ax, column, label in (
             (left, "silent_rate", "silent groups (%)"),
             (right, "pass_rate", "pass rate of a drawn prompt"),
@@ -74,6 +60,4 @@ def curriculum_figure(
             ax.set_ylim(0.0, 1.02)
             ax.legend(frameon=False, loc="lower left", bbox_to_anchor=(0.0, 1.0), ncol=2, borderaxespad=0.2)
         percent_axis(left)
-        if look.captions(caption):
-            add_caption(fig, plot.caption, look)
     return plot

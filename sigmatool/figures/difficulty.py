@@ -11,19 +11,15 @@ from matplotlib.axes import Axes
 from numpy.typing import NDArray
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.plot import Plot
+from sigmatool.figures.plot import Plot, drawing
 from sigmatool.figures.style import (
     BLUE,
     GREY,
-    PANEL_HEIGHT,
     SINGLE_COLUMN,
-    add_caption,
     drawn,
     group_looks,
     groups,
-    house_style,
     legend_above,
-    new_figure,
     percent_axis,
     require,
 )
@@ -150,12 +146,9 @@ def difficulty_figure(
     """
     require(hist, [*by, "p", "prompts"], "difficulty")
     hist, left_out = drawn(hist, by)
-    with house_style():
-        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT)
-        ax = fig.subplots()
+    with drawing("difficulty", SINGLE_COLUMN, caption=caption) as plot:
         total = float(hist["prompts"].sum())
-        plot = Plot("difficulty", fig, "")
-        cells = draw_difficulty(plot, ax, hist, by, bins)
+        cells = draw_difficulty(plot, plot.figure.subplots(), hist, by, bins)
         how = "a step per distinct rate" if cells.lattice else f"{cells.centres.size} equal-width bins"
         if not by:
             how = how.replace("a step", "a bar")
@@ -167,6 +160,4 @@ def difficulty_figure(
             + left_out
             + (f" Data: {source}." if source else "")
         )
-        if caption:
-            add_caption(fig, plot.caption)
     return plot

@@ -9,20 +9,16 @@ import polars as pl
 
 from sigmatool import kernels
 from sigmatool.figures.difficulty import draw_difficulty
-from sigmatool.figures.plot import Plot
+from sigmatool.figures.plot import Plot, drawing
 from sigmatool.figures.style import (
     BLACK,
     GREY,
     PANEL_HEIGHT,
     SINGLE_COLUMN,
     VERMILLION,
-    add_caption,
     drawn,
-    house_style,
     legend_at,
     log_count_axis,
-    look_of,
-    new_figure,
     require,
 )
 from sigmatool.options import GroupSizeOptions
@@ -91,11 +87,9 @@ def groupsize_figure(
     curve = curve.sort("p")
     p = curve["p"].cast(pl.Float64).to_numpy()
     G = curve["group_size"].cast(pl.Float64).fill_null(np.nan).to_numpy()
-    look = look_of(style)
-    with house_style(look):
-        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT * 1.55, look)
-        top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2.2, 1.0))
-        plot = Plot("groupsize", fig, _caption(o, source, by, estimator) + left_out, look=look)
+    with drawing("groupsize", SINGLE_COLUMN, PANEL_HEIGHT * 1.55, style=style, caption=caption) as plot:
+        top, bottom = plot.figure.subplots(2, 1, sharex=True, height_ratios=(2.2, 1.0))
+        plot.caption = _caption(o, source, by, estimator) + left_out
         posterior = points is not None
         plug_in = f"plug-in exact G (φ* = {o.target:g})" if posterior else f"exact G (φ* = {o.target:g})"
         (exact,) = top.plot(p, G, drawstyle="steps-mid", color=GREY if posterior else BLACK, label=plug_in)
@@ -116,9 +110,7 @@ def groupsize_figure(
         finite = G[np.isfinite(G)]
         top.set_ylim(max(1.0, 0.8 * o.min_size), float(finite.max()) * 1.25 if finite.size else o.max_size)
         top.set_ylabel("group size G (answers)")
-        legend_at(top, "upper center", look)
+        legend_at(top, "upper center", plot.look)
         draw_difficulty(plot, bottom, hist, by, bins)
         bottom.set_xlim(0.0 - 0.02, 1.0 + 0.02)
-        if look.captions(caption):
-            add_caption(fig, plot.caption, look)
     return plot

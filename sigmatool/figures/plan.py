@@ -7,20 +7,8 @@ import polars as pl
 from matplotlib.axes import Axes
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.plot import Plot
-from sigmatool.figures.style import (
-    BLACK,
-    BLUE,
-    DOUBLE_COLUMN,
-    GREY,
-    PANEL_HEIGHT,
-    add_caption,
-    house_style,
-    legend_at,
-    look_of,
-    new_figure,
-    require,
-)
+from sigmatool.figures.plot import Plot, drawing
+from sigmatool.figures.style import BLACK, BLUE, DOUBLE_COLUMN, GREY, legend_at, require
 
 ALLOCATION = ("p", "group_size", "prompts")
 COMPARISON = ("rollouts_per_prompt", "plan_objective", "uniform_objective")
@@ -91,16 +79,14 @@ def plan_figure(
     require(comparison, COMPARISON, "plan")
     if float(allocation["prompts"].sum()) <= 0:
         raise UsageError("the plan figure needs prompts with a positive weight")
-    look = look_of(style)
-    with house_style(look):
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
-        left, right = fig.subplots(*look.grid(2))
-        plot = Plot("plan", fig, "", look=look)
+    with drawing("plan", DOUBLE_COLUMN, panels=2, style=style, caption=caption) as plot:
+        left, right = plot.figure.subplots(*plot.look.grid(2))
+        sides = plot.look.sides
         _allocation(plot, left, allocation)
         _comparison(plot, right, comparison, objective)
         plot.caption = (
-            f"A rollout plan: {look.sides[0]}, the group size it gives each pass rate (dot area: prompts), "
-            f"against the uniform G that spends the same rollouts; {look.sides[1]}, its {objective} per prompt "
+            f"A rollout plan: {sides[0]}, the group size it gives each pass rate (dot area: prompts), "
+            f"against the uniform G that spends the same rollouts; {sides[1]}, its {objective} per prompt "
             "against uniform G "
             f"at equal rollouts. Estimator: {estimator}"
             + (
@@ -110,6 +96,4 @@ def plan_figure(
             )
             + (f" Data: {source}." if source else "")
         )
-        if look.captions(caption):
-            add_caption(fig, plot.caption, look)
     return plot

@@ -19,7 +19,8 @@ import os
 import re
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,7 +29,16 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.style import SCREEN, Look, g_text, house_style
+from sigmatool.figures.style import (
+    PANEL_HEIGHT,
+    SCREEN,
+    Look,
+    add_caption,
+    g_text,
+    house_style,
+    look_of,
+    new_figure,
+)
 from sigmatool.options import figure_format
 from sigmatool.render.files import target
 
@@ -81,23 +91,7 @@ class Plot:
 
     def line(
         self,
-        line: Artist,
-        label: str,
-        x_name: str,
-        y_name: str,
-        x: Sequence[float],
-        y: Sequence[float],
-        *,
-        percent: bool = False,
-    ) -> None:
-        """Record a drawn line (or any one artist: a step outline, a band) as a series."""
-        gid = f"{self.name}-s{len(self.series)}"
-        line.set_gid(gid)
-        self.series.append(Series(gid, label, x_name, y_name, _floats(x), _floats(y), percent))
-
-    def bars(
-        self,
-        bars: BarContainer,
+        drawn: Artist | BarContainer,
         label: str,
         x_name: str,
         y_name: str,
@@ -107,12 +101,19 @@ class Plot:
         percent: bool = False,
         categories: Sequence[str] = (),
     ) -> None:
-        """Record drawn bars as a series, one SVG group per bar."""
+        """Record a drawn series: one artist (a line, a step outline, a band), or bars, one SVG group per
+        bar; ``categories`` name the x positions 0, 1, … of categorical bars."""
         gid = f"{self.name}-s{len(self.series)}"
-        for i, patch in enumerate(bars.patches):
-            patch.set_gid(f"{gid}-{i}")
+        if isinstance(drawn, BarContainer):
+            for i, patch in enumerate(drawn.patches):
+                patch.set_gid(f"{gid}-{i}")
+        else:
+            drawn.set_gid(gid)
+        per_point = isinstance(drawn, BarContainer)
         values = _floats(x), _floats(y)
-        self.series.append(Series(gid, label, x_name, y_name, *values, percent, True, tuple(categories)))
+        self.series.append(Series(gid, label, x_name, y_name, *values, percent, per_point, tuple(categories)))
+
+    bars = line  # the same record, named for what the figure draws
 
     def render(self, fmt: str) -> bytes:
         """The figure as ``png``, ``svg`` or ``pdf`` bytes."""
@@ -146,6 +147,28 @@ class Plot:
         file = Path(path)
         write_atomic(file, self.render(figure_format(os.fspath(path), option)), option)
         return file
+
+
+@contextmanager
+def drawing(
+    name: str,
+    width: float,
+    height: float = PANEL_HEIGHT,
+    *,
+    panels: int = 1,
+    style: str = "screen",
+    caption: bool | None = None,
+) -> Iterator[Plot]:
+    """A new figure ``width`` × ``height`` screen inches for ``panels`` panels side by side, as a
+    :class:`Plot` to draw on in the house style of the look ``style`` names; once the block has drawn it and
+    set its caption, the caption goes under the figure when the look draws captions (:meth:`Look.captions`).
+    """
+    look = look_of(style)
+    with house_style(look):
+        plot = Plot(name, new_figure(width, height, look, panels), "", look=look)
+        yield plot
+        if look.captions(caption):
+            add_caption(plot.figure, plot.caption, look)
 
 
 def _json(values: Sequence[float]) -> list[float | str]:

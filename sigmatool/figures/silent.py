@@ -7,9 +7,10 @@ from collections.abc import Mapping, Sequence
 import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
+from matplotlib.typing import LineStyleType
 
 from sigmatool.errors import UsageError
-from sigmatool.figures.plot import Plot
+from sigmatool.figures.plot import Plot, drawing
 from sigmatool.figures.style import (
     BLACK,
     DASHES,
@@ -17,19 +18,14 @@ from sigmatool.figures.style import (
     ESTIMATOR_LABELS,
     GREEN,
     GREY,
-    PANEL_HEIGHT,
     SINGLE_COLUMN,
     VERMILLION,
-    add_caption,
     drawn,
     group_looks,
     groups,
-    house_style,
     legend_above,
     legend_at,
     log2_axis,
-    look_of,
-    new_figure,
     percent_axis,
     require,
 )
@@ -37,6 +33,11 @@ from sigmatool.figures.style import (
 COLUMNS = ("G", "prompts", "silent_rate", "all_right_rate", "all_wrong_rate", "always_silent_share")
 X_LABEL = "group size G (answers per group)"
 Y_LABEL = "groups (%)"
+# With --by, the right panel's lines of each group: (column, name, marker, dash).
+SPLIT: tuple[tuple[str, str, str, LineStyleType], ...] = (
+    ("all_right_rate", "all right", "^", "--"),
+    ("all_wrong_rate", "all wrong", "v", ":"),
+)
 
 
 def _frames(summaries: pl.DataFrame | Mapping[str, pl.DataFrame], estimator: str) -> dict[str, pl.DataFrame]:
@@ -111,48 +112,22 @@ def _grouped(
     for label, part in parts:
         colour, dash, marker = looks[label]
         dash = DASHES[e] if e else dash
-        _line(
-            plot,
-            axes[0],
-            part,
-            "silent_rate",
-            f"silent{suffix} · {label}",
-            color=colour,
-            marker=marker,
-            linestyle=dash,
-        )
+        silent = f"silent{suffix} · {label}"
+        _line(plot, axes[0], part, "silent_rate", silent, color=colour, marker=marker, linestyle=dash)
         if e == 0:
             style = {"color": colour, "linestyle": ":", "linewidth": 0.8}
             floor = "never or always right" if _observed(part) else "silent at every G"
             _line(plot, axes[0], part, "always_silent_share", f"{floor} · {label}", False, **style)
             # The split is drawn for the first estimator only: two estimators would double the lines.
-            _line(
-                plot,
-                axes[1],
-                part,
-                "all_right_rate",
-                f"all right · {label}",
-                color=colour,
-                marker="^",
-                linestyle="--",
-            )
-            _line(
-                plot,
-                axes[1],
-                part,
-                "all_wrong_rate",
-                f"all wrong · {label}",
-                color=colour,
-                marker="v",
-                linestyle=":",
-            )
+            for column, name, mark, line in SPLIT:
+                split = f"{name} · {label}"
+                _line(plot, axes[1], part, column, split, color=colour, marker=mark, linestyle=line)
     if e == 0:
         legend_at(axes[0], "upper right", plot.look, beside=True)
-        keys = [
-            Line2D([], [], color=BLACK, linestyle="--", marker="^"),
-            Line2D([], [], color=BLACK, linestyle=":", marker="v"),
-        ]
-        legend_at(axes[1], "upper right", plot.look, True, handles=keys, labels=["all right", "all wrong"])
+        keys = [Line2D([], [], color=BLACK, linestyle=line, marker=mark) for _, _, mark, line in SPLIT]
+        legend_at(
+            axes[1], "upper right", plot.look, True, handles=keys, labels=[name for _, name, _, _ in SPLIT]
+        )
 
 
 def silent_figure(
@@ -180,12 +155,12 @@ def silent_figure(
     subsets = {name: drawn(frame, by) for name, frame in frames.items()}
     frames = {name: part for name, (part, _) in subsets.items()}
     left_out = next(iter(subsets.values()))[1]
-    look = look_of(style)
-    with house_style(look):
-        panels = 2 if by else 1
-        fig = new_figure(DOUBLE_COLUMN if by else SINGLE_COLUMN, PANEL_HEIGHT, look, panels)
-        axes = list(fig.subplots(*look.grid(panels), squeeze=False, sharey=True).ravel())
-        plot = Plot("silent", fig, _caption(frames, by, source, marked) + left_out, look=look)
+    panels = 2 if by else 1
+    width = DOUBLE_COLUMN if by else SINGLE_COLUMN
+    with drawing("silent", width, panels=panels, style=style, caption=caption) as plot:
+        grid = plot.look.grid(panels)
+        axes = list(plot.figure.subplots(*grid, squeeze=False, sharey=True).ravel())
+        plot.caption = _caption(frames, by, source, marked) + left_out
         several = len(frames) > 1
         for e, (name, frame) in enumerate(frames.items()):
             suffix = f" ({ESTIMATOR_LABELS.get(name, name)})" if several else ""
@@ -207,6 +182,4 @@ def silent_figure(
             axes[1].set_title("all right and all wrong")
         else:
             legend_above(axes[0])
-        if look.captions(caption):
-            add_caption(fig, plot.caption, look)
     return plot

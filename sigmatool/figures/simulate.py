@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from sigmatool.figures.plot import Plot
+from sigmatool.figures.plot import Plot, drawing
 from sigmatool.figures.style import (
     BLACK,
     DOUBLE_COLUMN,
@@ -13,12 +13,7 @@ from sigmatool.figures.style import (
     MARKERS,
     METHOD_COLOURS,
     METHOD_LABELS,
-    PANEL_HEIGHT,
-    add_caption,
-    house_style,
     legend_above,
-    look_of,
-    new_figure,
     percent_axis,
     require,
 )
@@ -77,11 +72,8 @@ def simulate_figure(
     key = _key(trace)
     methods = trace[key].unique(maintain_order=True).to_list()
     steps = int(trace["step"].max())  # type: ignore[arg-type]
-    look = look_of(style)
-    with house_style(look):
-        fig = new_figure(DOUBLE_COLUMN, PANEL_HEIGHT, look, panels=2)
-        left, right = fig.subplots(*look.grid(2))
-        plot = Plot("simulate", fig, "", look=look)
+    with drawing("simulate", DOUBLE_COLUMN, panels=2, style=style, caption=caption) as plot:
+        left, right = plot.figure.subplots(*plot.look.grid(2))
         top = max(float(trace["observed_silent"].max()), float(trace["predicted_silent"].max()))  # type: ignore[arg-type]
         left.plot([0, top], [0, top], color=GREY, linestyle="--", linewidth=0.8, label="observed = predicted")
         for m, method in enumerate(methods):
@@ -106,12 +98,10 @@ def simulate_figure(
             percent_axis(left, axis)
         left.set_xlabel("predicted silent groups (%)")
         left.set_ylabel("observed silent groups (%)")
-        legend_above(left, ncols=1 if look.stacked else 2)  # R² makes the entries long
+        legend_above(left, ncols=1 if plot.look.stacked else 2)  # R² makes the entries long
         right.set_xlabel("training step")
         right.set_ylabel("hardest start quartile: mean p")
         right.set_ylim(0, 1)
         legend_above(right, ncols=3)
-        plot.caption = _caption(steps, source, look.sides)
-        if look.captions(caption):
-            add_caption(fig, plot.caption, look)
+        plot.caption = _caption(steps, source, plot.look.sides)
     return plot

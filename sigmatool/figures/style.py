@@ -365,15 +365,8 @@ def group_looks(labels: Sequence[str]) -> dict[str, tuple[str, str, str]]:
     (True, True)
     """
     ordered = sorted(dict.fromkeys(labels))
+    colours, dashes = len(GROUP_COLOURS), len(DASHES)
     return {
-        name: (group_colour(i), group_dash(i), MARKERS[i % len(MARKERS)]) for i, name in enumerate(ordered)
+        name: (GROUP_COLOURS[i % colours], DASHES[(i // colours) % dashes], MARKERS[i % len(MARKERS)])
+        for i, name in enumerate(ordered)
     }
-
-
-def group_colour(index: int) -> str:
-    return GROUP_COLOURS[index % len(GROUP_COLOURS)]
-
-
-def group_dash(index: int) -> str:
-    """Groups beyond the palette's length repeat colours with another dash."""
-    return DASHES[(index // len(GROUP_COLOURS)) % len(DASHES)]

@@ -8,20 +8,15 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.ticker import MaxNLocator
 
-from sigmatool.figures.plot import Plot
+from sigmatool.figures.plot import Plot, drawing
 from sigmatool.figures.style import (
     BLACK,
     LIGHT,
-    PANEL_HEIGHT,
     SINGLE_COLUMN,
-    add_caption,
     drawn,
     group_looks,
     groups,
-    house_style,
     legend_above,
-    look_of,
-    new_figure,
     percent_axis,
     require,
 )
@@ -57,11 +52,8 @@ def track_figure(
     frame, left_out = drawn(frame, by)
     compared = frame["expected_silent"].is_not_null().any()
     band = compared and all(c in frame.columns for c in BAND)
-    look = look_of(style)
-    with house_style(look):
-        fig = new_figure(SINGLE_COLUMN, PANEL_HEIGHT, look)
-        ax = fig.subplots()
-        plot = Plot("track", fig, "", look=look)
+    with drawing("track", SINGLE_COLUMN, style=style, caption=caption) as plot:
+        ax = plot.figure.subplots()
         for label, part in (parts := groups(frame.sort([*by, "step"], maintain_order=True), by)):
             colour = group_looks([name for name, _ in parts])[label][0] if by else BLACK
             suffix = f" · {label}" if label else ""
@@ -87,8 +79,6 @@ def track_figure(
         ax.set_ylabel("silent groups (%)")
         legend_above(ax)
         plot.caption = _caption(compared, band, z, source) + left_out
-        if look.captions(caption):
-            add_caption(fig, plot.caption, look)
     return plot
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import (
@@ -26,6 +27,7 @@ from sigmatool.options.common import (
     check_seed,
     parse_group_sizes,
 )
+from sigmatool.options.inputs import InputOptions
 
 UPDATE_RULES = tuple(m.value for m in Method)
 STD_CONVENTIONS = tuple(s.value for s in Std)
@@ -326,3 +328,59 @@ class SimulateRequest:
         seed = DEFAULT_SEED if self.seed is None else self.seed
         cap = SIMULATE_DAPO_CAP if self.dapo_cap is None else self.dapo_cap
         return SimulateOptions(self.prompts, int(sizes[0]), self.steps, self.lr, seed, methods, cap)
+
+
+class Expect(str, Enum):
+    """Where ``track`` expects each step from without --pass-rates: the run's other steps, or a window."""
+
+    leave_one_step_out = "leave-one-step-out"
+    window = "window"
+
+
+DEFAULT_WINDOW = 2  # steps before and after each step, with --expect window
+
+
+def expect_window(expect: Expect, window: int | None) -> int | None:
+    """The window of --expect window (--window K, else :data:`DEFAULT_WINDOW`); None: leave-one-step-out."""
+    if expect is Expect.window:
+        return DEFAULT_WINDOW if window is None else window
+    if window is not None:
+        raise UsageError("--window K sets the window of --expect window; give that too")
+    return None
+
+
+@dataclass(frozen=True)
+class GroupSizeTarget:
+    """``groupsize``'s target and rules as the flags give them (checked), and whether --std was given:
+    without it, the std is the trainer's with --from (:func:`sigmatool.trainers.std.groupsize_std`)."""
+
+    options: GroupSizeOptions
+    std_given: bool
+
+
+BETA_MIX = "beta-mix"  # --init's name of the paper's fallback mixture, which reads no data
+
+
+def simulate_start(init: str | None, read: InputOptions, plan_file: str | None) -> InputOptions | None:
+    """The input ``simulate`` draws its start population from: a --plan file's pass rates by group size, or
+    --init DATA (stdin only as '-'), or with neither, ``read`` without paths, for the bundled sample; None
+    for the beta mixture (--init beta-mix)."""
+    if plan_file is not None:
+        if init is not None:
+            raise UsageError("--plan is the start population (its p_used); --init does not apply")
+        if replace(read, input_format=None, separator=None) != InputOptions():
+            raise UsageError(
+                "--plan reads the plan's p_used and group_size columns: the input options do not apply"
+            )
+        return replace(read, paths=(plan_file,), col="p_used", by=("group_size",))
+    if init == BETA_MIX:
+        if read != InputOptions():
+            raise UsageError(
+                "--init beta-mix reads no data: the input options (--col, --weight-col, …) do not apply"
+            )
+        return None
+    if read.cols:
+        raise UsageError("simulate draws its start population from one pass-rate column: give one --col")
+    if read.trainer is not None and not init:
+        raise UsageError(f"--from {read.trainer}: give the dump files or their folder with --init")
+    return replace(read, paths=(init,) if init else ())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from sigmatool.errors import UsageError
@@ -223,3 +223,23 @@ def check_blend(blend: Mapping[str, float], by: Sequence[str]) -> None:
     """``--blend`` names the groups of one --by column."""
     if blend and len(by) != 1:
         raise UsageError("--blend weighs the groups of one --by column: give --by COL")
+
+
+def checked_for(
+    options: CurriculumOptions,
+    by: Sequence[str],
+    cols: Sequence[str],
+    grader: tuple[float, float] | None,
+    per_prompt: bool,
+) -> CurriculumOptions:
+    """The options with the grader, for an input grouped ``by`` with the pass-rate columns ``cols``; what one
+    schedule over one column cannot take, refused."""
+    check_blend(options.blend, by)
+    if cols:
+        raise UsageError("curriculum schedules one pass-rate column: give one --col")
+    if per_prompt and not options.static:
+        raise UsageError(
+            f"--per-prompt writes one weight per prompt, and a {options.schedule.value} schedule's weights "
+            "change with the step: use --export-order FILE (the prompts each step draws)"
+        )
+    return replace(options, grader=grader)

@@ -5,9 +5,11 @@ Formats follow the file's extension (any case). Nothing here imports polars, num
 
 from __future__ import annotations
 
+import glob
 import os
 from dataclasses import dataclass
 from enum import Enum
+from pathlib import PurePath
 
 from sigmatool.errors import UsageError
 from sigmatool.options.inputs import InputOptions
@@ -93,3 +95,21 @@ class ReportFile:
     @property
     def format(self) -> str:
         return self.fmt or "html"
+
+
+def report_labels(paths: tuple[str, ...]) -> list[str | None]:
+    """Each input's name in the report: its file name (a glob as given); where names repeat, as many of
+    the path's last parts as tell them apart. None for stdin (the report calls it <stdin>)."""
+    if not paths:
+        return []
+    files = [p if p == "-" or glob.has_magic(p) else os.path.realpath(p) for p in paths]
+    if len(set(files)) != len(files):
+        raise UsageError(
+            "a DATA is given twice: each DATA is one input of the report, compared with the others"
+        )
+    parts = [(p,) if glob.has_magic(p) else PurePath(p).parts or (p,) for p in paths]
+    for depth in range(1, max(len(x) for x in parts) + 1):
+        names = [str(PurePath(*x[-depth:])) for x in parts]
+        if len(set(names)) == len(names):
+            break
+    return [None if p == "-" else name for name, p in zip(names, paths, strict=True)]

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import glob
+import itertools
 import math
 import os
 import stat
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
 from enum import Enum
+from typing import Any
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import MAX_G, Counts, InputFormat, OutputFormat, Trainer, check_count
@@ -82,18 +84,12 @@ class LogOptions:
             raise UsageError(
                 "--step-col names the step column of a --rollouts log (a trainer's dumps say it)"
             )
-        return InputOptions(
-            paths=tuple(paths),
-            trainer=self.trainer,
-            rollouts=self.rollouts,
-            prompt_col=self.prompt_col,
-            reward_col=self.reward_col,
-            threshold=self.threshold,
-            step_col=self.step_col,
-            engine=self.engine,
-            spark_remote=self.spark_remote,
-            table=self.table,
-        )
+        return self.read(paths=tuple(paths))
+
+    def read(self, **reading: Any) -> InputOptions:
+        """The input options of this log and of the other ``reading`` options (each option a log has is named
+        alike in both)."""
+        return InputOptions(**{f.name: getattr(self, f.name) for f in fields(self)}, **reading)
 
 
 @dataclass(frozen=True)
@@ -399,3 +395,33 @@ def check_outputs(inputs: InputOptions | None, outputs: Sequence[tuple[str, str 
                 f"{option} {path}: this is the input file {seen[key]}; writing there would destroy it. "
                 "Choose another output file"
             )
+
+
+# The options that take a comma list of whole numbers.
+LIST_OPTIONS = ("--G", "-G", "--group-size", "--sizes")
+
+
+def check_spaced_list(arguments: Sequence[str], paths: Sequence[str]) -> None:
+    """Refuse ``--G 4 8``, which leaves 8 to be read as a file, pointing to the comma list ``--G 4,8``;
+    ``arguments`` are the command line's (after ``sigmatool``), ``paths`` its DATA."""
+    # --G=4 is read as --G 4.
+    args = [part for arg in arguments for part in _split_list_option(arg)]
+    for i, flag in enumerate(args[:-2]):
+        if flag not in LIST_OPTIONS:
+            continue
+        extra = list(itertools.takewhile(_stray_number(paths), args[i + 2 :]))
+        if extra:
+            given = ",".join([args[i + 1], *extra])
+            raise UsageError(
+                f"{extra[0]}: no such file; several values of {flag} are one comma list: {flag} {given}"
+            )
+
+
+def _split_list_option(arg: str) -> list[str]:
+    flag, equals, value = arg.partition("=")
+    return [flag, value] if equals and flag in LIST_OPTIONS else [arg]
+
+
+def _stray_number(paths: Sequence[str]) -> Callable[[str], bool]:
+    """Whether an argument is a whole number (or inf) taken as DATA that names no file."""
+    return lambda arg: (arg.isdigit() or arg == "inf") and arg in paths and not os.path.exists(arg)

@@ -74,3 +74,23 @@ def wrapped(line: str, width: int, indent: int) -> str:
     return textwrap.fill(
         line, width, subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False
     )
+
+
+def headed(headline: str, warnings: Sequence[str]) -> str:
+    """The headline with each warning it does not say yet: one about a pass-rate column (``name: …``, where
+    a line of the headline is that column's) at the end of that line, the others on lines of their own."""
+    lines = headline.split("\n") if headline else []
+    for warning in warnings:
+        name, _, text = warning.partition(": ")
+        own = next((i for i, line in enumerate(lines) if text and line.startswith(f"{name}: ")), None)
+        if own is not None and not _says(lines[own], text):
+            lines[own] += f" {text}"
+        elif own is None and not _says(headline, warning):
+            lines.append(warning)
+    return "\n".join(lines)
+
+
+def _says(headline: str, text: str) -> bool:
+    """Whether the headline says ``text`` already, from a word's start (``grpo_share …`` is not said by
+    ``drgrpo_share …``)."""
+    return f" {text}" in " " + headline.replace("\n", " ")

@@ -7,7 +7,7 @@ groups) are compared side by side.
 from __future__ import annotations
 
 from sigmatool.plan.core import PlanFrames
-from sigmatool.report.build import Report, build_report, plan_frames_of, track_frame_of, tracked_run
+from sigmatool.report.build import Report, build_report, plan_frames_of, tracked_run
 from sigmatool.report.model import ReportInput, ReportOptions, described, report_input
 from sigmatool.report.page import Headline
 
@@ -21,6 +21,5 @@ __all__ = [
     "described",
     "plan_frames_of",
     "report_input",
-    "track_frame_of",
     "tracked_run",
 ]

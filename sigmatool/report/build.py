@@ -11,7 +11,7 @@ from pathlib import Path
 
 import polars as pl
 
-from sigmatool import groupsize, preflight
+from sigmatool import groupsize
 from sigmatool.budget import BudgetResult
 from sigmatool.figures import (
     Plot,
@@ -27,7 +27,6 @@ from sigmatool.figures.preflight import preflight_figure
 from sigmatool.groupsize import GroupSizeCurve, GroupSizeResult
 from sigmatool.options import BudgetOptions, InputOptions, SilentOptions
 from sigmatool.plan.core import PlanFrames
-from sigmatool.preflight import PreflightResult
 from sigmatool.report.html import render_html
 from sigmatool.report.markdown import write_markdown
 from sigmatool.report.model import INPUT_COLUMN, ReportInput, ReportOptions, combine
@@ -36,7 +35,6 @@ from sigmatool.report.provenance import provenance
 from sigmatool.silent import SilentResult
 from sigmatool.track import TrackResult
 from sigmatool.track.expected import Estimate
-from sigmatool.trainers.settings import LoopSettings
 
 
 @dataclass(eq=False)
@@ -64,18 +62,7 @@ class Report:
             settings=tuple(settings(o, _labels(self.inputs), self.by)),
             notes=(*_notes(self.inputs), *self.warnings),
             headlines=self.headlines,
-            sections=tuple(
-                sections(
-                    self.silent,
-                    self.budget,
-                    self.groupsize,
-                    self.by,
-                    o.track,
-                    o.plan,
-                    o.track_headline,
-                    _loop(o.preflight),
-                )
-            ),
+            sections=tuple(sections(self.silent, self.budget, self.groupsize, self.by, o)),
             plots=self.plots,
             provenance=provenance([f for i in self.inputs for f in i.files], o.command),
         )
@@ -201,7 +188,7 @@ def _plots(
         ),
     }
     if options.track is not None:
-        from sigmatool.track import Z_THRESHOLD  # track_frame_of's band
+        from sigmatool.track import Z_THRESHOLD  # tracked_run's band
 
         plots["track"] = track_figure(options.track, caption=False, z=Z_THRESHOLD)
     if options.plan is not None:
@@ -219,19 +206,6 @@ def _plots(
             loop.curve, loop.settings, estimator=loop.estimator, caption=False
         )
     return plots
-
-
-def _loop(result: PreflightResult | None) -> tuple[str, pl.DataFrame, bool] | None:
-    """The batch-loop section's headline and table, and whether it has a figure."""
-    if result is None:
-        return None
-    return preflight.headline(result), result.summary, result.curve is not None
-
-
-def preflight_of(item: ReportInput, settings: LoopSettings) -> PreflightResult:
-    """What ``sigmatool preflight DATA --config FILE`` finds with the loop ``settings`` (read from FILE), for
-    the report's batch-loop section (on the input's run: the report's prior and estimator)."""
-    return item.run.preflight(settings, figure=True)
 
 
 def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None = None) -> Report:
@@ -283,11 +257,6 @@ def tracked_run(inputs: InputOptions, estimate: Estimate = None) -> TrackResult:
 
     groups, _ = dump_groups(run_log(inputs))
     return track.track_groups(groups, None, estimate=estimate)
-
-
-def track_frame_of(inputs: InputOptions) -> pl.DataFrame:
-    """The figure's frame of :func:`tracked_run`, for the report's track section."""
-    return tracked_run(inputs).band
 
 
 def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:

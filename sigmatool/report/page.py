@@ -12,11 +12,10 @@ from dataclasses import dataclass, replace
 
 import polars as pl
 
-from sigmatool import __version__
+from sigmatool import __version__, preflight
 from sigmatool.columns import PASS_RATE, column
 from sigmatool.figures import Plot
 from sigmatool.figures.style import ESTIMATOR_LABELS, g_text
-from sigmatool.plan.core import PlanFrames
 from sigmatool.render.table import percentage
 from sigmatool.report.model import ReportInput, ReportOptions
 from sigmatool.report.provenance import Provenance
@@ -237,31 +236,30 @@ def sections(
     budget: pl.DataFrame,
     groupsize: pl.DataFrame,
     by: Sequence[str],
-    track: pl.DataFrame | None = None,
-    plan: PlanFrames | None = None,
-    track_headline: str = "",
-    preflight: tuple[str, pl.DataFrame, bool] | None = None,
+    options: ReportOptions,
 ) -> list[Section]:
-    """The report's sections after the input and headline ones, in order; track and plan when given."""
+    """The report's sections after the input and headline ones, in order; the run's track, the rollout plan
+    and the batch loop when ``options`` hold them."""
     out = [
         _section("difficulty", ()),
         _section("silent", (("Silent groups by G", silent_table(silent, by)),)),
         _section("budget", (("Share of the update per segment", table(budget)),)),
         _section("groupsize", (("Group size needed, all prompts and by bin of p", table(groupsize)),)),
     ]
-    if track is not None:
-        tracked = _section("track", (("Per step", table(track, shorten=True)),))
-        if track_headline:
-            tracked = replace(tracked, intro=f"{tracked.intro} {track_headline}")
+    if options.track is not None:
+        tracked = _section("track", (("Per step", table(options.track, shorten=True)),))
+        if options.track_headline:
+            tracked = replace(tracked, intro=f"{tracked.intro} {options.track_headline}")
         out.append(tracked)
-    if plan is not None:
+    if (plan := options.plan) is not None:
         tables = (
             ("Plan against uniform G", table(plan.comparison)),
             ("Allocation", table(plan.allocation, shorten=True)),
         )
         out.append(_section("plan", tables))
-    if preflight is not None:
-        headline, summary, drawn = preflight  # drawn: the loop has a crash curve (a filter and a cap)
-        loop = _section("preflight", (("The loop's settings and what they give", table(summary)),))
-        out.append(replace(loop, intro=f"{loop.intro} {headline}", plot=loop.plot if drawn else None))
+    if (result := options.preflight) is not None:
+        loop = _section("preflight", (("The loop's settings and what they give", table(result.summary)),))
+        # A figure only where the loop has a crash curve (a filter and a cap).
+        drawn = loop.plot if result.curve is not None else None
+        out.append(replace(loop, intro=f"{loop.intro} {preflight.headline(result)}", plot=drawn))
     return out

@@ -3,7 +3,11 @@ when it is not given (groupsize, plan, report), and the note that says so."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from sigmatool.options.analyses import GroupSizeOptions, GroupSizeTarget
 from sigmatool.options.common import Std
+from sigmatool.options.plan import PlanOptions
 
 # The std each trainer's GRPO advantage divides by, by default (docs/trainers.md cites the code). None: a
 # convention sigmatool does not model (NeMo-RL's leave-one-out std), so --std keeps its own default.
@@ -43,3 +47,19 @@ def trainer_std(std: str | None, trainer: str | None, method: str = "grpo") -> t
     if chosen is None:
         return Std.population.value, f"--from {trainer}: {says}"
     return chosen, f"--from {trainer}: σ is {says}"
+
+
+def groupsize_std(target: GroupSizeTarget, trainer: str | None) -> tuple[GroupSizeOptions, list[str]]:
+    """``groupsize``'s options with the std the trainer divides by (when --std was not given), and a note
+    saying so."""
+    options = target.options
+    std, note = trainer_std(options.std if target.std_given else None, trainer, options.method)
+    return replace(options, std=std), [note] if note else []
+
+
+def plan_std(request: PlanOptions, trainer: str | None) -> tuple[PlanOptions, list[str]]:
+    """The plan's request with the trainer's std convention when --std was not given, and a note saying so."""
+    if request.std_given:
+        return request, []
+    std, note = trainer_std(None, trainer, request.method)
+    return replace(request, std=std, std_given=True), [note] if note else []

@@ -1,0 +1,44 @@
+"""A run's track as ``sigmatool track`` asks for it (:class:`~sigmatool.options.TrackOptions`): the step table
+or the run's summary, its expectation checked against the pass-rate table, and the export of the run's
+per-prompt counts, each refusing what would be an empty answer."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import polars as pl
+
+from sigmatool.errors import DataError
+from sigmatool.options import PriorSpec, TrackOptions
+from sigmatool.track import TrackResult, pass_rates_of, track_groups
+
+
+def tracked(
+    groups: pl.DataFrame, rates: pl.DataFrame | None, options: TrackOptions, estimate: tuple[str, PriorSpec]
+) -> TrackResult:
+    """The step table (or the run's summary) of the run's ``groups``, expected from the pass-rate table
+    ``rates`` when given."""
+    rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
+    result = track_groups(groups, rates, **rule, estimate=estimate)  # type: ignore[arg-type]
+    _check_matched(result, options)
+    return replace(result, run_only=options.summary)
+
+
+def _check_matched(result: TrackResult, options: TrackOptions) -> None:
+    """A pass-rate table that matches none of the run's prompts is keyed by something else."""
+    if options.pass_rates is None or int(result.run["compared_groups"].item()):
+        return
+    raise DataError(
+        f"--pass-rates {options.pass_rates}: none of the run's prompts has a rate there (matched on column "
+        f"{options.rates_key or 'prompt'!r}: text is hashed as the dumps' prompt text is, whole numbers are "
+        "taken as such hashes); --pass-rates-key names the column with the prompt text the dumps hold"
+    )
+
+
+def exported(groups: pl.DataFrame, options: TrackOptions) -> pl.DataFrame:
+    """--export-pass-rates: the run's per-prompt counts over the --export-steps window (or the whole run)."""
+    counts = pass_rates_of(groups, options.steps)
+    if counts.height == 0:
+        window = f"steps {options.steps[0]}..{options.steps[1]}" if options.steps else "the run"
+        raise DataError(f"--export-pass-rates: no usable rollout in {window}")
+    return counts
