@@ -169,11 +169,9 @@ class Run:
             return None
         from sigmatool.options import SilentOptions
 
-        return (
-            self.silent_curve(options)
-            if isinstance(options, SilentOptions)
-            else self.groupsize_curve(options)
-        )
+        if isinstance(options, SilentOptions):
+            return self.silent_curve(options)
+        return self.groupsize_curve(options)
 
     def silent_curve(self, options: SilentOptions) -> SilentCurve:
         """The silent share over a grid of G around the asked sizes, per --by group (``--plot``)."""

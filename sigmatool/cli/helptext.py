@@ -156,10 +156,13 @@ def wrap(text: str, width: int) -> list[str]:
     )
 
 
-def write_text(formatter: click.HelpFormatter, text: str) -> None:
+def write_paragraphs(formatter: click.HelpFormatter, *texts: str) -> None:
+    """Each text as a paragraph of its own, wrapped at the formatter's width."""
     margin = " " * formatter.current_indent
-    for line in wrap(text, formatter.width - len(margin)):
-        formatter.write(f"{margin}{line}\n")
+    for text in texts:
+        formatter.write_paragraph()
+        for line in wrap(text, formatter.width - len(margin)):
+            formatter.write(f"{margin}{line}\n")
 
 
 def write_rows(
@@ -185,20 +188,16 @@ def write_help(
     command.format_usage(ctx, formatter)
     prose, examples = description(command.help or "", full)
     with formatter.indentation():
-        for paragraph in prose:
-            formatter.write_paragraph()
-            write_text(formatter, paragraph)
+        write_paragraphs(formatter, *prose)
         if examples:
-            formatter.write_paragraph()
-            write_text(formatter, "Examples:" if len(examples) > 1 else "Example:")
+            write_paragraphs(formatter, "Examples:" if len(examples) > 1 else "Example:")
             for line in examples:
                 formatter.write(f"{'':>{formatter.current_indent + 2}}{line}\n")
     for name, rows in panels(command, ctx, full).items():
         with formatter.section(name):
             write_rows(formatter, rows)
     if not full:
-        formatter.write_paragraph()
-        write_text(
+        write_paragraphs(
             formatter, f"Every option: sigmatool {ctx.info_name} --help-all; the input forms: docs/input.md"
         )
 
@@ -209,14 +208,11 @@ class Group(typer.core.TyperGroup):
     def format_help(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         self.format_usage(ctx, formatter)
         with formatter.indentation():
-            for paragraph in description(self.help or "", full=True)[0]:
-                formatter.write_paragraph()
-                write_text(formatter, paragraph)
+            write_paragraphs(formatter, *description(self.help or "", full=True)[0])
         names = self.list_commands(ctx)
         commands = [(name, description(self.commands[name].help or "", False)[0][0]) for name in names]
         with formatter.section("Commands"):
             write_rows(formatter, commands, max(map(len, self.commands)))
         with formatter.section(OPTIONS):
             write_rows(formatter, [(term_of(p, ctx), text_of(p, True)) for p in self.get_params(ctx)])
-        formatter.write_paragraph()
-        write_text(formatter, "A command's options: sigmatool COMMAND --help (every one: --help-all)")
+        write_paragraphs(formatter, "A command's options: sigmatool COMMAND --help (every one: --help-all)")

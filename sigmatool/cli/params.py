@@ -248,16 +248,12 @@ def log_options(
     )
 
 
-StepColOpt = Annotated[
-    str | None,
-    _input(
-        "--step-col",
-        metavar="COL",
-        help="The column that tells the steps apart (a training step, a checkpoint, an eval run): sql makes one "
-        "histogram per value; track one row per step (whole numbers as they are, other values numbered in "
-        "their order).",
-    ),
-]
+STEP_COL_HELP = (
+    "The column that tells the steps apart (a training step, a checkpoint, an eval run): sql makes one "
+    "histogram per value; track one row per step (whole numbers as they are, other values numbered in "
+    "their order)."
+)
+StepColOpt = Annotated[str | None, _input("--step-col", metavar="COL", help=STEP_COL_HELP)]
 
 
 @uses(log=log_options)

@@ -121,12 +121,14 @@ LoopTrainer = Annotated[
 
 def _settings(
     inputs: InputOptions, config: str | None, flags: Mapping[str, object], trainer: str | None = None
-) -> tuple[LoopSettings, InputOptions, list[str]]:
-    """The loop's settings (the trainers wing reads the config, the overrides and the flags), DATA without
-    the key=value arguments, and the settings read; the wing's notes said."""
+) -> tuple[LoopSettings, InputOptions]:
+    """The loop's settings (the trainers wing reads the config, the overrides and the flags) and DATA without
+    the key=value arguments; the wing's notes and the settings read from a config, said."""
     settings, paths, notes, read = loop_settings(inputs.paths, config, flags, trainer)
     run.note(notes)
-    return settings, replace(inputs, paths=paths), read
+    if read:
+        run.note([f"the loop's settings: {', '.join(read)}"])
+    return settings, replace(inputs, paths=paths)
 
 
 def loop_options(
@@ -141,18 +143,8 @@ def loop_options(
     silent_over: SilentOver = DEFAULT_SILENT_OVER,
 ) -> dict[str, object]:
     """The loop's flags that the command line gave (a default is not an answer: --config may hold one)."""
+    given: dict[str, object] = dict(locals())  # each flag by its setting's name
     ctx = click.get_current_context()
-    given: dict[str, object] = {
-        "train_batch_size": train_batch_size,
-        "gen_batch_size": gen_batch_size,
-        "n": n,
-        "max_gen_batches": max_gen_batches,
-        "filter": filter,
-        "steps": steps,
-        "epochs": epochs,
-        "risk": risk,
-        "silent_over": silent_over,
-    }
     default = click.core.ParameterSource.DEFAULT
     explicit = {
         k: v for k, v in given.items() if v is not None and ctx.get_parameter_source(k) is not default
@@ -191,8 +183,8 @@ def preflight_command(
 
         sigmatool preflight sample_data/bigmath_solve_rates.parquet --trainer slime
     """
-    settings, inputs, read = _settings(inputs, config, loop, whose)
-    _check(inputs, plot, read, config)
+    settings, inputs = _settings(inputs, config, loop, whose)
+    _check(inputs, plot)
     with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, stream=False,
                      sizes=settings.group_sizes, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
         run.show(_answer(s, settings, inputs.cols, plot), out, plot, run.source_of(s))
@@ -213,10 +205,8 @@ def _answer(s: Run, settings: LoopSettings, cols: Sequence[str], plot: PlotOptio
     return result
 
 
-def _check(inputs: InputOptions, plot: PlotOptions, read: list[str], config: str | None) -> None:
-    """What a loop over one dataset cannot take; the settings read from a config, noted."""
-    if read:
-        run.note([f"the loop's settings: {', '.join(read)}"])
+def _check(inputs: InputOptions, plot: PlotOptions) -> None:
+    """What a loop over one dataset cannot take."""
     if inputs.by:
         raise UsageError("preflight describes one loop over the whole dataset: --by does not apply")
     if inputs.cols and plot.path is not None:

@@ -159,12 +159,9 @@ def _loop_settings(config: str | None) -> LoopSettings | None:
     """The batch loop of ``--preflight-config FILE``, checked."""
     if config is None:
         return None
-    from sigmatool.trainers.loops import from_config
-    from sigmatool.trainers.settings import read_config_sources
+    from sigmatool.trainers.loops import loop_settings
 
-    values, sources, _ = read_config_sources(config, "--preflight-config")
-    settings, _ = from_config(values, None, config, sources)
-    return settings.checked()
+    return loop_settings((), config, {}, option="--preflight-config")[0]
 
 
 def _sections(

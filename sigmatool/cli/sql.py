@@ -9,7 +9,15 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.params import TABLE_HELP, ByOpt, OutputFile, PromptColOpt, RewardColOpt, ThresholdOpt
+from sigmatool.cli.params import (
+    STEP_COL_HELP,
+    TABLE_HELP,
+    ByOpt,
+    OutputFile,
+    PromptColOpt,
+    RewardColOpt,
+    ThresholdOpt,
+)
 from sigmatool.options import Dialect, HistogramCommand, OutputOptions, RewardType, SqlOptions
 
 LOG = "The rollout log"
@@ -23,16 +31,7 @@ RewardTypeOpt = Annotated[
     RewardType,
     _log("--reward-type", help="boolean: the reward column holds true/false."),
 ]
-StepColOpt = Annotated[
-    str | None,
-    _log(
-        "--step-col",
-        metavar="COL",
-        help="The column that tells the steps apart (a training step, a checkpoint, an eval run): sql makes one "
-        "histogram per value; track one row per step (whole numbers as they are, other values numbered in "
-        "their order).",
-    ),
-]
+StepColOpt = Annotated[str | None, _log("--step-col", metavar="COL", help=STEP_COL_HELP)]
 CommandOpt = Annotated[
     HistogramCommand,
     _result("--command", help="The command the last line runs on the result."),

@@ -191,8 +191,7 @@ def _plots(
         from sigmatool.track import Z_THRESHOLD  # tracked_run's band
 
         plots["track"] = track_figure(options.track, caption=False, z=Z_THRESHOLD)
-    if options.plan is not None:
-        plan = options.plan
+    if (plan := options.plan) is not None:
         plots["plan"] = plan_figure(
             plan.allocation,
             plan.comparison,

@@ -262,16 +262,21 @@ def _areal(found: dict[str, object], source: str) -> None:
 
 
 def loop_settings(
-    arguments: Sequence[str], config: str | None, flags: Mapping[str, object], trainer: str | None = None
+    arguments: Sequence[str],
+    config: str | None,
+    flags: Mapping[str, object],
+    trainer: str | None = None,
+    option: str = "--config",
 ) -> tuple[LoopSettings, tuple[str, ...], list[str], list[str]]:
     """The loop's settings from a command line: ``arguments`` (DATA, where a ``key=value`` that is no file
     overrides a config key), ``config`` (--config), the loop's ``flags`` that were given (by setting name,
     with --risk and --silent-over always) and ``trainer`` (--trainer). With a config or overrides: the
     trainer's defaults ← the config (its defaults list followed) ← key=value ← flags; else sigmatool's
     defaults ← flags, a trainer's own knobs at its defaults. Returns the settings (checked), the arguments
-    that are DATA, notes (the config's, the knobs assumed) and each setting read with where it came from."""
+    that are DATA, notes (the config's, the knobs assumed) and each setting read with where it came from.
+    ``option`` names the config's flag in the messages."""
     given = [a for a in arguments if OVERRIDE.match(a) and not Path(a).exists()]
-    values, sources, notes = read_config_sources(config) if config else ({}, {}, [])
+    values, sources, notes = read_config_sources(config, option) if config else ({}, {}, [])
     changed = overrides(given)
     values = {**values, **changed}
     sources = {**sources, **dict.fromkeys(changed, "command line")}
