@@ -1,15 +1,33 @@
 """The options that predict beyond the logged samples, declared once: ``--prior`` alone (``groupsize``), and
-with ``--bounds`` and ``--ci`` (``silent``, ``budget``). Nothing here imports polars or numpy."""
+with ``--bounds`` and ``--ci`` (``silent``, ``budget``); and with them the options of every analysis of
+DATA (:class:`Analysed`). Nothing here imports polars or numpy."""
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 from typing import Annotated
 
 import typer
 
-from sigmatool.cli.params import Seed, uses
-from sigmatool.options import DEFAULT_REPLICATES, BeyondOptions, PriorSpec, parse_prior
+from sigmatool.cli.params import (
+    Grader,
+    Seed,
+    grader_option,
+    input_options,
+    output_options,
+    plot_options,
+    uses,
+)
+from sigmatool.options import (
+    DEFAULT_REPLICATES,
+    BeyondOptions,
+    InputOptions,
+    OutputOptions,
+    PlotOptions,
+    PriorSpec,
+    parse_prior,
+)
 
 BEYOND = "Beyond the samples (counts k of n)"
 _beyond = functools.partial(typer.Option, rich_help_panel=BEYOND)  # an option of that panel
@@ -65,3 +83,33 @@ def beyond_options(
 ) -> BeyondOptions:
     """``--prior``, ``--bounds`` and ``--ci``: estimates beyond the samples and how far the data support them."""
     return BeyondOptions(prior, bounds, ci, replicates, seed)
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """What every analysis of DATA is given: the input, the output, what is asked beyond the samples, the
+    figure and the grader."""
+
+    inputs: InputOptions = field(default_factory=InputOptions)
+    out: OutputOptions = field(default_factory=OutputOptions)
+    beyond: BeyondOptions = field(default_factory=BeyondOptions)
+    plot: PlotOptions = field(default_factory=PlotOptions)
+    grader: Grader = None
+
+
+@uses(
+    inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options, grader=grader_option
+)
+def analysed_beyond_options(
+    inputs: InputOptions, out: OutputOptions, beyond: BeyondOptions, plot: PlotOptions, grader: Grader
+) -> Analysed:
+    """The options of an analysis of DATA with --prior, --bounds and --ci, beside the command's own."""
+    return Analysed(inputs, out, beyond, plot, grader)
+
+
+@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, grader=grader_option)
+def analysed_options(
+    inputs: InputOptions, out: OutputOptions, prior: PriorSpec, plot: PlotOptions, grader: Grader
+) -> Analysed:
+    """The options of an analysis of DATA with --prior, beside the command's own."""
+    return Analysed(inputs, out, BeyondOptions(prior), plot, grader)

@@ -8,16 +8,12 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.beyond import beyond_options
-from sigmatool.cli.params import ANALYSED, Bins, EstimatorOpt, Grader, GroupSizes, uses
+from sigmatool.cli.beyond import Analysed, analysed_beyond_options
+from sigmatool.cli.params import Bins, EstimatorOpt, GroupSizes, uses
 from sigmatool.options import (
     DEFAULT_BINS,
-    BeyondOptions,
     BudgetOptions,
     Estimator,
-    InputOptions,
-    OutputOptions,
-    PlotOptions,
     Segments,
     parse_group_sizes,
     parse_medium,
@@ -36,18 +32,14 @@ MediumOpt = Annotated[
 
 
 @app.command("budget")
-@uses(**ANALYSED, beyond=beyond_options)
+@uses(given=analysed_beyond_options)
 def budget_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.auto,
     bins: Bins = None,
     extreme: ExtremeOpt = 0.1,
     medium: MediumOpt = "0.4,0.6",
-    inputs: InputOptions = InputOptions(),
-    out: OutputOptions = OutputOptions(),
-    beyond: BeyondOptions = BeyondOptions(),
-    plot: PlotOptions = PlotOptions(),
-    grader: Grader = None,
+    given: Analysed = Analysed(),
 ) -> None:
     """Where GRPO and Dr. GRPO spend their gradient across difficulty: each segment's share of the update.
 
@@ -71,6 +63,5 @@ def budget_command(
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
     segments = Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium))
     options = BudgetOptions(sizes, estimator.value, segments)
-    with run.session(inputs, out, plot, beyond, estimator=options.estimator, sizes=options.sizes,
-                     imports=ANALYSIS, grader=grader) as s:  # fmt: skip
-        run.show(s.budget(options), out, plot, run.source_of(s))
+    with run.session(given, estimator=options.estimator, sizes=options.sizes, imports=ANALYSIS) as s:
+        run.answer(s.budget(options), given, s)

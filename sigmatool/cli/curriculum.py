@@ -9,29 +9,9 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import (
-    ANALYSED,
-    Epochs,
-    EstimatorOpt,
-    Grader,
-    GroupSizes,
-    PerPrompt,
-    Seed,
-    Steps,
-    uses,
-)
-from sigmatool.errors import UsageError
-from sigmatool.options import (
-    DEFAULT_SEED,
-    BeyondOptions,
-    Estimator,
-    InputOptions,
-    OutputOptions,
-    PlotOptions,
-    PriorSpec,
-    parse_group_sizes,
-)
+from sigmatool.cli.beyond import Analysed, analysed_options
+from sigmatool.cli.params import Epochs, EstimatorOpt, GroupSizes, PerPrompt, Seed, Steps, uses
+from sigmatool.options import Estimator
 from sigmatool.options.curriculum import (
     DEFAULT_BATCH,
     DEFAULT_BUCKETS,
@@ -41,10 +21,7 @@ from sigmatool.options.curriculum import (
     CurriculumOptions,
     Schedule,
     checked_for,
-    parse_band,
-    parse_blend,
-    parse_mean,
-    parse_pools,
+    curriculum_options,
 )
 from sigmatool.shown import RowsResult
 
@@ -131,42 +108,17 @@ def schedule_options(
     estimator: EstimatorOpt = Estimator.auto,
     seed: Seed = None,
 ) -> CurriculumOptions:
-    """The schedule and the run it is predicted for, checked."""
-    sizes = parse_group_sizes(group_sizes or ["8"])
-    if len(sizes) != 1:
-        raise UsageError("curriculum predicts a run at one G: give one --G")
-    return CurriculumOptions(
-        schedule,
-        batch,
-        steps,
-        epochs,
-        int(sizes[0]),
-        parse_mean(mean),
-        width,
-        parse_pools(pools) if pools is not None else (),
-        parse_band(band),
-        buckets,
-        bucket_weight,
-        drop_solved,
-        drop_unsolved,
-        parse_blend(blend),
-        every,
-        estimator.value,
-        DEFAULT_SEED if seed is None else seed,
-    )
+    """The schedule and the run it is predicted for (parsed and checked by :func:`curriculum_options`)."""
+    return curriculum_options(**locals())  # every flag by the name of the field it sets
 
 
 @app.command("curriculum")
-@uses(**ANALYSED, prior=prior_option, options=schedule_options)
+@uses(given=analysed_options, options=schedule_options)
 def curriculum_command(
     export_order: ExportOrder = None,
     per_prompt: PerPrompt = False,
     options: CurriculumOptions = CurriculumOptions(),
-    inputs: InputOptions = InputOptions(),
-    out: OutputOptions = OutputOptions(),
-    prior: PriorSpec = PriorSpec(),
-    plot: PlotOptions = PlotOptions(),
-    grader: Grader = None,
+    given: Analysed = Analysed(),
 ) -> None:
     """A difficulty schedule, predicted step by step and written for the trainer.
 
@@ -185,15 +137,15 @@ def curriculum_command(
 
         sigmatool curriculum sample_data/bigmath_solve_rates.parquet --schedule band
     """
-    options = checked_for(options, inputs.by, inputs.cols, grader, per_prompt)
-    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=options.estimator, stream=False,
-                     sizes=(options.G,), imports=ANALYSIS, per_prompt=per_prompt or bool(export_order), grader=grader,
+    options = checked_for(options, given.inputs.by, given.inputs.cols, given.grader, per_prompt)
+    with run.session(given, estimator=options.estimator, stream=False, sizes=(options.G,),
+                     imports=ANALYSIS, per_prompt=per_prompt or bool(export_order),
                      outputs=[("--export-order", export_order)]) as s:  # fmt: skip
         result = s.curriculum(options)
         run.note(list(result.notes))
         if export_order:
             run.write_rows(s.curriculum_rows(result, order=True), export_order)
-        run.show(_rows(s, result) if per_prompt else result, out, plot, run.source_of(s))
+        run.answer(_rows(s, result) if per_prompt else result, given, s)
 
 
 def _rows(s: Run, result: CurriculumResult) -> RowsResult:

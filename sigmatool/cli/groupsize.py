@@ -8,13 +8,11 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.beyond import prior_option
+from sigmatool.cli.beyond import Analysed, analysed_options
 from sigmatool.cli.params import (
-    ANALYSED,
     Bins,
     EstimatorOpt,
     Fidelity,
-    Grader,
     MaxG,
     MinG,
     PerPrompt,
@@ -23,18 +21,7 @@ from sigmatool.cli.params import (
     renamed,
     uses,
 )
-from sigmatool.options import (
-    BeyondOptions,
-    Estimator,
-    GroupSizeOptions,
-    InputOptions,
-    Method,
-    OutputOptions,
-    PlotOptions,
-    PriorSpec,
-    check_prior,
-    summary_bins,
-)
+from sigmatool.options import Estimator, GroupSizeOptions, Method, check_prior, summary_bins
 from sigmatool.options.analyses import GroupSizeTarget, check_sizing_estimator, groupsize_options
 from sigmatool.shown import RowsResult
 from sigmatool.trainers.std import groupsize_std
@@ -89,16 +76,12 @@ def target_options(
 
 
 @app.command("groupsize")
-@uses(**ANALYSED, target=target_options, prior=prior_option)
+@uses(given=analysed_options, target=target_options)
 def groupsize_command(
     target: GroupSizeTarget = GroupSizeTarget(GroupSizeOptions(), False),
     bins: Bins = None,
     per_prompt: PerPrompt = False,
-    inputs: InputOptions = InputOptions(),
-    out: OutputOptions = OutputOptions(),
-    prior: PriorSpec = PriorSpec(),
-    plot: PlotOptions = PlotOptions(),
-    grader: Grader = None,
+    given: Analysed = Analysed(),
     estimator: EstimatorOpt = Estimator.auto,
 ) -> None:
     """The group size each prompt needs to reach a target fidelity, and what a per-prompt schedule saves.
@@ -119,15 +102,16 @@ def groupsize_command(
 
         sigmatool groupsize sample_data/toy_pass_rates.csv --plot groupsize.png
     """
-    sizes, std_notes = groupsize_std(target, inputs.trainer)
+    sizes, std_notes = groupsize_std(target, given.inputs.trainer)
     check_sizing_estimator(estimator.value)
-    check_prior(prior, has_counts=True, law=sizes.law)  # counts are checked once read (a 1/n grid is counts)
+    # The counts are checked once read (a rate column on a 1/n grid is counts).
+    check_prior(given.beyond.prior, has_counts=True, law=sizes.law)
     cut = summary_bins(bins, per_prompt)
-    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value,
-                     stream=not prior.active, imports=ANALYSIS, per_prompt=per_prompt, grader=grader) as s:  # fmt: skip
+    with run.session(given, estimator=estimator.value, stream=not given.beyond.prior.active,
+                     imports=ANALYSIS, per_prompt=per_prompt) as s:  # fmt: skip
         run.note([*std_notes, *(s.id_notes() if per_prompt else [])])
         if per_prompt:
-            rows = RowsResult(s.groupsize_rows(sizes), s.curve_for(plot, sizes))
-            run.show(rows, out, plot, run.source_of(s))
+            rows = RowsResult(s.groupsize_rows(sizes), s.curve_for(given.plot, sizes))
+            run.answer(rows, given, s)
         else:
-            run.show(s.groupsize(sizes, bins=cut, figure=bool(plot.path)), out, plot, run.source_of(s))
+            run.answer(s.groupsize(sizes, bins=cut, figure=bool(given.plot.path)), given, s)

@@ -528,16 +528,6 @@ def grader_option(grader_error: GraderErrorOpt = None) -> tuple[float, float] | 
     return parse_grader_error(grader_error)
 
 
-# The options of every analysis of DATA: the input, the output, the figure and the grader
-# (``@uses(**ANALYSED, …)``, beside the command's own).
-ANALYSED: dict[str, Callable[..., Any]] = {
-    "inputs": input_options,
-    "out": output_options,
-    "plot": plot_options,
-    "grader": grader_option,
-}
-
-
 PerPrompt = Annotated[
     bool, typer.Option("--per-prompt", help="One row per input prompt instead of a summary (streamed).")
 ]

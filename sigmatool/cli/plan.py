@@ -8,18 +8,10 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import ANALYSED, EstimatorOpt, Grader, PerPrompt, uses
+from sigmatool.cli.beyond import Analysed, analysed_options
+from sigmatool.cli.params import EstimatorOpt, PerPrompt, uses
 from sigmatool.cli.plan_params import plan_request
-from sigmatool.options import (
-    BeyondOptions,
-    Estimator,
-    InputOptions,
-    OutputOptions,
-    PlanOptions,
-    PlotOptions,
-    PriorSpec,
-)
+from sigmatool.options import Estimator, PlanOptions
 from sigmatool.options.plan import check_plan_output
 from sigmatool.shown import RowsResult
 from sigmatool.trainers.std import plan_std
@@ -40,17 +32,13 @@ DistributionOpt = Annotated[
 
 
 @app.command("plan")
-@uses(**ANALYSED, request=plan_request, prior=prior_option)
+@uses(given=analysed_options, request=plan_request)
 def plan_command(
     request: PlanOptions = PlanOptions(),
     per_prompt: PerPrompt = False,
     estimator: EstimatorOpt = Estimator.auto,
     distribution: DistributionOpt = False,
-    inputs: InputOptions = InputOptions(),
-    out: OutputOptions = OutputOptions(),
-    prior: PriorSpec = PriorSpec(),
-    plot: PlotOptions = PlotOptions(),
-    grader: Grader = None,
+    given: Analysed = Analysed(),
 ) -> None:
     """A group size for every prompt, under a rollout budget, where it teaches most.
 
@@ -70,16 +58,17 @@ def plan_command(
 
         sigmatool plan sample_data/toy_pass_rates.csv --per-prompt -o plan.csv
     """
+    inputs = given.inputs
     request, std_notes = plan_std(request, inputs.trainer)
     check_plan_output(request, inputs.groups, per_prompt=per_prompt, distribution=distribution,
-                      weighted=bool(inputs.weight_col), plot=plot.path is not None)  # fmt: skip
-    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, sizes=request.sizes,
-                     stream=False, imports=ANALYSIS, per_prompt=per_prompt, grader=grader) as s:  # fmt: skip
+                      weighted=bool(inputs.weight_col), plot=given.plot.path is not None)  # fmt: skip
+    with run.session(given, estimator=estimator.value, sizes=request.sizes,
+                     stream=False, imports=ANALYSIS, per_prompt=per_prompt) as s:  # fmt: skip
         run.note(std_notes)
         plans = s.plans(request)
         if per_prompt:
             run.note(s.plan_notes(plans))
-        run.show(_shown(s, plans, per_prompt, distribution), out, plot, run.source_of(s))
+        run.answer(_shown(s, plans, per_prompt, distribution), given, s)
 
 
 def _shown(s: Run, plans: Plans, per_prompt: bool, distribution: bool) -> Shown:

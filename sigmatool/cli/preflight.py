@@ -11,20 +11,10 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.beyond import prior_option
-from sigmatool.cli.params import (
-    Epochs,
-    EstimatorOpt,
-    Grader,
-    Steps,
-    grader_option,
-    input_options,
-    output_options,
-    plot_options,
-    uses,
-)
+from sigmatool.cli.beyond import Analysed, analysed_options
+from sigmatool.cli.params import Epochs, EstimatorOpt, Steps, uses
 from sigmatool.errors import UsageError
-from sigmatool.options import BeyondOptions, Estimator, InputOptions, OutputOptions, PlotOptions, PriorSpec
+from sigmatool.options import Estimator, InputOptions, PlotOptions
 from sigmatool.trainers.loops import loop_settings
 from sigmatool.trainers.settings import DEFAULT_RISK, DEFAULT_SILENT_OVER, TRAINERS, LoopSettings
 
@@ -120,15 +110,15 @@ LoopTrainer = Annotated[
 
 
 def _settings(
-    inputs: InputOptions, config: str | None, flags: Mapping[str, object], trainer: str | None = None
-) -> tuple[LoopSettings, InputOptions]:
+    given: Analysed, config: str | None, flags: Mapping[str, object], trainer: str | None = None
+) -> tuple[LoopSettings, Analysed]:
     """The loop's settings (the trainers wing reads the config, the overrides and the flags) and DATA without
     the key=value arguments; the wing's notes and the settings read from a config, said."""
-    settings, paths, notes, read = loop_settings(inputs.paths, config, flags, trainer)
+    settings, paths, notes, read = loop_settings(given.inputs.paths, config, flags, trainer)
     run.note(notes)
     if read:
         run.note([f"the loop's settings: {', '.join(read)}"])
-    return settings, replace(inputs, paths=paths)
+    return settings, replace(given, inputs=replace(given.inputs, paths=paths))
 
 
 def loop_options(
@@ -153,18 +143,13 @@ def loop_options(
 
 
 @app.command("preflight")
-@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, loop=loop_options,
-      grader=grader_option)  # fmt: skip
+@uses(given=analysed_options, loop=loop_options)
 def preflight_command(
     config: ConfigOpt = None,
     whose: LoopTrainer = None,
     estimator: EstimatorOpt = Estimator.auto,
     loop: dict[str, object] = {},  # noqa: B006 - replaced by the loop's flags
-    inputs: InputOptions = InputOptions(),
-    out: OutputOptions = OutputOptions(),
-    prior: PriorSpec = PriorSpec(),
-    plot: PlotOptions = PlotOptions(),
-    grader: Grader = None,
+    given: Analysed = Analysed(),
 ) -> None:
     """What a trainer's DAPO batch loop will do with this dataset: crashes, batches, rollouts thrown away.
 
@@ -183,11 +168,11 @@ def preflight_command(
 
         sigmatool preflight sample_data/bigmath_solve_rates.parquet --trainer slime
     """
-    settings, inputs = _settings(inputs, config, loop, whose)
-    _check(inputs, plot)
-    with run.session(inputs, out, plot, BeyondOptions(prior), estimator=estimator.value, stream=False,
-                     sizes=settings.group_sizes, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
-        run.show(_answer(s, settings, inputs.cols, plot), out, plot, run.source_of(s))
+    settings, given = _settings(given, config, loop, whose)
+    _check(given.inputs, given.plot)
+    with run.session(given, estimator=estimator.value, stream=False,
+                     sizes=settings.group_sizes, imports=ANALYSIS) as s:  # fmt: skip
+        run.answer(_answer(s, settings, given.inputs.cols, given.plot), given, s)
 
 
 def _answer(s: Run, settings: LoopSettings, cols: Sequence[str], plot: PlotOptions) -> Shown:

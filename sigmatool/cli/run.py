@@ -12,19 +12,13 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from sigmatool import progress
-from sigmatool.options import (
-    BeyondOptions,
-    InputOptions,
-    OutputOptions,
-    PlotOptions,
-    check_outputs,
-    check_terminal,
-)
+from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs, check_terminal
 from sigmatool.options.inputs import check_spaced_list
 
 if TYPE_CHECKING:
     import polars as pl
 
+    from sigmatool.cli.beyond import Analysed
     from sigmatool.load import Dataset, Histogram, Rows
     from sigmatool.options import SilentOptions
     from sigmatool.run import Run
@@ -113,10 +107,7 @@ def check(
 
 @contextlib.contextmanager
 def session(
-    inputs: InputOptions,
-    out: OutputOptions,
-    plot: PlotOptions = PlotOptions(),
-    beyond: BeyondOptions = BeyondOptions(),
+    given: Analysed,
     *,
     estimator: str = "auto",
     sizes: Sequence[float] = (),
@@ -124,23 +115,23 @@ def session(
     silent: SilentOptions | None = None,
     stream: bool = True,
     imports: Sequence[str] = (),
-    grader: tuple[float, float] | None = None,
     outputs: Sequence[tuple[str, str | None]] = (),
 ) -> Iterator[Run]:
-    """A command's run, wired once: its options checked before anything is read, the input read once
-    (streamed rows where ``stream`` allows and the rows are many distinct pass rates, else the histogram),
-    and the :class:`~sigmatool.run.Run` made of it (:meth:`~sigmatool.run.Run.of` checks the options
-    against what was read), whose one valuation every answer comes from. ``per_prompt``: the command writes
-    per-prompt rows (the input must be readable again); ``silent``: silent's options, whose whole-dataset sums
-    are made while streamed rows are checked. ``outputs``: the other files the command writes, as (option,
-    path). ``grader``: --grader-error's FP, FN; every value is then read through it, and the answer's
-    headline starts with what it moves. What the answers leave to say (fitted priors, cells not identified)
-    is noted on stderr when the block ends."""
+    """A command's run, wired once (``given``: its input, output, figure and grader): its options checked
+    before anything is read, the input read once (streamed rows where ``stream`` allows and the rows are many
+    distinct pass rates, else the histogram), and the :class:`~sigmatool.run.Run` made of it
+    (:meth:`~sigmatool.run.Run.of` checks the options against what was read), whose one valuation every
+    answer comes from. ``per_prompt``: the command writes per-prompt rows (the input must be readable
+    again); ``silent``: silent's options, whose whole-dataset sums are made while streamed rows are checked.
+    ``outputs``: the other files the command writes, as (option, path). With --grader-error's FP, FN, every
+    value is read through the grader, and the answer's headline starts with what it moves. What the answers
+    leave to say (fitted priors, cells not identified) is noted on stderr when the block ends."""
+    inputs, beyond, grader = given.inputs, given.beyond, given.grader
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
     if per_prompt:
         inputs.check_rows_readable()
-    check(inputs, out, plot.output, *outputs, imports=imports)
+    check(inputs, given.out, given.plot.output, *outputs, imports=imports)
     from sigmatool import load
     from sigmatool.run import Run
 
@@ -187,6 +178,11 @@ def show(result: Shown, out: OutputOptions, plot: PlotOptions = PlotOptions(), s
     else:  # the data formats have no headline; the reading is a note already
         note([*lines[len(reading) :], *warnings])
     write_any(result.frame(), out, view)
+
+
+def answer(result: Shown, given: Analysed, s: Run) -> None:
+    """Show an analysis's answer (:func:`show`) as ``given`` asks, its figure captioned with its input."""
+    show(result, given.out, given.plot, source_of(s))
 
 
 def is_table(out: OutputOptions) -> bool:

@@ -8,26 +8,9 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
-from sigmatool.cli.beyond import beyond_options
-from sigmatool.cli.params import (
-    ANALYSED,
-    DapoCap,
-    EstimatorOpt,
-    Grader,
-    GroupSizes,
-    PerPrompt,
-    renamed,
-    uses,
-)
-from sigmatool.options import (
-    BeyondOptions,
-    Estimator,
-    InputOptions,
-    OutputOptions,
-    PlotOptions,
-    SilentOptions,
-    parse_group_sizes,
-)
+from sigmatool.cli.beyond import Analysed, analysed_beyond_options
+from sigmatool.cli.params import DapoCap, EstimatorOpt, GroupSizes, PerPrompt, renamed, uses
+from sigmatool.options import Estimator, SilentOptions, parse_group_sizes
 from sigmatool.shown import RowsResult
 
 # What the command runs once its options are checked (imported before the garbage collector resumes).
@@ -53,7 +36,7 @@ OldBins = Annotated[
 
 
 @app.command("silent")
-@uses(**ANALYSED, beyond=beyond_options)
+@uses(given=analysed_beyond_options)
 def silent_command(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.auto,
@@ -61,11 +44,7 @@ def silent_command(
     bins: ByBins = None,
     per_prompt: PerPrompt = False,
     old_bins: OldBins = None,
-    inputs: InputOptions = InputOptions(),
-    out: OutputOptions = OutputOptions(),
-    beyond: BeyondOptions = BeyondOptions(),
-    plot: PlotOptions = PlotOptions(),
-    grader: Grader = None,
+    given: Analysed = Analysed(),
 ) -> None:
     """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
 
@@ -88,12 +67,12 @@ def silent_command(
     options = SilentOptions(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
-    with run.session(inputs, out, plot, beyond, estimator=options.estimator, sizes=options.sizes,
-                     per_prompt=per_prompt, silent=options, imports=ANALYSIS, grader=grader) as s:  # fmt: skip
+    with run.session(given, estimator=options.estimator, sizes=options.sizes, per_prompt=per_prompt,
+                     silent=options, imports=ANALYSIS) as s:  # fmt: skip
         if per_prompt:
             run.note(s.id_notes())
-            rows = RowsResult(s.silent_rows(options), s.curve_for(plot, options), (s.val.bias_note(),))
-            run.show(rows, out, plot, run.source_of(s))
+            rows = RowsResult(s.silent_rows(options), s.curve_for(given.plot, options), (s.val.bias_note(),))
+            run.answer(rows, given, s)
         else:
-            spark = run.is_table(out)
-            run.show(s.silent(options, spark=spark, figure=bool(plot.path)), out, plot, run.source_of(s))
+            spark = run.is_table(given.out)
+            run.answer(s.silent(options, spark=spark, figure=bool(given.plot.path)), given, s)

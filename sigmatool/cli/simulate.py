@@ -8,6 +8,7 @@ import typer
 
 from sigmatool.cli import run
 from sigmatool.cli.app import app
+from sigmatool.cli.beyond import Analysed
 from sigmatool.cli.params import (
     DapoCap,
     GroupSizes,
@@ -136,7 +137,7 @@ def _started(
     """The run from the paper's beta mixture (no input) or from the input's pass rates, and its source."""
     if start_input is None:
         return (*_simulate(BETA_MIX, options, planned), "the paper's beta mixture (--init beta-mix)")
-    with run.session(start_input, OutputOptions(), stream=False) as start:
+    with run.session(Analysed(start_input), stream=False) as start:
         assert start.histogram is not None  # stream=False: the histogram, never streamed rows
         return (*_simulate(start.histogram, options, planned), _source(start_input, run.source_of(start)))
 

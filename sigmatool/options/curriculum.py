@@ -20,10 +20,11 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from sigmatool.errors import UsageError
 from sigmatool.options.analyses import check_estimator
-from sigmatool.options.common import check_count, check_seed
+from sigmatool.options.common import DEFAULT_SEED, Estimator, check_count, check_seed, parse_group_sizes
 
 DEFAULT_BATCH = 512
 DEFAULT_WIDTH = 0.15
@@ -217,6 +218,34 @@ class CurriculumOptions:
         if self.schedule is Schedule.buckets:
             return [f"{self.buckets} buckets, {self.bucket_weight.value} within each"]
         return ["easy-first"]
+
+
+def curriculum_options(
+    *,
+    group_sizes: Sequence[str] | None,
+    mean: str,
+    pools: str | None,
+    band: str,
+    blend: str | None,
+    estimator: Estimator,
+    seed: int | None,
+    **fields: Any,
+) -> CurriculumOptions:
+    """The schedule and the run it is predicted for from the flags as given (each by its field's name; the
+    texts of --G, --mean, --pools, --band and --blend parsed), checked: a run at one G."""
+    sizes = parse_group_sizes(group_sizes or ["8"])
+    if len(sizes) != 1:
+        raise UsageError("curriculum predicts a run at one G: give one --G")
+    return CurriculumOptions(
+        G=int(sizes[0]),
+        mean=parse_mean(mean),
+        pools=parse_pools(pools) if pools is not None else (),
+        band=parse_band(band),
+        blend=parse_blend(blend),
+        estimator=estimator.value,
+        seed=DEFAULT_SEED if seed is None else seed,
+        **fields,
+    )
 
 
 def check_blend(blend: Mapping[str, float], by: Sequence[str]) -> None:
