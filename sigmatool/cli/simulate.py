@@ -145,16 +145,10 @@ def _started(
 def _simulate(
     start: pl.DataFrame | str, options: SimulateOptions, planned: SimulatePlan | None
 ) -> tuple[Frames, View]:
-    """Run the simulation with a progress bar on a terminal (for a run of a second or more); notes on how
+    """Run the simulation (with a progress bar on a terminal, for a run of a second or more); notes on how
     the start was drawn."""
-    import contextlib
+    from sigmatool.simulate.asked import simulated
 
-    from sigmatool import progress, simulate
-    from sigmatool.simulate.asked import runs, simulated
-
-    total = options.steps * len(options.methods) * runs(planned)
-    short = options.prompts * total < simulate.PROGRESS_WORK
-    with contextlib.nullcontext(progress.nothing) if short else progress.bar("simulating", total) as advance:
-        frames, view, notes = simulated(start, options, planned, lambda: advance(1))
+    frames, view, notes = simulated(start, options, planned)
     run.note(notes)
     return frames, view

@@ -29,9 +29,8 @@ from sigmatool.options import (
     PlotOptions,
     PriorSpec,
     TrackOptions,
-    parse_steps,
 )
-from sigmatool.options.analyses import DEFAULT_WINDOW, Expect, expect_window
+from sigmatool.options.analyses import DEFAULT_WINDOW, Expect, parsed_track_options
 
 if TYPE_CHECKING:
     import polars as pl
@@ -145,22 +144,9 @@ def track_options(
     export: ExportOpt = None,
     steps: ExportStepsOpt = None,
     per_prompt: PerPrompt = False,
-    old_steps: OldSteps = None,
 ) -> TrackOptions:
-    """Where the expectation comes from, the drift rule, the view, the export."""
-    exported = parse_steps(steps) if steps is not None else None
-    return TrackOptions(
-        z_threshold,
-        min_gap,
-        summary,
-        export,
-        exported,
-        pass_rates,
-        rates_key,
-        rates_col,
-        expect_window(expect, window),
-        per_prompt,
-    )
+    """Where the expectation comes from, the drift rule, the view, the export (:func:`parsed_track_options`)."""
+    return parsed_track_options(**locals())  # every flag by the name of the field it sets
 
 
 @app.command("track")
@@ -173,6 +159,7 @@ def track_command(
     out: OutputOptions = OutputOptions(),
     plot: PlotOptions = PlotOptions(),
     prior: PriorSpec = PriorSpec(),
+    old_steps: OldSteps = None,
 ) -> None:
     """A training run step by step: the silent groups each step measured against how many were expected.
 

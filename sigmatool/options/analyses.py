@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import Any
 
 from sigmatool.errors import UsageError
 from sigmatool.options.common import (
@@ -347,6 +348,15 @@ def expect_window(expect: Expect, window: int | None) -> int | None:
     if window is not None:
         raise UsageError("--window K sets the window of --expect window; give that too")
     return None
+
+
+def parsed_track_options(
+    *, steps: str | None, expect: Expect, window: int | None, **fields: Any
+) -> TrackOptions:
+    """``track``'s options from its flags as given (each by its field's name): --export-steps A..B parsed,
+    the window of --expect window decided, checked."""
+    exported = parse_steps(steps) if steps is not None else None
+    return TrackOptions(steps=exported, window=expect_window(expect, window), **fields)
 
 
 @dataclass(frozen=True)

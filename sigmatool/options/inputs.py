@@ -294,6 +294,17 @@ class InputOptions:
         """Whether each row is one graded answer (--rollouts, or a trainer's dump with --from)."""
         return self.rollouts or self.trainer is not None
 
+    @property
+    def columns_used(self) -> tuple[str, ...]:
+        """The input's columns these options read (a report lists them): the values', weights', ids', --by."""
+        if self.rollouts:
+            named = [self.prompt_col, self.reward_col]
+        elif self.k_col:
+            named = [self.k_col, self.n_col]
+        else:
+            named = [self.col]
+        return tuple(c for c in [*named, self.weight_col, self.id_col, *self.by] if c)
+
 
 # --------------------------------------------------------------------------------------------- output
 

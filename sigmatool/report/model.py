@@ -88,17 +88,6 @@ class ReportOptions:
             raise UsageError("the report's G grid needs whole numbers ≥ 1")
 
 
-def _columns_used(options: InputOptions) -> tuple[str, ...]:
-    o = options
-    if o.rollouts:
-        named = [o.prompt_col, o.reward_col]
-    elif o.k_col:
-        named = [o.k_col, o.n_col]
-    else:
-        named = [o.col]
-    return tuple(c for c in [*named, o.weight_col, o.id_col, *o.by] if c)
-
-
 def report_input(options: InputOptions, label: str | None = None) -> ReportInput:
     """Load ``options``' data, build its histogram and describe it (files, columns used, notes)."""
     with dataset(options) as ds:
@@ -124,7 +113,7 @@ def described(read: Histogram, label: str | None = None) -> ReportInput:
         run=Run.of(read, ds.by, label=label),
         source=", ".join(files) + samples + rollouts,
         by=tuple(ds.by),
-        columns=_columns_used(ds.options),
+        columns=ds.options.columns_used,
         notes=tuple(read.notes),
         files=tuple(checked(source.label, source.path) for source in ds.sources),
     )

@@ -17,13 +17,27 @@ Frames = tuple[pl.DataFrame, pl.DataFrame]
 
 
 def simulated(
+    start: pl.DataFrame | str, options: SimulateOptions, planned: SimulatePlan | None
+) -> tuple[Frames, View, list[str]]:
+    """The run from ``start`` (a histogram, or the name of a start population), (trace, summary), its view
+    and its notes, with a progress bar on a terminal for a run of a second or more."""
+    import contextlib
+
+    from sigmatool import progress, simulate
+
+    total = options.steps * len(options.methods) * runs(planned)
+    short = options.prompts * total < simulate.PROGRESS_WORK
+    with contextlib.nullcontext(progress.nothing) if short else progress.bar("simulating", total) as advance:
+        return _simulated(start, options, planned, lambda: advance(1))
+
+
+def _simulated(
     start: pl.DataFrame | str,
     options: SimulateOptions,
     planned: SimulatePlan | None,
     on_step: Callable[[], None],
 ) -> tuple[Frames, View, list[str]]:
-    """The run from ``start`` (a histogram, or the name of a start population), (trace, summary), its view
-    and its notes; ``on_step`` is called after each step of each rule (and strategy)."""
+    """:func:`simulated`'s run; ``on_step`` is called after each step of each rule (and strategy)."""
     from sigmatool import simulate
 
     notes: list[str] = []
