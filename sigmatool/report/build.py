@@ -146,9 +146,8 @@ def _budget_options(options: ReportOptions) -> BudgetOptions:
 def _headline(item: ReportInput, options: ReportOptions) -> Headline:
     """The silent, budget and group-size sentences of the command-line tool, for one input as a whole."""
     run = item.run
-    quiet = run.silent(SilentOptions((8.0,), options.estimator))
     sentences = (
-        quiet.headline,
+        run.silent(SilentOptions((8.0,), options.estimator)).headline,
         run.budget(_budget_options(options)).headline,
         run.groupsize(options.groupsize, bins=None).headline,
     )
