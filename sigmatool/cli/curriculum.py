@@ -21,7 +21,7 @@ from sigmatool.options.curriculum import (
     CurriculumOptions,
     Schedule,
     checked_for,
-    curriculum_options,
+    parsed_curriculum_options,
 )
 from sigmatool.shown import RowsResult
 
@@ -108,8 +108,8 @@ def schedule_options(
     estimator: EstimatorOpt = Estimator.auto,
     seed: Seed = None,
 ) -> CurriculumOptions:
-    """The schedule and the run it is predicted for (parsed and checked by :func:`curriculum_options`)."""
-    return curriculum_options(**locals())  # every flag by the name of the field it sets
+    """The schedule and the run it is predicted for (parsed and checked by :func:`parsed_curriculum_options`)."""
+    return parsed_curriculum_options(**locals())  # every flag by the name of the field it sets
 
 
 @app.command("curriculum")

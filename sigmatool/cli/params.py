@@ -10,7 +10,6 @@ Nothing here imports polars or numpy.
 from __future__ import annotations
 
 import functools
-import glob
 import inspect
 from collections.abc import Callable
 from dataclasses import replace
@@ -37,6 +36,7 @@ from sigmatool.options import (
     Trainer,
 )
 from sigmatool.options.common import DEFAULT_BINS, DEFAULT_FIDELITY, DEFAULT_G, DEFAULT_MAX_G, DEFAULT_MIN_G
+from sigmatool.options.inputs import parsed_read_options
 
 # The shared options that only --help-all lists (the most used ones are in the SHARED panel).
 INPUT = "Input"
@@ -285,24 +285,9 @@ def read_options(
     weight_col: WeightColOpt = None,
     skip_invalid: SkipInvalidOpt = False,
 ) -> InputOptions:
-    """How to read the values: the options every input shares (no paths, --by or --id-col yet)."""
-    if rate_col is not None and rate_col not in (col or []):
-        col = [*(col or []), rate_col]
-    one = col is not None and len(col) == 1 and not glob.has_magic(col[0])
-    return replace(log, rollouts=rollouts, prompt_col=prompt_col).read(
-        input_format=input_format.value if input_format else None,
-        separator=separator,
-        col=col[0] if col is not None and one else None,
-        cols=tuple(col or ()) if not one else (),
-        percent=percent,
-        k_col=k_col,
-        n_col=n_col,
-        samples=samples,
-        weight_col=weight_col,
-        skip_invalid=skip_invalid,
-        counts=counts.value if counts else None,
-        nan_missing=nan_missing,
-    )
+    """How to read the values: the options every input shares (no paths, --by or --id-col yet), parsed by
+    :func:`~sigmatool.options.inputs.parsed_read_options`."""
+    return parsed_read_options(**locals())  # every flag by the name of the field it sets
 
 
 def group_options(by: ByOpt = None) -> tuple[str, ...]:

@@ -190,10 +190,17 @@ def track_command(
 
 
 def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> TrackResult:
-    """The step table (or the run's summary), expected from --pass-rates when given."""
+    """The step table (or the run's summary), expected from the table of --pass-rates when given (its notes
+    said)."""
     from sigmatool.track.asked import tracked
 
-    return tracked(groups, _rates(options), options, estimate)
+    rates = None
+    if options.pass_rates is not None:
+        from sigmatool.track.rates import rate_table
+
+        rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
+        run.note(notes)
+    return tracked(groups, rates, options, estimate)
 
 
 def _stories(groups: pl.DataFrame, plot: PlotOptions) -> Stories:
@@ -217,17 +224,6 @@ def _checked(
         plot.output,
     )
     return inputs
-
-
-def _rates(options: TrackOptions) -> pl.DataFrame | None:
-    """The table of --pass-rates, if given, its notes said."""
-    if options.pass_rates is None:
-        return None
-    from sigmatool.track.rates import rate_table
-
-    rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
-    run.note(notes)
-    return rates
 
 
 def _export(groups: pl.DataFrame, options: TrackOptions) -> None:

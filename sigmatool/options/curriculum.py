@@ -220,7 +220,7 @@ class CurriculumOptions:
         return ["easy-first"]
 
 
-def curriculum_options(
+def parsed_curriculum_options(
     *,
     group_sizes: Sequence[str] | None,
     mean: str,

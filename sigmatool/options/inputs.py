@@ -9,7 +9,7 @@ import os
 import stat
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from enum import Enum
 from typing import Any
 
@@ -90,6 +90,32 @@ class LogOptions:
         """The input options of this log and of the other ``reading`` options (each option a log has is named
         alike in both)."""
         return InputOptions(**{f.name: getattr(self, f.name) for f in fields(self)}, **reading)
+
+
+def parsed_read_options(
+    *,
+    log: LogOptions,
+    rollouts: bool,
+    prompt_col: str | None,
+    input_format: InputFormat | None,
+    col: list[str] | None,
+    rate_col: str | None,
+    counts: Counts | None,
+    **reading: Any,
+) -> InputOptions:
+    """How to read the values from the flags as given (each by its field's name): --rate-col, the spelling
+    people guess for --col, joins it; one --col that is no glob is the column, several (or a glob) each
+    read apart."""
+    if rate_col is not None and rate_col not in (col or []):
+        col = [*(col or []), rate_col]
+    one = col is not None and len(col) == 1 and not glob.has_magic(col[0])
+    return replace(log, rollouts=rollouts, prompt_col=prompt_col).read(
+        input_format=input_format.value if input_format else None,
+        col=col[0] if col is not None and one else None,
+        cols=tuple(col or ()) if not one else (),
+        counts=counts.value if counts else None,
+        **reading,
+    )
 
 
 @dataclass(frozen=True)
