@@ -36,7 +36,7 @@ from sigmatool.options import (
     Trainer,
 )
 from sigmatool.options.common import DEFAULT_BINS, DEFAULT_FIDELITY, DEFAULT_G, DEFAULT_MAX_G, DEFAULT_MIN_G
-from sigmatool.options.inputs import parsed_read_options
+from sigmatool.options.inputs import parsed_log_options, parsed_read_options
 
 # The shared options that only --help-all lists (the most used ones are in the SHARED panel).
 INPUT = "Input"
@@ -238,14 +238,7 @@ def log_options(
     table: TableOpt = None,
 ) -> LogOptions:
     """How a rollout log is graded (whose dumps, which reward field, which threshold) and where it is read."""
-    return LogOptions(
-        trainer.value if trainer else None,
-        reward_col,
-        threshold,
-        engine=engine.value,
-        spark_remote=spark_remote,
-        table=table,
-    )
+    return parsed_log_options(**locals())  # every flag by the name of the field it sets
 
 
 STEP_COL_HELP = (

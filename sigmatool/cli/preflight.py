@@ -14,7 +14,8 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import Analysed, analysed_options
 from sigmatool.cli.params import Epochs, EstimatorOpt, Steps, uses
 from sigmatool.errors import UsageError
-from sigmatool.options import Estimator, InputOptions, PlotOptions
+from sigmatool.options import Estimator, PlotOptions
+from sigmatool.options.analyses import check_one_loop
 from sigmatool.trainers.loops import loop_settings
 from sigmatool.trainers.settings import DEFAULT_RISK, DEFAULT_SILENT_OVER, TRAINERS, LoopSettings
 
@@ -169,7 +170,7 @@ def preflight_command(
         sigmatool preflight sample_data/bigmath_solve_rates.parquet --trainer slime
     """
     settings, given = _settings(given, config, loop, whose)
-    _check(given.inputs, given.plot)
+    check_one_loop(given.inputs, plotted=given.plot.path is not None)
     with run.session(given, estimator=estimator.value, stream=False,
                      sizes=settings.group_sizes, imports=ANALYSIS) as s:  # fmt: skip
         run.answer(_answer(s, settings, given.inputs.cols, given.plot), given, s)
@@ -188,11 +189,3 @@ def _answer(s: Run, settings: LoopSettings, cols: Sequence[str], plot: PlotOptio
             "NeMo-RL's with the filter only"
         )
     return result
-
-
-def _check(inputs: InputOptions, plot: PlotOptions) -> None:
-    """What a loop over one dataset cannot take."""
-    if inputs.by:
-        raise UsageError("preflight describes one loop over the whole dataset: --by does not apply")
-    if inputs.cols and plot.path is not None:
-        raise UsageError("preflight --plot draws the loop on one pass-rate column: give one --col")

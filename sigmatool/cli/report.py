@@ -113,9 +113,12 @@ def report_command(
 
 
 def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
-    """With --from, the trainer's std for the group-size section; with --from or a --rollouts log's
+    """With --from, the trainer's std for the group-size section, noted; with --from or a --rollouts log's
     --step-col, and one DATA, the run's track section (as ``sigmatool track`` makes it)."""
-    options = _trainer_std(options, everything.trainer)
+    std, note = trainer_std(None, everything.trainer)
+    if note is not None:
+        run.note([note])
+        options = replace(options, groupsize=groupsize_options(std=std))
     if everything.trainer is None and everything.step_col is None:
         return options
     if len(everything.paths) > 1:
@@ -126,15 +129,6 @@ def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
 
     result = tracked_run(everything, (options.estimator, options.prior))
     return replace(options, track=result.band, track_headline=headline(result))
-
-
-def _trainer_std(options: ReportOptions, trainer: str | None) -> ReportOptions:
-    """With --from, the group-size section divides by the trainer's std, and a note says so."""
-    std, note = trainer_std(None, trainer)
-    if note is None:
-        return options
-    run.note([note])
-    return replace(options, groupsize=groupsize_options(std=std))
 
 
 def _items(everything: InputOptions) -> list[ReportInput]:

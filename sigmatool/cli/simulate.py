@@ -53,14 +53,6 @@ def run_options(
     return SimulateRequest(prompts, tuple(group_sizes or ()), steps, lr, seed, methods, dapo_cap)
 
 
-def _source(start: InputOptions, read_from: str) -> str:
-    """The start population as the caption names it: the bundled sample by name, not by its path."""
-    from sigmatool.load import sample_options
-    from sigmatool.load.sources import SAMPLE_LABEL
-
-    return SAMPLE_LABEL if start.paths == sample_options().paths else read_from
-
-
 InitOpt = Annotated[
     str | None,
     typer.Option(
@@ -137,9 +129,14 @@ def _started(
     """The run from the paper's beta mixture (no input) or from the input's pass rates, and its source."""
     if start_input is None:
         return (*_simulate(BETA_MIX, options, planned), "the paper's beta mixture (--init beta-mix)")
+    from sigmatool.load import sample_options
+    from sigmatool.load.sources import SAMPLE_LABEL
+
     with run.session(Analysed(start_input), stream=False) as start:
         assert start.histogram is not None  # stream=False: the histogram, never streamed rows
-        return (*_simulate(start.histogram, options, planned), _source(start_input, run.source_of(start)))
+        frames, view = _simulate(start.histogram, options, planned)
+        sample = start_input.paths == sample_options().paths  # the caption names it, not its path
+        return frames, view, SAMPLE_LABEL if sample else run.source_of(start)
 
 
 def _simulate(

@@ -196,6 +196,14 @@ def rule_problems(method: str, std: str) -> list[str]:
     return problems
 
 
+def check_one_loop(inputs: InputOptions, plotted: bool) -> None:
+    """What ``preflight``'s loop over one dataset cannot take: --by groups, or --plot of several --col."""
+    if inputs.by:
+        raise UsageError("preflight describes one loop over the whole dataset: --by does not apply")
+    if inputs.cols and plotted:
+        raise UsageError("preflight --plot draws the loop on one pass-rate column: give one --col")
+
+
 def summary_bins(bins: int | None, per_prompt: bool) -> int:
     """``--bins`` of a summary (None: the default 10); refused with --per-prompt, which has no summary."""
     if bins is None:

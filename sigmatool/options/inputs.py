@@ -92,6 +92,11 @@ class LogOptions:
         return InputOptions(**{f.name: getattr(self, f.name) for f in fields(self)}, **reading)
 
 
+def parsed_log_options(*, trainer: Trainer | None, engine: Engine, **fields: Any) -> LogOptions:
+    """How a rollout log is graded and where it is read, from the flags as given (each by its field's name)."""
+    return LogOptions(trainer=trainer.value if trainer else None, engine=engine.value, **fields)
+
+
 def parsed_read_options(
     *,
     log: LogOptions,
