@@ -163,21 +163,17 @@ class Run:
     def curve_for(
         self, plot: PlotOptions, options: SilentOptions | GroupSizeOptions
     ) -> SilentCurve | GroupSizeCurve | None:
-        """Beside per-prompt rows, what ``--plot`` draws (a second pass over the rows): only when it is
-        asked for (None otherwise)."""
+        """Beside per-prompt rows, what ``--plot`` draws (a second pass over the rows), only when it is asked
+        for (None otherwise): the silent share over a grid of G around the asked sizes, per --by group, or
+        the exact G against p (under a prior, each count's posterior G)."""
         if plot.path is None:
             return None
+        from sigmatool import groupsize, silent
         from sigmatool.options import SilentOptions
 
         if isinstance(options, SilentOptions):
-            return self.silent_curve(options)
-        return self.groupsize_curve(options)
-
-    def silent_curve(self, options: SilentOptions) -> SilentCurve:
-        """The silent share over a grid of G around the asked sizes, per --by group (``--plot``)."""
-        from sigmatool import silent
-
-        return silent.curve(self.values, options, self.by, self.val)
+            return silent.curve(self.values, options, self.by, self.val)
+        return groupsize.plotted(self.values, self.by, options, self.val)
 
     def id_notes(self) -> list[str]:
         """For per-prompt output: the input's own prompt-id column, when the output's ``id`` is a row number."""
@@ -205,12 +201,6 @@ class Run:
         from sigmatool import groupsize
 
         return groupsize.analyse(self.values, self.by, target, self.val, bins=bins, figure=figure)
-
-    def groupsize_curve(self, target: GroupSizeOptions) -> GroupSizeCurve:
-        """What ``groupsize --plot`` draws: the exact G against p (under a prior, each count's posterior G)."""
-        from sigmatool import groupsize
-
-        return groupsize.plotted(self.values, self.by, target, self.val)
 
     def groupsize_rows(self, target: GroupSizeOptions) -> pl.LazyFrame:
         """``groupsize --per-prompt``: one row per prompt, streamed."""

@@ -109,7 +109,12 @@ def schedule_options(
     seed: Seed = None,
 ) -> CurriculumOptions:
     """The schedule and the run it is predicted for (parsed and checked by :func:`parsed_curriculum_options`)."""
-    return parsed_curriculum_options(**locals())  # every flag by the name of the field it sets
+    return parsed_curriculum_options(schedule=schedule, batch=batch, mean=mean, width=width,
+                                     pools=pools, band=band, buckets=buckets,
+                                     bucket_weight=bucket_weight, drop_solved=drop_solved,
+                                     drop_unsolved=drop_unsolved, blend=blend, steps=steps,
+                                     epochs=epochs, group_sizes=group_sizes, every=every,
+                                     estimator=estimator, seed=seed)  # fmt: skip
 
 
 @app.command("curriculum")

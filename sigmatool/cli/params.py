@@ -238,7 +238,8 @@ def log_options(
     table: TableOpt = None,
 ) -> LogOptions:
     """How a rollout log is graded (whose dumps, which reward field, which threshold) and where it is read."""
-    return parsed_log_options(**locals())  # every flag by the name of the field it sets
+    return parsed_log_options(trainer=trainer, reward_col=reward_col, threshold=threshold,
+                              engine=engine, spark_remote=spark_remote, table=table)  # fmt: skip
 
 
 STEP_COL_HELP = (
@@ -280,7 +281,11 @@ def read_options(
 ) -> InputOptions:
     """How to read the values: the options every input shares (no paths, --by or --id-col yet), parsed by
     :func:`~sigmatool.options.inputs.parsed_read_options`."""
-    return parsed_read_options(**locals())  # every flag by the name of the field it sets
+    return parsed_read_options(input_format=input_format, separator=separator, col=col,
+                               rate_col=rate_col, percent=percent, k_col=k_col, n_col=n_col,
+                               samples=samples, counts=counts, nan_missing=nan_missing,
+                               rollouts=rollouts, prompt_col=prompt_col, log=log,
+                               weight_col=weight_col, skip_invalid=skip_invalid)  # fmt: skip
 
 
 def group_options(by: ByOpt = None) -> tuple[str, ...]:

@@ -134,7 +134,10 @@ def loop_options(
     silent_over: SilentOver = DEFAULT_SILENT_OVER,
 ) -> dict[str, object]:
     """The loop's flags that the command line gave (a default is not an answer: --config may hold one)."""
-    given: dict[str, object] = dict(locals())  # each flag by its setting's name
+    given: dict[str, object] = {"train_batch_size": train_batch_size, "gen_batch_size": gen_batch_size,
+                                "n": n, "max_gen_batches": max_gen_batches, "filter": filter,
+                                "steps": steps, "epochs": epochs, "risk": risk,
+                                "silent_over": silent_over}  # fmt: skip
     ctx = click.get_current_context()
     default = click.core.ParameterSource.DEFAULT
     explicit = {

@@ -8,7 +8,7 @@ import gc
 import importlib
 import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from sigmatool import progress
@@ -22,15 +22,10 @@ if TYPE_CHECKING:
     from sigmatool.load import Dataset, Histogram, Rows
     from sigmatool.options import SilentOptions
     from sigmatool.run import Run
-    from sigmatool.shown import Drawn, Shown
+    from sigmatool.shown import Shown
 
 # The arguments of the running command line (after ``sigmatool``), as main received them.
 ARGUMENTS: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("arguments", default=())
-# The running session's first headline lines: how the input was read where a misreading is likely, and
-# (made when the answer is shown) what --grader-error's grader moves.
-LEAD: contextvars.ContextVar[tuple[tuple[str, ...], Callable[[], str] | None]] = contextvars.ContextVar(
-    "lead", default=((), None)
-)
 
 
 def command_line() -> str:
@@ -146,26 +141,32 @@ def session(
         loaded = load.rows(ds, totals=totals) if streamed else _histogram(ds)
         note(loaded.notes)
         made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader)
-        token = LEAD.set((made.reading, made.grader_line if grader else None))
-        try:
-            yield made
-        finally:
-            LEAD.reset(token)
+        yield made
         note(made.valued_notes())
 
 
-def show(result: Shown, out: OutputOptions, plot: PlotOptions = PlotOptions(), source: str = "") -> None:
+def show(
+    result: Shown,
+    out: OutputOptions,
+    plot: PlotOptions = PlotOptions(),
+    source: str = "",
+    run: Run | None = None,
+) -> None:
     """Write a command's answer as the result shows itself (:mod:`sigmatool.shown`): its table view or its
     frame in a data format (per-prompt rows streamed), its warnings in the table's headline or on stderr;
-    when --plot names a file, its figure is drawn first."""
+    when --plot names a file, its figure is drawn first. The headline starts with what the ``run`` says of
+    itself: how its input was read where a misreading is likely, and what --grader-error's grader moves."""
     from sigmatool.render import write_any
 
-    save_plot(plot, result, source)
+    if plot.path is not None:  # the figure (only then is matplotlib imported)
+        drawn = result.figure(source, caption=plot.caption, style=plot.style)
+        if drawn is not None:
+            drawn.save(plot.path)
     view = result.view()
-    reading, graded = LEAD.get()
+    reading = () if run is None else run.reading
     lines = [*reading]
-    if graded is not None and not getattr(result, "says_grader", False):
-        lines.append(graded())
+    if run is not None and run.grader is not None and not getattr(result, "says_grader", False):
+        lines.append(run.grader_line())
     warnings = result.warnings()
     if view is not None and is_table(out):
         from dataclasses import replace
@@ -182,7 +183,7 @@ def show(result: Shown, out: OutputOptions, plot: PlotOptions = PlotOptions(), s
 
 def answer(result: Shown, given: Analysed, s: Run) -> None:
     """Show an analysis's answer (:func:`show`) as ``given`` asks, its figure captioned with its input."""
-    show(result, given.out, given.plot, source_of(s))
+    show(result, given.out, given.plot, source_of(s), s)
 
 
 def is_table(out: OutputOptions) -> bool:
@@ -190,15 +191,6 @@ def is_table(out: OutputOptions) -> bool:
     from sigmatool.render import resolve_format
 
     return resolve_format(out.fmt, out.output) == "table"
-
-
-def save_plot(plot: PlotOptions, result: Drawn, source: str) -> None:
-    """Draw the figure of a command's result and write it when --plot names a file (only then is matplotlib
-    imported)."""
-    if plot.path is not None:
-        drawn = result.figure(source, caption=plot.caption, style=plot.style)
-        if drawn is not None:
-            drawn.save(plot.path)
 
 
 def source_of(hist: Histogram | Rows | Run) -> str:

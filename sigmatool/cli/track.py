@@ -146,7 +146,10 @@ def track_options(
     per_prompt: PerPrompt = False,
 ) -> TrackOptions:
     """Where the expectation comes from, the drift rule, the view, the export (:func:`parsed_track_options`)."""
-    return parsed_track_options(**locals())  # every flag by the name of the field it sets
+    return parsed_track_options(pass_rates=pass_rates, expect=expect, window=window,
+                                rates_key=rates_key, rates_col=rates_col,
+                                z_threshold=z_threshold, min_gap=min_gap, summary=summary,
+                                export=export, steps=steps, per_prompt=per_prompt)  # fmt: skip
 
 
 @app.command("track")
