@@ -74,22 +74,27 @@ def bare_weights(hist: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     return hist.group_by(list(by), maintain_order=True).agg(sums)
 
 
-def mixed_labels(labels: list[str], cells: pl.DataFrame, bare: pl.DataFrame) -> list[str]:
-    """``labels`` of summary rows (``cells``: their keys), saying where bare rates were valued by their own
-    rate beside them: ``plug-in`` where the row's --by group is all bare rates, ``… + plug-in`` where it
-    mixes them with counts (a row not identified stays so)."""
+def rows_bare_weights(cells: pl.DataFrame, bare: pl.DataFrame, rows: int) -> tuple[FloatArray, FloatArray]:
+    """Per summary row (``cells``: their keys, ``rows`` of them), the prompts of bare rates in its --by group
+    and all the group's prompts (``bare``: :func:`bare_weights`' table; zeros without bare rates)."""
     if bare.height == 0:
-        return labels
+        return np.zeros(rows), np.zeros(rows)
     keys = [c for c in bare.columns if not c.startswith("__") and c in cells.columns]
     found = (
         cells.select(keys).join(bare, on=keys, how="left", nulls_equal=True, maintain_order="left")
         if keys
-        else bare.select(pl.all().gather(np.zeros(len(labels), dtype=np.int64)))
+        else bare.select(pl.all().gather(np.zeros(rows, dtype=np.int64)))
     )
+    bare_w, all_w = (found[c].fill_null(0.0).cast(pl.Float64).to_numpy() for c in ("__bare", "__all"))
+    return np.asarray(bare_w, dtype=np.float64), np.asarray(all_w, dtype=np.float64)
+
+
+def mixed_labels(labels: list[str], weights: tuple[FloatArray, FloatArray]) -> list[str]:
+    """``labels`` of summary rows, saying where bare rates were valued by their own rate beside them
+    (``weights``: :func:`rows_bare_weights`): ``plug-in`` where the row's --by group is all bare rates,
+    ``… + plug-in`` where it mixes them with counts (a row not identified stays so)."""
     out = []
-    for label, b, total in zip(
-        labels, found["__bare"].fill_null(0.0), found["__all"].fill_null(0.0), strict=True
-    ):
+    for label, b, total in zip(labels, weights[0].tolist(), weights[1].tolist(), strict=True):
         if b <= 0 or label in (NOT_IDENTIFIED, "plug-in"):
             out.append(label)
         elif b >= total:
@@ -194,7 +199,7 @@ class Valuation:
             NOT_IDENTIFIED if beyond > 0 and not math.isfinite(x) else self._label
             for beyond, x in zip(outside.tolist(), value.tolist(), strict=True)
         ]
-        return mixed_labels(labels, cells, self.bare)
+        return mixed_labels(labels, rows_bare_weights(cells, self.bare, len(labels)))
 
     def why_not(self) -> list[str]:
         """Why some cells have no value (:meth:`PerCell.why_not`)."""
