@@ -143,13 +143,13 @@ def _budget_options(options: ReportOptions) -> BudgetOptions:
     return BudgetOptions(sizes, options.estimator)
 
 
-def _headline(item: ReportInput, options: ReportOptions) -> Headline:
-    """The silent, budget and group-size sentences of the command-line tool, for one input as a whole."""
-    run = item.run
+def _headline(item: ReportInput, answers: _Analysed, options: ReportOptions) -> Headline:
+    """The silent, budget and group-size sentences of the command-line tool, for one input as a whole: the
+    budget's and group size's are those of the section's answers (over all prompts), silent's at G = 8."""
     sentences = (
-        run.silent(SilentOptions((8.0,), options.estimator)).headline,
-        run.budget(_budget_options(options)).headline,
-        run.groupsize(options.groupsize, bins=None).headline,
+        item.run.silent(SilentOptions((8.0,), options.estimator)).headline,
+        answers.budget.headline,
+        answers.groupsize.headline,
     )
     return Headline(item.label, tuple(s for s in sentences if s))
 
@@ -238,7 +238,7 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
         silent={"": frames["silent"]},
         budget=frames["budget"],
         groupsize=frames["groupsize"],
-        headlines=tuple(_headline(i, o) for i in inputs),
+        headlines=tuple(_headline(i, a, o) for i, a in zip(inputs, answers, strict=True)),
         plots=_plots(hist, by, frames, drawn, o, source, " / ".join(_labels(inputs))),
         warnings=tuple(dict.fromkeys(warned)),
     )
