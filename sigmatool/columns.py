@@ -64,6 +64,8 @@ COLUMNS = _declare(
     Column("all_right_rate", "all right", SHARE),
     Column("all_wrong_rate", "all wrong", SHARE),
     Column("always_silent_share", "always\nsilent", SHARE),
+    Column("pass_at", "pass@K\ncredit"),
+    Column("pass_at_k", "pass@K", SHARE),
     Column("dapo_draws_per_group", "DAPO draws\nper group", "groups", "DAPO\ndraws"),
     Column("dapo_draws_per_group_learnable", "…learnable\nprompts only", "groups", "…learn-\nable"),
     Column("dapo_unfilled_rate", "DAPO\nunfilled", SHARE),

@@ -45,7 +45,8 @@ class Run:
     """What was read (``values``: a histogram, or streamed rows), by which ``--by`` columns, with which
     estimator and ``beyond`` options; ``sizes`` the G asked (the unbiased estimator must exist at each),
     ``dataset`` the loaded input (for per-prompt rows), ``totals`` what the pass that checked streamed rows
-    summed, ``grader`` --grader-error's FP and FN, ``reading`` the headline's first lines where the input
+    summed, ``grader`` --grader-error's FP and FN, ``pass_at`` the K of the pass@K credit the trainer trains on
+    (--pass-at; 1: each answer's own reward), ``reading`` the headline's first lines where the input
     could be misread, ``notes`` what reading it noted, ``label`` its name in a report."""
 
     values: Values
@@ -59,7 +60,10 @@ class Run:
     reading: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     label: str = ""
-    # The valuations, built on first use: made afresh (never copied) for each variant of the run.
+    pass_at: int = 1
+    credits: tuple[int, ...] = ()  # --pass-at's list (silent, budget): one answer per K, stacked
+    # The valuations, built on first use: made afresh (never copied) for each variant of the run, but for
+    # the variants of another credit (:meth:`passing`), which share the first, the one every other reads.
     _val: list[Valuation] = field(default_factory=list, init=False, repr=False)
 
     @classmethod
@@ -73,6 +77,7 @@ class Run:
         sizes: Sequence[float] = (),
         grader: tuple[float, float] | None = None,
         label: str = "",
+        pass_at: Sequence[int] = (),
     ) -> Run:
         """The run of what :mod:`sigmatool.load` read, its options checked against it (a prior, bounds or
         an interval need counts): the one place a run is made."""
@@ -92,6 +97,8 @@ class Run:
             loaded.reading if isinstance(loaded, Histogram) else (),
             tuple(loaded.notes),
             label,
+            pass_at[0] if len(pass_at) == 1 else 1,
+            tuple(pass_at),
         )
 
     def under(self, estimator: str, beyond: BeyondOptions, sizes: Sequence[float] = ()) -> Run:
@@ -99,9 +106,17 @@ class Run:
         beyond.check(has_counts=self.dataset is None or self.dataset.has_counts, estimator=estimator)
         return replace(self, estimator=estimator, beyond=beyond, sizes=tuple(sizes))
 
+    def passing(self, K: int) -> Run:
+        """The same run under pass@K credit: its valuation shares this run's (a prior fitted once)."""
+        if K == self.pass_at:
+            return self
+        out = replace(self, pass_at=K)
+        out._val.append(self._base)
+        return out
+
     @property
-    def exact(self) -> Valuation:
-        """The valuation with an exact grader (built on first use; without --grader-error, :attr:`val`)."""
+    def _base(self) -> Valuation:
+        """The valuation of each answer's own reward through an exact grader (built on first use)."""
         if not self._val:
             from sigmatool import estimators
 
@@ -111,15 +126,35 @@ class Run:
         return self._val[0]
 
     @property
+    def exact(self) -> Valuation:
+        """The valuation with an exact grader, under the run's credit (without --grader-error, :attr:`val`)."""
+        if len(self._val) < 2:
+            base = self._base
+            self._val.append(base.passing(self.pass_at) if self.by_credit else base.with_grader(None))
+        return self._val[1]
+
+    @property
     def val(self) -> Valuation:
-        """The one valuation of this run: every value read through --grader-error's grader when given."""
+        """The one valuation of this run: every value read through --grader-error's grader when given, and
+        as the pass@K credit when --pass-at K > 1."""
         if self.grader is None:
             return self.exact
-        if len(self._val) < 2:
+        if len(self._val) < 3:
             from sigmatool.kernels.grader import Grader
 
-            self._val.append(self.exact.with_grader(Grader(*self.grader)))
-        return self._val[1]
+            graded = Grader(*self.grader, pass_at=self.pass_at)
+            self._val.append(self.exact._graded_by(graded) if self.by_credit else self.exact.with_grader(graded))
+        return self._val[2]
+
+    @property
+    def credit(self) -> Valuation:
+        """The valuation of each answer's own reward (pass@1) through the run's grader: what ``pass_at_k``
+        and the hit objective read (a prompt's chance that some of K answers is right)."""
+        if self.grader is None:
+            return self._base
+        from sigmatool.kernels.grader import Grader
+
+        return self._base.with_grader(Grader(*self.grader))
 
     def grader_line(self) -> str:
         """With --grader-error, the headline's first line: what the grader moves of the silent share and of
@@ -145,8 +180,24 @@ class Run:
             return []
         return [*self.exact.notes(), *(f"not identified beyond n: {line}" for line in self.val.why_not())]
 
+    @property
+    def by_credit(self) -> bool:
+        """Whether the answers are given per pass@K credit (--pass-at other than absent or 1)."""
+        return self.credits not in ((), (1,))
+
     def silent(self, options: SilentOptions, *, spark: bool = False, figure: bool = False) -> SilentResult:
-        """``silent``'s summary, headline, notes and curves."""
+        """``silent``'s summary, headline, notes and curves; under --pass-at, one answer per K, stacked."""
+        if self.by_credit:
+            from sigmatool.credit import stacked
+
+            one = len(self.credits) == 1
+            return stacked(
+                [self.passing(K)._silent(options, spark and one, figure and one) for K in self.credits],
+                self.credits,
+            )
+        return self._silent(options, spark, figure)
+
+    def _silent(self, options: SilentOptions, spark: bool, figure: bool) -> SilentResult:
         from sigmatool import silent
 
         return silent.analyse(
@@ -186,11 +237,28 @@ class Run:
         from sigmatool import silent
 
         assert self.dataset is not None
+        if self.by_credit:
+            from sigmatool.credit import CREDIT
+
+            return pl.concat(
+                [
+                    silent.per_prompt(r.dataset, r.values, options.sizes, cap=options.cap, prior=r.val)
+                    .with_columns(pl.lit(K, dtype=pl.Int64).alias(CREDIT))
+                    .select(["G", CREDIT, pl.exclude("G", CREDIT)])
+                    for K, r in ((K, self.passing(K)) for K in self.credits)
+                ]
+            )
         return silent.per_prompt(self.dataset, self.values, options.sizes, cap=options.cap, prior=self.val)
 
     def budget(self, options: BudgetOptions) -> BudgetResult:
-        """``budget``'s summary, headline and notes."""
+        """``budget``'s summary, headline and notes; under --pass-at, one answer per K, stacked."""
         from sigmatool import budget
+
+        if self.by_credit:
+            from sigmatool.credit import stacked
+
+            answers = [budget.analyse(r.values, r.by, options, r.val, r.beyond) for r in map(self.passing, self.credits)]
+            return stacked(answers, self.credits)
 
         return budget.analyse(self.values, self.by, options, self.val, self.beyond)
 

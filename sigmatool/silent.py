@@ -125,9 +125,18 @@ def silent_kernels(
                     "dapo_expected_draws",
                     np.asarray(kernels.dapo_expected_draws(silent, cap), dtype=np.float64),
                 ),
+                *([pl.Series("pass_at_k", pass_at_k(values, val))] if val.credited else []),
             )
         )
     return pl.concat(parts)
+
+
+def pass_at_k(values: pl.DataFrame, val: Valuation) -> FloatArray:
+    """Each row's pass@K under the valuation's credit K: ``1 − E[(1 − p)^K]`` by the one rule per cell
+    (1 − (1 − p)^K at a rate, 1 − C(n − k, K)/C(n, K) from counts at K ≤ n, the posterior mean beyond)."""
+    K = val.pass_at
+    plain = val.with_grader(None if val.grader is None else Grader(val.grader.fp, val.grader.fn))
+    return np.asarray(1.0 - plain.values(values, Quantity.ALL_WRONG, K), dtype=np.float64)
 
 
 def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:
@@ -178,7 +187,7 @@ def summaries(
         return _summary(Cells(labels, keys, options.bins if binned else None), sums, sizes, cap, val)
 
     cells = Cells(labels_of(hist, by), by, options.bins)
-    width = 3 + WIDTH * len(sizes)
+    width = _lead(val) + WIDTH * len(sizes)
     return summed(cells, hist, width, lambda batch: _cell_columns(batch, sizes, val), make)
 
 
@@ -234,6 +243,8 @@ def _summary(
     out = pl.concat(_rates(cells, sums, i, G, cap, val) for i, G in enumerate(sizes))
     keys = [*cells.by, "G", *(["bin"] if cells.binned else [])]
     columns = [*cells.by, "G", *(["p_lo", "p_hi"] if cells.binned else []), *SUMMARY_RATES]
+    if val.credited:
+        columns.append("pass_at_k")
     if cap is not None:
         out = out.with_columns((pl.col("silent_rate") ** cap).alias("dapo_unfilled_rate"))
         columns.append("dapo_unfilled_rate")
@@ -260,6 +271,8 @@ def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -
         else (~learnable).astype(np.float64)
     )
     columns = [w, weighted(always), weighted(learnable.astype(np.float64))]
+    if val.credited:
+        columns.append(weighted(pass_at_k(batch, val)))
     for G in sizes:
         right, wrong = (
             val.values(batch, Quantity.ALL_RIGHT, int(G)),
@@ -275,10 +288,16 @@ def _cell_columns(batch: pl.DataFrame, sizes: Sequence[float], val: Valuation) -
     return columns
 
 
+def _lead(val: Valuation) -> int:
+    """The sums each row adds to its cell before those of each G: weight, always silent, learnable, and
+    under pass@K its pass@K."""
+    return 3 + val.credited
+
+
 def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None, val: Valuation) -> pl.DataFrame:
     """The summary rows of one G (the ``i``-th) from the cells' sums, each named by its estimator."""
     prompts, always, learnable = sums[0], sums[1], sums[2]
-    at = 3 + WIDTH * i
+    at = _lead(val) + WIDTH * i
     right, wrong, learnable_silent, outside = sums[at], sums[at + 1], sums[at + 2], sums[at + 3]
     with np.errstate(invalid="ignore", divide="ignore"):
         silent_rate = (right + wrong) / prompts
@@ -297,6 +316,9 @@ def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None, va
                 kernels.dapo_expected_draws(learnable_silent / learnable, cap),
             ),
         )
+    if val.credited:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frame = frame.with_columns(series("pass_at_k", sums[3] / prompts))
     if cells.binned:
         lo, hi = bin_edges(frame["bin"].to_numpy(), cells.bins)
         frame = frame.with_columns(series("p_lo", lo), series("p_hi", hi))
@@ -347,7 +369,7 @@ def per_prompt(
         maintain_order="left",
     )
     joined = join_values(prompts, table.drop("p", strict=False), [*join, "G"])
-    return joined.select([*ds.by, "id", "p", "G", *PER_GROUP])
+    return joined.select([*ds.by, "id", "p", "G", *PER_GROUP, *(["pass_at_k"] if val.credited else [])])
 
 
 def _draws(G: int, cap: int | None) -> Callable[[FloatArray], FloatArray]:

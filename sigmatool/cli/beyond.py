@@ -15,6 +15,7 @@ from sigmatool.cli.params import (
     Seed,
     grader_option,
     input_options,
+    pass_at_option,
     output_options,
     plot_options,
     uses,
@@ -88,28 +89,51 @@ def beyond_options(
 @dataclass(frozen=True)
 class Analysed:
     """What every analysis of DATA is given: the input, the output, what is asked beyond the samples, the
-    figure and the grader."""
+    figure, the grader and the credit the trainer trains on (``pass_at``: --pass-at's K, () for pass@1)."""
 
     inputs: InputOptions = field(default_factory=InputOptions)
     out: OutputOptions = field(default_factory=OutputOptions)
     beyond: BeyondOptions = field(default_factory=BeyondOptions)
     plot: PlotOptions = field(default_factory=PlotOptions)
     grader: Grader = None
+    pass_at: tuple[int, ...] = ()
 
 
 @uses(
-    inputs=input_options, out=output_options, beyond=beyond_options, plot=plot_options, grader=grader_option
+    inputs=input_options,
+    out=output_options,
+    beyond=beyond_options,
+    plot=plot_options,
+    grader=grader_option,
+    pass_at=pass_at_option,
 )
 def analysed_beyond_options(
-    inputs: InputOptions, out: OutputOptions, beyond: BeyondOptions, plot: PlotOptions, grader: Grader
+    inputs: InputOptions,
+    out: OutputOptions,
+    beyond: BeyondOptions,
+    plot: PlotOptions,
+    grader: Grader,
+    pass_at: tuple[int, ...],
 ) -> Analysed:
     """The options of an analysis of DATA with --prior, --bounds and --ci, beside the command's own."""
-    return Analysed(inputs, out, beyond, plot, grader)
+    return Analysed(inputs, out, beyond, plot, grader, pass_at)
 
 
-@uses(inputs=input_options, out=output_options, prior=prior_option, plot=plot_options, grader=grader_option)
+@uses(
+    inputs=input_options,
+    out=output_options,
+    prior=prior_option,
+    plot=plot_options,
+    grader=grader_option,
+    pass_at=pass_at_option,
+)
 def analysed_options(
-    inputs: InputOptions, out: OutputOptions, prior: PriorSpec, plot: PlotOptions, grader: Grader
+    inputs: InputOptions,
+    out: OutputOptions,
+    prior: PriorSpec,
+    plot: PlotOptions,
+    grader: Grader,
+    pass_at: tuple[int, ...],
 ) -> Analysed:
     """The options of an analysis of DATA with --prior, beside the command's own."""
-    return Analysed(inputs, out, BeyondOptions(prior), plot, grader)
+    return Analysed(inputs, out, BeyondOptions(prior), plot, grader, pass_at)

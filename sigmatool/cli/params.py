@@ -504,6 +504,27 @@ GraderErrorOpt = Annotated[
 ]
 
 
+PassAtOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pass-at",
+        metavar="K[,K…]",
+        help="The trainer trains on pass@K (PKPO, Pass@k Training): a group is silent when no answer's "
+        "credit differs (c = 0 or c > G − K right), and GRPO's and Dr. GRPO's weights are pass@K's "
+        "(docs/passk.md). silent and budget take a list; 1 is pass@1, today's figures.",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
+
+
+def pass_at_option(pass_at: PassAtOpt = None) -> tuple[int, ...]:
+    """``--pass-at K[,K…]``, each K whole and ≥ 1 (() when absent)."""
+    from sigmatool.options.curriculum import parse_pass_at
+
+    return parse_pass_at(pass_at)
+
+
 def grader_option(grader_error: GraderErrorOpt = None) -> tuple[float, float] | None:
     """``--grader-error FP,FN``, checked (FP + FN < 1)."""
     from sigmatool.options.curriculum import parse_grader_error

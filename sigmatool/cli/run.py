@@ -111,6 +111,7 @@ def session(
     stream: bool = True,
     imports: Sequence[str] = (),
     outputs: Sequence[tuple[str, str | None]] = (),
+    credits_many: bool = False,
 ) -> Iterator[Run]:
     """A command's run, wired once (``given``: its input, output, figure and grader): its options checked
     before anything is read, the input read once (streamed rows where ``stream`` allows and the rows are many
@@ -120,17 +121,21 @@ def session(
     again); ``silent``: silent's options, whose whole-dataset sums are made while streamed rows are checked.
     ``outputs``: the other files the command writes, as (option, path). With --grader-error's FP, FN, every
     value is read through the grader, and the answer's headline starts with what it moves. What the answers
-    leave to say (fitted priors, cells not identified) is noted on stderr when the block ends."""
+    leave to say (fitted priors, cells not identified) is noted on stderr when the block ends. --pass-at's
+    K (a list where ``credits_many``: silent, budget) must be at most every G asked."""
     inputs, beyond, grader = given.inputs, given.beyond, given.grader
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
+    credits = checked_credits(given.pass_at, sizes, many=credits_many, bounds=beyond.bounds)
     if per_prompt:
         inputs.check_rows_readable()
     check(inputs, given.out, given.plot.output, *outputs, imports=imports)
     from sigmatool import load
     from sigmatool.run import Run
 
-    plain = estimator in ("auto", "plugin") and not (beyond.prior.active or beyond.dataset_level or grader)
+    plain = estimator in ("auto", "plugin") and not (
+        beyond.prior.active or beyond.dataset_level or grader or credits
+    )
     totals = None
     if plain and silent is not None:
         from sigmatool.silent import totals_asked
@@ -140,9 +145,28 @@ def session(
         streamed = stream and plain and load.streams(ds)
         loaded = load.rows(ds, totals=totals) if streamed else _histogram(ds)
         note(loaded.notes)
-        made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader)
+        made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader, pass_at=credits)
         yield made
         note(made.valued_notes())
+
+
+def checked_credits(
+    pass_at: Sequence[int], sizes: Sequence[float], *, many: bool, bounds: bool = False
+) -> tuple[int, ...]:
+    """--pass-at's K, checked before anything is read: one K unless ``many``; each at most every G asked;
+    --bounds, which ranges over pass@1's quantities, refused beside a K > 1."""
+    from sigmatool.errors import UsageError
+    from sigmatool.options.curriculum import check_pass_at
+
+    if not many and len(pass_at) > 1:
+        raise UsageError(
+            f"--pass-at: this command answers for one K, not {', '.join(map(str, pass_at))} "
+            "(silent and budget take a list)"
+        )
+    check_pass_at(pass_at, sizes)
+    if bounds and any(K > 1 for K in pass_at):
+        raise UsageError("--bounds ranges pass@1's quantities; with --pass-at K > 1 use --ci or --prior")
+    return tuple(pass_at)
 
 
 def show(

@@ -68,7 +68,7 @@ def silent_command(
         tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins, per_prompt
     )
     with run.session(given, estimator=options.estimator, sizes=options.sizes, per_prompt=per_prompt,
-                     silent=options, imports=ANALYSIS) as s:  # fmt: skip
+                     silent=options, imports=ANALYSIS, credits_many=True) as s:  # fmt: skip
         if per_prompt:
             run.note(s.id_notes())
             rows = RowsResult(s.silent_rows(options), s.curve_for(given.plot, options), (s.val.bias_note(),))

@@ -407,8 +407,28 @@ class Valuation:
         )
 
     def with_grader(self, grader: Grader | None) -> Valuation:
-        """The same valuation with every value read through ``grader`` (None or exact: as it is)."""
-        return self if grader is None or grader.exact else replace(self, grader=grader)
+        """The same valuation with every value read through ``grader`` (None or plain: none)."""
+        grader = None if grader is None or grader.plain else grader
+        return self if grader == self.grader else replace(self, grader=grader)
+
+    @property
+    def pass_at(self) -> int:
+        """The K of the pass@K credit every value reads (1: each answer's own reward)."""
+        return 1 if self.grader is None else self.grader.pass_at
+
+    def passing(self, K: int) -> Valuation:
+        """The same valuation under pass@K credit, through the same verifier (a fitted prior is shared). Its
+        grader is set even at K = 1, so that it is :attr:`credited`."""
+        graded = self.grader or Grader()
+        return self._graded_by(Grader(graded.fp, graded.fn, K))
+
+    def _graded_by(self, grader: Grader) -> Valuation:
+        return replace(self, grader=grader)
+
+    @property
+    def credited(self) -> bool:
+        """Whether the answers name the credit they are for (--pass-at given): each then says its pass@K."""
+        return self.grader is not None and (self.grader.pass_at > 1 or self.grader.plain)
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
@@ -569,9 +589,14 @@ class PerColumn(Valuation):
 
     def with_grader(self, grader: Grader | None) -> Valuation:
         """Every column's valuation read through ``grader``."""
-        if grader is None or grader.exact:
+        grader = None if grader is None or grader.plain else grader
+        if grader == self.grader:
             return self
         parts = tuple((name, part.with_grader(grader)) for name, part in self.parts)
+        return replace(self, grader=grader, parts=parts)
+
+    def _graded_by(self, grader: Grader) -> Valuation:
+        parts = tuple((name, part._graded_by(grader)) for name, part in self.parts)
         return replace(self, grader=grader, parts=parts)
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:

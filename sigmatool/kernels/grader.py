@@ -34,7 +34,9 @@ FloatArray = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Grader:
-    """A verifier that marks a wrong answer right with probability ``fp`` and a right one wrong with ``fn``.
+    """How the trainer scores a group: a verifier that marks a wrong answer right with probability ``fp`` and
+    a right one wrong with ``fn``, and the credit it trains on, pass@``pass_at`` (:mod:`.passk`; 1: each
+    answer's own reward).
 
     >>> round(float(Grader(0.1, 0.2).rate(0.5)), 12)
     0.45
@@ -42,14 +44,23 @@ class Grader:
 
     fp: float = 0.0
     fn: float = 0.0
+    pass_at: int = 1
 
     def __post_init__(self) -> None:
         if not (0.0 <= self.fp < 1.0 and 0.0 <= self.fn < 1.0 and self.fp + self.fn < 1.0):
             raise ValueError(f"a grader needs FP, FN in [0, 1) and FP + FN < 1, not {self.fp}, {self.fn}")
+        if not (isinstance(self.pass_at, int) and self.pass_at >= 1):
+            raise ValueError(f"pass@K needs a whole K ≥ 1, not {self.pass_at!r}")
 
     @property
     def exact(self) -> bool:
+        """Whether the verifier makes no error (FP = FN = 0), whatever the credit."""
         return self.fp == 0.0 and self.fn == 0.0
+
+    @property
+    def plain(self) -> bool:
+        """An exact verifier and pass@1 credit: every quantity as the kernels define it."""
+        return self.exact and self.pass_at == 1
 
     def rate(self, p: ArrayLike) -> FloatArray:
         """``r(p) = FP + (1 − FP − FN) p``: the chance of reward 1 for a prompt of pass rate p."""
@@ -74,13 +85,15 @@ def channel(grader: Grader, d: int) -> FloatArray:
 
 
 def graded(h: FloatArray, grader: Grader) -> FloatArray:
-    """``h̃ = C h``: the group function of the true right count through the grader."""
+    """``h̃ = C h``: the group function of the true right count through the grader (h itself if exact)."""
+    if grader.exact:
+        return h
     return np.asarray(channel(grader, h.size - 1) @ h, dtype=np.float64)
 
 
 def unbiased(h: FloatArray, k: ArrayLike, n: ArrayLike, grader: Grader) -> FloatArray:
     """``Σ_j Hyp(j; n, k, d) h̃(j)`` per (k, n): NaN where n < d."""
-    from scipy import stats
+    from sigmatool.kernels._common import hypergeometric_pmf_of
 
     d = h.size - 1
     kk, nn = (np.asarray(x, dtype=np.float64) for x in np.broadcast_arrays(k, n))
@@ -88,7 +101,9 @@ def unbiased(h: FloatArray, k: ArrayLike, n: ArrayLike, grader: Grader) -> Float
     ok = nn >= d
     if ok.any():
         j = np.arange(d + 1)
-        pmf = stats.hypergeom.pmf(j[None, :], nn[ok][:, None], kk[ok][:, None], d)
+        ki, ni = kk[ok][:, None].astype(np.int64), nn[ok][:, None].astype(np.int64)
+        inside = (j[None, :] <= ki) & (d - j[None, :] <= ni - ki)
+        pmf = np.where(inside, hypergeometric_pmf_of(j[None, :], ni, ki, np.int64(d)), 0.0)
         out[ok] = pmf @ graded(h, grader)
     return out
 
@@ -105,7 +120,10 @@ def beta(h: FloatArray, A: ArrayLike, B: ArrayLike, grader: Grader) -> FloatArra
 
 
 def beta_sqrt_variance(A: ArrayLike, B: ArrayLike, grader: Grader, nodes: int = 64) -> FloatArray:
-    """``E[√(r (1 − r))]`` for p ~ Beta(A, B), r = r(p): Gauss–Jacobi quadrature per distinct (A, B)."""
+    """``E[√(r (1 − r))]`` for p ~ Beta(A, B), r = r(p): Gauss–Jacobi quadrature per distinct (A, B); under
+    pass@K, GRPO's large-group weight at r (:func:`sigmatool.kernels.passk.grpo_limit`)."""
+    from sigmatool.kernels.passk import grpo_limit
+
     from scipy import special
 
     AA, BB = np.broadcast_arrays(np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64))
@@ -114,7 +132,7 @@ def beta_sqrt_variance(A: ArrayLike, B: ArrayLike, grader: Grader, nodes: int = 
         a, b = float(AA[index]), float(BB[index])
         x, w = special.roots_jacobi(nodes, b - 1.0, a - 1.0)  # weight (1 − x)^(b−1) (1 + x)^(a−1)
         r = grader.rate((x + 1.0) / 2.0)
-        out[index] = float(w @ np.sqrt(r * (1.0 - r)) / w.sum())
+        out[index] = float(w @ grpo_limit(r, grader.pass_at) / w.sum())
     return out
 
 

@@ -156,6 +156,35 @@ def parse_grader_error(text: str | None) -> tuple[float, float] | None:
     return a, b
 
 
+def parse_pass_at(texts: Sequence[str] | None) -> tuple[int, ...]:
+    """``--pass-at K[,K…]``: the credit the trainer trains on, pass@K, K whole and ≥ 1 (docs/passk.md);
+    () when absent."""
+    if not texts:
+        return ()
+    out: list[int] = []
+    for text in texts:
+        for part in str(text).split(","):
+            word = part.strip()
+            try:
+                value = float(word)
+            except ValueError:
+                value = math.nan
+            if not (math.isfinite(value) and value == int(value) and value >= 1):
+                raise UsageError(f"--pass-at: K is a whole number ≥ 1 (pass@K), not {word!r}")
+            if int(value) not in out:
+                out.append(int(value))
+    return tuple(out)
+
+
+def check_pass_at(pass_at: Sequence[int], sizes: Sequence[float], name: str = "--G") -> None:
+    """Every K at most every finite G asked: a group of G < K answers has no pass@K."""
+    finite = [G for G in sizes if math.isfinite(G)]
+    if pass_at and finite and max(pass_at) > min(finite):
+        raise UsageError(
+            f"--pass-at {max(pass_at)} > {name} {min(finite):g}: a group of fewer than K answers has no pass@K"
+        )
+
+
 @dataclass(frozen=True)
 class CurriculumOptions:
     """What ``curriculum`` predicts: ``schedule`` with its parameters, ``batch`` prompts per step for
