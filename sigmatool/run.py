@@ -143,7 +143,9 @@ class Run:
             from sigmatool.kernels.grader import Grader
 
             graded = Grader(*self.grader, pass_at=self.pass_at)
-            self._val.append(self.exact._graded_by(graded) if self.by_credit else self.exact.with_grader(graded))
+            self._val.append(
+                self.exact._graded_by(graded) if self.by_credit else self.exact.with_grader(graded)
+            )
         return self._val[2]
 
     @property
@@ -257,7 +259,10 @@ class Run:
         if self.by_credit:
             from sigmatool.credit import stacked
 
-            answers = [budget.analyse(r.values, r.by, options, r.val, r.beyond) for r in map(self.passing, self.credits)]
+            answers = [
+                budget.analyse(r.values, r.by, options, r.val, r.beyond)
+                for r in map(self.passing, self.credits)
+            ]
             return stacked(answers, self.credits)
 
         return budget.analyse(self.values, self.by, options, self.val, self.beyond)

@@ -15,8 +15,8 @@ from sigmatool.cli.params import (
     Seed,
     grader_option,
     input_options,
-    pass_at_option,
     output_options,
+    pass_at_option,
     plot_options,
     uses,
 )

@@ -63,5 +63,7 @@ def budget_command(
     sizes = tuple(parse_group_sizes(group_sizes or ["8"], allow_inf=True))
     segments = Segments(DEFAULT_BINS if bins is None else bins, extreme, parse_medium(medium))
     options = BudgetOptions(sizes, estimator.value, segments)
-    with run.session(given, estimator=options.estimator, sizes=options.sizes, imports=ANALYSIS, credits_many=True) as s:
+    with run.session(
+        given, estimator=options.estimator, sizes=options.sizes, imports=ANALYSIS, credits_many=True
+    ) as s:
         run.answer(s.budget(options), given, s)

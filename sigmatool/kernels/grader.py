@@ -122,9 +122,9 @@ def beta(h: FloatArray, A: ArrayLike, B: ArrayLike, grader: Grader) -> FloatArra
 def beta_sqrt_variance(A: ArrayLike, B: ArrayLike, grader: Grader, nodes: int = 64) -> FloatArray:
     """``E[√(r (1 − r))]`` for p ~ Beta(A, B), r = r(p): Gauss–Jacobi quadrature per distinct (A, B); under
     pass@K, GRPO's large-group weight at r (:func:`sigmatool.kernels.passk.grpo_limit`)."""
-    from sigmatool.kernels.passk import grpo_limit
-
     from scipy import special
+
+    from sigmatool.kernels.passk import grpo_limit
 
     AA, BB = np.broadcast_arrays(np.asarray(A, dtype=np.float64), np.asarray(B, dtype=np.float64))
     out = np.empty(AA.shape)

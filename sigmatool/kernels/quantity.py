@@ -288,7 +288,9 @@ class Quantity(str, Enum):
         inner = (p > 0.0) & (p < 1.0)
         if inner.any():
             q = p[inner]
-            lo, hi = window(G * q, np.sqrt(G * q * (1.0 - q)), np.zeros(q.shape, np.int64), np.full(q.shape, G))
+            lo, hi = window(
+                G * q, np.sqrt(G * q * (1.0 - q)), np.zeros(q.shape, np.int64), np.full(q.shape, G)
+            )
             odds = np.log(q) - np.log1p(-q)
             out[inner] = window_mean(
                 lo,
