@@ -270,17 +270,25 @@ class Run:
     def groupsize(
         self, target: GroupSizeOptions, *, bins: int | None, figure: bool = False
     ) -> GroupSizeResult:
-        """``groupsize``'s summary, headline, notes and curve."""
+        """``groupsize``'s summary, headline, notes and curve; under pass@K credit, sizes from K + 1."""
         from sigmatool import groupsize
 
+        target = self._credited_sizes(target)
         return groupsize.analyse(self.values, self.by, target, self.val, bins=bins, figure=figure)
 
     def groupsize_rows(self, target: GroupSizeOptions) -> pl.LazyFrame:
         """``groupsize --per-prompt``: one row per prompt, streamed."""
         from sigmatool import groupsize
 
+        target = self._credited_sizes(target)
         assert self.dataset is not None
         return groupsize.per_prompt(self.dataset, self.values, target, prior=self.val)
+
+    def _credited_sizes(self, target: GroupSizeOptions) -> GroupSizeOptions:
+        """The sizes searched under pass@K credit: from K + 1 (a group of K or fewer never learns)."""
+        if self.pass_at == 1 or target.min_size > self.pass_at:
+            return target
+        return replace(target, min_size=self.pass_at + 1)
 
     def plans(self, request: PlanOptions) -> Plans:
         """``plan``: one plan per --by group."""

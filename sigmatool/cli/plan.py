@@ -11,6 +11,7 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import Analysed, analysed_options
 from sigmatool.cli.params import EstimatorOpt, PerPrompt, uses
 from sigmatool.cli.plan_params import plan_request
+from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, PlanOptions
 from sigmatool.options.plan import check_plan_output
 from sigmatool.shown import RowsResult
@@ -59,6 +60,8 @@ def plan_command(
         sigmatool plan sample_data/toy_pass_rates.csv --per-prompt -o plan.csv
     """
     inputs = given.inputs
+    if request.objective == "hit" and given.pass_at:
+        raise UsageError("--objective hit counts prompts with a right rollout: it takes no --pass-at")
     request, std_notes = plan_std(request, inputs.trainer)
     check_plan_output(request, inputs.groups, per_prompt=per_prompt, distribution=distribution,
                       weighted=bool(inputs.weight_col), plot=given.plot.path is not None)  # fmt: skip

@@ -38,12 +38,13 @@ ObjectiveName = Annotated[
     str | None,
     typer.Option(
         "--objective",
-        metavar="[signal|fidelity|learnable|knapsack-rl]",
+        metavar="[signal|fidelity|learnable|knapsack-rl|hit]",
         show_default="signal",
         help="What the plan maximises. signal: Σ E[σ] (E[σ²] with --method drgrpo). fidelity: prompts "
         "reaching φ* (--fidelity). "
         "learnable: expected non-silent groups. knapsack-rl: (1 − p^G − (1 − p)^G)·p(1 − p)² "
-        "(arXiv:2509.25849).",
+        "(arXiv:2509.25849). hit: expected prompts with a right rollout, 1 − E[(1 − p)^G] (HORA, "
+        "arXiv:2605.07114; sizes may start at 1).",
         rich_help_panel=PLAN,
     ),
 ]

@@ -112,6 +112,7 @@ def session(
     imports: Sequence[str] = (),
     outputs: Sequence[tuple[str, str | None]] = (),
     credits_many: bool = False,
+    size_flag: str = "--G",
 ) -> Iterator[Run]:
     """A command's run, wired once (``given``: its input, output, figure and grader): its options checked
     before anything is read, the input read once (streamed rows where ``stream`` allows and the rows are many
@@ -126,7 +127,7 @@ def session(
     inputs, beyond, grader = given.inputs, given.beyond, given.grader
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
-    credits = checked_credits(given.pass_at, sizes, many=credits_many, bounds=beyond.bounds)
+    credits = checked_credits(given.pass_at, sizes, many=credits_many, bounds=beyond.bounds, flag=size_flag)
     if per_prompt:
         inputs.check_rows_readable()
     check(inputs, given.out, given.plot.output, *outputs, imports=imports)
@@ -151,7 +152,7 @@ def session(
 
 
 def checked_credits(
-    pass_at: Sequence[int], sizes: Sequence[float], *, many: bool, bounds: bool = False
+    pass_at: Sequence[int], sizes: Sequence[float], *, many: bool, bounds: bool = False, flag: str = "--G"
 ) -> tuple[int, ...]:
     """--pass-at's K, checked before anything is read: one K unless ``many``; each at most every G asked;
     --bounds, which ranges over pass@1's quantities, refused beside a K > 1."""
@@ -163,7 +164,7 @@ def checked_credits(
             f"--pass-at: this command answers for one K, not {', '.join(map(str, pass_at))} "
             "(silent and budget take a list)"
         )
-    check_pass_at(pass_at, sizes)
+    check_pass_at(pass_at, sizes, flag)
     if bounds and any(K > 1 for K in pass_at):
         raise UsageError("--bounds ranges pass@1's quantities; with --pass-at K > 1 use --ci or --prior")
     return tuple(pass_at)

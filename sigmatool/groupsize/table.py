@@ -9,10 +9,12 @@ import polars as pl
 from numpy.typing import NDArray
 
 from sigmatool import kernels
+from sigmatool.errors import UsageError
 from sigmatool.estimators import NOT_IDENTIFIED, PerCell, Valuation, valuation
 from sigmatool.groupsize.sizes import fidelity_at, group_sizes, law_group_sizes
 from sigmatool.joins import join_frame, join_values
 from sigmatool.kernels import Quantity
+from sigmatool.kernels.grader import Grader
 from sigmatool.load import Dataset, per_prompt_frame
 from sigmatool.load.dataset import bare_key
 from sigmatool.load.loaded import distinct as histogram_of
@@ -31,7 +33,9 @@ def _posterior_fidelity(val: Valuation, rows: pl.DataFrame, G: FloatArray, o: Gr
     ok = np.isfinite(G)
     size = np.where(ok, G, 1.0).astype(np.int64)
     if o.method == "drgrpo":
-        return np.asarray(np.where(ok, kernels.drgrpo_fidelity(size), np.nan), dtype=np.float64)
+        from sigmatool.prior.groupsize import credit_fidelity
+
+        return np.asarray(np.where(ok, credit_fidelity(size, val.pass_at), np.nan), dtype=np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = val.values(rows, Quantity.SIGMA, size, o.std) / val.values(rows, Quantity.GRPO_LIMIT)
     return np.asarray(np.where(ok, ratio, np.nan), dtype=np.float64)
@@ -126,20 +130,17 @@ def _rule_sizes(
     have, so the unbiased device does not decide a per-prompt size), each cell G > n by the posterior of the
     NPMLE prior where the prompt's group identifies one."""
     p = cells["p"].cast(pl.Float64).to_numpy()
-    if val.grader is not None:
-        p = val.grader.rate(p)
     n = cells["n"].cast(pl.Int64).to_numpy() if "n" in cells.columns else None
-    plug = size_columns(p, o)
+    plug = credited_size_columns(p, o, val.grader)
     G = np.asarray(plug["group_size"], dtype=np.float64)
     at_uniform = np.asarray(plug["at_uniform"], dtype=np.bool_)
     identified = np.ones(p.size, dtype=np.bool_)
     sized_by = np.full(p.size, PLUGIN, dtype=object)
     law = np.asarray(plug.get("group_size_law", np.full(p.size, np.nan)), dtype=np.float64)
-    fidelity = fidelity_at(p, G, o.method, o.std) if detail else np.full(p.size, np.nan)
+    fidelity = np.full(p.size, np.nan)
     silent = np.full(p.size, np.nan)
     if detail:
-        reach = np.isfinite(G)
-        silent = np.where(reach, kernels.silent_probability(p, np.where(reach, G, 1)), np.nan)
+        fidelity, silent = credited_detail(p, G, o, val.grader)
     if n is None or not (isinstance(val, PerCell) and val.counts):
         return {"G": G, "at_uniform": at_uniform, "identified": identified, "sized_by": sized_by,
                 "fidelity": fidelity, "silent": silent, "law": law}  # fmt: skip
@@ -211,9 +212,8 @@ def group_size_table(
         return _rule_table(values, o, detail, val)
     distinct = values.select(pl.col("p").cast(pl.Float64)).unique().sort("p")
     p = distinct["p"].to_numpy()
-    if val is not None and val.grader is not None:
-        p = val.grader.rate(p)  # every figure below is a function of the reward rate
-    sizes = size_columns(p, o)
+    grader = None if val is None else val.grader
+    sizes = credited_size_columns(p, o, grader)
     G, reachable = sizes["group_size"], sizes["reachable"]
     columns = [
         _integers("group_size", G),
@@ -223,10 +223,63 @@ def group_size_table(
     if o.law:
         columns.append(_integers("group_size_law", sizes["group_size_law"]))
     if detail:
-        columns.append(pl.Series("fidelity_at_group_size", fidelity_at(p, G, o.method, o.std)).fill_nan(None))
-        silent = np.where(reachable, kernels.silent_probability(p, np.where(reachable, G, 1)), np.nan)
+        fidelity, silent = credited_detail(p, np.asarray(G, dtype=np.float64), o, grader)
+        columns.append(pl.Series("fidelity_at_group_size", fidelity).fill_nan(None))
         columns.append(pl.Series("silent_at_group_size", silent).fill_nan(None))
     return distinct.with_columns(columns)
+
+
+def credited_size_columns(
+    p: FloatArray, o: GroupSizeOptions, grader: Grader | None
+) -> dict[str, NDArray[np.generic]]:
+    """:func:`size_columns` of pass rates p through the grader (every figure is a function of the reward
+    rate); under pass@K credit by the search over G of each rate's pass@K weights (docs/passk.md)."""
+    if grader is None or grader.pass_at == 1:
+        return size_columns(p if grader is None else grader.rate(p), o)
+    from sigmatool.prior.groupsize import rate_group_size
+
+    G = rate_group_size(
+        p, o.target, min_G=o.min_size, max_G=o.max_size, objective=o.method, std=o.std,
+        max_silent=o.max_silent, grader=grader,
+    )  # fmt: skip
+    reachable = np.isfinite(G)
+    if o.uniform >= o.min_size:
+        at_uniform = reachable & (G <= o.uniform)
+    else:
+        fidelity, silent = credited_detail(p, np.full(p.shape, float(o.uniform)), o, grader)
+        fine = fidelity >= o.target
+        if o.max_silent is not None:
+            fine &= silent <= o.max_silent
+        at_uniform = reachable & fine
+    if o.law:
+        raise UsageError("--law is pass@1's normal-law size; with --pass-at K > 1 leave it out")
+    return {"group_size": G, "reachable": reachable, "at_uniform": at_uniform}
+
+
+def credited_detail(
+    p: FloatArray, G: FloatArray, o: GroupSizeOptions, grader: Grader | None
+) -> tuple[FloatArray, FloatArray]:
+    """Each rate's fidelity and silent share at its G (NaN where G is), through the grader and its credit."""
+    reach = np.isfinite(G)
+    size = np.where(reach, G, 1.0)
+    if grader is None or grader.pass_at == 1:
+        r = p if grader is None else grader.rate(p)
+        fidelity = fidelity_at(r, G, o.method, o.std)
+        return fidelity, np.where(reach, kernels.silent_probability(r, size), np.nan)
+    from sigmatool.prior.groupsize import credit_fidelity
+
+    K = grader.pass_at
+    size = np.maximum(size, K).astype(np.int64)
+    inner = (p > 0.0) & (p < 1.0) & reach
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if o.method == "drgrpo":
+            fidelity = np.asarray(credit_fidelity(size, K), dtype=np.float64)
+        else:
+            fidelity = Quantity.SIGMA.plugin(p, size, o.std, grader) / Quantity.GRPO_LIMIT.plugin(
+                p, None, o.std, grader
+            )
+    silent = Quantity.SILENT.plugin(p, size, o.std, grader)
+    return np.where(inner, fidelity, np.nan), np.where(reach, silent, np.nan)
 
 
 def size_columns(p: FloatArray, o: GroupSizeOptions) -> dict[str, NDArray[np.generic]]:

@@ -25,7 +25,7 @@ from sigmatool.options.common import (
     check_fraction,
 )
 
-OBJECTIVES = ("signal", "fidelity", "learnable", "knapsack-rl")
+OBJECTIVES = ("signal", "fidelity", "learnable", "knapsack-rl", "hit")
 PLAN_METHODS = tuple(m.value for m in Method)
 STD_CONVENTIONS = tuple(s.value for s in Std)
 DEFAULT_SIZES = (4, 8, 16, 32)
@@ -71,11 +71,10 @@ def parse_sizes(spec: str | int | Sequence[int]) -> tuple[int, ...]:
 def _check_sizes(sizes: Sequence[int]) -> tuple[int, ...]:
     if not sizes:
         raise UsageError("--sizes: give at least one group size, such as 4,8,16,32")
-    bad = sorted({s for s in sizes if not 2 <= s <= MAX_SIZE})
+    bad = sorted({s for s in sizes if not 1 <= s <= MAX_SIZE})
     if bad:
         raise UsageError(
-            f"--sizes: group sizes must be between 2 and {MAX_SIZE:,} (a group of one has σ = 0), "
-            f"not {', '.join(map(str, bad[:5]))}"
+            f"--sizes: group sizes must be between 1 and {MAX_SIZE:,}, not {', '.join(map(str, bad[:5]))}"
         )
     distinct = tuple(sorted(set(sizes)))
     if len(distinct) > MAX_SIZES:
@@ -183,7 +182,10 @@ def plan_options(
     except UsageError as exc:
         problems.append(str(exc))
         allowed = DEFAULT_SIZES
-    lo = min_G if min_G is not None else DEFAULT_MIN_G
+    # A group of one answer has σ = 0 and trains nothing; it can still hold a hit (HORA's allocation).
+    lo = min_G if min_G is not None else (1 if objective == "hit" else DEFAULT_MIN_G)
+    if 1 in allowed and objective != "hit":
+        problems.append("--sizes: a group of one has σ = 0 and trains nothing; size 1 is for --objective hit")
     hi = max_G if max_G is not None else DEFAULT_MAX_G
     if not 1 <= lo <= MAX_G or not 1 <= hi <= MAX_G:
         problems.append(

@@ -6,7 +6,12 @@ The objectives (docs/plan.md, docs/theory.md §8), for a prompt of pass rate p g
   ``E[σ²](p, G) = p (1 − p) (1 − 1/G)``;
 - ``learnable``: ``1 − P_silent(p, G) = 1 − p^G − (1 − p)^G``, the chance that the group is not silent;
 - ``knapsack-rl``: ``(1 − p^G − (1 − p)^G) · p (1 − p)²``, Knapsack RL's value (Li et al. 2025);
-- ``fidelity``: ``1`` when ``φ(G, p) ≥ φ*`` (GRPO: ``E[σ]/sqrt(p (1 − p))``; Dr. GRPO: ``1 − 1/G``), else 0.
+- ``fidelity``: ``1`` when ``φ(G, p) ≥ φ*`` (GRPO: ``E[σ]/sqrt(p (1 − p))``; Dr. GRPO: ``1 − 1/G``), else 0;
+- ``hit``: ``1 − E[(1 − p)^G]``, the chance that the group holds a right answer (HORA, arXiv:2605.07114):
+  ``1 − C(n − k, G)/C(n, G)`` from counts at G ≤ n, as every value, by the one rule per cell.
+
+Under pass@K credit (``--pass-at``) each quantity is pass@K's (docs/passk.md) and Dr. GRPO's fidelity
+``1 − K/G``.
 
 Every curve is 0 at G = 0 (the prompt is left out) and at p ∈ {0, 1}.
 """
@@ -176,7 +181,7 @@ def fidelity(
         return np.full(r.size, np.nan)
     if options.method == "drgrpo":
         inside = r.mean(Quantity.DRGRPO_LIMIT) > 0.0
-        return np.where(inside, 1.0 - 1.0 / G, np.nan)
+        return np.where(inside, 1.0 - r.valuation.pass_at / G, np.nan)
     limit = r.mean(Quantity.GRPO_LIMIT)
     sigma = weight if weight is not None else r.mean(Quantity.SIGMA, G, options.std)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -199,6 +204,8 @@ def value(
             return np.asarray(fidelity(r, G, options, weight) >= options.target, dtype=np.float64)
     if objective == "learnable":
         return np.asarray(1.0 - r.mean(Quantity.SILENT, G), dtype=np.float64)
+    if objective == "hit":
+        return np.asarray(1.0 - r.mean(Quantity.ALL_WRONG, G), dtype=np.float64)
     return r.mean(Quantity.KNAPSACK_RL, G)
 
 

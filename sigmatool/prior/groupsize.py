@@ -58,11 +58,27 @@ def _smallest(ok: Test, rows: IntArray, min_G: int, max_G: int) -> IntArray:
 Mean = Callable[[Quantity, "IntArray | None", "IntArray | None"], FloatArray]
 
 
+def credit_fidelity(G: ArrayLike, K: int = 1) -> FloatArray:
+    """Dr. GRPO's fidelity under pass@K credit, ``1 − K/G`` (``kernels.drgrpo_fidelity`` at K = 1)."""
+    if K == 1:
+        return kernels.drgrpo_fidelity(G)
+    size = np.asarray(G, dtype=np.float64)
+    return np.asarray(np.where(size >= K, 1.0 - K / size, np.nan), dtype=np.float64)
+
+
 def _sizes(
-    mean: Mean, count: int, target: float, min_G: int, max_G: int, objective: str, max_silent: float | None
+    mean: Mean,
+    count: int,
+    target: float,
+    min_G: int,
+    max_G: int,
+    objective: str,
+    max_silent: float | None,
+    K: int = 1,
 ) -> IntArray:
     """Per cell (``count`` of them), the smallest G reaching the target, max_G + 1 where none does;
-    ``mean(quantity, cells, G)`` is each cell's expected quantity (all cells for None)."""
+    ``mean(quantity, cells, G)`` is each cell's expected quantity (all cells for None); under pass@K credit
+    Dr. GRPO's fidelity is 1 − K/G at every p (docs/passk.md)."""
     limit = mean(Quantity.GRPO_LIMIT, None, None)
     rows = np.flatnonzero(limit > 0.0)
     sizes = np.full(count, max_G + 1, dtype=np.int64)
@@ -73,7 +89,7 @@ def _sizes(
 
         sizes[rows] = _smallest(reaches, rows, min_G, max_G)
     else:
-        drgrpo = _smallest(lambda r, G: kernels.drgrpo_fidelity(G) >= target, rows[:1], min_G, max_G)
+        drgrpo = _smallest(lambda r, G: credit_fidelity(G, K) >= target, rows[:1], min_G, max_G)
         sizes[rows] = drgrpo[0] if drgrpo.size else max_G + 1
     if max_silent is not None:
 
@@ -108,7 +124,8 @@ def rate_group_size(
         at = values if r is None else values[r]
         return np.asarray(quantity.plugin(at, 0 if G is None else G, std, grader), dtype=np.float64)
 
-    sizes = _sizes(mean, values.size, target, min_G, max_G, objective, max_silent)
+    K = 1 if grader is None else grader.pass_at
+    sizes = _sizes(mean, values.size, target, min_G, max_G, objective, max_silent, K)
     return np.where(sizes <= max_G, sizes.astype(np.float64), np.nan)
 
 
@@ -150,6 +167,7 @@ def posterior_group_size(
         at = slice(None) if r is None else r
         return cell_means(prior, ck[at], cn[at], quantity, G, std, grader=grader)
 
-    sizes = _sizes(mean, ck.size, target, min_G, max_G, objective, max_silent)
+    K = 1 if grader is None else grader.pass_at
+    sizes = _sizes(mean, ck.size, target, min_G, max_G, objective, max_silent, K)
     out = np.where(sizes <= max_G, sizes.astype(np.float64), np.nan)
     return np.asarray(out[inverse.ravel()].reshape(k_arr.shape), dtype=np.float64)
