@@ -216,10 +216,17 @@ def test_sizes_parse_lists_ranges_and_steps(spec, expected) -> None:  # type: ig
     assert expected == parse_sizes(spec)
 
 
-@pytest.mark.parametrize("spec", ["1,8", "a", "9..3", "0..4", "8..64:0", ""])
+@pytest.mark.parametrize("spec", ["0,8", "a", "9..3", "0..4", "8..64:0", ""])
 def test_bad_sizes_are_usage_errors(spec: str) -> None:
     with pytest.raises(UsageError, match="--sizes"):
         parse_sizes(spec)
+
+
+def test_a_group_of_one_is_planned_only_for_hits() -> None:
+    """σ = 0 in a group of one: no gradient objective takes size 1; the hit objective does (HORA)."""
+    with pytest.raises(UsageError, match="size 1 is for --objective hit"):
+        plan_options(sizes="1,8")
+    assert plan_options(sizes="1,8", objective="hit").sizes == (1, 8)
 
 
 def test_min_and_max_group_size_narrow_the_sizes() -> None:
