@@ -135,8 +135,7 @@ def pass_at_k(values: pl.DataFrame, val: Valuation) -> FloatArray:
     """Each row's pass@K under the valuation's credit K: ``1 − E[(1 − p)^K]`` by the one rule per cell
     (1 − (1 − p)^K at a rate, 1 − C(n − k, K)/C(n, K) from counts at K ≤ n, the posterior mean beyond)."""
     K = val.pass_at
-    plain = val.with_grader(None if val.grader is None else Grader(val.grader.fp, val.grader.fn))
-    return np.asarray(1.0 - plain.values(values, Quantity.ALL_WRONG, K), dtype=np.float64)
+    return np.asarray(1.0 - val.one().values(values, Quantity.ALL_WRONG, K), dtype=np.float64)
 
 
 def _dapo_draws(rate: pl.Series, cap: int | None) -> pl.Series:

@@ -45,7 +45,8 @@ def values(hist: pl.DataFrame, val: Valuation, G: int) -> dict[str, FloatArray]:
     """Each rate's per-prompt value for every histogram row, under the valuation; NaN raises."""
     out = {}
     for name, (quantity, size) in QUANTITIES.items():
-        out[name] = val.values(hist, quantity, G if size is None else size)
+        # The prompts' own pass rate is pass@1's, whatever credit the trainer trains on.
+        out[name] = (val if size is None else val.one()).values(hist, quantity, G if size is None else size)
         if np.isnan(out[name]).any():
             raise DataError(
                 f"the {name.replace('_', ' ')} at G = {G} is not identified for some prompts (fewer than "

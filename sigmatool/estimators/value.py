@@ -425,6 +425,11 @@ class Valuation:
     def _graded_by(self, grader: Grader) -> Valuation:
         return replace(self, grader=grader)
 
+    def one(self) -> Valuation:
+        """The same valuation under pass@1 credit, through the same verifier: each answer's own reward
+        (a prompt's pass rate, its chance of a hit in G answers)."""
+        return self.with_grader(None if self.grader is None else Grader(self.grader.fp, self.grader.fn))
+
     @property
     def credited(self) -> bool:
         """Whether the answers name the credit they are for (--pass-at given): each then says its pass@K."""
