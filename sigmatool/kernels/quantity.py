@@ -277,6 +277,8 @@ class Quantity(str, Enum):
         if self is Quantity.KNAPSACK_RL:
             learns = 1.0 - Quantity.SILENT._pass_plugin_at(p, G, std, K)
             return np.asarray(learns * p * (1.0 - p) ** 2, dtype=np.float64)
+        if self is Quantity.SILENT and G == K:
+            return np.ones(p.shape)  # every K-subset is the whole group: it never learns
         if self in (Quantity.ALL_RIGHT, Quantity.SILENT):
             from scipy.stats import binom
 
@@ -315,6 +317,9 @@ class Quantity(str, Enum):
             if self.needs_size and g < K:
                 continue
             h = self.group(int(g), std, K)
+            if self is Quantity.SILENT and g == K > 1:
+                out[sizes == g] = 1.0  # silent whatever the answers: a sum of the pmf would round
+                continue
             if h is not None:
                 at = sizes == g
                 out[at] = np.broadcast_to(form(h), shape)[at]
