@@ -127,13 +127,13 @@ def _rho(n: int, c: int, k: int) -> Fraction:
 # --- rllm: adv_estimator pkpo and the GRPO standardisation ----------------------------------------------------
 
 
-def _rllm_pkpo_credit(rewards: Sequence[Fraction], k: int) -> list[Fraction]:
+def _rllm_pkpo_credit(rewards: Sequence[int], k: int) -> list[Fraction]:
     """rllm's PKPO credit: ``(1/C(n,k)) Σ`` over the k-subsets holding an answer of the subset's max.
 
     rllm-org/rllm, ``rllm/trainer/algorithms/rl_algo.py`` lines 8–10 (``_comb``) and 46–68 of
     ``calculate_pkpo_advantages_per_group``, commit 6b3b2da5d57f9b0a941f518568df8d889d8d8e21 (pull request
-    #743, branch ``pkpo-adv-estimator``). Rewritten over fractions: ``np.argsort(kind="stable")`` is a stable
-    ``sorted``; the arithmetic is the same, without rounding.
+    #743, branch ``pkpo-adv-estimator``). Rewritten over the 0/1 rewards and fractions: ``np.argsort(kind=
+    "stable")`` is a stable ``sorted``; the arithmetic is the same, without rounding.
     """
     n = len(rewards)
     k = max(1, min(k, n))
@@ -159,7 +159,7 @@ def _rllm_pkpo_credit(rewards: Sequence[Fraction], k: int) -> list[Fraction]:
 @functools.cache
 def _rllm_credit(y: Outcome, K: int) -> tuple[Fraction, ...]:
     """rllm's PKPO credit of a 0/1 outcome."""
-    return tuple(_rllm_pkpo_credit([Fraction(r) for r in y], K))
+    return tuple(_rllm_pkpo_credit(y, K))
 
 
 @functools.cache
@@ -219,14 +219,14 @@ def _deltas(N: int, K: int) -> tuple[Fraction, ...]:
 
 
 def _sorted_apply(
-    func: Callable[[list[Fraction], int], list[Fraction]],
-) -> Callable[[Sequence[Fraction], int], list[Fraction]]:
+    func: Callable[[list[int], int], list[Fraction]],
+) -> Callable[[Sequence[int], int], list[Fraction]]:
     """Apply ``func`` to the rewards sorted ascending, and put its values back in the group's order.
 
     ``pkpo_core.py`` lines 64–76 (commit 1b0928e6); ``np.argsort`` is a stable ``sorted``.
     """
 
-    def inner(x: Sequence[Fraction], K: int) -> list[Fraction]:
+    def inner(x: Sequence[int], K: int) -> list[Fraction]:
         i_sort = sorted(range(len(x)), key=lambda i: x[i])
         values = func([x[i] for i in i_sort], K)
         out = [Fraction(0)] * len(x)
@@ -238,7 +238,7 @@ def _sorted_apply(
 
 
 @_sorted_apply
-def _s(g: list[Fraction], K: int) -> list[Fraction]:
+def _s(g: list[int], K: int) -> list[Fraction]:
     """The unbaselined credit s (the paper's Eq. 19): ``pkpo_core.py`` lines 131–160 (commit 1b0928e6)."""
     N = len(g)
     c = [gi * m for gi, m in zip(g, _m_diagonal(N, K), strict=True)]
@@ -248,7 +248,7 @@ def _s(g: list[Fraction], K: int) -> list[Fraction]:
 
 
 @_sorted_apply
-def _b(g: list[Fraction], K: int) -> list[Fraction]:
+def _b(g: list[int], K: int) -> list[Fraction]:
     """The leave-one-out baseline sums (Eq. 30): ``pkpo_core.py`` lines 163–182 (commit 1b0928e6)."""
     N = len(g)
     w = [m * j for m, j in zip(_m_diagonal(N - 1, K), range(1, N), strict=True)]
@@ -261,12 +261,12 @@ def _b(g: list[Fraction], K: int) -> list[Fraction]:
 
 @functools.cache
 def _s_of(y: Outcome, K: int) -> tuple[Fraction, ...]:
-    return tuple(_s([Fraction(r) for r in y], K))
+    return tuple(_s(y, K))
 
 
 @functools.cache
 def _b_of(y: Outcome, K: int) -> tuple[Fraction, ...]:
-    return tuple(_b([Fraction(r) for r in y], K))
+    return tuple(_b(y, K))
 
 
 @functools.cache
@@ -483,9 +483,9 @@ def test_pkpo_update_is_k_over_g_times_delta_sigma2_times_the_score_gap() -> Non
         G, c = len(y), sum(y)
         if c in (0, G):
             continue
-        scores = [Fraction(7 * i * i - 3 * i + 2, 11 + i) for i in range(G)]
-        right = sum((s for s, r in zip(scores, y, strict=True) if r), Fraction(0)) / c
-        wrong_mean = sum((s for s, r in zip(scores, y, strict=True) if not r), Fraction(0)) / (G - c)
+        scores = [7 * i * i - 3 * i + 2 for i in range(G)]
+        right = Fraction(sum(s for s, r in zip(scores, y, strict=True) if r), c)
+        wrong_mean = Fraction(sum(s for s, r in zip(scores, y, strict=True) if not r), G - c)
         update = sum((a * s for a, s in zip(_rllm_pkpo(y, K), scores, strict=True)), Fraction(0)) / G
         if Fraction(K, G) * _drgrpo(G, K, c) * (right - wrong_mean) != update:
             wrong.append((y, K))
@@ -532,7 +532,7 @@ def _standardised_equal(a: Sequence[Fraction], y: Outcome) -> bool:
     y_var = sum(((r - y_mean) ** 2 for r in y), Fraction(0))
     return all(
         (x - a_mean > 0) == (r - y_mean > 0) and (x - a_mean) ** 2 * y_var == (r - y_mean) ** 2 * a_var
-        for x, r in zip(a, y, strict=True)
+        for x, r in set(zip(a, y, strict=True))
     )
 
 
