@@ -246,3 +246,31 @@ def test_bad_pass_at_is_one_line_and_exit_2(args: tuple[str, ...], said: str) ->
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and said in lines[0], done.stderr
+
+
+EXAMPLE = BIGMATH.parent / "example_run"
+
+
+def test_track_counts_silent_and_all_right_groups_under_pass_at_2() -> None:
+    """The bundled verl dumps (``_dump_generations``' JSONL: one line per rollout, ``uid`` the group, ``acc``
+    the verdict), counted here line by line: a group of G with c right is silent under pass@2 when c = 0 or
+    c > G − 2."""
+    import json
+
+    groups: dict[tuple[int, str], list[bool]] = {}
+    for path in sorted(EXAMPLE.glob("*.jsonl")):
+        for line in path.read_text().splitlines():
+            row = json.loads(line)
+            groups.setdefault((row["step"], row["uid"]), []).append(bool(row["acc"]))
+    out = csv_of(invoke("track", EXAMPLE, "--from", "verl", "--pass-at", "2", "-f", "csv"))
+    for step, silent, right in out.select("step", "silent_fraction", "all_right_fraction").rows():
+        mine = [v for (s, _), v in groups.items() if s == step]
+        c = [sum(v) for v in mine]
+        assert silent == pytest.approx(sum(x == 0 or x > len(v) - 2 for x, v in zip(c, mine)) / len(mine), abs=1e-15)
+        assert right == pytest.approx(sum(x > len(v) - 2 for x, v in zip(c, mine)) / len(mine), abs=1e-15)
+
+
+def test_track_refuses_groups_smaller_than_k() -> None:
+    done = run_cli("track", EXAMPLE, "--from", "verl", "--pass-at", "5")
+    assert done.returncode == 1
+    assert "fewer than 5 usable answers" in done.stderr and "step 1" in done.stderr

@@ -15,6 +15,7 @@ from sigmatool.cli.params import (
     EstimatorOpt,
     PerPrompt,
     output_options,
+    pass_at_option,
     plot_options,
     renamed,
     run_log_options,
@@ -153,7 +154,14 @@ def track_options(
 
 
 @app.command("track")
-@uses(log=run_log_options, options=track_options, out=output_options, plot=plot_options, prior=prior_option)
+@uses(
+    log=run_log_options,
+    options=track_options,
+    out=output_options,
+    plot=plot_options,
+    prior=prior_option,
+    pass_at=pass_at_option,
+)
 def track_command(
     dumps: DumpsArg = None,
     estimator: EstimatorOpt = Estimator.auto,
@@ -162,6 +170,7 @@ def track_command(
     out: OutputOptions = OutputOptions(),
     plot: PlotOptions = PlotOptions(),
     prior: PriorSpec = PriorSpec(),
+    pass_at: tuple[int, ...] = (),
     old_steps: OldSteps = None,
 ) -> None:
     """A training run step by step: the silent groups each step measured against how many were expected.
@@ -181,20 +190,25 @@ def track_command(
 
         sigmatool track sample_data/example_run --from verl
     """
+    K = run.checked_credits(pass_at, (), many=False)
     inputs = _checked(log.dumps(dumps or [], "track"), options, out, plot)
     from sigmatool.load.runs import run_log
 
     groups = groups_of(run_log(inputs))
     shown = (
-        _stories(groups, plot) if options.per_prompt else _tracked(groups, options, (estimator.value, prior))
+        _stories(groups, plot)
+        if options.per_prompt
+        else _tracked(groups, options, (estimator.value, prior), K[0] if K else 1)
     )
     _export(groups, options)
     run.show(shown, out, plot, ", ".join(dumps or [f"table {log.table}"]))
 
 
-def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec]) -> TrackResult:
+def _tracked(
+    groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, PriorSpec], pass_at: int = 1
+) -> TrackResult:
     """The step table (or the run's summary), expected from the table of --pass-rates when given (its notes
-    said)."""
+    said); silent under pass@``pass_at`` credit."""
     from sigmatool.track.asked import tracked
 
     rates = None
@@ -203,7 +217,7 @@ def _tracked(groups: pl.DataFrame, options: TrackOptions, estimate: tuple[str, P
 
         rates, notes = rate_table(options.pass_rates, options.rates_key, options.rates_col)
         run.note(notes)
-    return tracked(groups, rates, options, estimate)
+    return tracked(groups, rates, options, estimate, pass_at)
 
 
 def _stories(groups: pl.DataFrame, plot: PlotOptions) -> Stories:

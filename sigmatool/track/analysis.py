@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from sigmatool.errors import UsageError
+from sigmatool.errors import DataError, UsageError
 from sigmatool.track.expected import Estimate, from_table, leave_one_step_out
 from sigmatool.track.expected import window as expected_window
 from sigmatool.track.groups import group_table
@@ -50,6 +50,18 @@ def _check_rule(z_threshold: float, min_gap: float) -> None:
         raise UsageError(f"the minimum gap is a fraction in [0, 1], not {min_gap}")
 
 
+def _check_credit(groups: pl.DataFrame, pass_at: int) -> None:
+    """Every logged group holds at least K usable answers: a smaller one has no pass@K."""
+    short = groups.filter((pl.col("G") >= 1) & (pl.col("G") < pass_at)).sort("step")
+    if short.height:
+        first = short.row(0, named=True)
+        raise DataError(
+            f"--pass-at {pass_at}: {short.height:,} logged group(s) hold fewer than {pass_at} usable answers "
+            f"(the first at step {first['step']}, prompt {first['prompt']!r}, {first['G']} answers): a group "
+            "of fewer than K answers has no pass@K"
+        )
+
+
 def track_groups(
     all_groups: pl.DataFrame,
     rates: pl.DataFrame | None = None,
@@ -58,22 +70,26 @@ def track_groups(
     min_gap: float = MIN_GAP,
     window: int | None = None,
     estimate: Estimate = None,
+    pass_at: int = 1,
 ) -> TrackResult:
     """:func:`track` from the group table of :func:`group_table`; ``estimate`` the estimator and prior of
-    the expectation from counts (by default the one rule every command uses)."""
+    the expectation from counts (by default the one rule every command uses); a group silent and all right
+    under pass@``pass_at`` credit (docs/passk.md), every group holding at least K answers."""
     _check_rule(z_threshold, min_gap)
+    if pass_at > 1:
+        _check_credit(all_groups, pass_at)
     if rates is not None and window is not None:
         raise UsageError("the expectation comes from a pass-rate table or from a window of steps, not both")
     if window is not None:
-        groups = expected_window(all_groups, window, estimate)
+        groups = expected_window(all_groups, window, estimate, pass_at)
         estimator, single = f"window of {window} step{'s' if window > 1 else ''}", None
     elif rates is None:
-        groups = leave_one_step_out(all_groups, estimate)
+        groups = leave_one_step_out(all_groups, estimate, pass_at)
         estimator, single = "leave-one-step-out", _single_step_prompts(all_groups)
     else:
-        groups = from_table(all_groups, rates, estimate)
+        groups = from_table(all_groups, rates, estimate, pass_at)
         estimator, single = "pass-rate table", None
-    steps = step_table(groups, z_threshold, min_gap)
-    run = run_table(steps, groups, all_groups, single)
+    steps = step_table(groups, z_threshold, min_gap, pass_at)
+    run = run_table(steps, groups, all_groups, single, pass_at)
     band = silent_band(steps, groups, z_threshold)
     return TrackResult(steps, run, groups, estimator, z_threshold, min_gap, band)

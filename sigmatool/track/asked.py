@@ -14,12 +14,16 @@ from sigmatool.track import TrackResult, pass_rates_of, track_groups
 
 
 def tracked(
-    groups: pl.DataFrame, rates: pl.DataFrame | None, options: TrackOptions, estimate: tuple[str, PriorSpec]
+    groups: pl.DataFrame,
+    rates: pl.DataFrame | None,
+    options: TrackOptions,
+    estimate: tuple[str, PriorSpec],
+    pass_at: int = 1,
 ) -> TrackResult:
     """The step table (or the run's summary) of the run's ``groups``, expected from the pass-rate table
-    ``rates`` when given."""
+    ``rates`` when given; silent under pass@``pass_at`` credit."""
     rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
-    result = track_groups(groups, rates, **rule, estimate=estimate)  # type: ignore[arg-type]
+    result = track_groups(groups, rates, **rule, estimate=estimate, pass_at=pass_at)  # type: ignore[arg-type]
     _check_matched(result, options)
     return replace(result, run_only=options.summary)
 

@@ -30,7 +30,9 @@ EXPECTED_P = "expected_p"  # the pass rate the group's answers are expected at
 BASIS = "basis"  # the estimator of each expectation (as a summary's ``estimator``), "rate"; null: none
 
 
-def _expectation_column(frame: pl.DataFrame, k: str, n: str, estimate: Estimate = None) -> pl.DataFrame:
+def _expectation_column(
+    frame: pl.DataFrame, k: str, n: str, estimate: Estimate = None, pass_at: int = 1
+) -> pl.DataFrame:
     """Add ``expected`` and ``basis`` from count columns ``k``/``n`` and ``G``, each distinct triple once,
     valued as every command values counts (``estimate``: the estimator and prior; by default the one rule,
     unbiased where G ≤ n and a prior fitted to these counts beyond, where it is identified)."""
@@ -49,6 +51,8 @@ def _expectation_column(frame: pl.DataFrame, k: str, n: str, estimate: Estimate 
         pl.col(k).cast(pl.Int64).alias("k"), pl.col(n).cast(pl.Int64).alias("n"), "prompts"
     ).with_columns((pl.col("k") / pl.col("n")).alias("p"))
     val = valuation(hist, (), (), estimator, prior)
+    if pass_at > 1:
+        val = val.passing(pass_at)
     sizes = cells["G"].to_numpy()
     right, wrong = (
         val.values(cells, q, sizes) if cells.height else np.zeros(0)
@@ -71,7 +75,7 @@ def _expectation_column(frame: pl.DataFrame, k: str, n: str, estimate: Estimate 
     return out.with_columns(pl.when(none).then(None).otherwise(pl.col(BASIS)).alias(BASIS))
 
 
-def leave_one_step_out(groups: pl.DataFrame, estimate: Estimate = None) -> pl.DataFrame:
+def leave_one_step_out(groups: pl.DataFrame, estimate: Estimate = None, pass_at: int = 1) -> pl.DataFrame:
     """Groups (G ≥ 1) with ``expected`` from each prompt's counts in the other steps, and ``basis``.
 
     Adds ``k_other`` and ``n_other``. A prompt seen in one step only has n_other = 0 there: its groups get
@@ -93,10 +97,10 @@ def leave_one_step_out(groups: pl.DataFrame, estimate: Estimate = None) -> pl.Da
         )
         .drop("__k_step", "__n_step", "__k_all", "__n_all")
     )
-    return _expectation_column(joined, "k_other", "n_other", estimate)
+    return _expectation_column(joined, "k_other", "n_other", estimate, pass_at)
 
 
-def window(groups: pl.DataFrame, K: int, estimate: Estimate = None) -> pl.DataFrame:
+def window(groups: pl.DataFrame, K: int, estimate: Estimate = None, pass_at: int = 1) -> pl.DataFrame:
     """Groups (G ≥ 1) with ``expected`` from each prompt's counts in the ``K`` steps before and after the
     group's step (by position among the run's steps; the step itself left out), and ``basis``.
 
@@ -131,10 +135,10 @@ def window(groups: pl.DataFrame, K: int, estimate: Estimate = None) -> pl.DataFr
         .with_columns(pl.col("k_other").fill_null(0), pl.col("n_other").fill_null(0))
         .drop("__pos")
     )
-    out = _expectation_column(joined, "k_other", "n_other", estimate)
+    out = _expectation_column(joined, "k_other", "n_other", estimate, pass_at)
     # A few steps' counts make a noisy P̂ (exactly 0 or 1 when n' = G), which P̂(1 − P̂) would take as exact.
     # (S − P̂)² is unbiased for Var(S − P̂) = P(1 − P) + Var(P̂), S and P̂ being independent.
-    silent = ((pl.col("k") == 0) | (pl.col("k") == pl.col("G"))).cast(pl.Float64)
+    silent = ((pl.col("k") == 0) | (pl.col("k") > pl.col("G") - pass_at)).cast(pl.Float64)
     return out.with_columns(((silent - pl.col(EXPECTED)) ** 2).alias(VARIANCE))
 
 
@@ -169,7 +173,9 @@ def _check_rates(rates: pl.DataFrame, key_dtype: pl.DataType) -> tuple[pl.DataFr
     return table, keys
 
 
-def from_table(groups: pl.DataFrame, rates: pl.DataFrame, estimate: Estimate = None) -> pl.DataFrame:
+def from_table(
+    groups: pl.DataFrame, rates: pl.DataFrame, estimate: Estimate = None, pass_at: int = 1
+) -> pl.DataFrame:
     """Groups (G ≥ 1) with ``expected`` from a table of pass rates keyed by prompt (or by step and prompt).
 
     A group whose prompt is not in the table, or has a null rate there, gets no expectation.
@@ -180,11 +186,19 @@ def from_table(groups: pl.DataFrame, rates: pl.DataFrame, estimate: Estimate = N
         joined = usable.join(table.select(*keys, pl.col("p").cast(pl.Float64)), on=keys, how="left")
         p, sizes = joined["p"].fill_null(np.nan).to_numpy(), joined["G"].to_numpy()
         values = kernels.silent_probability(p, sizes)
+        right = p**sizes
+        if pass_at > 1:
+            from sigmatool.kernels import Quantity
+            from sigmatool.kernels.grader import Grader
+
+            credit = Grader(pass_at=pass_at)
+            values = Quantity.SILENT.plugin(p, sizes, grader=credit)
+            right = Quantity.ALL_RIGHT.plugin(p, sizes, grader=credit)
         basis = pl.when(pl.col("p").is_null()).then(None).otherwise(pl.lit("rate"))
         return joined.with_columns(
             pl.Series(EXPECTED, values, dtype=pl.Float64).fill_nan(None),
             basis.alias(BASIS),
-            pl.Series(EXPECTED_RIGHT, p**sizes, dtype=pl.Float64).fill_nan(None),
+            pl.Series(EXPECTED_RIGHT, right, dtype=pl.Float64).fill_nan(None),
             pl.Series(EXPECTED_WRONG, (1 - p) ** sizes, dtype=pl.Float64).fill_nan(None),
             pl.col("p").alias(EXPECTED_P),
         ).drop("p")
@@ -192,5 +206,5 @@ def from_table(groups: pl.DataFrame, rates: pl.DataFrame, estimate: Estimate = N
         *keys, pl.col("k").cast(pl.Int64).alias("table_k"), pl.col("n").cast(pl.Int64).alias("table_n")
     )
     joined = usable.join(counts, on=keys, how="left")
-    out = _expectation_column(joined, "table_k", "table_n", estimate)
+    out = _expectation_column(joined, "table_k", "table_n", estimate, pass_at)
     return out.rename({"table_k": "k_other", "table_n": "n_other"})

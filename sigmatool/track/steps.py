@@ -55,8 +55,14 @@ RUN_COLUMNS = (
 )
 
 
-def _silent() -> pl.Expr:
-    return (pl.col("k") == 0) | (pl.col("k") == pl.col("G"))
+def all_right(pass_at: int = 1) -> pl.Expr:
+    """A group all right under pass@K: every K-subset holds a right answer, c > G − K (c = G at K = 1)."""
+    return pl.col("k") > pl.col("G") - pass_at
+
+
+def silent(pass_at: int = 1) -> pl.Expr:
+    """A group silent under pass@K: all wrong, or all right (docs/passk.md)."""
+    return (pl.col("k") == 0) | all_right(pass_at)
 
 
 def _variance(groups: pl.DataFrame) -> pl.Expr:
@@ -66,10 +72,11 @@ def _variance(groups: pl.DataFrame) -> pl.Expr:
     return pl.col(VARIANCE) if VARIANCE in groups.columns else e * (1 - e)
 
 
-def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.DataFrame:
-    """The per-step table from groups (G ≥ 1) carrying ``expected`` (null where there is none)."""
+def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float, pass_at: int = 1) -> pl.DataFrame:
+    """The per-step table from groups (G ≥ 1) carrying ``expected`` (null where there is none); silent and
+    all right under pass@``pass_at`` credit."""
     compared = pl.col(EXPECTED).is_not_null()
-    silent = _silent().cast(pl.Float64)
+    quiet = silent(pass_at).cast(pl.Float64)
     expected = pl.col(EXPECTED)
     table = (
         groups.group_by("step")
@@ -80,11 +87,11 @@ def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.D
             pl.col("G").min().cast(pl.Int64).alias("min_group_size"),
             pl.col("G").max().cast(pl.Int64).alias("max_group_size"),
             (pl.col("k").sum() / pl.col("G").sum()).alias("mean_reward"),
-            silent.mean().alias("silent_fraction"),
-            (pl.col("k") == pl.col("G")).cast(pl.Float64).mean().alias("all_right_fraction"),
+            quiet.mean().alias("silent_fraction"),
+            all_right(pass_at).cast(pl.Float64).mean().alias("all_right_fraction"),
             (pl.col("k") == 0).cast(pl.Float64).mean().alias("all_wrong_fraction"),
             compared.sum().cast(pl.Int64).alias("compared_groups"),
-            silent.filter(compared).sum().alias("__observed"),
+            quiet.filter(compared).sum().alias("__observed"),
             expected.filter(compared).sum().alias("__expected"),
             _variance(groups).filter(compared).sum().alias("__variance"),
         )
@@ -110,7 +117,7 @@ def step_table(groups: pl.DataFrame, z_threshold: float, min_gap: float) -> pl.D
     gap = (pl.col("compared_silent_fraction") - pl.col("expected_silent_fraction")).abs()
     drift = (pl.col("silent_z").abs() >= z_threshold) & (gap >= min_gap)
     # The step's answers tested too (sigmatool.track.moved): a collapse the silent share cannot see.
-    table = table.join(moved_table(groups, z_threshold, min_gap), on="step", how="left")
+    table = table.join(moved_table(groups, z_threshold, min_gap, pass_at), on="step", how="left")
     silent_moved = pl.when(drift.fill_null(False)).then(
         pl.when(pl.col("silent_z") > 0).then(pl.lit("silent up")).otherwise(pl.lit("silent down"))
     )
@@ -137,13 +144,18 @@ def fit_statistics(steps: pl.DataFrame) -> tuple[float, float]:
 
 
 def run_table(
-    steps: pl.DataFrame, groups: pl.DataFrame, all_groups: pl.DataFrame, single_step_prompts: int | None
+    steps: pl.DataFrame,
+    groups: pl.DataFrame,
+    all_groups: pl.DataFrame,
+    single_step_prompts: int | None,
+    pass_at: int = 1,
 ) -> pl.DataFrame:
     """The one-row run table (see the module docstring)."""
     r_squared, bias = fit_statistics(steps)
     with_expected = groups.filter(pl.col(EXPECTED).is_not_null())
     compared = with_expected.height
-    observed = float(with_expected.select(_silent().cast(pl.Float64).mean()).item()) if compared else math.nan
+    quiet = silent(pass_at).cast(pl.Float64).mean()
+    observed = float(with_expected.select(quiet).item()) if compared else math.nan
     expected = float(with_expected[EXPECTED].mean()) if compared else math.nan  # type: ignore[arg-type]
     return pl.DataFrame(
         {
