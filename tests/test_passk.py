@@ -274,3 +274,15 @@ def test_track_refuses_groups_smaller_than_k() -> None:
     done = run_cli("track", EXAMPLE, "--from", "verl", "--pass-at", "5")
     assert done.returncode == 1
     assert "fewer than 5 usable answers" in done.stderr and "step 1" in done.stderr
+
+
+def test_simulate_draws_silent_groups_at_the_pass_at_k_rate() -> None:
+    """Each step's observed silent share (first groups, Monte Carlo) within 5 binomial deviations of the
+    closed form under pass@2; DAPO redraws more groups than at pass@1."""
+    args = ("simulate", "--steps", "10", "--prompts", "6000", "--trace", "-f", "csv")
+    trace = csv_of(invoke(*args, "--pass-at", "2"))
+    for observed, predicted in trace.select("observed_silent", "predicted_silent").rows():
+        assert abs(observed - predicted) <= 5 * math.sqrt(predicted * (1 - predicted) / 6000)
+    plain = csv_of(invoke(*args)).filter(pl.col("step") == 1)
+    first = trace.filter(pl.col("step") == 1)
+    assert (first["predicted_silent"] > plain["predicted_silent"]).all()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,11 +16,13 @@ from sigmatool.cli.params import (
     Seed,
     Steps,
     output_options,
+    pass_at_option,
     plot_options,
     read_options,
     uses,
 )
 from sigmatool.cli.plan_params import simulate_plan_options
+from sigmatool.errors import UsageError
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, SimulateOptions
 from sigmatool.options.analyses import BETA_MIX, SimulateRequest, simulate_start
 from sigmatool.options.plan import SimulatePlan
@@ -75,6 +78,7 @@ TraceOpt = Annotated[
     request=run_options,
     planned=simulate_plan_options,
     plot=plot_options,
+    pass_at=pass_at_option,
 )
 def simulate_command(
     init: InitOpt = None,
@@ -84,6 +88,7 @@ def simulate_command(
     request: SimulateRequest = SimulateRequest(),
     planned: SimulatePlan | None = None,
     plot: PlotOptions = PlotOptions(),
+    pass_at: tuple[int, ...] = (),
 ) -> None:
     """The paper's controlled training run: M one-parameter prompts trained by GRPO, Dr. GRPO and DAPO.
 
@@ -105,6 +110,12 @@ def simulate_command(
         sigmatool simulate --steps 50 --plot run.png
     """
     options = request.options(planned=planned is not None)
+    K = run.checked_credits(pass_at, (), many=False)
+    if K and planned is not None:
+        raise UsageError(
+            "--pass-at trains the uniform rules; a plan's sizes are pass@1's (plan --pass-at K makes one)"
+        )
+    options = replace(options, pass_at=K[0] if K else 1)
     plan_file = planned.file if planned is not None else None
     start_input = _start(simulate_start(init, read, plan_file))
     run.check(start_input, out, plot.output)

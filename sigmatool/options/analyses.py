@@ -244,10 +244,15 @@ class SimulateOptions:
     seed: int = DEFAULT_SEED
     methods: tuple[str, ...] = METHODS
     dapo_cap: int = SIMULATE_DAPO_CAP
+    pass_at: int = 1  # --pass-at: the credit the trainer trains on (docs/passk.md)
 
     def __post_init__(self) -> None:
         check_count("--prompts", self.prompts, 1, 100_000_000)
         check_count("--G", self.group_size, 2, SIMULATE_MAX_G)
+        if self.pass_at > self.group_size:
+            raise UsageError(
+                f"--pass-at {self.pass_at} > --G {self.group_size}: a group of fewer than K answers has no pass@K"
+            )
         check_count("--steps", self.steps, 1, 10_000_000)
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise UsageError(f"--lr: give a positive number, not {self.lr:g}")

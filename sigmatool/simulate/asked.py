@@ -51,7 +51,9 @@ def _simulated(
         "on_step": on_step,
     }
     if planned is None:
-        frames = simulate.simulate(start, group_size=options.group_size, methods=options.methods, **common)
+        frames = simulate.simulate(
+            start, group_size=options.group_size, methods=options.methods, pass_at=options.pass_at, **common
+        )
         return frames, simulate.view(frames[1], options), notes
     return (*_planned(start, options, planned, {**common, "method": options.methods[0]}), notes)
 

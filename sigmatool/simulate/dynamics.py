@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
@@ -17,6 +18,8 @@ from numpy.typing import ArrayLike, NDArray
 
 from sigmatool import kernels
 from sigmatool.errors import UsageError
+from sigmatool.kernels import Quantity, passk
+from sigmatool.kernels.grader import Grader
 from sigmatool.options.analyses import SIMULATE_MAX_G
 
 FloatArray = NDArray[np.float64]
@@ -50,25 +53,64 @@ def _sigmoid(theta: FloatArray) -> FloatArray:
     return np.asarray(1.0 / (1.0 + np.exp(-theta)), dtype=np.float64)
 
 
-def _draw(G: Sizes, p: FloatArray, sigma: FloatArray | None, rng: np.random.Generator) -> FloatArray:
-    """σ of one group per prompt: a lookup at one G, the formula at per-prompt G (0 for G = 0)."""
-    if isinstance(G, int):
-        assert sigma is not None
-        return np.asarray(sigma[rng.binomial(G, p)], dtype=np.float64)
-    # A prompt with G = 0 draws nothing: numpy's binomial returns 0 for n = 0 without using the stream.
-    k = rng.binomial(G, p)
-    return np.asarray(np.sqrt((k * (G - k)).astype(np.float64)) / np.maximum(G, 1), dtype=np.float64)
+@dataclass(frozen=True, eq=False)
+class Credit:
+    """What a group of G answers with c right gives each update rule, under pass@``K`` credit
+    (docs/passk.md): GRPO's weight Δσ²/σ_K and Dr. GRPO's Δσ² (σ and σ² at K = 1), looked up by c."""
+
+    K: int = 1
+    _tables: dict[int, tuple[FloatArray, FloatArray]] = field(default_factory=dict, repr=False)
+
+    def tables(self, G: int) -> tuple[FloatArray, FloatArray]:
+        """GRPO's and Dr. GRPO's weight of each c = 0…G (built once per G)."""
+        if G not in self._tables:
+            c = np.arange(G + 1)
+            if self.K == 1:
+                sigma = kernels.group_std(c, G) if G > 0 else np.zeros(1)
+                self._tables[G] = (sigma, sigma * sigma)
+            else:
+                self._tables[G] = (passk.grpo_at(c, G, self.K), passk.drgrpo_at(c, G, self.K))
+        return self._tables[G]
+
+    def draw(self, G: Sizes, p: FloatArray, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
+        """GRPO's and Dr. GRPO's weight of one group per prompt (0 for G = 0)."""
+        # A prompt with G = 0 draws nothing: numpy's binomial returns 0 for n = 0 without using the stream.
+        k = rng.binomial(G, p)
+        if isinstance(G, int):
+            grpo, drgrpo = self.tables(G)
+            return np.asarray(grpo[k], dtype=np.float64), np.asarray(drgrpo[k], dtype=np.float64)
+        out = (np.zeros(p.size), np.zeros(p.size))
+        for g in np.unique(G).tolist():
+            at = G == g
+            grpo, drgrpo = self.tables(int(g))
+            out[0][at], out[1][at] = grpo[k[at]], drgrpo[k[at]]
+        return out
+
+    def silent(self, p: FloatArray, G: Sizes) -> FloatArray:
+        """P_silent(p, G) under the credit."""
+        if self.K == 1:
+            return kernels.silent_probability(p, G)
+        return Quantity.SILENT.plugin(p, G, grader=Grader(pass_at=self.K))
+
+    def expected(self, method: str, p: FloatArray, G: Sizes) -> FloatArray:
+        """E[weight](p, G) of the rule (DAPO: GRPO's, its silent redraws weighing nothing)."""
+        if self.K == 1:
+            return (
+                kernels.expected_sigma_squared(p, G) if method == "drgrpo" else kernels.expected_sigma(p, G)
+            )
+        quantity = Quantity.SIGMA_SQUARED if method == "drgrpo" else Quantity.SIGMA
+        return quantity.plugin(p, G, grader=Grader(pass_at=self.K))
 
 
 def gain(
-    method: str, p: FloatArray, G: Sizes, cap: int, sigma: FloatArray | None, rng: np.random.Generator
+    method: str, p: FloatArray, G: Sizes, cap: int, credit: Credit, rng: np.random.Generator
 ) -> tuple[FloatArray, IntArray, float]:
     """One step: θ-gain per prompt, groups drawn per prompt, share of first groups that were silent.
 
     With per-prompt sizes, prompts at G = 0 are not trained: no group, no gain, not in the silent share.
     """
     trained = np.ones(p.size, dtype=np.bool_) if isinstance(G, int) else G > 0
-    first = _draw(G, p, sigma, rng)
+    first, squared = credit.draw(G, p, rng)
     silent = (first == 0.0) & trained
     draws = trained.astype(np.int64)
     if isinstance(G, int):
@@ -76,7 +118,7 @@ def gain(
     else:
         observed = float(silent.sum() / trained.sum()) if trained.any() else math.nan
     if method == "drgrpo":
-        return first * first, draws, observed
+        return (first * first if credit.K == 1 else squared), draws, observed
     step_gain = first
     if method == "dapo":
         step_gain = first.copy()
@@ -84,19 +126,19 @@ def gain(
         for _ in range(cap - 1):
             if redo.size == 0:
                 break
-            again = _draw(G if isinstance(G, int) else G[redo], p[redo], sigma, rng)
+            again = credit.draw(G if isinstance(G, int) else G[redo], p[redo], rng)[0]
             draws[redo] += 1
             step_gain[redo] = again
             redo = redo[again == 0.0]
     return step_gain, draws, observed
 
 
-def _predicted_silent(p: FloatArray, G: Sizes) -> float:
+def _predicted_silent(p: FloatArray, G: Sizes, credit: Credit) -> float:
     """Mean P_silent(p, G) over the prompts that draw a group."""
     if isinstance(G, int):
-        return float(kernels.silent_probability(p, G).mean())
+        return float(credit.silent(p, G).mean())
     trained = G > 0
-    return float(kernels.silent_probability(p[trained], G[trained]).mean()) if trained.any() else math.nan
+    return float(credit.silent(p[trained], G[trained]).mean()) if trained.any() else math.nan
 
 
 def r_squared(observed: FloatArray, predicted: FloatArray) -> float:
@@ -127,7 +169,7 @@ def _share_draws(prompts: int) -> int:
 
 
 def extreme_shares(
-    method: str, p0: FloatArray, G: Sizes, cap: int, sigma: FloatArray | None, rng: np.random.Generator
+    method: str, p0: FloatArray, G: Sizes, cap: int, credit: Credit, rng: np.random.Generator
 ) -> tuple[float, float]:
     """(measured, predicted) share of the gradient per group drawn that goes to extreme start prompts.
 
@@ -140,14 +182,12 @@ def extreme_shares(
     repeats = _share_draws(p0.size)
     gain_sum = np.zeros(p0.size)
     for _ in range(repeats):
-        gain_sum += gain(method, p0, G, cap, sigma, rng)[0]
+        gain_sum += gain(method, p0, G, cap, credit, rng)[0]
     trained = np.ones(p0.size, dtype=np.bool_) if isinstance(G, int) else G > 0
-    size = G if isinstance(G, int) else np.maximum(G, 1)
-    cost = kernels.dapo_expected_draws(kernels.silent_probability(p0, size), cap) if method == "dapo" else 1.0
+    size = G if isinstance(G, int) else np.maximum(G, credit.K)
+    cost = kernels.dapo_expected_draws(credit.silent(p0, size), cap) if method == "dapo" else 1.0
     measured = gain_sum / repeats / cost
-    expected = (
-        kernels.expected_sigma_squared(p0, size) if method == "drgrpo" else kernels.expected_sigma(p0, size)
-    )
+    expected = credit.expected(method, p0, size)
     expected = np.where(trained, expected, 0.0)
     return float(measured[extreme].sum() / measured.sum()), float(expected[extreme].sum() / expected.sum())
 
@@ -160,7 +200,7 @@ def run(
     steps: int,
     lr: float,
     cap: int,
-    sigma: FloatArray | None,
+    credit: Credit,
     quartile: IntArray,
     rng: np.random.Generator,
     on_step: Callable[[], None] | None,
@@ -173,8 +213,8 @@ def run(
     for step in range(1, steps + 1):
         if replan is not None and step > 1 and (step - 1) % replan[0] == 0:
             G = replan[1](p)
-        predicted = _predicted_silent(p, G)
-        step_gain, draws, observed = gain(method, p, G, cap, sigma, rng)
+        predicted = _predicted_silent(p, G, credit)
+        step_gain, draws, observed = gain(method, p, G, cap, credit, rng)
         theta += lr * step_gain
         p = _sigmoid(theta)
         means = quartile_means(p, quartile).tolist()

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from sigmatool import kernels
 from sigmatool.errors import UsageError
 from sigmatool.options import METHODS, SimulateOptions
 from sigmatool.simulate import dynamics
@@ -41,7 +40,7 @@ class _Setup:
     p0: FloatArray
     G: Sizes
     replan: Replan | None
-    sigma: FloatArray | None
+    credit: dynamics.Credit
     quartile: IntArray
     streams: list[np.random.Generator]
 
@@ -67,6 +66,7 @@ def _setup(
     seed: int,
     replan_every: int | None,
     notes: list[str] | None,
+    pass_at: int = 1,
 ) -> _Setup:
     streams = _streams(seed)
     p0, planned = start_sample(start, prompts, streams[0], notes)
@@ -78,9 +78,14 @@ def _setup(
             )
         group_size = planned
     G = dynamics.group_sizes(group_size, p0)
-    sigma = kernels.group_std(np.arange(G + 1), G) if isinstance(G, int) else None
+    used = np.atleast_1d(np.asarray(G))
+    used = used[used > 0]
+    if used.size and pass_at > int(used.min()):
+        raise UsageError(
+            f"--pass-at {pass_at} > G = {int(used.min())}: a group of fewer than K answers has no pass@K"
+        )
     replan = dynamics.replan_rule(group_size, replan_every)
-    return _Setup(p0, G, replan, sigma, dynamics.quartiles(p0), streams)
+    return _Setup(p0, G, replan, dynamics.Credit(pass_at), dynamics.quartiles(p0), streams)
 
 
 def _summary_row(
@@ -117,6 +122,7 @@ def simulate(
     notes: list[str] | None = None,
     on_step: Callable[[], None] | None = None,
     replan_every: int | None = None,
+    pass_at: int = 1,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Run docs/theory.md §6's controlled training run; returns (trace, summary) frames.
 
@@ -125,13 +131,14 @@ def simulate(
     ``on_step`` is called after each simulated step (a progress bar). ``group_size``: one G, or one per
     prompt (0 = not trained) as an array or as a function of the start p, or ``"start"`` for the start
     frame's ``group_size`` column; with ``replan_every`` = k the function is called again on the current p
-    every k steps.
+    every k steps. ``pass_at``: the trainer trains on pass@K credit (docs/passk.md): each group's gain is
+    its pass@K weight, and DAPO redraws the groups silent under it.
     """
     # Per-prompt sizes are checked against the start population in _setup.
     one_size = int(group_size) if isinstance(group_size, int | np.integer) else 2
     listed = tuple(methods) if not isinstance(methods, str) else (methods,)
     chosen = SimulateOptions(prompts, one_size, steps, lr, seed, listed, dapo_cap).methods
-    s = _setup(start, prompts, group_size, seed, replan_every, notes)
+    s = _setup(start, prompts, group_size, seed, replan_every, notes, pass_at)
     # GRPO's samples: one group per prompt and step, at the step-1 sizes.
     reference = int(np.sum(s.G)) * (prompts if isinstance(s.G, int) else 1) * steps
     traces, rows = [], []
@@ -144,7 +151,7 @@ def simulate(
             steps=steps,
             lr=lr,
             cap=dapo_cap,
-            sigma=s.sigma,
+            credit=s.credit,
             quartile=s.quartile,
             rng=s.streams[1 + index],
             on_step=on_step,
@@ -152,7 +159,7 @@ def simulate(
         )
         traces.append(trace)
         stream = s.streams[1 + len(METHODS) + index]
-        shares = dynamics.extreme_shares(method, s.p0, s.G, dapo_cap, s.sigma, stream)
+        shares = dynamics.extreme_shares(method, s.p0, s.G, dapo_cap, s.credit, stream)
         rows.append(_summary_row(method, trace, s, shares, reference))
     order = {m: i for i, m in enumerate(METHODS)}
     trace_frame = (
