@@ -110,7 +110,7 @@ class Run:
         """The same run under pass@K credit: its valuation shares this run's (a prior fitted once)."""
         if K == self.pass_at:
             return self
-        out = replace(self, pass_at=K)
+        out = replace(self, pass_at=K, credits=self.credits or (K,))
         out._val.append(self._base)
         return out
 

@@ -115,6 +115,8 @@ def silent_kernels(
         right = val.values(values, Quantity.ALL_RIGHT, size)
         wrong = val.values(values, Quantity.ALL_WRONG, size)
         silent = np.asarray(right + wrong, dtype=np.float64)
+        if size <= val.pass_at:  # every K-subset is the whole group: silent exactly, not 1 − 1e-16
+            silent = np.where(np.isnan(silent), np.nan, 1.0)
         parts.append(
             values.with_columns(
                 pl.lit(size, dtype=pl.Int64).alias("G"),
@@ -300,6 +302,10 @@ def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None, va
     right, wrong, learnable_silent, outside = sums[at], sums[at + 1], sums[at + 2], sums[at + 3]
     with np.errstate(invalid="ignore", divide="ignore"):
         silent_rate = (right + wrong) / prompts
+        learnable_rate = learnable_silent / learnable
+        if G <= val.pass_at:  # every K-subset is the whole group: silent exactly, not 1 − 1e-16
+            silent_rate = np.where(np.isnan(silent_rate), np.nan, 1.0)
+            learnable_rate = np.where(np.isnan(learnable_rate), np.nan, 1.0)
         keys = cells.frame()
         frame = keys.with_columns(
             pl.Series(ESTIMATOR, val.cell_labels(keys, outside, prompts, silent_rate), dtype=pl.String),
@@ -312,7 +318,7 @@ def _rates(cells: Cells, sums: FloatArray, i: int, G: float, cap: int | None, va
             series("dapo_draws_per_group", kernels.dapo_expected_draws(silent_rate, cap)),
             series(
                 "dapo_draws_per_group_learnable",
-                kernels.dapo_expected_draws(learnable_silent / learnable, cap),
+                kernels.dapo_expected_draws(learnable_rate, cap),
             ),
         )
     if val.credited:

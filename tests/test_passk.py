@@ -85,7 +85,9 @@ def silent_csv(*args: object) -> pl.DataFrame:
 
 
 @pytest.mark.parametrize(("K", "expected"), [(2, 0.5334), (4, 0.6743)])
-def test_silent_share_at_g8_is_the_hypergeometric_fraction(counts: dict[int, int], K: int, expected: float) -> None:
+def test_silent_share_at_g8_is_the_hypergeometric_fraction(
+    counts: dict[int, int], K: int, expected: float
+) -> None:
     out = silent_csv("--G", "8", "--pass-at", K)
     exact = silent_share(counts, 8, K, hyp)
     assert round(float(exact), 4) == expected
@@ -128,7 +130,9 @@ def test_per_prompt_rows_carry_pass_at_k(counts: dict[int, int]) -> None:
     out = csv_of(invoke("silent", BIGMATH, "--G", "8", "--pass-at", "2", "--per-prompt", "-f", "csv"))
     row = out.row(0, named=True)
     k = round(row["p"] * N)
-    assert row["p_silent"] == pytest.approx(float(sum(hyp(c, k, 8) for c in range(9) if silent_c(c, 8, 2))), abs=1e-12)
+    assert row["p_silent"] == pytest.approx(
+        float(sum(hyp(c, k, 8) for c in range(9) if silent_c(c, 8, 2))), abs=1e-12
+    )
     assert row["pass_at_k"] == pytest.approx(float(1 - Fraction(comb(N - k, 2), comb(N, 2))), abs=1e-12)
 
 
@@ -163,7 +167,18 @@ def test_budget_drgrpo_weight_is_exact_under_pass_at(counts: dict[int, int]) -> 
 def test_preflight_keep_rate_and_crash_at_pass_at_2() -> None:
     """The README's DAPO loop (gen batch 384, 2 batches, n = 16) crashes with chance .027 per step at pass@1,
     .995 at pass@2; its keep rate is 1 − the silent share at G = n."""
-    args = ("--samples", "64", "--gen-batch-size", "384", "--max-gen-batches", "2", "--steps", "300", "-f", "csv")
+    args = (
+        "--samples",
+        "64",
+        "--gen-batch-size",
+        "384",
+        "--max-gen-batches",
+        "2",
+        "--steps",
+        "300",
+        "-f",
+        "csv",
+    )
     plain = csv_of(invoke("preflight", BIGMATH, *args))
     two = csv_of(invoke("preflight", BIGMATH, *args, "--pass-at", "2"))
     silent = csv_of(invoke("silent", BIGMATH, "--G", "16", "--pass-at", "2", "-f", "csv"))["silent_rate"][0]
@@ -200,7 +215,9 @@ def test_groupsize_is_the_smallest_g_reaching_the_target(tmp_path, K: int) -> No
 def test_groupsize_drgrpo_needs_g_of_k_over_one_minus_target(tmp_path) -> None:  # type: ignore[no-untyped-def]
     data = tmp_path / "rates.csv"
     data.write_text("pass_rate\n0.3\n0.6\n")
-    out = csv_of(invoke("groupsize", data, "--per-prompt", "--pass-at", "4", "--method", "drgrpo", "-f", "csv"))
+    out = csv_of(
+        invoke("groupsize", data, "--per-prompt", "--pass-at", "4", "--method", "drgrpo", "-f", "csv")
+    )
     assert out["group_size"].to_list() == [40, 40]  # 1 − 4/G ≥ 0.9
 
 
@@ -266,7 +283,9 @@ def test_track_counts_silent_and_all_right_groups_under_pass_at_2() -> None:
     for step, silent, right in out.select("step", "silent_fraction", "all_right_fraction").rows():
         mine = [v for (s, _), v in groups.items() if s == step]
         c = [sum(v) for v in mine]
-        assert silent == pytest.approx(sum(x == 0 or x > len(v) - 2 for x, v in zip(c, mine)) / len(mine), abs=1e-15)
+        assert silent == pytest.approx(
+            sum(x == 0 or x > len(v) - 2 for x, v in zip(c, mine)) / len(mine), abs=1e-15
+        )
         assert right == pytest.approx(sum(x > len(v) - 2 for x, v in zip(c, mine)) / len(mine), abs=1e-15)
 
 
@@ -286,3 +305,16 @@ def test_simulate_draws_silent_groups_at_the_pass_at_k_rate() -> None:
     plain = csv_of(invoke(*args)).filter(pl.col("step") == 1)
     first = trace.filter(pl.col("step") == 1)
     assert (first["predicted_silent"] > plain["predicted_silent"]).all()
+
+
+def test_report_answers_as_the_commands_under_pass_at(tmp_path, counts: dict[int, int]) -> None:  # type: ignore[no-untyped-def]
+    """The report's silent table at G = 8 is silent --pass-at 2's number; its grid starts at K; its settings
+    name the credit."""
+    out = tmp_path / "r.md"
+    done = invoke("report", BIGMATH, "--pass-at", "2", "-o", out)
+    assert done.exit_code == 0, done.stderr
+    text = out.read_text()
+    exact = float(silent_share(counts, 8, 2, hyp))
+    assert f"| unbiased | 8 | 215,608 | {100 * exact:.2f} % |" in text
+    assert "| unbiased | 2 | 215,608 | 100.00 % |" in text
+    assert "- credit: pass@2" in text

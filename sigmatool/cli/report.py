@@ -16,6 +16,7 @@ from sigmatool.cli.params import (
     PlanBudgetOpt,
     StepColOpt,
     group_options,
+    pass_at_option,
     read_options,
     renamed,
     uses,
@@ -63,7 +64,7 @@ PreflightConfigOpt = Annotated[
 
 
 @app.command("report")
-@uses(read=read_options, by=group_options, prior=prior_option)
+@uses(read=read_options, by=group_options, prior=prior_option, pass_at=pass_at_option)
 def report_command(
     output: OutputFile = None,
     data: ReportData = None,
@@ -75,6 +76,7 @@ def report_command(
     by: tuple[str, ...] = (),
     read: InputOptions = InputOptions(),
     prior: PriorSpec = PriorSpec(),
+    pass_at: tuple[int, ...] = (),
     old_format: OldFormat = None,
 ) -> None:
     """Every analysis of one or more inputs on one page: figures, tables and the headline sentences.
@@ -100,12 +102,19 @@ def report_command(
     target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by, step_col=step_col)
     target.check_plan(plan_budget, everything, preflight_config)
+    K = run.checked_credits(pass_at, (), many=False)
     check_prior(prior, has_counts=True, estimator=estimator.value)  # counts: checked once read (a 1/n grid)
     run.check(everything, OutputOptions(), ("-o", target.path))
     loop = _loop_settings(preflight_config)  # a bad config is refused before the data are read
     from sigmatool.report import ReportOptions, build_report
 
-    options = ReportOptions(title=title, estimator=estimator.value, prior=prior, command=run.command_line())
+    options = ReportOptions(
+        title=title,
+        estimator=estimator.value,
+        prior=prior,
+        command=run.command_line(),
+        pass_at=K[0] if K else 1,
+    )
     items = _items(everything)
     with working("building the report"):
         options = _sections(_tracked(options, everything), items[0], plan_budget, loop)
@@ -127,7 +136,7 @@ def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:
     from sigmatool.report import tracked_run
     from sigmatool.track import headline
 
-    result = tracked_run(everything, (options.estimator, options.prior))
+    result = tracked_run(everything, (options.estimator, options.prior), options.pass_at)
     return replace(options, track=result.band, track_headline=headline(result))
 
 

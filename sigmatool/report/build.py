@@ -244,7 +244,7 @@ def build_report(inputs: Sequence[ReportInput], *, options: ReportOptions | None
     )
 
 
-def tracked_run(inputs: InputOptions, estimate: Estimate = None) -> TrackResult:
+def tracked_run(inputs: InputOptions, estimate: Estimate = None, pass_at: int = 1) -> TrackResult:
     """The track of the run in a trainer's dumps (``inputs.trainer``) or a rollout log with a step column
     (``inputs.step_col``), as ``sigmatool track`` makes it, for the report's track section; the log's notes
     are left out (reading the input noted them). ``estimate``: the report's estimator and prior, as
@@ -254,7 +254,7 @@ def tracked_run(inputs: InputOptions, estimate: Estimate = None) -> TrackResult:
     from sigmatool.track.groups import dump_groups
 
     groups, _ = dump_groups(run_log(inputs))
-    return track.track_groups(groups, None, estimate=estimate)
+    return track.track_groups(groups, None, estimate=estimate, pass_at=pass_at)
 
 
 def plan_frames_of(item: ReportInput, budget: float, options: ReportOptions | None = None) -> PlanFrames:

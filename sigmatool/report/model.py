@@ -42,7 +42,8 @@ class ReportInput:
         from sigmatool.options import BeyondOptions
 
         sizes = () if options.estimator == "unbiased" else tuple(float(G) for G in options.sizes)
-        return replace(self, run=self.run.under(options.estimator, BeyondOptions(options.prior), sizes))
+        under = self.run.under(options.estimator, BeyondOptions(options.prior), sizes)
+        return replace(self, run=under.passing(options.pass_at))
 
     @property
     def hist(self) -> pl.DataFrame:
@@ -80,10 +81,18 @@ class ReportOptions:
     plan: PlanFrames | None = None
     preflight: PreflightResult | None = None  # what the batch loop of --preflight-config does
     command: str | None = None  # the command line that asked for the report, for its provenance
+    pass_at: int = 1  # --pass-at: the credit the trainer trains on; the G grid starts at K (docs/passk.md)
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:
             raise UsageError(f"--estimator must be auto, plugin or unbiased, not {self.estimator!r}")
+        finite = [G for G in self.budget_sizes if math.isfinite(G)]
+        if finite and self.pass_at > min(finite):
+            raise UsageError(
+                f"--pass-at {self.pass_at} > G = {min(finite):g}, the report's gradient budget: a group of "
+                "fewer than K answers has no pass@K"
+            )
+        object.__setattr__(self, "sizes", tuple(G for G in self.sizes if G >= self.pass_at))
         if not self.sizes or min(self.sizes) < 1:
             raise UsageError("the report's G grid needs whole numbers ≥ 1")
 

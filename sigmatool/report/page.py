@@ -214,6 +214,11 @@ def settings(options: ReportOptions, estimators: Sequence[str], by: Sequence[str
             f"fidelity φ* = {g.target:g} ({g.method}, {g.std} std), G from {g.min_size} to {g.max_size}, compared with uniform G = {g.uniform}",
         ),
         ("compared by", ", ".join(by) or "–"),
+        *(
+            [("credit", f"pass@{o.pass_at}: silence and weights of pass@K training (docs/passk.md)")]
+            if o.pass_at > 1
+            else []
+        ),
     ]
 
 
