@@ -235,7 +235,8 @@ COMMANDS = [
 def test_pass_at_one_is_the_plain_output(command: tuple[str, ...]) -> None:
     plain = invoke(command[0], BIGMATH, *command[1:], "-f", "csv")
     one = invoke(command[0], BIGMATH, *command[1:], "--pass-at", "1", "-f", "csv")
-    assert plain.exit_code == 0 and one.exit_code == 0, one.stderr
+    assert plain.exit_code == 0, plain.stderr
+    assert one.exit_code == 0, one.stderr
     assert one.stdout == plain.stdout
 
 
@@ -262,7 +263,8 @@ def test_bad_pass_at_is_one_line_and_exit_2(args: tuple[str, ...], said: str) ->
     done = run_cli(args[0], "/nonexistent/never-read.csv", *args[1:])
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and said in lines[0], done.stderr
+    assert len(lines) == 1, done.stderr
+    assert said in lines[0]
 
 
 EXAMPLE = BIGMATH.parent / "example_run"
@@ -284,15 +286,18 @@ def test_track_counts_silent_and_all_right_groups_under_pass_at_2() -> None:
         mine = [v for (s, _), v in groups.items() if s == step]
         c = [sum(v) for v in mine]
         assert silent == pytest.approx(
-            sum(x == 0 or x > len(v) - 2 for x, v in zip(c, mine)) / len(mine), abs=1e-15
+            sum(x == 0 or x > len(v) - 2 for x, v in zip(c, mine, strict=True)) / len(mine), abs=1e-15
         )
-        assert right == pytest.approx(sum(x > len(v) - 2 for x, v in zip(c, mine)) / len(mine), abs=1e-15)
+        assert right == pytest.approx(
+            sum(x > len(v) - 2 for x, v in zip(c, mine, strict=True)) / len(mine), abs=1e-15
+        )
 
 
 def test_track_refuses_groups_smaller_than_k() -> None:
     done = run_cli("track", EXAMPLE, "--from", "verl", "--pass-at", "5")
     assert done.returncode == 1
-    assert "fewer than 5 usable answers" in done.stderr and "step 1" in done.stderr
+    assert "fewer than 5 usable answers" in done.stderr
+    assert "step 1" in done.stderr
 
 
 def test_simulate_draws_silent_groups_at_the_pass_at_k_rate() -> None:
