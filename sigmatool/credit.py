@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import polars as pl
 
@@ -14,11 +14,18 @@ CREDIT = "pass_at"
 
 
 class Stackable(Protocol):
-    summary: pl.DataFrame
-    overall: pl.DataFrame
-    headline: str
-    notes: tuple[str, ...]
-    trust: tuple[str, ...]
+    """An answer with a summary, its overall rows, a headline, notes and warnings (a frozen dataclass)."""
+
+    @property
+    def summary(self) -> pl.DataFrame: ...
+    @property
+    def overall(self) -> pl.DataFrame: ...
+    @property
+    def headline(self) -> str: ...
+    @property
+    def notes(self) -> tuple[str, ...]: ...
+    @property
+    def trust(self) -> tuple[str, ...]: ...
 
 
 R = TypeVar("R", bound=Stackable)
@@ -37,11 +44,14 @@ def stacked(answers: Sequence[R], credits: Sequence[int]) -> R:
     notes and warnings each said once (the first answer's figure and sparkline, made only for one K)."""
     first = answers[0]
     pairs = list(zip(answers, credits, strict=True))
-    return replace(
-        first,
-        summary=pl.concat([with_credit(a.summary, K) for a, K in pairs], how="diagonal_relaxed"),
-        overall=pl.concat([with_credit(a.overall, K) for a, K in pairs], how="diagonal_relaxed"),
-        headline="\n".join(f"pass@{K}: {a.headline}" for a, K in pairs),
-        notes=tuple(dict.fromkeys(n for a in answers for n in a.notes)),
-        trust=tuple(dict.fromkeys(f"pass@{K}: {w}" for a, K in pairs for w in a.trust)),
+    return cast(
+        R,
+        replace(
+            cast(Any, first),
+            summary=pl.concat([with_credit(a.summary, K) for a, K in pairs], how="diagonal_relaxed"),
+            overall=pl.concat([with_credit(a.overall, K) for a, K in pairs], how="diagonal_relaxed"),
+            headline="\n".join(f"pass@{K}: {a.headline}" for a, K in pairs),
+            notes=tuple(dict.fromkeys(n for a in answers for n in a.notes)),
+            trust=tuple(dict.fromkeys(f"pass@{K}: {w}" for a, K in pairs for w in a.trust)),
+        ),
     )

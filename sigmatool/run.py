@@ -244,7 +244,7 @@ class Run:
 
             return pl.concat(
                 [
-                    silent.per_prompt(r.dataset, r.values, options.sizes, cap=options.cap, prior=r.val)
+                    silent.per_prompt(self.dataset, r.values, options.sizes, cap=options.cap, prior=r.val)
                     .with_columns(pl.lit(K, dtype=pl.Int64).alias(CREDIT))
                     .select(["G", CREDIT, pl.exclude("G", CREDIT)])
                     for K, r in ((K, self.passing(K)) for K in self.credits)
