@@ -21,7 +21,9 @@ class Draws:
     """Steps of ``batch`` rows from ``schedule``; ``once``: a plan's kept rows each once an epoch (else a
     plan is drawn as weights 1/K on its K kept)."""
 
-    def __init__(self, schedule: Schedule, batch: int, seed: int | None = None, *, once: bool = False) -> None:
+    def __init__(
+        self, schedule: Schedule, batch: int, seed: int | None = None, *, once: bool = False
+    ) -> None:
         self.schedule = schedule
         self.batch = int(batch)
         self.seed = int(schedule.record.get("seed") or 0) if seed is None else int(seed)

@@ -22,6 +22,7 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from sigmatool.errors import UsageError
 from sigmatool.render.write import RECORD_KEY as KEY
 from sigmatool.render.write import record_sidecar
 
@@ -31,6 +32,13 @@ if TYPE_CHECKING:
     from sigmatool.options import PlanOptions
 
 FORMAT = "sigmatool-schedule/1"
+
+
+class ScheduleError(UsageError, ValueError):
+    """A schedule file, or what it is given to, cannot make the draws asked: one line naming the problem (a
+    ValueError for library users, a usage error, exit 2, on the command line)."""
+
+
 KINDS = ("order", "weights", "plan")
 
 
@@ -60,7 +68,7 @@ def record(
     from sigmatool import __version__
 
     if kind not in KINDS:
-        raise ValueError(f"a schedule is one of {', '.join(KINDS)}, not {kind!r}")
+        raise ScheduleError(f"a schedule is one of {', '.join(KINDS)}, not {kind!r}")
     return {
         "format": FORMAT,
         "sigmatool": __version__,
@@ -78,21 +86,21 @@ def record(
 
 
 def read(path: str) -> dict[str, Any]:
-    """The record of the schedule file ``path``; a ValueError naming the file when sigmatool did not write it
+    """The record of the schedule file ``path``; a :class:`ScheduleError` naming the file when sigmatool did not write it
     (no record, or one of another format)."""
     text = _parquet_record(path) if is_parquet(path) else _sidecar_record(path)
     if text is None:
         where = "no 'sigmatool' entry in its parquet metadata" if is_parquet(path) else f"no {sidecar(path)}"
-        raise ValueError(
+        raise ScheduleError(
             f"{path}: not a schedule sigmatool wrote ({where}); write one with curriculum --export-order, "
             "curriculum --per-prompt -o FILE or plan --per-prompt -o FILE"
         )
     try:
         meta = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: its sigmatool record is not JSON ({exc.msg})") from None
+        raise ScheduleError(f"{path}: its sigmatool record is not JSON ({exc.msg})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT or meta.get("kind") not in KINDS:
-        raise ValueError(f"{path}: its sigmatool record is not a schedule of format {FORMAT}")
+        raise ScheduleError(f"{path}: its sigmatool record is not a schedule of format {FORMAT}")
     return meta
 
 
@@ -102,19 +110,20 @@ def _parquet_record(path: str) -> str | None:
     try:
         found = pl.read_parquet_metadata(path)
     except (OSError, pl.exceptions.PolarsError) as exc:
-        raise ValueError(f"{path}: cannot read it as parquet ({str(exc).strip().splitlines()[0]})") from None
+        raise ScheduleError(
+            f"{path}: cannot read it as parquet ({str(exc).strip().splitlines()[0]})"
+        ) from None
     return found.get(KEY)
 
 
 def _sidecar_record(path: str) -> str | None:
     if not os.path.exists(path):
-        raise ValueError(f"{path}: no such file")
+        raise ScheduleError(f"{path}: no such file")
     try:
         with open(sidecar(path), encoding="utf-8") as handle:
             return handle.read()
     except FileNotFoundError:
         return None
-
 
 
 def input_of(ds: Dataset) -> dict[str, Any]:

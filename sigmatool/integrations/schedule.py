@@ -19,15 +19,14 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
-from sigmatool.errors import UsageError
 from sigmatool.integrations import meta
+from sigmatool.integrations.meta import ScheduleError
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
-class ScheduleError(UsageError, ValueError):
-    """A schedule file, or what it is given to, cannot make the draws asked: one line naming the problem."""
+__all__ = ["FloatArray", "IntArray", "Schedule", "ScheduleError", "read_schedule", "shown_rates"]
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,9 @@ def _frame(path: str) -> pl.DataFrame:
             return pl.read_json(path)
     except (OSError, pl.exceptions.PolarsError) as exc:
         raise ScheduleError(f"{path}: cannot read it ({str(exc).strip().splitlines()[0]})") from None
-    raise ScheduleError(f"{path}: a schedule is parquet, CSV, TSV, JSON or JSON lines, not {ext or 'no extension'}")
+    raise ScheduleError(
+        f"{path}: a schedule is parquet, CSV, TSV, JSON or JSON lines, not {ext or 'no extension'}"
+    )
 
 
 def _order(path: str, record: dict[str, Any], frame: pl.DataFrame, step: str, row: str) -> Schedule:
