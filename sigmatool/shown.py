@@ -11,8 +11,8 @@ printers, so a result cannot be shown without its frame, view, figure and warnin
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:

@@ -137,7 +137,7 @@ def difficulty(k: IntArray, n: IntArray, ids: list[str]) -> tuple[dict[str, Floa
     values = posterior(dk, dn, prior)
     values["expected_quantile"] = expected_quantiles(dk, dn, dm, prior)
     rows: dict[str, FloatArray | IntArray] = {name: v[inverse] for name, v in values.items()}
-    bucket, K = buckets(rows["expected_quantile"], rows["value"], ids)
+    bucket, K = buckets(values["expected_quantile"][inverse], values["value"][inverse], ids)
     rows["bucket_index"] = bucket
     rows["bucket_count"] = np.full(len(ids), K, dtype=np.int64)
     return rows, prior

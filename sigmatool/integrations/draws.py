@@ -28,10 +28,10 @@ class Draws:
         self.batch = int(batch)
         self.seed = int(schedule.record.get("seed") or 0) if seed is None else int(seed)
         self.once = once and schedule.kind == "plan"
-        if schedule.kind != "plan" and self.batch != schedule.B:
+        if schedule.kind != "plan" and self.batch != schedule.batch:
             raise ScheduleError(
                 f"{schedule.path}: the trainer's batch is {self.batch:,} prompts, the schedule's B is "
-                f"{schedule.B:,}: set the batch size to {schedule.B:,}"
+                f"{schedule.batch:,}: set the batch size to {schedule.batch:,}"
             )
         self.weights: FloatArray | None = None
         if schedule.weights is not None:
@@ -44,7 +44,7 @@ class Draws:
         """Steps an epoch: an order's or weights' T; a plan's kept rows // batch."""
         if self.schedule.kind == "plan":
             return self.schedule.kept // self.batch
-        return int(self.schedule.T or 0)
+        return int(self.schedule.total_steps or 0)
 
     def set_weights(self, weights: Any) -> None:
         """New weights per input row (≥ 0, finite; at least ``batch`` positive); an order has none."""
@@ -77,7 +77,7 @@ class Draws:
         self.step += 1
         if self.schedule.kind == "order":
             assert self.schedule.steps is not None
-            return self.schedule.steps[t]
+            return np.asarray(self.schedule.steps[t], dtype=np.int64)
         if self.once:
             return self._perm[t * B : (t + 1) * B]
         assert self.weights is not None

@@ -50,7 +50,7 @@ def verl(schedule: Schedule, version: str | None = None) -> str:
             )
         if not schedule.path.lower().endswith((".parquet", ".pq")):
             raise ScheduleError(f"{schedule.path}: verl reads parquet: write --export-order FILE.parquet")
-        body = [f"data.train_files={path}", "data.shuffle=False", f"data.train_batch_size={schedule.B}",
+        body = [f"data.train_files={path}", "data.shuffle=False", f"data.train_batch_size={schedule.batch}",
                 "trainer.total_epochs=1", *G]  # fmt: skip
         return "\n".join([*head, "# verl >= 0.8: the order's T x B rows in sequence, B a step", *body]) + "\n"
     body = [
@@ -64,7 +64,7 @@ def verl(schedule: Schedule, version: str | None = None) -> str:
     if schedule.kind == "plan":
         head.append("# a plan: each kept prompt once an epoch, at your data.train_batch_size and epochs")
     else:
-        body[1:1] = [f"data.train_batch_size={schedule.B}", "trainer.total_epochs=1"]
+        body[1:1] = [f"data.train_batch_size={schedule.batch}", "trainer.total_epochs=1"]
     note = "# verl 0.5-0.7 (pip install 'sigmatool[verl]'); extra_info.index must be each row's place"
     return "\n".join([*head, note, *body]) + "\n"
 
@@ -74,11 +74,11 @@ def trl(schedule: Schedule) -> str:
     path, r = os.path.abspath(schedule.path), schedule.record
     G = schedule.G or "G"
     batch = (
-        f"# generation_batch_size = {schedule.B} x num_generations = {schedule.B * schedule.G}"
-        if schedule.B and schedule.G
+        f"# generation_batch_size = {schedule.batch} x num_generations = {schedule.batch * schedule.G}"
+        if schedule.batch and schedule.G
         else f"# generation_batch_size: any multiple of num_generations = {G}"
     )
-    steps = f", max_steps={schedule.T}" if schedule.T and schedule.kind != "plan" else ""
+    steps = f", max_steps={schedule.total_steps}" if schedule.total_steps and schedule.kind != "plan" else ""
     return "\n".join([
         f"# TRL GRPO from {r['argv']}",
         f"# train_dataset: the schedule's input, its {schedule.rows:,} rows in order",
@@ -165,8 +165,9 @@ def prime_rl(schedule: Schedule) -> tuple[str, float]:
         )
     if schedule.record["input"].get("by"):
         raise ScheduleError(f"{schedule.path}: one prime-rl source's pools: schedule it without --by")
-    names, shares, ranges = _label_of(schedule)
-    assert schedule.p is not None and schedule.weights is not None
+    names, shares, _ = _label_of(schedule)
+    assert schedule.p is not None
+    assert schedule.weights is not None
     seg = segments(schedule)
     thresholds = np.array([t for t, _ in seg])
     usable = np.isfinite(schedule.p)

@@ -46,12 +46,12 @@ class Schedule:
     groups: tuple[str, ...] = field(default=())
 
     @property
-    def B(self) -> int | None:
+    def batch(self) -> int | None:
         """Prompts a step (None for a plan, whose batch is the trainer's)."""
         return None if self.kind == "plan" else self.record.get("B")
 
     @property
-    def T(self) -> int | None:
+    def total_steps(self) -> int | None:
         return self.record.get("T")
 
     @property

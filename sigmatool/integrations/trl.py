@@ -29,12 +29,12 @@ __all__ = ["ScheduleCallback", "ScheduleSampler", "scheduled"]
 try:
     from torch.utils.data import Sampler as _SamplerBase
 except ImportError:  # the sampler runs without torch
-    _SamplerBase = object  # type: ignore[assignment,misc]
+    _SamplerBase = object
 
 try:
     from transformers.trainer_callback import TrainerCallback as _CallbackBase
 except ImportError:
-    _CallbackBase = object  # type: ignore[assignment,misc]
+    _CallbackBase = object
 
 
 def _loaded(schedule: Schedule | str) -> Schedule:

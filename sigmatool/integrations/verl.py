@@ -32,7 +32,7 @@ import numpy as np
 from sigmatool.integrations.draws import Draws, reweighed
 from sigmatool.integrations.schedule import ScheduleError, read_schedule
 
-__all__ = ["ScheduleSampler", "ScheduleSamplerCore"]
+__all__ = ["ScheduleSampler", "ScheduleSamplerCore"]  # noqa: F822 (ScheduleSampler: built on access)
 
 _BUILT: dict[int, type] = {}
 LAST_MINOR = (0, 7)  # the last verl with data.sampler
@@ -72,7 +72,7 @@ class ScheduleSamplerCore:
                 f"{schedule.rows:,}: give data.train_files the file the schedule was made from"
             )
         batch = _get(data_config, "gen_batch_size") or _get(data_config, "train_batch_size")
-        self.draws = Draws(schedule, int(batch or schedule.B or 0), once=True)
+        self.draws = Draws(schedule, int(batch or schedule.batch or 0), once=True)
         self.refresh_every = int(_get(config, "refresh_every") or 0)
         if self.refresh_every and schedule.kind != "weights":
             raise ScheduleError(

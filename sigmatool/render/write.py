@@ -7,8 +7,8 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import replace
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
