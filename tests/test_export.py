@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 import pytest
+import tomllib
 
 from sigmatool.integrations.exports import prime_rl
 from sigmatool.integrations.schedule import ScheduleError, read_schedule
