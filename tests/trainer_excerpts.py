@@ -428,3 +428,375 @@ class DifficultyPoolSampler(TaskSampler):
         if not any(weights):
             raise RuntimeError("DifficultyPoolSampler has no tasks in a pool with positive weight")
         return self.rng.choices(self.tasks, weights=weights, k=1)[0]
+
+
+# ---------------------------------------------------------------------------------------------------- verl
+# Stand-ins for what the verl excerpts below import: torch's Sampler base and SequentialSampler, torchdata's
+# RandomSampler (the shuffled route, not run here), omegaconf's DictConfig and verl's DataProto (type names
+# only). A torch DataLoader's batching (drop_last=True, the form verl's StatefulDataLoader is built with) is
+# :func:`loader_batches`.
+from typing import Generic, Optional, TypeVar
+import importlib
+import os
+
+T_co = TypeVar("T_co")
+
+
+class Sampler(Generic[T_co]):  # stand-in for torch.utils.data.Sampler
+    def __init__(self, data_source: Optional[Sized] = None) -> None:
+        pass
+
+
+class SequentialSampler(Sampler[int]):  # stand-in for torch.utils.data.SequentialSampler
+    def __init__(self, data_source: Sized) -> None:
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self) -> int:
+        return len(self.data_source)
+
+
+DictConfig = dict
+DataProto = Any
+
+
+def loader_batches(sampler, batch_size: int):
+    """A DataLoader's batches of indices with drop_last=True (torch's BatchSampler), one at a time."""
+    batch = []
+    for index in sampler:
+        batch.append(index)
+        if len(batch) == batch_size:
+            yield batch
+            batch = []
+
+
+# volcengine/verl, verl/experimental/dataset/sampler.py @ v0.7.0 (f9c855f7cf04d603c9546bc01776c74806a879c1),
+# lines 14-42 less the imports stood in above.
+from abc import abstractmethod
+
+
+class AbstractSampler(Sampler[int]):
+    """Abstract interface for custom samplers."""
+
+    @abstractmethod
+    def __init__(
+        self,
+        data_source: Sized,
+        data_config: DictConfig,
+    ):
+        pass
+
+
+class AbstractCurriculumSampler(AbstractSampler):
+    """Experimental interface for curriculum learning samplers."""
+
+    @abstractmethod
+    def update(self, batch: DataProto) -> None:
+        pass
+
+
+# verl/utils/import_utils.py @ v0.7.0, lines 83-139 (load_module) and 184-197 (load_extern_object).
+PKG_PATH_PREFIX = "pkg://"
+FILE_PATH_PREFIX = "file://"
+
+
+def load_module(module_path: str, module_name: Optional[str] = None) -> object:
+    """Load a module from a path.
+
+    Args:
+        module_path (str):
+            The path to the module. Either
+                - `pkg_path`, e.g.,
+                    - "pkg://verl.utils.dataset.rl_dataset"
+                    - "pkg://verl/utils/dataset/rl_dataset"
+                - or `file_path` (absolute or relative), e.g.,
+                    - "file://verl/utils/dataset/rl_dataset.py"
+                    - "/path/to/verl/utils/dataset/rl_dataset.py"
+        module_name (str, optional):
+            The name of the module to added to ``sys.modules``. If not provided, the module will not be added,
+                thus will not be cached and directly ``import``able.
+    """
+    if not module_path:
+        return None
+
+    if module_path.startswith(PKG_PATH_PREFIX):
+        module_name = module_path[len(PKG_PATH_PREFIX) :].replace("/", ".")
+        module = importlib.import_module(module_name)
+
+    else:
+        if module_path.startswith(FILE_PATH_PREFIX):
+            module_path = module_path[len(FILE_PATH_PREFIX) :]
+
+        if not os.path.exists(module_path):
+            raise FileNotFoundError(f"Custom module file not found: {module_path=}")
+
+        # Use the provided module_name for the spec, or derive a unique name to avoid collisions.
+        spec_name = module_name or f"custom_module_{hash(os.path.abspath(module_path))}"
+        spec = importlib.util.spec_from_file_location(spec_name, module_path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"Could not load module from {module_path=}")
+
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as e:
+            raise RuntimeError(f"Error loading module from {module_path=}") from e
+
+        if module_name is not None:
+            import sys
+
+            # Avoid overwriting an existing module with a different object.
+            if module_name in sys.modules and sys.modules[module_name] is not module:
+                raise RuntimeError(
+                    f"Module name '{module_name}' already in `sys.modules` and points to a different module."
+                )
+            sys.modules[module_name] = module
+
+    return module
+
+
+def load_extern_object(module_path: str, object_name: str) -> object:
+    """Load an object from a module path.
+
+    Args:
+        module_path (str): See :func:`load_module`.
+        object_name (str):
+            The name of the object to load with ``getattr(module, object_name)``.
+    """
+    module = load_module(module_path)
+
+    if not hasattr(module, object_name):
+        raise AttributeError(f"Object not found in module: {object_name=}, {module_path=}.")
+
+    return getattr(module, object_name)
+
+
+# verl/trainer/main_ppo.py @ v0.7.0, lines 395-439 (create_rl_sampler). verl 0.8 and later keep its last two
+# branches (shuffle, else SequentialSampler) and drop the data.sampler one.
+def create_rl_sampler(data_config, dataset):
+    """Create a sampler for the dataset.
+
+    Arguments:
+        data_config: The data config.
+        dataset (Dataset): The dataset.
+
+    Returns:
+        sampler (Sampler): The sampler.
+    """
+    import torch
+    from torch.utils.data import SequentialSampler
+
+    # torch.utils.data.RandomSampler could not recover properly
+    from torchdata.stateful_dataloader.sampler import RandomSampler
+
+    if data_config.sampler is not None and data_config.sampler.get("class_path", None) is not None:
+        curriculum_class = load_extern_object(
+            data_config.sampler.class_path,
+            data_config.sampler.class_name,
+        )
+        sampler = curriculum_class(
+            data_source=dataset,
+            data_config=data_config,
+        )
+        assert isinstance(sampler, AbstractSampler)
+        assert data_config.get("dataloader_num_workers", 8) == 0, (
+            "If using curriculum, num_workers must be 0 to prevent data caching. "
+            "If the dataloader caches data before the batch is done the "
+            "curriculum sampler won't have the opportunity to reorder it. "
+        )
+
+    # Use a sampler to facilitate checkpoint resumption.
+    # If shuffling is enabled in the data configuration, create a random sampler.
+    elif data_config.shuffle:
+        train_dataloader_generator = torch.Generator()
+        seed = data_config.get("seed")
+        if seed is not None:
+            train_dataloader_generator.manual_seed(seed)
+        sampler = RandomSampler(data_source=dataset, generator=train_dataloader_generator)
+    else:
+        # If shuffling is disabled, use a sequential sampler to iterate through the dataset in order.
+        sampler = SequentialSampler(data_source=dataset)
+
+    return sampler
+
+
+# verl/trainer/ppo/ray_trainer.py @ v0.7.0: the loader takes ``data.get("gen_batch_size",
+# data.train_batch_size)`` indices a step, drop_last=True (lines 392-399), and after each step
+# (lines 1626-1627):
+#                 if isinstance(self.train_dataloader.sampler, AbstractCurriculumSampler):
+#                     self.train_dataloader.sampler.update(batch=batch)
+
+
+# ----------------------------------------------------------------------------------------------------- TRL
+# huggingface/trl, trl/trainer/utils.py @ f2cd57710ae345ea6428ae95363267fcf38a3dc8, lines 695-788
+# (RepeatSampler; torch is used only with shuffle=True, not run here).
+torch = None
+
+
+class RepeatSampler(Sampler):
+    """
+    Sampler that repeats the indices of a dataset in a structured manner.
+
+    Args:
+        data_source (`Sized`):
+            Dataset to sample from.
+        mini_repeat_count (`int`):
+            Number of times to repeat each index per batch.
+        batch_size (`int`, *optional*, defaults to `1`):
+            Number of unique indices per batch.
+        repeat_count (`int`, *optional*, defaults to `1`):
+            Number of times to repeat the full sampling process.
+        shuffle (`bool`, *optional*, defaults to `True`):
+            Whether to shuffle the dataset.
+        seed (`int`, *optional*):
+            Random seed for reproducibility (only affects this sampler).
+
+    Example:
+    ```python
+    >>> sampler = RepeatSampler(["a", "b", "c", "d", "e", "f", "g"], mini_repeat_count=2, batch_size=3, repeat_count=4)
+    >>> list(sampler)
+    [4, 4, 3, 3, 0, 0,
+     4, 4, 3, 3, 0, 0,
+     4, 4, 3, 3, 0, 0,
+     4, 4, 3, 3, 0, 0,
+     1, 1, 2, 2, 6, 6,
+     1, 1, 2, 2, 6, 6,
+     1, 1, 2, 2, 6, 6,
+     1, 1, 2, 2, 6, 6]
+    ```
+
+    ```txt
+    mini_repeat_count = 3
+          -   -   -
+         [0,  0,  0,  1,  1,  1,  2,  2,  2,  3,  3,  3,      |
+          4,  4,  4,  5,  5,  5,  6,  6,  6,  7,  7,  7,      |
+          8,  8,  8,  9,  9,  9, 10, 10, 10, 11, 11, 11,      |
+                                                                repeat_count = 2
+          0,  0,  0,  1,  1,  1,  2,  2,  2,  3,  3,  3,      |
+          4,  4,  4,  5,  5,  5,  6,  6,  6,  7,  7,  7,      |
+          8,  8,  8,  9,  9,  9, 10, 10, 10, 11, 11, 11, ...] |
+          ---------   ---------   ---------   ---------
+           ---------   ---------   ---------   ---------
+            ---------   ---------   ---------   ---------
+                         batch_size = 12
+    ```
+    """
+
+    def __init__(
+        self,
+        data_source: Sized,
+        mini_repeat_count: int,
+        batch_size: int = 1,
+        repeat_count: int = 1,
+        shuffle: bool = True,
+        seed: int | None = None,
+    ):
+        self.data_source = data_source
+        self.mini_repeat_count = mini_repeat_count
+        self.batch_size = batch_size
+        self.repeat_count = repeat_count
+        self.num_samples = len(data_source)
+        self.shuffle = shuffle
+        self.seed = seed
+
+        if shuffle:
+            self.generator = torch.Generator()  # Create a local random generator
+            if seed is not None:
+                self.generator.manual_seed(seed)
+
+    def __iter__(self):
+        if self.shuffle:
+            # E.g., [2, 4, 3, 1, 0, 6, 5] (num_samples = 7)
+            indexes = torch.randperm(self.num_samples, generator=self.generator).tolist()
+        else:
+            indexes = list(range(self.num_samples))
+
+        #    [2, 4, 3, 1, 0, 6, 5]
+        # -> [[2, 4, 3], [1, 0, 6], [5]]  (batch_size = 3)
+        indexes = [indexes[i : i + self.batch_size] for i in range(0, len(indexes), self.batch_size)]
+
+        #    [[2, 4, 3], [1, 0, 6], [5]]
+        # -> [[2, 4, 3], [1, 0, 6]]
+        indexes = [chunk for chunk in indexes if len(chunk) == self.batch_size]
+
+        for chunk in indexes:
+            for _ in range(self.repeat_count):
+                for index in chunk:
+                    for _ in range(self.mini_repeat_count):
+                        yield index
+
+    def __len__(self) -> int:
+        return (
+            (self.num_samples // self.batch_size)
+            * self.batch_size
+            * self.mini_repeat_count
+            * self.repeat_count
+        )
+
+
+class GRPOTrainer:  # stand-in for trl's GRPOTrainer: the attributes _get_train_sampler reads
+    def __init__(
+        self,
+        train_dataset,
+        num_generations,
+        generation_batch_size,
+        num_iterations=1,
+        steps_per_generation=1,
+        seed=42,
+        callbacks=(),
+    ):
+        self.train_dataset = train_dataset
+        self.num_generations = num_generations
+        self.num_iterations = num_iterations
+        self.shuffle_dataset = True
+        self.args = type(
+            "Args",
+            (),
+            {
+                "generation_batch_size": generation_batch_size,
+                "steps_per_generation": steps_per_generation,
+                "seed": seed,
+            },
+        )()
+        self.callback_handler = type("Handler", (), {"callbacks": list(callbacks)})()
+
+    # trl/trainer/grpo_trainer.py @ f2cd57710ae345ea6428ae95363267fcf38a3dc8, lines 1235-1271
+    def _get_train_sampler(self, dataset=None) -> Sampler:
+        # Returns a sampler that
+        # 1. ensures each prompt is repeated across multiple processes. This guarantees that identical prompts are
+        #    distributed to different GPUs, allowing rewards to be computed and normalized correctly within each prompt
+        #    group. Using the same seed across processes ensures consistent prompt assignment, preventing discrepancies
+        #    in group formation.
+        # 2. repeats the batch multiple times to allow reusing generations across multiple updates. Refer to
+        #    _prepare_inputs to see how the generations are stored and reused.
+
+        # In the following figure, the values are the prompt indices. Each row shows the per-step batch
+        # returned by `_prepare_inputs`; rows within a `steps_per_generation` block are slices of the same
+        # generated batch. When `num_iterations > 1`, that block is reused for multiple optimization passes
+        # before regenerating.
+        #
+        #                                      |   GPU 0  |   GPU 1  |
+        #
+        #                 global_step   step    <-───>  num_generations=2
+        #                                       <-───────> per_device_train_batch_size=3
+        #  grad_accum    ▲  ▲  0          0     0   0   1   1   2   2   <- Generate for the first `steps_per_generation` (prompts 0 to 11); store the completions; use the first slice to compute the loss
+        #     =2         ▼  |  0          1     3   3   4   4   5   5   <- Take the stored generations and use the second slice to compute the loss
+        #                   |
+        #                   |  1          2     6   6   7   7   8   8   <- Take the stored generations and use the third slice to compute the loss
+        #  steps_per_gen=4  ▼  1          3     9   9  10  10  11  11   <- Take the stored generations and use the fourth slice to compute the loss
+        #
+        #                      2          4    12  12  13  13  14  14   <- Generate for the second `steps_per_generation` (prompts 12 to 23); store the completions; use the first slice to compute the loss
+        #                      2          5    15  15  16  16  17  17   <- Take the stored generations and use the second slice to compute the loss
+        #                                          ...
+        if dataset is None:
+            dataset = self.train_dataset
+        return RepeatSampler(
+            data_source=dataset,
+            mini_repeat_count=self.num_generations,
+            batch_size=self.args.generation_batch_size // self.num_generations,
+            repeat_count=self.num_iterations * self.args.steps_per_generation,
+            shuffle=self.shuffle_dataset,
+            seed=self.args.seed,
+        )
