@@ -67,24 +67,28 @@ def export_command(
     if to is Trainer.open_instruct:
         _difficulty(inputs, out)
         return
-    if len(inputs.paths) != 1:
-        raise UsageError(f"export --for {to.value} takes one schedule FILE that sigmatool wrote")
-    from sigmatool.integrations import exports
-    from sigmatool.integrations.schedule import read_schedule
     from sigmatool.render.files import target
 
-    schedule = read_schedule(inputs.paths[0])
-    if to is Trainer.verl:
-        text = exports.verl(schedule, trainer_version)
-    elif to is Trainer.trl:
-        text = exports.trl(schedule)
-    else:
-        text, moved = exports.prime_rl(schedule)
-        run.note(
-            [f"one group of G = {schedule.G} moves a drawn task to another pool with chance {moved:.1%}"]
-        )
+    text = _lines(to, inputs, trainer_version)
     with target(out.output, binary=False) as handle:
         handle.write(text)
+
+
+def _lines(to: Trainer, inputs: InputOptions, version: str | None) -> str:
+    """What the trainer reads from one schedule FILE: verl's overrides, TRL's lines or prime-rl's table."""
+    from sigmatool.integrations import exports
+    from sigmatool.integrations.schedule import read_schedule
+
+    if len(inputs.paths) != 1:
+        raise UsageError(f"export --for {to.value} takes one schedule FILE that sigmatool wrote")
+    schedule = read_schedule(inputs.paths[0])
+    if to is Trainer.verl:
+        return exports.verl(schedule, version)
+    if to is Trainer.trl:
+        return exports.trl(schedule)
+    text, moved = exports.prime_rl(schedule)
+    run.note([f"one group of G = {schedule.G} moves a drawn task to another pool with chance {moved:.1%}"])
+    return text
 
 
 def _difficulty(inputs: InputOptions, out: OutputOptions) -> None:

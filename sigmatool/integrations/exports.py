@@ -16,8 +16,18 @@ import os
 import numpy as np
 
 from sigmatool.integrations.schedule import FloatArray, Schedule, ScheduleError
+from sigmatool.trainers.settings import NOTED_KEYS, TRL_KEYS, VERL_KEYS
 
 LAST_SAMPLER = (0, 7)  # verl's last minor version with data.sampler
+
+
+def keys(table: dict[str, str]) -> dict[str, str]:
+    """A trainer's config keys by sigmatool's name of each setting (the keys live in the trainers' wing)."""
+    return {setting: key for key, setting in table.items()}
+
+
+VERL, TRL = keys(VERL_KEYS), keys(TRL_KEYS)
+VERL_SHUFFLE = next(key for key in NOTED_KEYS["verl"] if key.endswith(".shuffle"))
 
 
 def _version(text: str | None) -> tuple[int, int] | None:
@@ -40,7 +50,7 @@ def verl(schedule: Schedule, version: str | None = None) -> str:
     at = _version(version)
     path, r = os.path.abspath(schedule.path), schedule.record
     head = [f"# verl overrides from {r['argv']}"]
-    G = [f"actor_rollout_ref.rollout.n={schedule.G}"] if schedule.G else []
+    G = [f"{VERL['n']}={schedule.G}"] if schedule.G else []
     if at is not None and at > LAST_SAMPLER:
         if schedule.kind != "order":
             raise ScheduleError(
@@ -50,8 +60,8 @@ def verl(schedule: Schedule, version: str | None = None) -> str:
             )
         if not schedule.path.lower().endswith((".parquet", ".pq")):
             raise ScheduleError(f"{schedule.path}: verl reads parquet: write --export-order FILE.parquet")
-        body = [f"data.train_files={path}", "data.shuffle=False", f"data.train_batch_size={schedule.batch}",
-                "trainer.total_epochs=1", *G]  # fmt: skip
+        body = [f"data.train_files={path}", f"{VERL_SHUFFLE}=False", f"{VERL['train_batch_size']}={schedule.batch}",
+                f"{VERL['epochs']}=1", *G]  # fmt: skip
         return "\n".join([*head, "# verl >= 0.8: the order's T x B rows in sequence, B a step", *body]) + "\n"
     body = [
         f"data.train_files={_input_files(schedule)}",
@@ -62,9 +72,11 @@ def verl(schedule: Schedule, version: str | None = None) -> str:
         *G,
     ]
     if schedule.kind == "plan":
-        head.append("# a plan: each kept prompt once an epoch, at your data.train_batch_size and epochs")
+        head.append(
+            f"# a plan: each kept prompt once an epoch, at your {VERL['train_batch_size']} and epochs"
+        )
     else:
-        body[1:1] = [f"data.train_batch_size={schedule.batch}", "trainer.total_epochs=1"]
+        body[1:1] = [f"{VERL['train_batch_size']}={schedule.batch}", f"{VERL['epochs']}=1"]
     note = "# verl 0.5-0.7 (pip install 'sigmatool[verl]'); extra_info.index must be each row's place"
     return "\n".join([*head, note, *body]) + "\n"
 
@@ -74,11 +86,13 @@ def trl(schedule: Schedule) -> str:
     path, r = os.path.abspath(schedule.path), schedule.record
     G = schedule.G or "G"
     batch = (
-        f"# generation_batch_size = {schedule.batch} x num_generations = {schedule.batch * schedule.G}"
+        f"# generation_batch_size = {schedule.batch} x {TRL['n']} = {schedule.batch * schedule.G}"
         if schedule.batch and schedule.G
-        else f"# generation_batch_size: any multiple of num_generations = {G}"
+        else f"# generation_batch_size: any multiple of {TRL['n']} = {G}"
     )
-    steps = f", max_steps={schedule.total_steps}" if schedule.total_steps and schedule.kind != "plan" else ""
+    steps = (
+        f", {TRL['steps']}={schedule.total_steps}" if schedule.total_steps and schedule.kind != "plan" else ""
+    )
     return "\n".join([
         f"# TRL GRPO from {r['argv']}",
         f"# train_dataset: the schedule's input, its {schedule.rows:,} rows in order",
@@ -86,7 +100,7 @@ def trl(schedule: Schedule) -> str:
         "from trl import GRPOConfig, GRPOTrainer",
         "from sigmatool.integrations.trl import scheduled",
         f"Trainer = scheduled(GRPOTrainer, {json.dumps(path)})",
-        f"config = GRPOConfig(num_generations={G}{steps})",
+        f"config = GRPOConfig({TRL['n']}={G}{steps})",
     ]) + "\n"  # fmt: skip
 
 

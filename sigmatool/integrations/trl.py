@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sized
 from typing import Any
 
 from sigmatool.integrations.draws import Draws
+from sigmatool.integrations.exports import TRL
 from sigmatool.integrations.schedule import Schedule, ScheduleError, read_schedule
 
 __all__ = ["ScheduleCallback", "ScheduleSampler", "scheduled"]
@@ -65,7 +66,7 @@ class ScheduleSampler(_SamplerBase):  # type: ignore[misc]
             )
         if loaded.kind == "plan" and mini_repeat_count != loaded.G:
             raise ScheduleError(
-                f"{loaded.path}: the plan was made for G = {loaded.G}, the trainer's num_generations is "
+                f"{loaded.path}: the plan was made for G = {loaded.G}, the trainer's {TRL['n']} is "
                 f"{mini_repeat_count}"
             )
         self.data_source = data_source

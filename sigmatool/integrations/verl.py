@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from sigmatool.integrations.draws import Draws, reweighed
+from sigmatool.integrations.exports import VERL
 from sigmatool.integrations.schedule import ScheduleError, read_schedule
 
 __all__ = ["ScheduleSampler", "ScheduleSamplerCore"]  # noqa: F822 (ScheduleSampler: built on access)
@@ -112,7 +113,7 @@ class ScheduleSamplerCore:
         if self.schedule.kind == "plan" and index.size and index.size != G * np.unique(index).size:
             raise ScheduleError(
                 f"{self.schedule.path}: the plan was made for G = {G}; this batch has "
-                f"{index.size / np.unique(index).size:g} answers a prompt (actor_rollout_ref.rollout.n)"
+                f"{index.size / np.unique(index).size:g} answers a prompt ({VERL['n']})"
             )
         np.add.at(self.answers, index, 1)
         np.add.at(self.right, index, right.astype(np.int64))
