@@ -246,3 +246,42 @@ def test_a_schedule_error_is_a_value_error() -> None:
 def test_the_prime_rl_seed_is_the_schedules(made: dict[str, Path]) -> None:
     record = json.loads(pl.read_parquet_metadata(made["pools"])["sigmatool"])
     assert record["seed"] == _toml(made["pools"])["seed"]
+
+
+# ----------------------------------------------------------------------------------- what made a schedule
+
+
+def _record(path: Path) -> dict[str, object]:
+    record = json.loads(pl.read_parquet_metadata(path)["sigmatool"])
+    assert isinstance(record, dict)
+    return record
+
+
+def test_an_order_records_its_run(made: dict[str, Path]) -> None:
+    record = _record(made["order"])
+    assert ("curriculum", "order", 4, 6, 8) == tuple(record[k] for k in ("command", "kind", "B", "T", "G"))
+
+
+def test_a_schedule_records_its_input_rows_and_columns(made: dict[str, Path]) -> None:
+    assert {"rows": 20, "p_col": "pass_rate", "files": [str(TOY)]}.items() <= _record(made["pools"])[
+        "input"
+    ].items()  # type: ignore[attr-defined]
+
+
+def test_a_schedule_records_its_pools(made: dict[str, Path]) -> None:
+    assert [[0, 0.2, 1], [0.3, 0.8, 3], [0.8, 1, 2]] == _record(made["pools"])["schedule"]["pools"]  # type: ignore[index]
+
+
+def test_a_csv_schedule_has_its_record_beside_it(made: dict[str, Path]) -> None:
+    record = json.loads(Path(f"{made['plan']}.sigmatool.json").read_text())
+    assert ("plan", [8]) == (record["kind"], record["schedule"]["sizes"])
+
+
+def test_per_prompt_rows_on_stdout_leave_no_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    invoke("plan", TOY, "--per-prompt", "--format", "csv")
+    assert [] == list(tmp_path.iterdir())
+
+
+def test_a_files_record_names_the_command_that_made_it(made: dict[str, Path]) -> None:
+    assert str(_record(made["order"])["argv"]).startswith("sigmatool curriculum ")
