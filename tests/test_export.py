@@ -223,20 +223,25 @@ def test_a_file_sigmatool_did_not_write_is_named_in_one_line(foreign: tuple[int,
 def test_a_schedule_the_trainer_cannot_take_is_one_line_exit_2(
     made: dict[str, Path], name: str, args: list[str], words: str
 ) -> None:
-    result = invoke("export", *args, made[name])
-    assert 2 == result.exit_code
-    assert words in one_error_line(result.stderr)
+    done = run_cli("export", *args, made[name])
+    assert 2 == done.returncode
+    assert words in one_error_line(done.stderr)
 
 
 def test_open_instruct_without_counts_is_one_line_exit_2() -> None:
-    result = invoke("export", "--for", "open-instruct", TOY)
-    assert 2 == result.exit_code
-    assert "pass counts" in one_error_line(result.stderr)
+    done = run_cli("export", "--for", "open-instruct", TOY)
+    assert 2 == done.returncode
+    assert "pass counts" in one_error_line(done.stderr)
 
 
 def test_reading_a_file_sigmatool_did_not_write_raises_value_error() -> None:
     with pytest.raises(ValueError, match="not a schedule sigmatool wrote"):
         read_schedule(TOY)
+
+
+def test_reading_a_plan_of_several_sizes_raises_value_error(made: dict[str, Path]) -> None:
+    with pytest.raises(ValueError, match="a trainer runs one G per run"):
+        read_schedule(made["plans"])
 
 
 def test_a_schedule_error_is_a_value_error() -> None:
