@@ -290,3 +290,14 @@ def test_per_prompt_rows_on_stdout_leave_no_record(tmp_path: Path, monkeypatch: 
 
 def test_a_files_record_names_the_command_that_made_it(made: dict[str, Path]) -> None:
     assert str(_record(made["order"])["argv"]).startswith("sigmatool curriculum ")
+
+
+def test_an_open_instruct_row_without_counts_gets_a_null_difficulty(tmp_path: Path) -> None:
+    path = tmp_path / "c.csv"
+    path.write_text("id,k,n\na,1,4\nb,,4\nc,3,4\n")
+    result = invoke(
+        "export", "--for", "open-instruct", path, "--k-col", "k", "--n-col", "n", "--format", "jsonl"
+    )
+    assert [False, True, False] == [
+        json.loads(line)["difficulty"] is None for line in result.stdout.splitlines()
+    ]

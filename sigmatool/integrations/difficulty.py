@@ -116,14 +116,11 @@ def buckets(
     K = min(count, len(ids))
     if K <= 0:
         return np.zeros(0, dtype=np.int64), 0
-    order = sorted(range(len(ids)), key=lambda i: (quantile[i], value[i], ids[i]))
+    order = np.lexsort((np.array(ids, dtype=str), value, quantile))
     size, extra = divmod(len(ids), K)
-    out = np.zeros(len(ids), dtype=np.int64)
-    cursor = 0
-    for b in range(K):
-        width = size + (1 if b < extra else 0)
-        out[order[cursor : cursor + width]] = b
-        cursor += width
+    widths = np.full(K, size) + (np.arange(K) < extra)
+    out = np.empty(len(ids), dtype=np.int64)
+    out[order] = np.repeat(np.arange(K, dtype=np.int64), widths)
     return out, K
 
 
@@ -174,19 +171,14 @@ def difficulty_rows(ds: Dataset) -> tuple[pl.DataFrame, list[str]]:
     notes = []
     if not keep.all():
         notes.append(f"{np.count_nonzero(~keep):,} rows without counts get no difficulty (null)")
-    columns = {name: [None] * frame.height for name in FIELDS}
-    if keep.any():
-        found, prior = difficulty(k, n, [str(x) for x in ids.filter(pl.Series(keep)).to_list()])
-        where = np.flatnonzero(keep)
-        for name in FIELDS:
-            for i, v in zip(where.tolist(), found[name].tolist(), strict=True):
-                columns[name][i] = v
-        notes.append(f"Beta prior ({prior.source}): alpha {prior.alpha:.6g}, beta {prior.beta:.6g}")
     if "difficulty" in full.columns:
         notes.append("the input's column 'difficulty' is replaced by open-instruct's difficulty object")
-    struct = pl.DataFrame(
-        columns, schema={n: pl.Int64 if n.startswith("bucket") else pl.Float64 for n in FIELDS}
-    )
-    value = struct.select(pl.when(pl.Series(keep)).then(pl.struct(*FIELDS)).alias("difficulty"))
-    out = frame.select([c for c in full.columns if c != "difficulty"]).with_columns(value["difficulty"])
+    out = frame.select("__oi_row", *[c for c in full.columns if c != "difficulty"])
+    if not keep.any():
+        return out.drop("__oi_row").with_columns(pl.lit(None).alias("difficulty")), notes
+    found, prior = difficulty(k, n, [str(x) for x in ids.filter(pl.Series(keep)).to_list()])
+    notes.append(f"Beta prior ({prior.source}): alpha {prior.alpha:.6g}, beta {prior.beta:.6g}")
+    values = pl.DataFrame({"__oi_row": frame["__oi_row"].filter(pl.Series(keep)), **found})
+    values = values.select("__oi_row", pl.struct(*FIELDS).alias("difficulty"))
+    out = out.join(values, on="__oi_row", how="left", maintain_order="left").drop("__oi_row")
     return out, notes
