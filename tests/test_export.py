@@ -108,6 +108,10 @@ def test_the_move_chance_is_the_binomial_sum_over_prime_rls_pools(made: dict[str
     assert total == pytest.approx(prime_rl(schedule)[1], abs=1e-12)
 
 
+def test_prime_rl_and_the_schedule_draw_the_same_prompts(made: dict[str, Path]) -> None:
+    assert 0 == prime_rl(read_schedule(made["pools"]))[2]
+
+
 # ------------------------------------------------------------------------------------------- open-instruct
 
 
@@ -301,3 +305,8 @@ def test_an_open_instruct_row_without_counts_gets_a_null_difficulty(tmp_path: Pa
     assert [False, True, False] == [
         json.loads(line)["difficulty"] is None for line in result.stdout.splitlines()
     ]
+
+
+def test_a_trainer_version_for_another_trainer_is_a_usage_error(made: dict[str, Path]) -> None:
+    result = invoke("export", "--for", "trl", made["pools"], "--trainer-version", "0.19")
+    assert 2 == result.exit_code

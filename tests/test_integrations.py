@@ -147,7 +147,7 @@ def test_verl_draws_each_prompt_with_the_schedules_inclusion_probability(
     sampler = ref.create_rl_sampler(_config(made["pools"], 3), Dataset())
     seen = np.zeros(ROWS)
     steps = 0
-    for _ in range(300):  # epochs, each drawn anew
+    for _ in range(40):  # epochs of 150 steps, each drawn anew
         for rows in _run(sampler, 3):
             seen[rows] += 1
             steps += 1

@@ -63,6 +63,8 @@ def export_command(
 
         sigmatool export --for open-instruct sample_data/shapes/polaris_like.jsonl
     """
+    if trainer_version is not None and to is not Trainer.verl:
+        raise UsageError(f"--trainer-version chooses between verl's two forms; {to.value} has one")
     run.check(inputs, out, imports=ANALYSIS)
     if to is Trainer.open_instruct:
         _difficulty(inputs, out)
@@ -86,8 +88,14 @@ def _lines(to: Trainer, inputs: InputOptions, version: str | None) -> str:
         return exports.verl(schedule, version)
     if to is Trainer.trl:
         return exports.trl(schedule)
-    text, moved = exports.prime_rl(schedule)
-    run.note([f"one group of G = {schedule.G} moves a drawn task to another pool with chance {moved:.1%}"])
+    text, moved, differ = exports.prime_rl(schedule)
+    notes = [f"one group of G = {schedule.G} moves a drawn task to another pool with chance {moved:.1%}"]
+    if differ:
+        notes.append(
+            f"{differ:,} prompts are in or out of the pools by their rate as the file shows it (prime-rl's "
+            "view) but not by the schedule's estimate of p"
+        )
+    run.note(notes)
     return text
 
 

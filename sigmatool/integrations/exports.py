@@ -168,9 +168,11 @@ def move_chance(schedule: Schedule, G: int, thresholds: FloatArray) -> FloatArra
     return np.where(np.isfinite(p), (pmf * moved).sum(axis=1), np.nan)
 
 
-def prime_rl(schedule: Schedule) -> tuple[str, float]:
-    """The ``difficulty_pool`` sampler table for a pools or band schedule, and the chance that one group
-    moves a drawn prompt to another pool (weighed by the draws)."""
+def prime_rl(schedule: Schedule) -> tuple[str, float, int]:
+    """The ``difficulty_pool`` sampler table for a pools or band schedule, the chance that one group moves a
+    drawn prompt to another pool (weighed by the draws), and the prompts that prime-rl, pooling them by
+    their rate as the file shows it, would draw where the schedule never does or the other way round (the
+    schedule's estimate of p can differ from p̂ = k/n)."""
     kind = schedule.record["schedule"]["schedule"]
     if schedule.kind != "weights" or kind not in ("pools", "band"):
         raise ScheduleError(
@@ -193,7 +195,9 @@ def prime_rl(schedule: Schedule) -> tuple[str, float]:
     chance = move_chance(schedule, int(schedule.G or 1), thresholds)
     drawn = float(np.nansum(schedule.weights * chance))
     lines = _toml(schedule, seg, names, shares, size, scale, drawn)
-    return lines, drawn
+    weight = np.array([shares[j] if j >= 0 else 0.0 for j in range(-1, len(names))])[label + 1]
+    differ = int(np.count_nonzero(usable & ((weight > 0) != (schedule.weights > 0))))
+    return lines, drawn, differ
 
 
 def _toml(
