@@ -90,9 +90,8 @@ def trl(schedule: Schedule) -> str:
         if schedule.batch and schedule.G
         else f"# generation_batch_size: any multiple of {TRL['n']} = {G}"
     )
-    steps = (
-        f", {TRL['steps']}={schedule.total_steps}" if schedule.total_steps and schedule.kind != "plan" else ""
-    )
+    # One epoch of the sampler is the schedule's T chunks (a chunk feeds steps_per_generation steps).
+    epochs = f", {TRL['epochs']}=1" if schedule.kind != "plan" else ""
     return "\n".join([
         f"# TRL GRPO from {r['argv']}",
         f"# train_dataset: the schedule's input, its {schedule.rows:,} rows in order",
@@ -100,7 +99,7 @@ def trl(schedule: Schedule) -> str:
         "from trl import GRPOConfig, GRPOTrainer",
         "from sigmatool.integrations.trl import scheduled",
         f"Trainer = scheduled(GRPOTrainer, {json.dumps(path)})",
-        f"config = GRPOConfig({TRL['n']}={G}{steps})",
+        f"config = GRPOConfig({TRL['n']}={G}{epochs})",
     ]) + "\n"  # fmt: skip
 
 
