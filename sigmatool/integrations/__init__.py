@@ -3,8 +3,8 @@ one :class:`~sigmatool.integrations.schedule.Schedule`; the trainers' own plugs,
 (:mod:`.verl`) and for TRL's GRPO (:mod:`.trl`), importable without torch, verl or TRL; and what ``sigmatool
 export --for`` writes for verl, TRL, prime-rl and open-instruct (:mod:`.exports`, :mod:`.difficulty`).
 
-The samplers import none of polars' or the trainers' heavy modules until a schedule is read; this face
-imports nothing.
+The samplers import neither torch, verl nor TRL (each is used where it is installed); this face imports
+nothing.
 """
 
 from __future__ import annotations

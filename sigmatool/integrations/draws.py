@@ -28,6 +28,8 @@ class Draws:
         self.batch = int(batch)
         self.seed = int(schedule.record.get("seed") or 0) if seed is None else int(seed)
         self.once = once and schedule.kind == "plan"
+        if self.batch < 1:
+            raise ScheduleError(f"{schedule.path}: a step of {self.batch} prompts: give the batch size")
         if schedule.kind != "plan" and self.batch != schedule.batch:
             raise ScheduleError(
                 f"{schedule.path}: the trainer's batch is {self.batch:,} prompts, the schedule's B is "
