@@ -3,7 +3,7 @@ one :class:`~sigmatool.integrations.schedule.Schedule`; the trainers' own plugs,
 (:mod:`.verl`) and for TRL's GRPO (:mod:`.trl`), importable without torch, verl or TRL; and what ``sigmatool
 export --for`` writes for verl, TRL, prime-rl and open-instruct (:mod:`.exports`, :mod:`.difficulty`).
 
-The samplers import neither torch, verl nor TRL (each is used where it is installed); this face imports
+The samplers need neither torch, verl nor TRL to import (TRL's runs without them too); this face imports
 nothing.
 """
 
