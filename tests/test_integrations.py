@@ -242,17 +242,18 @@ def _shape(indexes: list[int], block: int) -> list[list[int]]:
     return out
 
 
-def _trainer(dataset: Any, **args: Any) -> Any:
-    return ref.GRPOTrainer(dataset, num_generations=4, generation_batch_size=12, num_iterations=2, **args)
-
-
-def test_trl_gives_repeatsamplers_shape_over_the_export(made: dict[str, Path]) -> None:
-    theirs = _trainer(list(range(ROWS)))
+@pytest.mark.parametrize(("G", "iterations", "steps_per_generation"), [(4, 2, 1), (2, 1, 3), (8, 1, 1)])
+def test_trl_gives_repeatsamplers_shape_over_the_export(
+    made: dict[str, Path], G: int, iterations: int, steps_per_generation: int
+) -> None:
+    args = {"num_generations": G, "generation_batch_size": 3 * G, "num_iterations": iterations,
+            "steps_per_generation": steps_per_generation}  # fmt: skip
+    theirs = ref.GRPOTrainer(list(range(ROWS)), **args)
     theirs.shuffle_dataset = False  # a shuffled order needs torch; the shape does not depend on it
-    ours = trl.scheduled(ref.GRPOTrainer, str(made["pools"]))(
-        Dataset(), num_generations=4, generation_batch_size=12, num_iterations=2
-    )
-    block = 3 * 4 * 2  # a chunk of 3 prompts, each 4 times, the chunk twice
+    ours = trl.scheduled(ref.GRPOTrainer, str(made["pools"]))(Dataset(), **args)
+    block = (
+        3 * G * iterations * steps_per_generation
+    )  # a chunk of 3 prompts, each G times, the chunk repeated
     expected = {tuple(s) for s in _shape(list(theirs._get_train_sampler()), block)}
     assert expected == {tuple(s) for s in _shape(list(ours._get_train_sampler()), block)}
 
