@@ -11,8 +11,9 @@ printers, so a result cannot be shown without its frame, view, figure and warnin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import polars as pl
@@ -46,6 +47,7 @@ class RowsResult:
     rows: pl.DataFrame | pl.LazyFrame
     drawn: Drawn | None = None
     said: tuple[str, ...] = ()
+    record: Mapping[str, Any] | None = None  # what made the rows, written with them (a schedule's record)
 
     def frame(self) -> pl.DataFrame | pl.LazyFrame:
         return self.rows

@@ -210,6 +210,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("figures", "shown"),
     ("estimators", "prior"),  # a prompt's value under an estimator
     ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
+    (
+        "integrations",
+    ),  # a schedule handed to the trainers: their samplers and exports, over curriculum and plan
     ("run",),  # one run of the analyses
     ("report",),
     ("cli",),
@@ -356,7 +359,7 @@ def _command_bodies() -> list[tuple[str, int]]:
 
 
 def test_the_commands_are_found() -> None:
-    assert 10 == len(_command_bodies())
+    assert 11 == len(_command_bodies())
 
 
 def test_every_command_body_is_a_few_lines() -> None:

@@ -15,6 +15,7 @@ from sigmatool.cli.app import app
 COMMANDS = (
     "budget",
     "curriculum",
+    "export",
     "groupsize",
     "plan",
     "preflight",

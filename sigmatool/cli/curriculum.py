@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -149,10 +149,20 @@ def curriculum_command(
         result = s.curriculum(options)
         run.note(list(result.notes))
         if export_order:
-            run.write_rows(s.curriculum_rows(result, order=True), export_order)
-        run.answer(_rows(s, result) if per_prompt else result, given, s)
+            run.write_rows(s.curriculum_rows(result, order=True), export_order, _record(s, result, "order"))
+        run.answer(_rows(s, result, given.out.output) if per_prompt else result, given, s)
 
 
-def _rows(s: Run, result: CurriculumResult) -> RowsResult:
-    """--per-prompt: the rows of each prompt, with the run's figure and warnings."""
-    return RowsResult(s.curriculum_rows(result, order=False), result, result.warnings())
+def _rows(s: Run, result: CurriculumResult, output: str | None) -> RowsResult:
+    """--per-prompt: the rows of each prompt, with the run's figure and warnings (and into a file, the
+    record of what made them)."""
+    record = _record(s, result, "weights") if output and output != "-" else None
+    return RowsResult(s.curriculum_rows(result, order=False), result, result.warnings(), record)
+
+
+def _record(s: Run, result: CurriculumResult, kind: str) -> dict[str, Any]:
+    """What made a schedule file (:mod:`sigmatool.integrations.meta`), written with it."""
+    from sigmatool.integrations.meta import curriculum_record
+
+    assert s.dataset is not None
+    return curriculum_record(s.dataset, result, kind, run.command_line())

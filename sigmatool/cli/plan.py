@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -71,13 +71,28 @@ def plan_command(
         plans = s.plans(request)
         if per_prompt:
             run.note(s.plan_notes(plans))
-        run.answer(_shown(s, plans, per_prompt, distribution), given, s)
+        record = _record(s, request, given) if per_prompt else None
+        run.answer(_shown(s, plans, per_prompt, distribution, record), given, s)
 
 
-def _shown(s: Run, plans: Plans, per_prompt: bool, distribution: bool) -> Shown:
-    """The plans (``distribution``: prompts and rollouts per size), or the input's rows with their sizes."""
+def _shown(s: Run, plans: Plans, per_prompt: bool, distribution: bool, record: Record = None) -> Shown:
+    """The plans (``distribution``: prompts and rollouts per size), or the input's rows with their sizes
+    (and the ``record`` of what made them)."""
     from sigmatool.estimators.report import warned
     from sigmatool.plan.report import PlanResult
 
     result = PlanResult(plans, distribution, warned(plans.summary, s.val))
-    return RowsResult(s.plan_rows(plans), result, result.warnings()) if per_prompt else result
+    return RowsResult(s.plan_rows(plans), result, result.warnings(), record) if per_prompt else result
+
+
+Record = dict[str, Any] | None
+
+
+def _record(s: Run, request: PlanOptions, given: Analysed) -> Record:
+    """What made ``--per-prompt -o FILE`` (:mod:`sigmatool.integrations.meta`); None for other outputs."""
+    output = given.out.output
+    if not output or output == "-" or s.dataset is None or s.dataset.parts:
+        return None
+    from sigmatool.integrations.meta import plan_record
+
+    return plan_record(s.dataset, request, run.command_line())

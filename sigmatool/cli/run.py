@@ -8,8 +8,8 @@ import gc
 import importlib
 import signal
 import sys
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sigmatool import progress
 from sigmatool.options import InputOptions, OutputOptions, PlotOptions, check_outputs, check_terminal
@@ -203,7 +203,7 @@ def show(
             view = replace(view, headline="\n".join([*lines, *([said] if said else [])]))
     else:  # the data formats have no headline; the reading is a note already
         note([*lines[len(reading) :], *warnings])
-    write_any(result.frame(), out, view)
+    write_any(result.frame(), out, view, getattr(result, "record", None))
 
 
 def answer(result: Shown, given: Analysed, s: Run) -> None:
@@ -243,9 +243,11 @@ def _histogram(ds: Dataset) -> Histogram:
         return load.histogram(ds, on_rows=advance)
 
 
-def write_rows(frame: pl.DataFrame | pl.LazyFrame, path: str) -> None:
+def write_rows(
+    frame: pl.DataFrame | pl.LazyFrame, path: str, record: Mapping[str, Any] | None = None
+) -> None:
     """Rows written to a file of their own (``--export-order``), in the format its extension names,
-    atomically."""
+    atomically, with the ``record`` of what made them."""
     from sigmatool.render import write_any
 
-    write_any(frame, OutputOptions(output=path))
+    write_any(frame, OutputOptions(output=path), record=record)

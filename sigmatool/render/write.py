@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,10 @@ EXTENSIONS = {
     ".pq": "parquet",
     ".txt": "table",
 }
+# What made a file (a schedule's record): under this key in a parquet file's metadata, else in a JSON file
+# beside it named FILE + RECORD_SUFFIX (sigmatool.integrations.meta says what the record holds).
+RECORD_KEY = "sigmatool"
+RECORD_SUFFIX = ".sigmatool.json"
 # Width of the table view when it does not go to a terminal (and COLUMNS is not set).
 PLAIN_WIDTH = 100
 
@@ -68,9 +73,49 @@ def _finite(frame: pl.DataFrame | pl.LazyFrame) -> Any:
     )
 
 
-def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None, option: str = "-o") -> None:
-    """Write a (small) result frame in the resolved format; ``option`` names the output in messages."""
+def record_sidecar(path: str) -> str:
+    """The file beside ``path`` that holds its record (CSV, TSV, JSON, JSON lines)."""
+    return path + RECORD_SUFFIX
+
+
+def _parquet_metadata(record: Mapping[str, Any] | None) -> dict[str, str] | None:
+    return None if record is None else {RECORD_KEY: json.dumps(record, sort_keys=True)}
+
+
+def write_record(output: str | None, fmt: str, record: Mapping[str, Any] | None, option: str = "-o") -> None:
+    """Beside a CSV, TSV, JSON or JSON lines file, its record (atomically; parquet holds it inside; stdout
+    and the table view have none)."""
+    if record is None or not output or output == "-" or fmt in ("parquet", "table"):
+        return
+    if not os.path.isfile(output):  # a pipe or a device: nothing beside it
+        return
+    with target(record_sidecar(output), binary=False, option=option) as handle:
+        json.dump(record, handle, indent=2, sort_keys=True)
+        handle.write("\n")
+
+
+def write_frame(
+    df: pl.DataFrame,
+    out: OutputOptions,
+    view: View | None = None,
+    option: str = "-o",
+    record: Mapping[str, Any] | None = None,
+) -> None:
+    """Write a (small) result frame in the resolved format; ``option`` names the output in messages;
+    ``record`` what made it (:func:`write_record`)."""
     fmt = resolve_format(out.fmt, out.output, option)
+    _write_frame(df, out, fmt, view, option, record)
+    write_record(out.output, fmt, record, option)
+
+
+def _write_frame(
+    df: pl.DataFrame,
+    out: OutputOptions,
+    fmt: str,
+    view: View | None,
+    option: str,
+    record: Mapping[str, Any] | None,
+) -> None:
     if fmt == "table":
         if view is not None and view.compact is not None and not out.full:
             view = replace(view, rows=view.compact, footer=[*view.footer, view.compact_note])
@@ -96,7 +141,7 @@ def write_frame(df: pl.DataFrame, out: OutputOptions, view: View | None = None, 
             for row in data.iter_rows(named=True):
                 handle.write(json.dumps(row, default=str) + "\n")
         else:
-            data.write_parquet(handle)
+            data.write_parquet(handle, metadata=_parquet_metadata(record))
 
 
 def check_flat(schema: pl.Schema, fmt: str, output: str, option: str = "-o") -> None:
@@ -112,9 +157,19 @@ def check_flat(schema: pl.Schema, fmt: str, output: str, option: str = "-o") -> 
         )
 
 
-def sink_frame(lf: pl.LazyFrame, out: OutputOptions, view: View | None = None) -> None:
-    """Stream a (possibly huge) per-row frame to the output without materialising it."""
+def sink_frame(
+    lf: pl.LazyFrame, out: OutputOptions, view: View | None = None, record: Mapping[str, Any] | None = None
+) -> None:
+    """Stream a (possibly huge) per-row frame to the output without materialising it; ``record`` what made
+    it (:func:`write_record`)."""
     fmt = resolve_format(out.fmt, out.output)
+    _sink_frame(lf, out, fmt, view, record)
+    write_record(out.output, fmt, record)
+
+
+def _sink_frame(
+    lf: pl.LazyFrame, out: OutputOptions, fmt: str, view: View | None, record: Mapping[str, Any] | None
+) -> None:
     if fmt == "table":
         preview = lf.head(TABLE_ROWS + 1).collect()
         view = view or View()
@@ -138,19 +193,25 @@ def sink_frame(lf: pl.LazyFrame, out: OutputOptions, view: View | None = None) -
             elif fmt == "jsonl":
                 data.sink_ndjson(handle)
             else:
-                data.sink_parquet(handle)
+                data.sink_parquet(handle, metadata=_parquet_metadata(record))
     except pl.exceptions.PolarsError as exc:
         if "Broken pipe" in str(exc):
             raise BrokenPipeError(str(exc)) from exc
         raise DataError(f"cannot read the input: {str(exc).strip().splitlines()[0]}") from exc
 
 
-def write_any(frame: pl.DataFrame | pl.LazyFrame, out: OutputOptions, view: View | None = None) -> None:
-    """A result frame written (:func:`write_frame`), or per-row output streamed (:func:`sink_frame`)."""
+def write_any(
+    frame: pl.DataFrame | pl.LazyFrame,
+    out: OutputOptions,
+    view: View | None = None,
+    record: Mapping[str, Any] | None = None,
+) -> None:
+    """A result frame written (:func:`write_frame`), or per-row output streamed (:func:`sink_frame`), with
+    the ``record`` of what made it."""
     if isinstance(frame, pl.LazyFrame):
-        sink_frame(frame, out, view)
+        sink_frame(frame, out, view, record)
     else:
-        write_frame(frame, out, view)
+        write_frame(frame, out, view, record=record)
 
 
 def _sink_json_array(lf: pl.LazyFrame, output: str | None) -> None:
