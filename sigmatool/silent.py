@@ -16,7 +16,9 @@ on the logged answers keeps. :func:`with_ranges` adds, with bounds, ``{rate}_lo`
 
 :func:`analyse` returns all that ``silent`` shows as a :class:`SilentResult`, including the silent share over
 a grid of G around the asked sizes (:func:`curve`) that the table's sparkline and ``--plot`` draw;
-:func:`view` only formats it.
+:func:`view` only formats it. Under pass@K credit (``--pass-at``) the summary and per-prompt rows add
+``pass_at_k`` (docs/passk.md). Long because the summary's sums, its per-prompt rows, its ranges and its
+curves share one set of cells and columns, and each change to one must reach the others.
 """
 
 from __future__ import annotations

@@ -207,7 +207,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("trainers",),
     ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
-    ("figures", "shown"),
+    ("figures", "shown", "credit"),
     ("estimators", "prior"),  # a prompt's value under an estimator
     ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
     (

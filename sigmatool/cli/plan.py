@@ -11,7 +11,6 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import Analysed, analysed_options
 from sigmatool.cli.params import EstimatorOpt, PerPrompt, uses
 from sigmatool.cli.plan_params import plan_request
-from sigmatool.errors import UsageError
 from sigmatool.options import Estimator, PlanOptions
 from sigmatool.options.plan import check_plan_output
 from sigmatool.shown import RowsResult
@@ -59,12 +58,9 @@ def plan_command(
 
         sigmatool plan sample_data/toy_pass_rates.csv --per-prompt -o plan.csv
     """
-    inputs = given.inputs
-    if request.objective == "hit" and given.pass_at:
-        raise UsageError("--objective hit counts prompts with a right rollout: it takes no --pass-at")
-    request, std_notes = plan_std(request, inputs.trainer)
-    check_plan_output(request, inputs.groups, per_prompt=per_prompt, distribution=distribution,
-                      weighted=bool(inputs.weight_col), plot=given.plot.path is not None)  # fmt: skip
+    request, std_notes = plan_std(request, given.inputs.trainer)
+    check_plan_output(request, given.inputs, per_prompt=per_prompt, distribution=distribution,
+                      plot=given.plot.path is not None, pass_at=given.pass_at)  # fmt: skip
     with run.session(given, estimator=estimator.value, sizes=request.sizes,
                      stream=False, imports=ANALYSIS, per_prompt=per_prompt) as s:  # fmt: skip
         run.note(std_notes)

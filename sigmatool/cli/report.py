@@ -102,23 +102,24 @@ def report_command(
     target = ReportFile(output or "")
     everything = replace(read, paths=tuple(data or ()), by=by, step_col=step_col)
     target.check_plan(plan_budget, everything, preflight_config)
-    K = run.checked_credits(pass_at, (), many=False)
     check_prior(prior, has_counts=True, estimator=estimator.value)  # counts: checked once read (a 1/n grid)
     run.check(everything, OutputOptions(), ("-o", target.path))
     loop = _loop_settings(preflight_config)  # a bad config is refused before the data are read
-    from sigmatool.report import ReportOptions, build_report
+    from sigmatool.report import build_report
 
-    options = ReportOptions(
-        title=title,
-        estimator=estimator.value,
-        prior=prior,
-        command=run.command_line(),
-        pass_at=K[0] if K else 1,
-    )
+    options = _options(title, estimator.value, prior, pass_at)
     items = _items(everything)
     with working("building the report"):
         options = _sections(_tracked(options, everything), items[0], plan_budget, loop)
         build_report(items, options=options).write(target.path, target.format)
+
+
+def _options(title: str, estimator: str, prior: PriorSpec, pass_at: tuple[int, ...]) -> ReportOptions:
+    """What the report computes, as asked: under --pass-at's one K (pass@1 without it)."""
+    from sigmatool.report import ReportOptions
+
+    K = run.checked_credits(pass_at, (), many=False)
+    return ReportOptions(title, estimator, prior, command=run.command_line(), pass_at=K[0] if K else 1)
 
 
 def _tracked(options: ReportOptions, everything: InputOptions) -> ReportOptions:

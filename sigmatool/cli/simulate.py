@@ -109,13 +109,7 @@ def simulate_command(
 
         sigmatool simulate --steps 50 --plot run.png
     """
-    options = request.options(planned=planned is not None)
-    K = run.checked_credits(pass_at, (), many=False)
-    if K and planned is not None:
-        raise UsageError(
-            "--pass-at trains the uniform rules; a plan's sizes are pass@1's (plan --pass-at K makes one)"
-        )
-    options = replace(options, pass_at=K[0] if K else 1)
+    options = _credited(request.options(planned=planned is not None), pass_at, planned)
     plan_file = planned.file if planned is not None else None
     start_input = _start(simulate_start(init, read, plan_file))
     run.check(start_input, out, plot.output)
@@ -123,6 +117,18 @@ def simulate_command(
 
     frames, view, source = _started(start_input, options, planned)
     run.show(SimulationRun(*frames, view, trace), out, plot, source)
+
+
+def _credited(
+    options: SimulateOptions, pass_at: tuple[int, ...], planned: SimulatePlan | None
+) -> SimulateOptions:
+    """The run under --pass-at's one K: the uniform rules only (a plan's sizes are made under pass@1)."""
+    K = run.checked_credits(pass_at, (), many=False)
+    if K and planned is not None:
+        raise UsageError(
+            "--pass-at trains the uniform rules; a plan's sizes are pass@1's (plan --pass-at K makes one)"
+        )
+    return replace(options, pass_at=K[0] if K else 1)
 
 
 def _start(start: InputOptions | None) -> InputOptions | None:

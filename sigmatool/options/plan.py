@@ -24,6 +24,7 @@ from sigmatool.options.common import (
     Std,
     check_fraction,
 )
+from sigmatool.options.inputs import InputOptions
 
 OBJECTIVES = ("signal", "fidelity", "learnable", "knapsack-rl", "hit")
 PLAN_METHODS = tuple(m.value for m in Method)
@@ -230,14 +231,18 @@ class PlanBudget:
 
 def check_plan_output(
     options: PlanOptions,
-    by: Sequence[str],
+    inputs: InputOptions,
     *,
     per_prompt: bool,
     distribution: bool,
-    weighted: bool,
     plot: bool = False,
+    pass_at: Sequence[int] = (),
 ) -> None:
-    """What the plan command can write for this input: one row per prompt needs one prompt per row."""
+    """What the plan command can write for this input: one row per prompt needs one prompt per row; the hit
+    objective counts prompts with a right rollout, under no pass@K credit."""
+    if options.objective == "hit" and pass_at:
+        raise UsageError("--objective hit counts prompts with a right rollout: it takes no --pass-at")
+    by, weighted = inputs.groups, bool(inputs.weight_col)
     if plot and by:
         raise UsageError(
             "--plot draws one plan; with --by or several --col there is one per group: leave out one of them"

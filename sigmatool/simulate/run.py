@@ -131,10 +131,8 @@ def simulate(
     ``on_step`` is called after each simulated step (a progress bar). ``group_size``: one G, or one per
     prompt (0 = not trained) as an array or as a function of the start p, or ``"start"`` for the start
     frame's ``group_size`` column; with ``replan_every`` = k the function is called again on the current p
-    every k steps. ``pass_at``: the trainer trains on pass@K credit (docs/passk.md): each group's gain is
-    its pass@K weight, and DAPO redraws the groups silent under it.
+    every k steps (sizes checked in _setup). ``pass_at``: gains are pass@K weights (docs/passk.md).
     """
-    # Per-prompt sizes are checked against the start population in _setup.
     one_size = int(group_size) if isinstance(group_size, int | np.integer) else 2
     listed = tuple(methods) if not isinstance(methods, str) else (methods,)
     chosen = SimulateOptions(prompts, one_size, steps, lr, seed, listed, dapo_cap).methods
