@@ -102,7 +102,7 @@ def test_the_plan_columns_agree_with_the_values_table(tmp_path: Path) -> None:
         suffix="_plan",
     )
     assert 500 == joined.height
-    for column in ("keep", "p_silent_at_G", "expected_sigma", "fidelity_at_G"):
+    for column in ("keep", "p_silent_at_G", "expected_sigma", "fidelity_at_G", "hit_utility"):
         assert joined[column].equals(joined[f"{column}_plan"], check_names=False)
 
 

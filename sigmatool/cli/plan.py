@@ -47,7 +47,7 @@ def plan_command(
     uniform G with the prompts at p̂ = 0 or 1 dropped) at the same budget. The summary gives the budget
     used, prompts kept and left out, mean G, objective, silent rate and extreme prompts' share of the
     update (p < 0.1 or p > 0.9). --per-prompt streams the input rows with
-    every column they have, plus group_size, keep, p_used, p_silent_at_G, expected_sigma and fidelity_at_G:
+    every column they have, plus group_size, keep, p_used, p_silent_at_G, expected_sigma, fidelity_at_G and hit_utility:
     a dataset for the trainer (docs/plan.md). Prompts that share a pass rate may split between two sizes:
     the first by --id-col, then by row, get the larger. With --by each group gets its own plan at --budget
     per prompt. --plot draws each pass rate's group size and the plan against uniform G at other budgets.

@@ -31,6 +31,7 @@ VALUE_COLUMNS = (
     "p_silent_at_G",
     "expected_sigma",
     "fidelity_at_G",
+    "hit_utility",
     "value",
 )
 
@@ -92,12 +93,9 @@ class Plan:
         frame = pl.DataFrame(
             {"p": rows.p, "group_size": G, "prompts": prompts, "first_rank": first, "keep": G > 0, **metrics}
         )
-        return frame.with_columns(
-            [
-                pl.when(pl.col("keep")).then(pl.col(c)).alias(c)
-                for c in ("p_silent_at_G", "expected_sigma", "fidelity_at_G")
-            ]
-        ).select(VALUE_COLUMNS)
+        return frame.with_columns([pl.when(pl.col("keep")).then(pl.col(c)).alias(c) for c in METRICS]).select(
+            VALUE_COLUMNS
+        )
 
     def tables(self) -> tuple[pl.DataFrame, pl.DataFrame]:
         """The plan as two lean tables (what the per-prompt export joins with).
@@ -114,7 +112,7 @@ class Plan:
         return every, extra.with_columns(pl.Series("prompts", n_hi[split], dtype=pl.Int64))
 
 
-METRICS = ("p_silent_at_G", "expected_sigma", "fidelity_at_G")
+METRICS = ("p_silent_at_G", "expected_sigma", "fidelity_at_G", "hit_utility")
 
 
 def _metrics(
@@ -132,6 +130,7 @@ def _metrics(
         out["fidelity_at_G"][rows] = curves.fidelity(
             q, g, options, sigma if options.method == "grpo" else None
         )
+        out["hit_utility"][rows] = curves.hit(q, g)
         if value:
             out["value"][rows] = curves.value(q, g, options)
     return out

@@ -158,6 +158,11 @@ def silent(rows: Rows | FloatArray, G: int) -> FloatArray:
     return _rows(rows).mean(Quantity.SILENT, G)
 
 
+def hit(rows: Rows | FloatArray, G: int) -> FloatArray:
+    """``1 − E[(1 − p)^G]``: the chance that a group of G holds a right answer (HORA's utility)."""
+    return np.asarray(1.0 - _rows(rows).mean(Quantity.ALL_WRONG, G), dtype=np.float64)
+
+
 def update_weight(rows: Rows | FloatArray, G: int, options: PlanOptions) -> FloatArray:
     """The expected update of the chosen rule: ``E[σ]`` (GRPO) or ``E[σ²]`` (Dr. GRPO); 0 at G = 0."""
     r = _rows(rows)
@@ -205,7 +210,7 @@ def value(
     if objective == "learnable":
         return np.asarray(1.0 - r.mean(Quantity.SILENT, G), dtype=np.float64)
     if objective == "hit":
-        return np.asarray(1.0 - r.mean(Quantity.ALL_WRONG, G), dtype=np.float64)
+        return hit(r, G)
     return r.mean(Quantity.KNAPSACK_RL, G)
 
 

@@ -23,7 +23,7 @@ from sigmatool.errors import UsageError
 from sigmatool.joins import Raise, UnmatchedRowsError, join_values
 from sigmatool.plan.core import METRICS, Plan
 
-ADDED_COLUMNS = ("group_size", "keep", "p_used", "p_silent_at_G", "expected_sigma", "fidelity_at_G")
+ADDED_COLUMNS = ("group_size", "keep", "p_used", *METRICS)
 ROW = "__plan_row"  # the rows' order
 KEY = "__plan_key"  # the value a row is planned by (null: not planned)
 CELL_K, CELL_N = "__plan_k", "__plan_n"  # and its counts, when the plan was made on counts
