@@ -17,6 +17,9 @@ from click.testing import CliRunner, Result
 
 from sigmatool.cli import main
 
+# The trainers' own code, copied with its docstrings: their examples need torch, so pytest does not run them.
+collect_ignore = ["trainer_excerpts.py"]
+
 # The table view fits $COLUMNS when it does not go to a terminal: fix it, so outputs do not depend on the
 # terminal the tests were started from (xdist workers inherit their parent's).
 os.environ["COLUMNS"] = "100"
