@@ -282,7 +282,7 @@ LOAD_DESCENT = (
     *("names", "remote", "objects", "grouping", "engine", "sources"),
     *("forms", "schema"),
     "scan",
-    *("dataset", "logs", "validate", "grid", "histogram", "rows", "loaded", "several"),
+    *("dataset", "logs", "integrity", "validate", "grid", "histogram", "rows", "loaded", "several"),
     *("read", "runs"),
 )
 

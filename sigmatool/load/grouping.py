@@ -56,10 +56,16 @@ def _way_out(trainer: str | None) -> str:
 
 
 def key_notes(
-    counts: pl.DataFrame, by: Sequence[str] = (), *, trainer: str | None = None, key: str = ""
+    counts: pl.DataFrame,
+    by: Sequence[str] = (),
+    *,
+    trainer: str | None = None,
+    key: str = "",
+    singles: bool = True,
 ) -> list[str]:
     """One line per finding (module docstring) on per-key counts ``n`` and ``prompts``; ``key`` names the
-    prompt key as people know it (default: the trainer's field, else "the prompt key")."""
+    prompt key as people know it (default: the trainer's field, else "the prompt key"). Without ``singles``
+    the prompts of one rollout are left to the group checks (a mask that merges them)."""
     if counts.height == 0:
         return []
     who = f"{trainer}: " if trainer else ""
@@ -80,7 +86,7 @@ def key_notes(
                 f"{who}a prompt key of {field} holds {top:,} rollouts against a median of {median:g}: prompts "
                 f"that share one key are pooled into one; {_way_out(trainer)}"
             )
-    single = float(counts.filter(pl.col("n") == 1)["prompts"].sum())
+    single = float(counts.filter(pl.col("n") == 1)["prompts"].sum()) if singles else 0.0
     if single and single == prompts:
         notes.append(
             f"{who}every prompt has one usable rollout (n = 1): each p̂ is 0 or 1, so every prompt reads as "

@@ -39,6 +39,8 @@ class TrainerLog:
     bad_rows: Callable[[], str] | None = None
     # The group table of sigmatool.track.groups.group_table, when an engine has counted it (--engine).
     groups: pl.DataFrame | None = None
+    # The rollouts per group the run sampled, when the log's metadata says it (rlprobe's manifest).
+    per_group: int | None = None
 
 
 def _as_file(trainer: str, item: DumpFile | str) -> DumpFile:

@@ -1,0 +1,259 @@
+"""Group checks on rollout logs (sigmatool.load.integrity): logs whose groups break the way real logs do,
+each counted here from the rows written, and the options that mend them (--prompt-mask, --rollout-col,
+--rollouts-per-group, --group-col, a repeated --prompt-col)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import random
+import re
+from collections import defaultdict
+from fractions import Fraction
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.conftest import run_in
+
+PROMPTS = 16
+ROLLOUTS = 24
+# The workspace path a harness writes into each rollout's prompt (one checkout per rollout, as NeMo-RL's
+# code environments give them): /tmp/ws/rollout-<8 hex>/repo.
+PATH = re.compile(r"/tmp/ws/rollout-[0-9a-f]{8}/repo")
+
+
+def silent(counts: list[tuple[int, int]], G: int) -> float:
+    """The mean over prompts of the unbiased [C(k, G) + C(n − k, G)] / C(n, G), exactly."""
+    total = sum(Fraction(math.comb(k, G) + math.comb(n - k, G), math.comb(n, G)) for k, n in counts)
+    return float(total / len(counts))
+
+
+def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def csv(*args: object) -> tuple[pl.DataFrame, str]:
+    done = run_in(*args, "--format", "csv")
+    assert 0 == done.returncode, done.stderr
+    return pl.read_csv(io.StringIO(done.stdout)), done.stderr
+
+
+@pytest.fixture(scope="module")
+def path_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, tuple[int, int]]]:
+    """384 rollouts of 16 prompts, each prompt text holding its rollout's own workspace path; and each
+    prompt's (k, n)."""
+    rng = random.Random(7)
+    rows, truth = [], {}
+    for i in range(PROMPTS):
+        rewards = [int(rng.random() < (i + 1) / (PROMPTS + 2)) for _ in range(ROLLOUTS)]
+        truth[i] = (sum(rewards), ROLLOUTS)
+        for r in rewards:
+            ws = f"/tmp/ws/rollout-{rng.getrandbits(32):08x}/repo"
+            rows.append({"prompt": f"Task {i}: fix the failing test in {ws}/src/app.py", "reward": r})
+    rng.shuffle(rows)
+    return write_jsonl(tmp_path_factory.mktemp("path") / "rollouts.jsonl", rows), truth
+
+
+def test_a_per_rollout_path_counts_every_rollout_a_singleton(path_log: tuple[Path, dict]) -> None:
+    path, _ = path_log
+    _, err = csv("silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward")
+    assert f"{PROMPTS * ROLLOUTS} of {PROMPTS * ROLLOUTS} groups hold one rollout" in err
+
+
+def test_a_per_rollout_path_names_the_mask_that_merges_it(path_log: tuple[Path, dict]) -> None:
+    path, _ = path_log
+    _, err = csv("silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward")
+    assert f"merges their {PROMPTS * ROLLOUTS} texts into {PROMPTS} prompts" in err
+    assert "--prompt-mask '" in err
+
+
+def test_a_per_rollout_path_is_never_told_to_sample_more(path_log: tuple[Path, dict]) -> None:
+    path, _ = path_log
+    _, err = csv("silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward")
+    assert "sample several" not in err
+
+
+def test_the_suggested_mask_keys_the_sixteen_prompts_exactly(path_log: tuple[Path, dict]) -> None:
+    path, truth = path_log
+    _, err = csv("silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward")
+    mask = re.search(r"--prompt-mask '([^']+)'", err)
+    assert mask is not None
+    out, err = csv(
+        "silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward", "--G", "4",
+        "--prompt-mask", mask.group(1),
+    )  # fmt: skip
+    assert PROMPTS == out["prompts"].item()
+    assert silent(list(truth.values()), 4) == pytest.approx(out["silent_rate"].item(), abs=1e-12)
+    assert "hold one rollout" not in err
+
+
+def test_a_mask_gives_each_prompt_its_pass_rate(path_log: tuple[Path, dict]) -> None:
+    path, truth = path_log
+    out, _ = csv(
+        "silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward", "--per-prompt",
+        "--prompt-mask", PATH.pattern,
+    )  # fmt: skip
+    assert sorted(k / n for k, n in truth.values()) == pytest.approx(sorted(out["p"].to_list()), abs=1e-15)
+
+
+# ------------------------------------------------------------------------------- turns sharing one uid
+
+GROUPS = 48
+N = 4
+
+
+@pytest.fixture(scope="module")
+def turns_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, tuple[int, int]], int]:
+    """48 groups (uid) of 4 rollouts; a rollout is one or two turns, each turn a row under the group's uid
+    (the turn's own prompt, the rollout's reward on its last turn). Returns the file, each group's (k, n)
+    over rollouts, and how many groups have a two-turn rollout."""
+    rng = random.Random(11)
+    rows: list[dict[str, object]] = []
+    truth, mixed = {}, 0
+    for g in range(GROUPS):
+        question = f"Question {g}: how many moves solve board {g}?"
+        two_turns = [False] * N if g < GROUPS // 8 else [rng.random() < 0.6 for _ in range(N)]
+        if g >= GROUPS // 8 and not any(two_turns):
+            two_turns[0] = True
+        mixed += any(two_turns)
+        rewards = [int(rng.random() < 0.5) for _ in range(N)]
+        truth[g] = (sum(rewards), N)
+        for j in range(N):
+            rollout = f"ro-{g}-{j}"
+            if two_turns[j]:
+                rows.append({"uid": f"u{g}", "rollout_id": rollout, "prompt": question, "reward": None})
+                follow = f"{question}\nassistant: attempt {j}\nuser: the tool says {rng.random():.6f}"
+                rows.append({"uid": f"u{g}", "rollout_id": rollout, "prompt": follow, "reward": rewards[j]})
+            else:
+                rows.append({"uid": f"u{g}", "rollout_id": rollout, "prompt": question, "reward": rewards[j]})
+    return write_jsonl(tmp_path_factory.mktemp("turns") / "turns.jsonl", rows), truth, mixed
+
+
+def test_turns_under_one_uid_are_counted_as_mixed_groups(turns_log: tuple[Path, dict, int]) -> None:
+    path, _, mixed = turns_log
+    assert 42 == mixed
+    _, err = csv("silent", path, "--rollouts", "--prompt-col", "uid", "--reward-col", "reward")
+    assert f"{mixed} of {GROUPS} groups hold several prompt texts" in err
+    assert "--rollout-col" in err
+
+
+def test_turns_under_one_uid_are_not_told_to_key_by_the_turn_text(turns_log: tuple[Path, dict, int]) -> None:
+    path, _, _ = turns_log
+    _, err = csv("silent", path, "--rollouts", "--prompt-col", "uid", "--reward-col", "reward")
+    assert "--prompt-col prompt" not in err
+
+
+def test_rollout_col_gives_groups_of_the_sampled_size(turns_log: tuple[Path, dict, int]) -> None:
+    path, truth, _ = turns_log
+    out, err = csv(
+        "silent", path, "--rollouts", "--prompt-col", "uid", "--reward-col", "reward", "--G", "2",
+        "--rollout-col", "rollout_id", "--rollouts-per-group", str(N),
+    )  # fmt: skip
+    assert GROUPS == out["prompts"].item()
+    assert silent(list(truth.values()), 2) == pytest.approx(out["silent_rate"].item(), abs=1e-12)
+    assert "groups hold" not in err
+
+
+def test_without_rollout_col_the_group_sizes_are_counted_as_read(turns_log: tuple[Path, dict, int]) -> None:
+    path, _, mixed = turns_log
+    _, err = csv(
+        "silent", path, "--rollouts", "--prompt-col", "uid", "--reward-col", "reward",
+        "--rollouts-per-group", str(N),
+    )  # fmt: skip
+    assert f"{mixed} of {GROUPS} groups hold other than n = {N} rollouts" in err
+
+
+# ------------------------------------------------------------------------------------------ short groups
+
+
+@pytest.fixture(scope="module")
+def short_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, int]]:
+    """12 groups (group_index) of 8 rollouts of one prompt each, three cut short; each group's size."""
+    sizes = dict.fromkeys(range(12), 8) | {3: 5, 7: 5, 10: 6}
+    rows = [
+        {"group_index": g, "prompt": f"Prove lemma {g}", "reward": (g + j) % 2}
+        for g, size in sizes.items()
+        for j in range(size)
+    ]
+    return write_jsonl(tmp_path_factory.mktemp("short") / "short.jsonl", rows), sizes
+
+
+def test_short_groups_are_counted_against_rollouts_per_group(short_log: tuple[Path, dict[int, int]]) -> None:
+    path, sizes = short_log
+    short = defaultdict(int)
+    for size in sizes.values():
+        if size != 8:
+            short[size] += 1
+    _, err = csv(
+        "silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward",
+        "--group-col", "group_index", "--rollouts-per-group", "8",
+    )  # fmt: skip
+    shown = ", ".join(f"{s} ({c})" for s, c in sorted(short.items(), key=lambda i: (-i[1], i[0])))
+    assert (
+        f"{len([s for s in sizes.values() if s != 8])} of 12 groups hold other than n = 8 rollouts (sizes {shown})"
+        in err
+    )
+
+
+def test_short_groups_pass_without_a_size_to_compare(short_log: tuple[Path, dict[int, int]]) -> None:
+    path, _ = short_log
+    _, err = csv("silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward")
+    assert "other than n" not in err
+
+
+# ------------------------------------------------------------------------------- ids reused across tasks
+
+
+@pytest.fixture(scope="module")
+def tasks_log(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict[tuple[str, int], tuple[int, int]]]:
+    """Two tasks that each number their 8 examples from 0 (example_id), 4 rollouts each; each (task, id)'s
+    (k, n)."""
+    rows, truth = [], {}
+    for t, task in enumerate(("gsm8k", "aime")):
+        for i in range(8):
+            rewards = [int((i * 3 + t * 5 + j) % 4 == 0) for j in range(4)]
+            truth[(task, i)] = (sum(rewards), 4)
+            rows += [
+                {"task": task, "example_id": i, "prompt": f"{task} problem {i}", "reward": r} for r in rewards
+            ]
+    return write_jsonl(tmp_path_factory.mktemp("tasks") / "results.jsonl", rows), truth
+
+
+def test_one_prompt_col_keys_by_the_id_alone(tasks_log: tuple[Path, dict]) -> None:
+    path, _ = tasks_log
+    out, _ = csv("silent", path, "--rollouts", "--prompt-col", "example_id", "--reward-col", "reward")
+    assert 8 == out["prompts"].item()
+
+
+def test_two_prompt_cols_key_by_task_and_id(tasks_log: tuple[Path, dict]) -> None:
+    path, truth = tasks_log
+    out, _ = csv(
+        "silent", path, "--rollouts", "--prompt-col", "task", "--prompt-col", "example_id",
+        "--reward-col", "reward", "--G", "2",
+    )  # fmt: skip
+    assert len(truth) == out["prompts"].item()
+    assert silent(list(truth.values()), 2) == pytest.approx(out["silent_rate"].item(), abs=1e-12)
+
+
+# ------------------------------------------------------------------------------------------- a clean log
+
+
+def test_a_clean_log_gets_no_group_note(short_log: tuple[Path, dict[int, int]], tmp_path: Path) -> None:
+    rows = [
+        {"group_index": g, "prompt": f"Prove lemma {g}", "reward": (g * j) % 2}
+        for g in range(6)
+        for j in range(8)
+    ]
+    path = write_jsonl(tmp_path / "clean.jsonl", rows)
+    _, err = csv(
+        "silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward",
+        "--group-col", "group_index", "--rollouts-per-group", "8",
+    )  # fmt: skip
+    assert "groups hold" not in err
+    assert "prompt keys" not in err
