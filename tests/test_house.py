@@ -209,7 +209,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
     ("figures", "shown"),
     ("estimators", "prior"),  # a prompt's value under an estimator
-    ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
+    (
+        "silent",
+        "budget",
+        "groupsize",
+        "simulate",
+        "plan",
+        "track",
+        "preflight",
+        "curriculum",
+        "check",
+        "__init__",
+    ),
     ("run",),  # one run of the analyses
     ("report",),
     ("cli",),
@@ -356,7 +367,7 @@ def _command_bodies() -> list[tuple[str, int]]:
 
 
 def test_the_commands_are_found() -> None:
-    assert 10 == len(_command_bodies())
+    assert 11 == len(_command_bodies())
 
 
 def test_every_command_body_is_a_few_lines() -> None:
@@ -386,6 +397,7 @@ OUTPUT_PATH = ("cli", "render", "figures", "shown", "run", "report")
 # Every kind of answer a command writes.
 SHOWN = {
     "SilentResult",
+    "CheckResult",
     "BudgetResult",
     "GroupSizeResult",
     "PlanResult",

@@ -5,9 +5,7 @@ each counted here from the rows written, and the options that mend them (--promp
 from __future__ import annotations
 
 import io
-import json
 import math
-import random
 import re
 from collections import defaultdict
 from fractions import Fraction
@@ -17,11 +15,19 @@ import polars as pl
 import pytest
 
 from tests.conftest import run_in
+from tests.integrity_fixtures import (
+    GROUPS,
+    PROMPTS,
+    ROLLOUTS,
+    N,
+    write_clean_log,
+    write_path_log,
+    write_short_log,
+    write_tasks_log,
+    write_turns_log,
+)
 
-PROMPTS = 16
-ROLLOUTS = 24
-# The workspace path a harness writes into each rollout's prompt (one checkout per rollout, as NeMo-RL's
-# code environments give them): /tmp/ws/rollout-<8 hex>/repo.
+# The workspace path the path log's prompts hold: /tmp/ws/rollout-<8 hex>/repo.
 PATH = re.compile(r"/tmp/ws/rollout-[0-9a-f]{8}/repo")
 
 
@@ -29,11 +35,6 @@ def silent(counts: list[tuple[int, int]], G: int) -> float:
     """The mean over prompts of the unbiased [C(k, G) + C(n − k, G)] / C(n, G), exactly."""
     total = sum(Fraction(math.comb(k, G) + math.comb(n - k, G), math.comb(n, G)) for k, n in counts)
     return float(total / len(counts))
-
-
-def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def csv(*args: object) -> tuple[pl.DataFrame, str]:
@@ -44,18 +45,7 @@ def csv(*args: object) -> tuple[pl.DataFrame, str]:
 
 @pytest.fixture(scope="module")
 def path_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, tuple[int, int]]]:
-    """384 rollouts of 16 prompts, each prompt text holding its rollout's own workspace path; and each
-    prompt's (k, n)."""
-    rng = random.Random(7)
-    rows, truth = [], {}
-    for i in range(PROMPTS):
-        rewards = [int(rng.random() < (i + 1) / (PROMPTS + 2)) for _ in range(ROLLOUTS)]
-        truth[i] = (sum(rewards), ROLLOUTS)
-        for r in rewards:
-            ws = f"/tmp/ws/rollout-{rng.getrandbits(32):08x}/repo"
-            rows.append({"prompt": f"Task {i}: fix the failing test in {ws}/src/app.py", "reward": r})
-    rng.shuffle(rows)
-    return write_jsonl(tmp_path_factory.mktemp("path") / "rollouts.jsonl", rows), truth
+    return write_path_log(tmp_path_factory.mktemp("path"))
 
 
 def test_a_per_rollout_path_counts_every_rollout_a_singleton(path_log: tuple[Path, dict]) -> None:
@@ -102,35 +92,10 @@ def test_a_mask_gives_each_prompt_its_pass_rate(path_log: tuple[Path, dict]) -> 
 
 # ------------------------------------------------------------------------------- turns sharing one uid
 
-GROUPS = 48
-N = 4
-
 
 @pytest.fixture(scope="module")
 def turns_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, tuple[int, int]], int]:
-    """48 groups (uid) of 4 rollouts; a rollout is one or two turns, each turn a row under the group's uid
-    (the turn's own prompt, the rollout's reward on its last turn). Returns the file, each group's (k, n)
-    over rollouts, and how many groups have a two-turn rollout."""
-    rng = random.Random(11)
-    rows: list[dict[str, object]] = []
-    truth, mixed = {}, 0
-    for g in range(GROUPS):
-        question = f"Question {g}: how many moves solve board {g}?"
-        two_turns = [False] * N if g < GROUPS // 8 else [rng.random() < 0.6 for _ in range(N)]
-        if g >= GROUPS // 8 and not any(two_turns):
-            two_turns[0] = True
-        mixed += any(two_turns)
-        rewards = [int(rng.random() < 0.5) for _ in range(N)]
-        truth[g] = (sum(rewards), N)
-        for j in range(N):
-            rollout = f"ro-{g}-{j}"
-            if two_turns[j]:
-                rows.append({"uid": f"u{g}", "rollout_id": rollout, "prompt": question, "reward": None})
-                follow = f"{question}\nassistant: attempt {j}\nuser: the tool says {rng.random():.6f}"
-                rows.append({"uid": f"u{g}", "rollout_id": rollout, "prompt": follow, "reward": rewards[j]})
-            else:
-                rows.append({"uid": f"u{g}", "rollout_id": rollout, "prompt": question, "reward": rewards[j]})
-    return write_jsonl(tmp_path_factory.mktemp("turns") / "turns.jsonl", rows), truth, mixed
+    return write_turns_log(tmp_path_factory.mktemp("turns"))
 
 
 def test_turns_under_one_uid_are_counted_as_mixed_groups(turns_log: tuple[Path, dict, int]) -> None:
@@ -172,14 +137,7 @@ def test_without_rollout_col_the_group_sizes_are_counted_as_read(turns_log: tupl
 
 @pytest.fixture(scope="module")
 def short_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[int, int]]:
-    """12 groups (group_index) of 8 rollouts of one prompt each, three cut short; each group's size."""
-    sizes = dict.fromkeys(range(12), 8) | {3: 5, 7: 5, 10: 6}
-    rows = [
-        {"group_index": g, "prompt": f"Prove lemma {g}", "reward": (g + j) % 2}
-        for g, size in sizes.items()
-        for j in range(size)
-    ]
-    return write_jsonl(tmp_path_factory.mktemp("short") / "short.jsonl", rows), sizes
+    return write_short_log(tmp_path_factory.mktemp("short"))
 
 
 def test_short_groups_are_counted_against_rollouts_per_group(short_log: tuple[Path, dict[int, int]]) -> None:
@@ -212,17 +170,7 @@ def test_short_groups_pass_without_a_size_to_compare(short_log: tuple[Path, dict
 def tasks_log(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[Path, dict[tuple[str, int], tuple[int, int]]]:
-    """Two tasks that each number their 8 examples from 0 (example_id), 4 rollouts each; each (task, id)'s
-    (k, n)."""
-    rows, truth = [], {}
-    for t, task in enumerate(("gsm8k", "aime")):
-        for i in range(8):
-            rewards = [int((i * 3 + t * 5 + j) % 4 == 0) for j in range(4)]
-            truth[(task, i)] = (sum(rewards), 4)
-            rows += [
-                {"task": task, "example_id": i, "prompt": f"{task} problem {i}", "reward": r} for r in rewards
-            ]
-    return write_jsonl(tmp_path_factory.mktemp("tasks") / "results.jsonl", rows), truth
+    return write_tasks_log(tmp_path_factory.mktemp("tasks"))
 
 
 def test_one_prompt_col_keys_by_the_id_alone(tasks_log: tuple[Path, dict]) -> None:
@@ -244,13 +192,8 @@ def test_two_prompt_cols_key_by_task_and_id(tasks_log: tuple[Path, dict]) -> Non
 # ------------------------------------------------------------------------------------------- a clean log
 
 
-def test_a_clean_log_gets_no_group_note(short_log: tuple[Path, dict[int, int]], tmp_path: Path) -> None:
-    rows = [
-        {"group_index": g, "prompt": f"Prove lemma {g}", "reward": (g * j) % 2}
-        for g in range(6)
-        for j in range(8)
-    ]
-    path = write_jsonl(tmp_path / "clean.jsonl", rows)
+def test_a_clean_log_gets_no_group_note(tmp_path: Path) -> None:
+    path = write_clean_log(tmp_path)
     _, err = csv(
         "silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward",
         "--group-col", "group_index", "--rollouts-per-group", "8",

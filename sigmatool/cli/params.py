@@ -33,7 +33,6 @@ from sigmatool.options import (
     OutputOptions,
     PlotOptions,
     Std,
-    Trainer,
 )
 from sigmatool.options.common import DEFAULT_BINS, DEFAULT_FIDELITY, DEFAULT_G, DEFAULT_MAX_G, DEFAULT_MIN_G
 from sigmatool.options.inputs import parsed_log_options, parsed_read_options, prompt_columns
@@ -139,8 +138,9 @@ NanMissingOpt = Annotated[
         "error).",
     ),
 ]
+# The writers are more than a line of choices holds: a name checked by the options (LogOptions), listed in the help.
 TrainerOpt = Annotated[
-    Trainer | None,
+    str | None,
     _input(
         "--from",
         rich_help_panel=SHARED,

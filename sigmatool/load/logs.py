@@ -32,6 +32,7 @@ from sigmatool.load.names import (
 from sigmatool.load.sources import Source
 from sigmatool.options import InputOptions
 from sigmatool.trainers.dumps import TrainerLog, find_dump_files, scan_trainer
+from sigmatool.trainers.dumps.readers import Options
 
 
 def reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
@@ -121,7 +122,15 @@ def trainer_log(options: InputOptions) -> TrainerLog:
     trainer = options.trainer or ""
     options.check_data()
     files = find_dump_files(trainer, options.paths)
-    return scan_trainer(trainer, files, reward_col=options.reward_col, threshold=options.threshold)
+    columns = Options(
+        prompt_cols=options.prompt_key,
+        group_col=options.group_col,
+        step_col=options.step_col,
+        prompt_masks=options.prompt_masks,
+    )
+    return scan_trainer(
+        trainer, files, reward_col=options.reward_col, threshold=options.threshold, columns=columns
+    )
 
 
 def trainer_dataset(options: InputOptions) -> Dataset:

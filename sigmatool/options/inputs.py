@@ -104,11 +104,11 @@ class LogOptions:
 
 
 def parsed_log_options(
-    *, trainer: Trainer | None, engine: Engine, prompt_masks: list[str] | None = None, **fields: Any
+    *, trainer: Trainer | str | None, engine: Engine, prompt_masks: list[str] | None = None, **fields: Any
 ) -> LogOptions:
     """How a rollout log is graded and where it is read, from the flags as given (each by its field's name)."""
     return LogOptions(
-        trainer=trainer.value if trainer else None,
+        trainer=trainer.value if isinstance(trainer, Trainer) else trainer,
         engine=engine.value,
         prompt_masks=tuple(prompt_masks or ()),
         **fields,
