@@ -144,6 +144,7 @@ def wandb_table(file: DumpFile, index: int, opts: Options) -> Part:
     schema = table.schema
     trl = not opts.prompt_cols and all(f in schema for f in TRL_FIELDS)
     notes: list[str] = []
+    said: list[str] = []  # how the rows were read, said with the reward rule
     if trl:
         cols: tuple[str, ...] = ("prompt",)
         default = opts.reward_col or choose_trl_reward([file.path], [schema])
@@ -166,7 +167,7 @@ def wandb_table(file: DumpFile, index: int, opts: Options) -> Part:
         _, how = wandb_step(file.path)
         step = pl.lit(file.step, dtype=pl.Int64)
         if how:
-            notes.append(f"wandb-table: no step column: step = {how}")
+            said.append(f"wandb-table: no step column: step = {how}")
     parts = [_masked(pl.col(c), schema[c], opts.prompt_masks) for c in cols]
     prompt = parts[0].hash() if len(parts) == 1 else _key(*parts)
     group = _key(step, pl.col(opts.group_col)) if opts.group_col else _key(step, prompt)
@@ -188,11 +189,11 @@ def wandb_table(file: DumpFile, index: int, opts: Options) -> Part:
         and table.height > 1
         and bool(table.select(pl.struct(step_col or pl.lit(0), "prompt").is_unique().all()).item())
     ):
-        notes.append(
+        said.append(
             "wandb-table: one completion per prompt and step: TRL's log_unique_prompts=True logged one "
             "completion of each group, so each prompt's rate is one answer a step, not its group's"
         )
-    return Part(frame, _rule("wandb-table", field, schema[field], opts), notes)
+    return Part(frame, _rule("wandb-table", field, schema[field], opts), notes, "; ".join(said))
 
 
 # ---------------------------------------------------------------------------------------------- rlprobe
