@@ -50,7 +50,7 @@ class SelectionError(DataError):
         self.rows = rows
         self.reasons = reasons
         self.selected = sum(n for r, n in reasons.items() if r in SELECTED)
-        counted = ", ".join(f"{r}: {n:,}" for r, n in reasons.items() if r in SELECTED)
+        counted = ", ".join(f"{r}: {reasons[r]:,}" for r in SELECTED if r in reasons)
         self.detail = (
             f"{self.selected:,} of {rows:,} rows were captured by reward ({counted}): rlprobe's sampling keeps "
             "the best, the worst and a random few of each step, so their pass rates are not the run's"
@@ -244,13 +244,18 @@ def rlprobe(file: DumpFile, index: int, opts: Options) -> Part:
     texts = [c for c in ("prompt_id", "prompt_text") if c in schema]
     _require(file.path, "rlprobe", schema, ["step", *(texts or ["prompt_text"])], layout)
     field = _reward_field(file.path, "rlprobe", schema, "reward_total", opts)
-    needed = list(dict.fromkeys(["step", *texts, field, *(["group_id"] if "group_id" in schema else [])]))
+    extra = [c for c in ("group_id", "rank") if c in schema]
+    needed = list(dict.fromkeys(["step", *texts, field, *extra]))
     lf = pl.scan_parquet(file.path, glob=False).select(needed).with_row_index(ROW, offset=1)
     step = pl.col("step").cast(pl.Int64)
     prompt = pl.coalesce([pl.col(c).cast(pl.String) for c in texts]).hash()
+    # Each rank numbers its batch's groups from 0 (rank-NNN/ folders of one run): a group is (step, rank, id).
+    rank = pl.col("rank") if "rank" in schema else pl.lit(0)
     by_prompt = _key(step, prompt)
     group = (
-        pl.when(pl.col("group_id").is_not_null()).then(_key(step, pl.col("group_id"))).otherwise(by_prompt)
+        pl.when(pl.col("group_id").is_not_null())
+        .then(_key(step, rank, pl.col("group_id")))
+        .otherwise(by_prompt)
         if "group_id" in schema
         else by_prompt
     )
@@ -259,7 +264,7 @@ def rlprobe(file: DumpFile, index: int, opts: Options) -> Part:
     )
     n = rlprobe_generations(file.path)
     said = f"; n = {n} (manifest.json trainer_config.num_generations)" if n else ""
-    note = f"rlprobe: prompts keyed by prompt_id, else prompt_text; a group = one group_id ({{step}}_g{{i}}){said}"
+    note = f"rlprobe: prompts keyed by prompt_id, else prompt_text; a group = one (rank, group_id) ({{step}}_g{{i}}){said}"
     return Part(frame, _rule("rlprobe", field, schema[field], opts), [note], per_group=n)
 
 
