@@ -242,6 +242,10 @@ def integrity(frame: pl.LazyFrame, n: int | None = None, raw: pl.LazyFrame | Non
     singletons = sizes.get(1, 0)
     text_rows = pairs.filter(pl.col("text").is_not_null())
     per_rollout = texts and bool((text_rows.group_by("text").agg(pl.col("rows").sum())["rows"] == 1).all())
+    if per_rollout and sizes.get(1, 0) != per_group.height:
+        # Every text on one row in groups of several: the text is the rollout's own (its whole conversation),
+        # not its prompt's, and says nothing of how the prompts are keyed.
+        mixed, shared = mixed.clear(), shared.clear()
     mask = _mask_fix(raw) if singletons and raw is not None else None
     return Integrity(
         rows=int(pairs["rows"].sum()),
