@@ -27,8 +27,8 @@ import polars as pl
 from sigmatool.load.dataset import Dataset
 from sigmatool.load.names import GROUP, RAW_ID, TEXT
 
-# The frame's columns: the group a row was sampled in, its prompt key, its prompt text (or null when the log
-# has none) as keyed; "raw" is that text before any --prompt-mask, for the masks tried on singletons.
+# The frame's columns: the group a row was sampled in, its prompt key, its prompt text's hash (null when the
+# log has no text) as keyed.
 COLUMNS = ("group", "key", "text")
 
 # What may be per rollout in a prompt text, in the order tried: (name, pattern).
@@ -289,7 +289,7 @@ def log_integrity(ds: Dataset) -> Integrity | None:
     if ds.log is not None:
         n = opts.rollouts_per_group or ds.log.per_group
         frame = ds.log.frame.select(
-            pl.col("group"), pl.col("prompt").alias("key"), pl.col("prompt").cast(pl.String).alias("text")
+            pl.col("group"), pl.col("prompt").alias("key"), pl.col("prompt").alias("text")
         )
         return integrity(frame, n)
     if ds.raw is None or not opts.rollouts:
@@ -298,10 +298,11 @@ def log_integrity(ds: Dataset) -> Integrity | None:
     by = [pl.col(b) for b in ds.by]
     text = pl.col(TEXT).cast(pl.String) if TEXT in names else pl.lit(None, dtype=pl.String)
     group = pl.col(GROUP) if GROUP in names else pl.col(RAW_ID)
+    # Texts are compared by their hashes: the pass keeps one number per distinct text, not the text.
     frame = ds.raw.select(
         pl.struct(*by, group.alias("__g")).hash().alias("group"),
         pl.col(RAW_ID).hash().alias("key"),
-        text.alias("text"),
+        pl.when(text.is_not_null()).then(text.hash()).alias("text"),
     )
     raw = ds.raw.select(text.alias("text")) if TEXT in names and not opts.prompt_masks else None
     return integrity(frame, opts.rollouts_per_group, raw)
