@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import run_in
+from tests.conftest import one_error_line, run_cli, run_in
 from tests.integrity_fixtures import (
     GROUPS,
     PROMPTS,
@@ -200,3 +200,16 @@ def test_a_clean_log_gets_no_group_note(tmp_path: Path) -> None:
     )  # fmt: skip
     assert "groups hold" not in err
     assert "prompt keys" not in err
+
+
+def test_a_prompt_mask_that_is_no_pattern_exits_2_with_one_line(tmp_path: Path) -> None:
+    done = run_cli("silent", write_clean_log(tmp_path), "--rollouts", "--prompt-col", "prompt",
+                   "--reward-col", "reward", "--prompt-mask", "rollout-[")  # fmt: skip
+    assert 2 == done.returncode
+    assert "--prompt-mask 'rollout-[': not a regular expression" in one_error_line(done.stderr)
+
+
+def test_group_options_need_a_log(tmp_path: Path) -> None:
+    done = run_in("silent", "sample_data/toy_pass_rates.csv", "--group-col", "uid")
+    assert 2 == done.returncode
+    assert "--group-col: these read a rollout log" in one_error_line(done.stderr)

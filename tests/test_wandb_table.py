@@ -217,3 +217,19 @@ def test_a_row_shorter_than_the_columns_exits_1_naming_it(tmp_path: Path) -> Non
     done = run_cli("silent", path, "--from", "wandb-table")
     assert 1 == done.returncode
     assert "at rows 6" in one_error_line(done.stderr)
+
+
+def test_a_table_of_a_steps_first_samples_counts_its_short_groups(tmp_path: Path) -> None:
+    """A step's first 16 samples, round-robin over 8 groups of 8 (sample i in group i mod 8): groups of 2."""
+    rows = [[i % 8, f"task {i % 8}", f"reply {i}", (i // 8 + i) % 2] for i in range(16)]
+    path = write_media(
+        tmp_path, "rollout/completions", 3, ["group_index", "prompt", "response", "reward"], rows
+    )
+    out, _ = csv(
+        "check", path, "--from", "wandb-table", "--prompt-col", "prompt", "--reward-col", "reward",
+        "--group-col", "group_index", "--rollouts-per-group", "8",
+    )  # fmt: skip
+    found = out.filter(pl.col("check") == "group_size").row(0, named=True)
+    sizes = {g: sum(1 for r in rows if r[0] == g) for g in range(8)}
+    assert ("warn", 8, 8) == (found["status"], found["affected"], found["total"])
+    assert f"sizes 2 ({sum(1 for s in sizes.values() if s == 2)})" in str(found["detail"])
