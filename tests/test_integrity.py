@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.conftest import one_error_line, run_cli, run_in
+from tests.conftest import ROOT, one_error_line, run_cli, run_in
 from tests.integrity_fixtures import (
     GROUPS,
     PROMPTS,
@@ -210,6 +210,25 @@ def test_a_prompt_mask_that_is_no_pattern_exits_2_with_one_line(tmp_path: Path) 
 
 
 def test_group_options_need_a_log(tmp_path: Path) -> None:
-    done = run_in("silent", "sample_data/toy_pass_rates.csv", "--group-col", "uid")
+    done = run_in("silent", ROOT / "sample_data" / "toy_pass_rates.csv", "--group-col", "uid")
     assert 2 == done.returncode
     assert "--group-col: these read a rollout log" in one_error_line(done.stderr)
+
+
+def test_track_notes_mixed_groups_within_each_step(turns_log: tuple[Path, dict, int], tmp_path: Path) -> None:
+    path, _, mixed = turns_log
+    steps = tmp_path / "steps.jsonl"
+    pl.read_ndjson(path).with_columns(pl.lit(1).alias("step")).write_ndjson(steps)
+    done = run_in("track", steps, "--rollouts", "--prompt-col", "uid", "--reward-col", "reward",
+                  "--step-col", "step", "--format", "csv")  # fmt: skip
+    assert f"{mixed} of {GROUPS} groups hold several prompt texts" in done.stderr
+
+
+def test_track_counts_a_dumps_groups_against_rollouts_per_group() -> None:
+    done = run_in("track", ROOT / "sample_data" / "example_run", "--from", "verl", "--rollouts-per-group", "8",
+                  "--format", "csv")  # fmt: skip
+    groups = sum(
+        pl.read_ndjson(f).select(pl.struct("step", "uid").n_unique()).item()
+        for f in sorted((ROOT / "sample_data" / "example_run").glob("*.jsonl"))
+    )
+    assert f"verl: {groups} of {groups} groups hold other than n = 8 rollouts" in done.stderr

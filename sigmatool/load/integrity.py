@@ -20,12 +20,15 @@ in one pass (and one more per candidate mask, only when there are singleton grou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
 from sigmatool.load.dataset import Dataset
 from sigmatool.load.names import GROUP, RAW_ID, TEXT
+from sigmatool.options import InputOptions
+from sigmatool.trainers.dumps import TrainerLog
 
 # The frame's columns: the group a row was sampled in, its prompt key, its prompt text's hash (null when the
 # log has no text) as keyed.
@@ -285,24 +288,30 @@ def log_integrity(ds: Dataset) -> Integrity | None:
     """The group checks of a rollout log (``--rollouts``, ``--from``), None for any other input. The groups
     are the ``--group-col`` (a trainer's own groups with ``--from``), else the prompt keys, per ``--by``
     group; a trainer's prompts are hashed, so their texts are compared by hash."""
-    opts = ds.options
     if ds.log is not None:
-        n = opts.rollouts_per_group or ds.log.per_group
-        frame = ds.log.frame.select(
-            pl.col("group"), pl.col("prompt").alias("key"), pl.col("prompt").alias("text")
-        )
-        return integrity(frame, n)
-    if ds.raw is None or not opts.rollouts:
+        return dump_integrity(ds.log, ds.options)
+    if ds.raw is None or not ds.options.rollouts:
         return None
-    names = ds.raw.collect_schema().names()
-    by = [pl.col(b) for b in ds.by]
+    return rows_integrity(ds.raw, ds.by, ds.options)
+
+
+def dump_integrity(log: TrainerLog, opts: InputOptions) -> Integrity:
+    """The group checks of a trainer's dumps: its own groups, its prompts' hashes as their texts."""
+    frame = log.frame.select(pl.col("group"), pl.col("prompt").alias("key"), pl.col("prompt").alias("text"))
+    return integrity(frame, opts.rollouts_per_group or log.per_group)
+
+
+def rows_integrity(raw: pl.LazyFrame, by: Sequence[str], opts: InputOptions) -> Integrity:
+    """The group checks of a ``--rollouts`` log's raw rows (prompt key, and the group and text columns the
+    scan read), per ``by`` group."""
+    names = raw.collect_schema().names()
     text = pl.col(TEXT).cast(pl.String) if TEXT in names else pl.lit(None, dtype=pl.String)
     group = pl.col(GROUP) if GROUP in names else pl.col(RAW_ID)
     # Texts are compared by their hashes: the pass keeps one number per distinct text, not the text.
-    frame = ds.raw.select(
-        pl.struct(*by, group.alias("__g")).hash().alias("group"),
+    frame = raw.select(
+        pl.struct(*[pl.col(b) for b in by], group.alias("__g")).hash().alias("group"),
         pl.col(RAW_ID).hash().alias("key"),
         pl.when(text.is_not_null()).then(text.hash()).alias("text"),
     )
-    raw = ds.raw.select(text.alias("text")) if TEXT in names and not opts.prompt_masks else None
-    return integrity(frame, opts.rollouts_per_group, raw)
+    texts = raw.select(text.alias("text")) if TEXT in names and not opts.prompt_masks else None
+    return integrity(frame, opts.rollouts_per_group, texts)

@@ -74,7 +74,7 @@ class LogOptions:
 
     def __post_init__(self) -> None:
         if self.trainer is not None and self.trainer not in TRAINERS:
-            raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
+            raise UsageError(f"--from: {self.trainer!r} is not one of {', '.join(TRAINERS)}")
 
     def dumps(self, paths: Sequence[str], command: str) -> InputOptions:
         """The input of a command that follows a run step by step (``track``): a trainer's dumps (--from) or
@@ -337,7 +337,7 @@ class InputOptions:
         if self.trainer is None:
             return
         if self.trainer not in TRAINERS:
-            raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
+            raise UsageError(f"--from: {self.trainer!r} is not one of {', '.join(TRAINERS)}")
         named = self.trainer in NAMED_COLUMNS
         clashes = {
             "--rollouts": self.rollouts,
