@@ -9,7 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from sigmatool.check import CHECKS, COLUMNS
-from tests.conftest import run_cli, run_in
+from tests.conftest import ROOT, run_cli, run_in
 from tests.integrity_fixtures import (
     GROUPS,
     PROMPTS,
@@ -125,3 +125,10 @@ def test_the_headline_names_the_checks_that_did_not_pass(tmp_path: Path) -> None
     path, _ = write_path_log(tmp_path)
     done = run_in("check", path, *LOG, "--format", "table")
     assert "singleton_groups failed" in done.stdout.splitlines()[0]
+
+
+def test_a_table_of_pass_rates_has_no_groups_to_check() -> None:
+    path = ROOT / "sample_data" / "toy_pass_rates.csv"
+    out = checked(path)
+    assert ["ok"] * len(CHECKS) == out["status"].to_list()
+    assert pl.read_csv(path).height == row(out, "rows")["total"]

@@ -232,3 +232,10 @@ def test_track_counts_a_dumps_groups_against_rollouts_per_group() -> None:
         for f in sorted((ROOT / "sample_data" / "example_run").glob("*.jsonl"))
     )
     assert f"verl: {groups} of {groups} groups hold other than n = 8 rollouts" in done.stderr
+
+
+def test_an_engine_refuses_what_needs_the_rows_here(tmp_path: Path) -> None:
+    done = run_in("silent", write_clean_log(tmp_path), "--rollouts", "--prompt-col", "prompt", "--reward-col",
+                  "reward", "--engine", "duckdb", "--rollout-col", "group_index")  # fmt: skip
+    assert 2 == done.returncode
+    assert "--rollout-col need the log's rows here" in one_error_line(done.stderr)

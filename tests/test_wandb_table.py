@@ -3,7 +3,7 @@
 
 The writers mirrored:
 
-- TRL ``GRPOTrainer.log`` (trl/trainer/grpo_trainer.py:3311-3347@f2cd5771): ``table = {"step", "prompt",
+- TRL ``GRPOTrainer.log`` (trl/trainer/grpo_trainer.py:3311-3350@f2cd5771): ``table = {"step", "prompt",
   "completion", **rewards, **extra, "advantage"}``; ``log_unique_prompts`` drops duplicate prompts; then
   ``wandb.log({"completions": wandb.Table(dataframe=df)})``.
 - The run's media file: ``Table.bind_to_run`` (wandb/sdk/data_types/table.py:687-703@b6e29505) writes
@@ -210,9 +210,10 @@ def test_another_kind_of_table_file_exits_1_with_one_line(tmp_path: Path) -> Non
     assert "'joined-table', not a table" in one_error_line(done.stderr)
 
 
-def test_a_row_shorter_than_the_columns_exits_1_naming_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("cells", [3, 6], ids=["shorter", "longer"])
+def test_a_row_of_another_length_than_the_columns_exits_1_naming_it(tmp_path: Path, cells: int) -> None:
     rows = trl_rows(10)
-    rows[5] = rows[5][:3]
+    rows[5] = (rows[5] * 2)[:cells]
     path = write_media(tmp_path, "completions", 1, COLUMNS, rows)
     done = run_cli("silent", path, "--from", "wandb-table")
     assert 1 == done.returncode

@@ -290,8 +290,8 @@ def log_integrity(ds: Dataset) -> Integrity | None:
     group; a trainer's prompts are hashed, so their texts are compared by hash."""
     if ds.log is not None:
         return dump_integrity(ds.log, ds.options)
-    if ds.raw is None or not ds.options.rollouts:
-        return None
+    if ds.raw is None or not ds.options.rollouts or ds.options.engine != "polars":
+        return None  # an engine's log is counted where it lives, never read here
     return rows_integrity(ds.raw, ds.by, ds.options)
 
 

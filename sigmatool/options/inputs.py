@@ -308,6 +308,18 @@ class InputOptions:
                 f"--engine {self.engine} reduces a rollout log inside the engine: give --rollouts --prompt-col P "
                 "--reward-col R (a trainer's dumps and pass-rate tables are read by polars)"
             )
+        grouped = {
+            "several --prompt-col": len(self.prompt_cols) > 1,
+            "--prompt-mask": self.prompt_masks,
+            "--rollout-col": self.rollout_col,
+            "--group-col": self.group_col,
+        }
+        given = [name for name, value in grouped.items() if value]
+        if given:
+            raise UsageError(
+                f"--engine {self.engine} counts each prompt by one --prompt-col where the log lives: "
+                f"{', '.join(given)} need the log's rows here; leave --engine out"
+            )
         if self.table is not None and not self.table.strip():
             raise UsageError("--table: give a table name")
 
@@ -344,7 +356,7 @@ class InputOptions:
             "--prompt-col": self.prompt_col and not named,
             "--group-col": self.group_col and not named,
             "--prompt-mask": self.prompt_masks and not named,
-            "--rollout-col": self.rollout_col and not named,
+            "--rollout-col": self.rollout_col,
             "--col": self.col or self.cols,
             "--k-col": self.k_col,
             "--n-col": self.n_col,
