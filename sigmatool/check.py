@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from sigmatool.load import dataset
-from sigmatool.load.integrity import Check, log_integrity
+from sigmatool.load.integrity import Check, log_integrity, log_selection
 from sigmatool.options import InputOptions
 from sigmatool.trainers.dumps import SelectionError
 
@@ -89,6 +89,9 @@ def check(options: InputOptions) -> CheckResult:
     """Read the input as the analyses read it and run every test on it."""
     try:
         with dataset(options) as ds:
+            picked = log_selection(ds)
+            if picked is not None:
+                raise picked
             checked = log_integrity(ds)
             if checked is None:
                 total = int(ds.frame.select(pl.len()).collect(engine="streaming").item())

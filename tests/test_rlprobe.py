@@ -207,3 +207,23 @@ def test_a_folder_without_samples_exits_1_with_one_line(tmp_path: Path) -> None:
     done = run_cli("silent", tmp_path, "--from", "rlprobe")
     assert 1 == done.returncode
     assert "no rlprobe dump file" in one_error_line(done.stderr)
+
+
+ROLLOUTS = ("--rollouts", "--prompt-col", "prompt_text", "--reward-col", "reward_total")
+
+
+def test_the_default_capture_read_as_rollouts_is_noted(default: Path) -> None:
+    shard = default / "samples" / "shard-00000.parquet"
+    rows = pl.read_parquet(shard).height
+    _, err = csv("silent", shard, *ROLLOUTS)
+    assert f"{rows} of {rows} rows were captured by reward" in err
+
+
+def test_the_default_capture_read_as_rollouts_fails_checks_selection(default: Path) -> None:
+    out, _ = csv("check", default / "samples" / "shard-00000.parquet", *ROLLOUTS)
+    assert "fail" == out.filter(pl.col("check") == "selection")["status"].item()
+
+
+def test_a_full_capture_read_as_rollouts_passes_selection(every: Path) -> None:
+    out, _ = csv("check", every / "samples" / "shard-00000.parquet", *ROLLOUTS)
+    assert "ok" == out.filter(pl.col("check") == "selection")["status"].item()

@@ -16,7 +16,7 @@ from sigmatool.load.dataset import Dataset, k_expr, n_expr, numeric, p_expr, rat
 from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import off_grid, read_grid
 from sigmatool.load.grouping import key_notes, text_column, text_key_notes
-from sigmatool.load.integrity import log_integrity
+from sigmatool.load.integrity import log_integrity, log_selection
 from sigmatool.load.logs import packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.names import (
     BAD_REWARDS,
@@ -175,7 +175,9 @@ def log_notes(frame: pl.DataFrame, ds: Dataset) -> list[str]:
     key = "" if trainer else ", ".join(repr(c) for c in ds.options.prompt_key)
     checked = log_integrity(ds)
     singles = checked is None or checked.mask is None
-    notes = key_notes(frame, ds.by, trainer=trainer, key=key, singles=singles)
+    picked = log_selection(ds)
+    notes = [] if picked is None else [str(picked)]
+    notes += key_notes(frame, ds.by, trainer=trainer, key=key, singles=singles)
     if checked is None:
         return notes + text_notes(ds)
     if not (checked.mixed or checked.per_rollout):

@@ -28,7 +28,7 @@ import polars as pl
 from sigmatool.load.dataset import Dataset
 from sigmatool.load.names import GROUP, RAW_ID, TEXT
 from sigmatool.options import InputOptions
-from sigmatool.trainers.dumps import TrainerLog
+from sigmatool.trainers.dumps import SelectionError, TrainerLog, capture_reasons, selection
 
 # The frame's columns: the group a row was sampled in, its prompt key, its prompt text's hash (null when the
 # log has no text) as keyed.
@@ -315,3 +315,18 @@ def rows_integrity(raw: pl.LazyFrame, by: Sequence[str], opts: InputOptions) -> 
     )
     texts = raw.select(text.alias("text")) if TEXT in names and not opts.prompt_masks else None
     return integrity(frame, opts.rollouts_per_group, texts)
+
+
+def log_selection(ds: Dataset) -> SelectionError | None:
+    """For a ``--rollouts`` log with rlprobe's ``capture_reason`` column: the rows picked by reward, counted
+    (``--from rlprobe`` refuses them as it reads; read as rollouts they are noted)."""
+    if not ds.options.rollouts or ds.options.engine != "polars":
+        return None
+    frames = [source.scan() for source in ds.sources]
+    labels = ", ".join(source.label for source in ds.sources[:2]) + (
+        " and more" if len(ds.sources) > 2 else ""
+    )
+    try:
+        return selection(capture_reasons(frames), labels)
+    except (pl.exceptions.PolarsError, OSError):
+        return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from sigmatool.options import TRAINERS
 from sigmatool.trainers.dumps.files import DumpFile, find_dump_files, refuse_pickle, step_of
 from sigmatool.trainers.dumps.log import COLUMNS, TrainerLog, describe_bad_rows, rollout_counts, scan_trainer
-from sigmatool.trainers.dumps.loggers import SelectionError
+from sigmatool.trainers.dumps.loggers import SelectionError, capture_reasons, selection
 
 __all__ = [
     "COLUMNS",
@@ -20,10 +20,12 @@ __all__ = [
     "DumpFile",
     "SelectionError",
     "TrainerLog",
+    "capture_reasons",
     "describe_bad_rows",
     "find_dump_files",
     "refuse_pickle",
     "rollout_counts",
     "scan_trainer",
+    "selection",
     "step_of",
 ]

@@ -220,20 +220,34 @@ def rlprobe_generations(path: str) -> int | None:
     return n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else None
 
 
-def rlprobe_selection(files: list[DumpFile]) -> None:
-    """Raise :class:`SelectionError` when some rows' ``capture_reason`` says they were picked by reward."""
+def capture_reasons(frames: list[pl.LazyFrame]) -> dict[str, int]:
+    """How many rows each ``capture_reason`` holds, over the frames that have the column."""
     reasons: dict[str, int] = {}
-    rows = 0
-    for file in files:
-        if "capture_reason" not in parquet_schema(file.path, "rlprobe"):
+    for frame in frames:
+        if "capture_reason" not in frame.collect_schema():
             continue
-        counts = pl.scan_parquet(file.path, glob=False).group_by("capture_reason").len().collect()
+        counts = frame.group_by("capture_reason").len().collect(engine="streaming")
         for reason, n in counts.iter_rows():
             reasons[str(reason)] = reasons.get(str(reason), 0) + int(n)
-            rows += int(n)
-    if any(r in reasons for r in SELECTED):
-        where = files[0].path if len(files) == 1 else f"{len(files)} rlprobe shards"
-        raise SelectionError(rows, reasons, where)
+    return reasons
+
+
+def selection(reasons: dict[str, int], where: str) -> SelectionError | None:
+    """The error for rows picked by reward, when some are."""
+    if not any(r in reasons for r in SELECTED):
+        return None
+    return SelectionError(sum(reasons.values()), reasons, where)
+
+
+def rlprobe_selection(files: list[DumpFile]) -> None:
+    """Raise :class:`SelectionError` when some rows' ``capture_reason`` says they were picked by reward."""
+    for file in files:
+        parquet_schema(file.path, "rlprobe")  # a file that is no parquet is named as such
+    frames = [pl.scan_parquet(file.path, glob=False) for file in files]
+    where = files[0].path if len(files) == 1 else f"{len(files)} rlprobe shards"
+    found = selection(capture_reasons(frames), where)
+    if found is not None:
+        raise found
 
 
 def rlprobe(file: DumpFile, index: int, opts: Options) -> Part:
