@@ -94,7 +94,8 @@ def check(options: InputOptions) -> CheckResult:
                 raise picked
             checked = log_integrity(ds)
             if checked is None:
-                total = int(ds.frame.select(pl.len()).collect(engine="streaming").item())
+                frame = ds.parts[0].frame if ds.parts else ds.frame  # several --col: the rows of one
+                total = int(frame.select(pl.len()).collect(engine="streaming").item())
                 groups = _not_a_log(total)
             else:
                 total, groups = checked.rows, checked.checks()
