@@ -155,4 +155,9 @@ def test_read_as_rollouts_the_conversation_is_never_advised_as_the_key(dump: Pat
         "--reward-col",
         "reward",
     )
-    assert "messages" not in err
+    assert "--prompt-col messages" not in err
+
+
+def test_a_trajectory_read_without_from_names_miles(dump: Path) -> None:
+    done = run_in("silent", dump / "trajectory" / "0.jsonl")
+    assert "read it with --from miles" in one_error_line(done.stderr)

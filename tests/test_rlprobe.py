@@ -227,3 +227,8 @@ def test_the_default_capture_read_as_rollouts_fails_checks_selection(default: Pa
 def test_a_full_capture_read_as_rollouts_passes_selection(every: Path) -> None:
     out, _ = csv("check", every / "samples" / "shard-00000.parquet", *ROLLOUTS)
     assert "ok" == out.filter(pl.col("check") == "selection")["status"].item()
+
+
+def test_a_shard_read_without_from_names_rlprobe(every: Path) -> None:
+    done = run_in("silent", every / "samples" / "shard-00000.parquet")
+    assert "read it with --from rlprobe" in one_error_line(done.stderr)

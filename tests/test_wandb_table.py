@@ -234,3 +234,11 @@ def test_a_table_of_a_steps_first_samples_counts_its_short_groups(tmp_path: Path
     sizes = {g: sum(1 for r in rows if r[0] == g) for g in range(8)}
     assert ("warn", 8, 8) == (found["status"], found["affected"], found["total"])
     assert f"sizes 2 ({sum(1 for s in sizes.values() if s == 2)})" in str(found["detail"])
+
+
+@pytest.mark.parametrize("form", ["media", "artifacts"])
+def test_a_table_read_without_from_names_it(form: str, request: pytest.FixtureRequest) -> None:
+    path = next(request.getfixturevalue(form).rglob("*.table.json"))
+    done = run_in("silent", path)
+    assert 1 == done.returncode
+    assert "a W&B table (keys columns, data): read it with --from wandb-table" in one_error_line(done.stderr)
