@@ -222,29 +222,17 @@ def integrity(frame: pl.LazyFrame, n: int | None = None, raw: pl.LazyFrame | Non
     """Count the ways the log's groups break (module docstring). ``frame`` has :data:`COLUMNS`; ``raw``,
     when the prompt texts are known, has one column ``text`` of the texts before any ``--prompt-mask`` (the
     candidate masks are tried on them when there are singleton groups)."""
-    per_pair = frame.group_by("group", "key", "text").agg(pl.len().alias("rows"))
-    pairs = per_pair.collect(engine="streaming")
-    per_group = pairs.group_by("group").agg(
-        pl.col("rows").sum().alias("size"),
-        pl.col("text").drop_nulls().n_unique().alias("texts"),
-        (pl.col("rows") == 1).any().alias("single_text"),
-    )
-    per_key = (
-        pairs.group_by("key", "text")
-        .agg(pl.col("rows").sum())
-        .group_by("key")
-        .agg(
-            pl.col("text").drop_nulls().n_unique().alias("texts"),
-            (pl.col("rows") > 1).all().alias("repeated"),
-        )
-    )
+    pairs = frame.group_by("group", "key", "text").agg(pl.len().alias("rows")).collect(engine="streaming")
+    per_group, per_key = _per(pairs, "group"), _per(pairs, "key")
     sizes = _counted(per_group["size"])
     texts = bool(pairs["text"].is_not_null().any())
     mixed = per_group.filter((pl.col("texts") > 1) & pl.col("single_text"))
     shared = per_key.filter((pl.col("texts") > 1) & pl.col("repeated"))
     singletons = sizes.get(1, 0)
     text_rows = pairs.filter(pl.col("text").is_not_null())
-    per_rollout = texts and bool((text_rows.group_by("text").agg(pl.col("rows").sum())["rows"] == 1).all())
+    if text_rows["text"].n_unique() != text_rows.height:
+        text_rows = text_rows.group_by("text").agg(pl.col("rows").sum())
+    per_rollout = texts and bool((text_rows["rows"] == 1).all())
     if per_rollout and sizes.get(1, 0) != per_group.height:
         # Every text on one row in groups of several: the text is the rollout's own (its whole conversation),
         # not its prompt's, and says nothing of how the prompts are keyed.
@@ -266,22 +254,59 @@ def integrity(frame: pl.LazyFrame, n: int | None = None, raw: pl.LazyFrame | Non
     )
 
 
+def _per(pairs: pl.DataFrame, name: str) -> pl.DataFrame:
+    """Per group (or key): its ``size`` in rows, its distinct non-null ``texts``, whether one text is on a
+    single row (``single_text``) and whether every text is on several (``repeated``). Where each holds one
+    (group, key, text) of ``pairs`` (no group column, a key that is its text), read off them as they are."""
+    if pairs[name].n_unique() == pairs.height:
+        return pairs.select(
+            pl.col(name),
+            pl.col("rows").alias("size"),
+            pl.col("text").is_not_null().cast(pl.UInt32).alias("texts"),
+            (pl.col("rows") == 1).alias("single_text"),
+            (pl.col("rows") > 1).alias("repeated"),
+        )
+    # Each (name, text) once, so that a count of non-null texts is one of distinct texts.
+    return (
+        pairs.group_by(name, "text")
+        .agg(pl.col("rows").sum())
+        .group_by(name)
+        .agg(
+            pl.col("rows").sum().alias("size"),
+            pl.col("text").count().alias("texts"),
+            (pl.col("rows") == 1).any().alias("single_text"),
+            (pl.col("rows") > 1).all().alias("repeated"),
+        )
+    )
+
+
 def _counted(sizes: pl.Series) -> dict[int, int]:
     counts = sizes.value_counts(sort=True, name="groups")
     return {int(s): int(c) for s, c in counts.iter_rows()}
 
 
+# The candidate masks are tried on the first texts; only one that merges some there is tried on them all.
+MASK_SAMPLE = 20_000
+
+
 def _mask_fix(raw: pl.LazyFrame) -> MaskFix | None:
-    """The candidate mask that merges the most prompt texts, if any merges some: one pass per candidate
-    over the distinct texts."""
-    texts = raw.select(pl.col("text").drop_nulls().unique()).collect(engine="streaming")["text"]
-    before = texts.len()
-    best: MaskFix | None = None
+    """The candidate mask that merges the most prompt texts, if any merges some: each tried on the first
+    :data:`MASK_SAMPLE` texts, and the best of those on every text (one more pass)."""
+    sample = raw.select(pl.col("text").drop_nulls()).head(MASK_SAMPLE).collect()["text"]
+    best: tuple[str, str] | None = None
+    fewest = sample.n_unique()
     for kind, pattern in CANDIDATE_MASKS:
-        after = texts.str.replace_all(pattern, "…").n_unique()
-        if after < before and (best is None or after < best.after):
-            best = MaskFix(kind, pattern, before, after)
-    return best
+        after = sample.str.replace_all(pattern, "…").n_unique()
+        if after < fewest:
+            best, fewest = (kind, pattern), after
+    if best is None:
+        return None
+    text = pl.col("text").drop_nulls()
+    counts = raw.select(
+        text.n_unique().alias("before"), text.str.replace_all(best[1], "…").n_unique().alias("after")
+    )
+    before, after = counts.collect(engine="streaming").row(0)
+    return MaskFix(best[0], best[1], int(before), int(after)) if after < before else None
 
 
 def log_integrity(ds: Dataset) -> Integrity | None:
@@ -304,16 +329,22 @@ def dump_integrity(log: TrainerLog, opts: InputOptions) -> Integrity:
 def rows_integrity(raw: pl.LazyFrame, by: Sequence[str], opts: InputOptions) -> Integrity:
     """The group checks of a ``--rollouts`` log's raw rows (prompt key, and the group and text columns the
     scan read), per ``by`` group."""
-    names = raw.collect_schema().names()
-    text = pl.col(TEXT).cast(pl.String) if TEXT in names else pl.lit(None, dtype=pl.String)
-    group = pl.col(GROUP) if GROUP in names else pl.col(RAW_ID)
-    # Texts are compared by their hashes: the pass keeps one number per distinct text, not the text.
+    schema = raw.collect_schema()
+    # The prompt text: its own column, else the key when the key is text (one --prompt-col of text).
+    if TEXT in schema:
+        text: pl.Expr | None = pl.col(TEXT).cast(pl.String)
+    else:
+        text = pl.col(RAW_ID) if schema[RAW_ID] == pl.String else None
+    # Keys and texts are compared by their hashes: the pass keeps one number per distinct text, not the text.
+    key = pl.col(RAW_ID).hash()
+    hashed = key if TEXT not in schema else pl.when(pl.col(TEXT).is_not_null()).then(pl.col(TEXT).hash())
+    group = pl.col(GROUP).hash() if GROUP in schema else key
     frame = raw.select(
-        pl.struct(*[pl.col(b) for b in by], group.alias("__g")).hash().alias("group"),
-        pl.col(RAW_ID).hash().alias("key"),
-        pl.when(text.is_not_null()).then(text.hash()).alias("text"),
+        (pl.struct(*[pl.col(b) for b in by], group.alias("__g")).hash() if by else group).alias("group"),
+        key.alias("key"),
+        (pl.lit(None, dtype=pl.UInt64) if text is None else hashed).alias("text"),
     )
-    texts = raw.select(text.alias("text")) if TEXT in names and not opts.prompt_masks else None
+    texts = None if text is None or opts.prompt_masks else raw.select(text.alias("text"))
     return integrity(frame, opts.rollouts_per_group, texts)
 
 

@@ -80,7 +80,8 @@ def masked(text: pl.Expr, masks: Sequence[str]) -> pl.Expr:
 def log_keys(opts: InputOptions, schema: pl.Schema) -> list[pl.Expr]:
     """A rollout log's prompt key ``RAW_ID`` (its ``--prompt-col``, or several as one key; text with the
     ``--prompt-mask`` patterns cut), and what the group checks read: the prompt ``TEXT`` (a prompt-text
-    column beside the key, else the key's first text column; masked as the key is), the sampled ``GROUP`` (``--group-col``)
+    column beside the key, else the key's first text column, masked as the key is; none when the key is one
+    text column, its own text), the sampled ``GROUP`` (``--group-col``)
     and the ``ROLLOUT`` each row belongs to (``--rollout-col``)."""
     cols = opts.prompt_key
 
@@ -96,7 +97,7 @@ def log_keys(opts: InputOptions, schema: pl.Schema) -> list[pl.Expr]:
     beside = text_column(schema.names(), cols[-1], opts.by)
     text = beside if beside is not None and schema.get(beside) == pl.String else texts[0] if texts else None
     exprs = [key.alias(RAW_ID)]
-    if text is not None:
+    if text is not None and cols != (text,):  # a key that is the text itself is its own TEXT
         exprs.append(masked(pl.col(text), opts.prompt_masks).alias(TEXT))
     if opts.group_col:
         exprs.append(pl.col(opts.group_col).alias(GROUP))
