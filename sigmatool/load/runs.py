@@ -69,7 +69,8 @@ def rollout_log(options: InputOptions) -> TrainerLog:
         "file",
         pl.col("row").cast(pl.UInt32),
     )
-    grouping = f"{ROLLOUTS}: a group = one ({step_col!r}, {options.prompt_col!r}) pair"
+    keyed = ", ".join(repr(c) for c in options.prompt_key)
+    grouping = f"{ROLLOUTS}: a group = one ({step_col!r}, {keyed}) pair"
     key = options.prompt_col or ""
     text = text_column(source_schema(sources[0])[0].names(), key, (step_col,))
     checked = rows_integrity(raw, (step_col,), options)
