@@ -209,10 +209,20 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
     ("figures", "shown", "credit"),
     ("estimators", "prior"),  # a prompt's value under an estimator
-    ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
     (
-        "integrations",
-    ),  # a schedule handed to the trainers: their samplers and exports, over curriculum and plan
+        "silent",
+        "budget",
+        "groupsize",
+        "simulate",
+        "plan",
+        "track",
+        "preflight",
+        "curriculum",
+        "check",
+        "__init__",
+    ),
+    # A schedule handed to the trainers: their samplers and exports, over curriculum and plan.
+    ("integrations",),
     ("run",),  # one run of the analyses
     ("report",),
     ("cli",),
@@ -285,7 +295,7 @@ LOAD_DESCENT = (
     *("names", "remote", "objects", "grouping", "engine", "sources"),
     *("forms", "schema"),
     "scan",
-    *("dataset", "logs", "validate", "grid", "histogram", "rows", "loaded", "several"),
+    *("dataset", "logs", "integrity", "validate", "grid", "histogram", "rows", "loaded", "several"),
     *("read", "runs"),
 )
 
@@ -359,7 +369,7 @@ def _command_bodies() -> list[tuple[str, int]]:
 
 
 def test_the_commands_are_found() -> None:
-    assert 11 == len(_command_bodies())
+    assert 12 == len(_command_bodies())
 
 
 def test_every_command_body_is_a_few_lines() -> None:
@@ -389,6 +399,7 @@ OUTPUT_PATH = ("cli", "render", "figures", "shown", "run", "report")
 # Every kind of answer a command writes.
 SHOWN = {
     "SilentResult",
+    "CheckResult",
     "BudgetResult",
     "GroupSizeResult",
     "PlanResult",

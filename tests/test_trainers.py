@@ -125,8 +125,10 @@ def test_any_group_table_reads_back_to_its_counts(
 
 
 def test_every_trainer_has_a_fixture() -> None:
-    # The logs of eval harnesses and rollout collectors have theirs in tests/log_fixtures.py (tests/test_logs.py).
-    assert set(TRAINERS) == set(WRITERS) | {"verifiers", "nemo-gym", "open-instruct"}
+    # The logs of eval harnesses and rollout collectors have theirs in tests/log_fixtures.py (tests/test_logs.py);
+    # W&B tables, rlprobe and miles theirs in tests/test_wandb_table.py, test_rlprobe.py and test_miles.py.
+    others = {"verifiers", "nemo-gym", "open-instruct", "wandb-table", "rlprobe", "miles"}
+    assert set(TRAINERS) == set(WRITERS) | others
 
 
 # ------------------------------------------------------------------------------------------------ groups

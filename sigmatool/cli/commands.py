@@ -14,6 +14,7 @@ from sigmatool.cli.app import app
 # Each command is a module of this package that registers itself on the app when imported.
 COMMANDS = (
     "budget",
+    "check",
     "curriculum",
     "export",
     "groupsize",

@@ -33,10 +33,9 @@ from sigmatool.options import (
     OutputOptions,
     PlotOptions,
     Std,
-    Trainer,
 )
 from sigmatool.options.common import DEFAULT_BINS, DEFAULT_FIDELITY, DEFAULT_G, DEFAULT_MAX_G, DEFAULT_MIN_G
-from sigmatool.options.inputs import parsed_log_options, parsed_read_options
+from sigmatool.options.inputs import parsed_log_options, parsed_read_options, prompt_columns
 
 # The shared options that only --help-all lists (the most used ones are in the SHARED panel).
 INPUT = "Input"
@@ -139,13 +138,16 @@ NanMissingOpt = Annotated[
         "error).",
     ),
 ]
+# The writers are more than a line of choices holds: a name checked by the options (LogOptions), listed in the help.
 TrainerOpt = Annotated[
-    Trainer | None,
+    str | None,
     _input(
         "--from",
         rich_help_panel=SHARED,
-        help="DATA are this trainer's rollout dumps (files, globs or folders). They are read as a rollout log: "
-        "k, n per prompt pooled over the run, prompts keyed by a hash of their text.",
+        metavar="WRITER",
+        help="DATA are rollouts as WRITER wrote them: verl, trl, nemo-rl, areal, skyrl, roll, verifiers, "
+        "nemo-gym, open-instruct, wandb-table, rlprobe, miles. Files, globs or folders, read as a rollout log: "
+        "k, n per prompt pooled over the run.",
     ),
 ]
 RolloutsOpt = Annotated[
@@ -156,7 +158,49 @@ RolloutsOpt = Annotated[
     ),
 ]
 PromptColOpt = Annotated[
-    str | None, _input("--prompt-col", metavar="COL", help="Prompt id column of a rollout log.")
+    list[str] | None,
+    _input(
+        "--prompt-col",
+        metavar="COL",
+        help="Prompt id column of a rollout log; repeat it for a key of several columns (--prompt-col task "
+        "--prompt-col example_id).",
+    ),
+]
+GroupColOpt = Annotated[
+    str | None,
+    _input(
+        "--group-col",
+        metavar="COL",
+        help="The column of a rollout log that names each sampled group (uid, group_index).",
+        show_default="one group per prompt key",
+    ),
+]
+RolloutsPerGroupOpt = Annotated[
+    int | None,
+    _input(
+        "--rollouts-per-group",
+        metavar="N",
+        help="Rollouts the run sampled per group: groups of another size are counted in a note.",
+        show_default="from the log's metadata",
+    ),
+]
+PromptMaskOpt = Annotated[
+    list[str] | None,
+    _input(
+        "--prompt-mask",
+        metavar="REGEX",
+        help="Cut this pattern from prompt texts before keying them (a per-rollout path, uuid or hash in the "
+        "prompt); repeatable.",
+    ),
+]
+RolloutColOpt = Annotated[
+    str | None,
+    _input(
+        "--rollout-col",
+        metavar="COL",
+        help="A rollout's rows (the turns of a conversation) count once: its first row's prompt, its last "
+        "row's reward.",
+    ),
 ]
 RewardColOpt = Annotated[
     str | None,
@@ -236,10 +280,17 @@ def log_options(
     engine: EngineOpt = Engine.polars,
     spark_remote: SparkRemoteOpt = None,
     table: TableOpt = None,
+    group_col: GroupColOpt = None,
+    rollouts_per_group: RolloutsPerGroupOpt = None,
+    prompt_mask: PromptMaskOpt = None,
+    rollout_col: RolloutColOpt = None,
 ) -> LogOptions:
-    """How a rollout log is graded (whose dumps, which reward field, which threshold) and where it is read."""
+    """How a rollout log is graded (whose dumps, which reward field, which threshold), where it is read, and
+    how its rows make its groups."""
     return parsed_log_options(trainer=trainer, reward_col=reward_col, threshold=threshold,
-                              engine=engine, spark_remote=spark_remote, table=table)  # fmt: skip
+                              engine=engine, spark_remote=spark_remote, table=table, group_col=group_col,
+                              rollouts_per_group=rollouts_per_group, prompt_masks=prompt_mask,
+                              rollout_col=rollout_col)  # fmt: skip
 
 
 STEP_COL_HELP = (
@@ -258,7 +309,7 @@ def run_log_options(
     log: LogOptions = LogOptions(),
 ) -> LogOptions:
     """A run followed step by step: a trainer's dumps (--from), or any rollout log and its step column."""
-    return replace(log, rollouts=rollouts, prompt_col=prompt_col, step_col=step_col)
+    return replace(log, rollouts=rollouts, step_col=step_col, **prompt_columns(prompt_col))
 
 
 @uses(log=log_options)

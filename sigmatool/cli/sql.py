@@ -18,6 +18,7 @@ from sigmatool.cli.params import (
     RewardColOpt,
     ThresholdOpt,
 )
+from sigmatool.errors import UsageError
 from sigmatool.options import Dialect, HistogramCommand, OutputOptions, RewardType, SqlOptions
 
 LOG = "The rollout log"
@@ -67,7 +68,9 @@ def sql_command(
 
         sigmatool sql --dialect spark --table rollouts --prompt-col q --reward-col r
     """
-    options = SqlOptions(table or "", prompt_col or "", reward_col or "", dialect.value, threshold,
+    if prompt_col is not None and len(prompt_col) > 1:
+        raise UsageError("sql keys prompts by one --prompt-col: give one column")
+    options = SqlOptions(table or "", (prompt_col or [""])[0], reward_col or "", dialect.value, threshold,
                          tuple(by or ()), step_col, reward_type.value, command.value, result)  # fmt: skip
     run.check(None, OutputOptions("auto", output))
     from sigmatool.render.files import target

@@ -11,7 +11,8 @@ from files, globs, stdin or object stores. An input's walk descends, each module
 2. schema, which columns mean what: :mod:`~sigmatool.load.forms`, :mod:`~sigmatool.load.schema`;
 3. scan, the lazy frame of raw columns: :mod:`~sigmatool.load.scan`;
 4. values, raw columns into p, k, n and then the answer: :mod:`~sigmatool.load.dataset` (rates and counts),
-   :mod:`~sigmatool.load.logs` (rollouts), :mod:`~sigmatool.load.validate`, :mod:`~sigmatool.load.grid`,
+   :mod:`~sigmatool.load.logs` (rollouts), :mod:`~sigmatool.load.integrity` (a log's groups),
+   :mod:`~sigmatool.load.validate`, :mod:`~sigmatool.load.grid`,
    :mod:`~sigmatool.load.histogram` or :mod:`~sigmatool.load.rows`, :mod:`~sigmatool.load.loaded`,
    :mod:`~sigmatool.load.several`;
 5. the walk put together, :mod:`~sigmatool.load.read`, and a run's log step by step, :mod:`~sigmatool.load.runs`.

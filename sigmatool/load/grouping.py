@@ -56,10 +56,16 @@ def _way_out(trainer: str | None) -> str:
 
 
 def key_notes(
-    counts: pl.DataFrame, by: Sequence[str] = (), *, trainer: str | None = None, key: str = ""
+    counts: pl.DataFrame,
+    by: Sequence[str] = (),
+    *,
+    trainer: str | None = None,
+    key: str = "",
+    singles: bool = True,
 ) -> list[str]:
     """One line per finding (module docstring) on per-key counts ``n`` and ``prompts``; ``key`` names the
-    prompt key as people know it (default: the trainer's field, else "the prompt key")."""
+    prompt key as people know it (default: the trainer's field, else "the prompt key"). Without ``singles``
+    the prompts of one rollout are left to the group checks (a mask that merges them)."""
     if counts.height == 0:
         return []
     who = f"{trainer}: " if trainer else ""
@@ -80,7 +86,7 @@ def key_notes(
                 f"{who}a prompt key of {field} holds {top:,} rollouts against a median of {median:g}: prompts "
                 f"that share one key are pooled into one; {_way_out(trainer)}"
             )
-    single = float(counts.filter(pl.col("n") == 1)["prompts"].sum())
+    single = float(counts.filter(pl.col("n") == 1)["prompts"].sum()) if singles else 0.0
     if single and single == prompts:
         notes.append(
             f"{who}every prompt has one usable rollout (n = 1): each p̂ is 0 or 1, so every prompt reads as "
@@ -109,14 +115,20 @@ def text_column(names: Sequence[str], key: str, by: Sequence[str] = ()) -> str |
 def text_key_notes(frames: Sequence[pl.LazyFrame], key: str, text: str, fix: str = "") -> list[str]:
     """Whether the key tells the prompts apart as their text does: keys holding several different texts
     (their prompts pooled), texts spanning several keys (one prompt split). One pass over the two columns;
-    a log whose text cannot be read (a column polars cannot type) is not checked."""
+    a log whose text cannot be read (a column polars cannot type) is not checked, nor one whose every text is
+    on one row (a rollout's own conversation)."""
     try:
         pairs = (
             pl.concat([f.select(pl.col(key).alias("k"), pl.col(text).hash().alias("t")) for f in frames])
-            .unique()
+            .group_by("k", "t")
+            .agg(pl.len().alias("rows"))
             .collect(engine="streaming")
         )
     except (pl.exceptions.PolarsError, OSError):
+        return []
+    if bool((pairs["rows"] == 1).all()) and pairs["t"].n_unique() == pairs.height > pairs["k"].n_unique():
+        # Every text on one row, keys holding several: the text is each rollout's own (its conversation,
+        # new each rollout), not the prompt's; it says nothing of the key.
         return []
     per_key = pairs.group_by("k").agg(pl.len().alias("texts"))
     per_text = pairs.group_by("t").agg(pl.len().alias("keys"))

@@ -16,6 +16,7 @@ from sigmatool.load.dataset import Dataset, k_expr, n_expr, numeric, p_expr, rat
 from sigmatool.load.forms import LIST_VALUE
 from sigmatool.load.grid import off_grid, read_grid
 from sigmatool.load.grouping import key_notes, text_column, text_key_notes
+from sigmatool.load.integrity import log_integrity, log_selection
 from sigmatool.load.logs import packed_rollout_aggregates, unpacked_rollout_columns
 from sigmatool.load.names import (
     BAD_REWARDS,
@@ -129,9 +130,7 @@ def histogram(ds: Dataset, reload: Reload, on_rows: Progress | None = None) -> H
         frame = _counted_on_grid(frame, read)
     ds = read
     if ds.is_log:
-        trainer = ds.log.trainer if ds.log is not None else None
-        key = "" if trainer else repr(ds.options.prompt_col)
-        notes += key_notes(frame, ds.by, trainer=trainer, key=key) + text_notes(ds)
+        notes += log_notes(frame, ds)
     hint = weight_hint(frame, ds)
     notes += degenerate_notes(frame, ds)
     first, reading = _reading(frame, ds, hint, inferred)
@@ -165,6 +164,26 @@ def _reading(
             f"Read as {total:,} prompts, one per row, each never or always right (see the note).",
         )
     return (), ()
+
+
+def log_notes(frame: pl.DataFrame, ds: Dataset) -> list[str]:
+    """A rollout log's notes on its prompt keys (:func:`key_notes`, :func:`text_notes`) and its groups
+    (:mod:`sigmatool.load.integrity`): a finding of the group checks says its own way out, so the key notes
+    do not say a wrong one (sample more where a mask merges the prompts; key by a text that is a rollout's
+    own turn or conversation)."""
+    trainer = ds.log.trainer if ds.log is not None else None
+    key = "" if trainer else ", ".join(repr(c) for c in ds.options.prompt_key)
+    checked = log_integrity(ds)
+    singles = checked is None or checked.mask is None
+    picked = log_selection(ds)
+    notes = [] if picked is None else [str(picked)]
+    notes += key_notes(frame, ds.by, trainer=trainer, key=key, singles=singles)
+    if checked is None:
+        return notes + text_notes(ds)
+    if not (checked.mixed or checked.per_rollout):
+        notes += text_notes(ds)
+    who = f"{trainer}: " if trainer else ""
+    return notes + checked.notes(who, shared=ds.log is not None)
 
 
 def text_notes(ds: Dataset) -> list[str]:

@@ -18,6 +18,7 @@ from sigmatool.load.dataset import Dataset
 from sigmatool.load.names import (
     BAD,
     BAD_REWARDS,
+    GROUP,
     NULL_REWARDS,
     RAW_ID,
     RAW_K,
@@ -25,11 +26,13 @@ from sigmatool.load.names import (
     RAW_W,
     REWARD,
     RIGHT,
+    ROLLOUT,
     USABLE,
 )
 from sigmatool.load.sources import Source
 from sigmatool.options import InputOptions
 from sigmatool.trainers.dumps import TrainerLog, find_dump_files, scan_trainer
+from sigmatool.trainers.dumps.readers import Options
 
 
 def reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Expr]:
@@ -46,6 +49,18 @@ def reward_flags(opts: InputOptions, dtype: pl.DataType) -> tuple[pl.Expr, pl.Ex
         return (value >= opts.threshold).fill_null(False) & usable, usable
     value = reward if dtype.is_numeric() else reward.cast(pl.Float64, strict=False)
     return (value == 1).fill_null(False), ((value == 0) | (value == 1)).fill_null(False)
+
+
+def rollout_rows(frame: pl.LazyFrame, opts: InputOptions) -> pl.LazyFrame:
+    """A log's rows, each rollout once with ``--rollout-col``: its first row's prompt (and text, group and
+    row number), its last row's reward (a multi-turn rollout logs a row per turn; the reward comes last)."""
+    if not opts.rollout_col:
+        return frame
+    keys = [*opts.by, *([GROUP] if opts.group_col else []), ROLLOUT]
+    others = [c for c in frame.collect_schema().names() if c not in keys]
+    return frame.group_by(keys, maintain_order=True).agg(
+        *[pl.col(c).last() if c == REWARD else pl.col(c).first() for c in others]
+    )
 
 
 def rollout_aggregates() -> list[pl.Expr]:
@@ -107,7 +122,15 @@ def trainer_log(options: InputOptions) -> TrainerLog:
     trainer = options.trainer or ""
     options.check_data()
     files = find_dump_files(trainer, options.paths)
-    return scan_trainer(trainer, files, reward_col=options.reward_col, threshold=options.threshold)
+    columns = Options(
+        prompt_cols=options.prompt_key,
+        group_col=options.group_col,
+        step_col=options.step_col,
+        prompt_masks=options.prompt_masks,
+    )
+    return scan_trainer(
+        trainer, files, reward_col=options.reward_col, threshold=options.threshold, columns=columns
+    )
 
 
 def trainer_dataset(options: InputOptions) -> Dataset:

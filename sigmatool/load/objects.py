@@ -130,6 +130,12 @@ def object_table(obj: dict[str, Any], label: str) -> ObjectTable:
     """The table one JSON object stands for (see the module's docstring), or DataError."""
     if not obj:
         raise DataError(f"{label}: the file holds one empty JSON object: no prompts")
+    if {"columns", "data"} <= set(obj) and isinstance(obj["columns"], list) and isinstance(obj["data"], list):
+        # A W&B table (a run's media file holds just these two keys; an artifact's adds _type, ncols, nrows).
+        raise DataError(
+            f"{label}: a W&B table (keys columns, data): read it with --from wandb-table (and --prompt-col, "
+            "--reward-col unless it is TRL's completions table)"
+        )
     kinds = {_kind(v) for v in obj.values()}
     named = any(_column_name(key) for key in obj)
     if kinds == {"list"}:

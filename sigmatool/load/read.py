@@ -22,7 +22,7 @@ from sigmatool.load.dataset import Dataset, counts_from_rate, rate_value
 from sigmatool.load.dataset import per_prompt_frame as prompt_rows
 from sigmatool.load.histogram import Histogram, Progress
 from sigmatool.load.histogram import histogram as one_histogram
-from sigmatool.load.logs import reward_flags, rollout_frame, trainer_dataset
+from sigmatool.load.logs import reward_flags, rollout_frame, rollout_rows, trainer_dataset
 from sigmatool.load.names import BAD, INTERNAL, RAW_P, REWARD, RIGHT, USABLE
 from sigmatool.load.rows import Rows, Totals
 from sigmatool.load.rows import rows as one_rows
@@ -68,7 +68,11 @@ def load(
     if opts.rollouts:
         right, usable = reward_flags(opts, schema[REWARD])
         bad = pl.col(REWARD).is_not_null() & ~pl.col(USABLE)
-        raw = frame.with_columns(right.alias(RIGHT), usable.alias(USABLE)).with_columns(bad.alias(BAD))
+        raw = (
+            rollout_rows(frame, opts)
+            .with_columns(right.alias(RIGHT), usable.alias(USABLE))
+            .with_columns(bad.alias(BAD))
+        )
         return replace(ds, raw=raw, frame=rollout_frame(raw, opts.by), form="rollouts")
     ds = replace(ds, rate_dtype=schema.get(RAW_P))
     if opts.samples is not None and not form.counted:

@@ -10,6 +10,7 @@ import polars as pl
 from sigmatool.errors import DataError, UsageError, first_line
 from sigmatool.load.dataset import Dataset
 from sigmatool.load.grouping import text_column, text_key_notes
+from sigmatool.load.integrity import dump_integrity, rows_integrity
 from sigmatool.load.logs import trainer_log
 from sigmatool.load.names import BAD, RAW_ID, REWARD, RIGHT, USABLE
 from sigmatool.load.read import histogram, load
@@ -22,8 +23,14 @@ from sigmatool.trainers.dumps.readers import Options
 
 
 def run_log(options: InputOptions) -> TrainerLog:
-    """The run's rollouts: :func:`rollout_log` for a ``--rollouts`` log, else the trainer's dumps."""
-    return rollout_log(options) if options.rollouts else trainer_log(options)
+    """The run's rollouts: :func:`rollout_log` for a ``--rollouts`` log, else the trainer's dumps; with the
+    notes of the group checks (:mod:`sigmatool.load.integrity`), each group within its step."""
+    if options.rollouts:
+        return rollout_log(options)
+    log = trainer_log(options)
+    who = f"{log.trainer}: "
+    log.notes += [n for n in dump_integrity(log, options).notes(who) if n not in log.notes]
+    return log
 
 
 def rollout_log(options: InputOptions) -> TrainerLog:
@@ -62,10 +69,15 @@ def rollout_log(options: InputOptions) -> TrainerLog:
         "file",
         pl.col("row").cast(pl.UInt32),
     )
-    grouping = f"{ROLLOUTS}: a group = one ({step_col!r}, {options.prompt_col!r}) pair"
+    keyed = ", ".join(repr(c) for c in options.prompt_key)
+    grouping = f"{ROLLOUTS}: a group = one ({step_col!r}, {keyed}) pair"
     key = options.prompt_col or ""
     text = text_column(source_schema(sources[0])[0].names(), key, (step_col,))
-    said += [] if text is None else text_key_notes([s.scan() for s in sources], key, text)
+    checked = rows_integrity(raw, (step_col,), options)
+    # A text that is a rollout's own turn or conversation says nothing of the key: the group checks say why.
+    if text is not None and not (checked.mixed or checked.per_rollout):
+        said += text_key_notes([s.scan() for s in sources], key, text)
+    said += checked.notes(shared=False)
     files = [DumpFile(s.label) for s in sources]
     log = TrainerLog(
         ROLLOUTS,

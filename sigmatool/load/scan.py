@@ -16,7 +16,22 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.load.forms import count_form, fraction_form, list_form
-from sigmatool.load.names import INTERNAL, PROBLEM, RAW_ID, RAW_K, RAW_N, RAW_P, RAW_W, REWARD, ROW, UNGRADED
+from sigmatool.load.grouping import text_column
+from sigmatool.load.names import (
+    GROUP,
+    INTERNAL,
+    PROBLEM,
+    RAW_ID,
+    RAW_K,
+    RAW_N,
+    RAW_P,
+    RAW_W,
+    REWARD,
+    ROLLOUT,
+    ROW,
+    TEXT,
+    UNGRADED,
+)
 from sigmatool.load.schema import (
     Schema,
     ValueForm,
@@ -49,6 +64,46 @@ def counted_columns(vf: ValueForm, opts: InputOptions, schema: Schema, label: st
         parsed.problem.alias(PROBLEM),
         parsed.nulls_skipped.alias(UNGRADED),
     ]
+
+
+MASKED = "…"
+
+
+def masked(text: pl.Expr, masks: Sequence[str]) -> pl.Expr:
+    """A prompt text with each ``--prompt-mask`` pattern cut (replaced by one mark, so that texts that
+    differ only there read alike)."""
+    for mask in masks:
+        text = text.str.replace_all(mask, MASKED)
+    return text
+
+
+def log_keys(opts: InputOptions, schema: pl.Schema) -> list[pl.Expr]:
+    """A rollout log's prompt key ``RAW_ID`` (its ``--prompt-col``, or several as one key; text with the
+    ``--prompt-mask`` patterns cut), and what the group checks read: the prompt ``TEXT`` (a prompt-text
+    column beside the key, else the key's first text column, masked as the key is; none when the key is one
+    text column, its own text), the sampled ``GROUP`` (``--group-col``)
+    and the ``ROLLOUT`` each row belongs to (``--rollout-col``)."""
+    cols = opts.prompt_key
+
+    def part(col: str) -> pl.Expr:
+        return masked(pl.col(col), opts.prompt_masks) if schema.get(col) == pl.String else pl.col(col)
+
+    key = (
+        part(cols[0])
+        if len(cols) == 1
+        else pl.struct([part(c).alias(f"k{i}") for i, c in enumerate(cols)]).hash()
+    )
+    texts = [c for c in cols if schema.get(c) == pl.String]
+    beside = text_column(schema.names(), cols[-1], opts.by)
+    text = beside if beside is not None and schema.get(beside) == pl.String else texts[0] if texts else None
+    exprs = [key.alias(RAW_ID)]
+    if text is not None and cols != (text,):  # a key that is the text itself is its own TEXT
+        exprs.append(masked(pl.col(text), opts.prompt_masks).alias(TEXT))
+    if opts.group_col:
+        exprs.append(pl.col(opts.group_col).alias(GROUP))
+    if opts.rollout_col:
+        exprs.append(pl.col(opts.rollout_col).alias(ROLLOUT))
+    return exprs
 
 
 def _scan(
@@ -136,7 +191,7 @@ def project(
     exprs: list[pl.Expr] = [] if originals else [pl.col(b) for b in opts.by]
     exprs.append(pl.col(index).alias(ROW))
     if opts.rollouts:
-        exprs += [pl.col(opts.prompt_col or "").alias(RAW_ID), pl.col(opts.reward_col or "").alias(REWARD)]
+        exprs += [*log_keys(opts, lf.collect_schema()), pl.col(opts.reward_col or "").alias(REWARD)]
     else:
         exprs.append(pl.col(opts.id_col).alias(RAW_ID) if opts.id_col else pl.col(index).alias(RAW_ID))
         if opts.k_col:

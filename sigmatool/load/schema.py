@@ -318,7 +318,7 @@ def value_columns(opts: InputOptions) -> list[str]:
 def needed_columns(opts: InputOptions) -> list[str]:
     cols: list[str] = list(opts.by)
     if opts.rollouts:
-        cols.append(opts.prompt_col or "")
+        cols += [*opts.prompt_key, *(c for c in (opts.group_col, opts.rollout_col) if c)]
     cols += value_columns(opts)
     for extra in (opts.weight_col, opts.id_col):
         if extra:

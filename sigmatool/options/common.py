@@ -54,6 +54,10 @@ class Trainer(str, Enum):
     verifiers = "verifiers"
     nemo_gym = "nemo-gym"
     open_instruct = "open-instruct"
+    # Logs written beside a run: W&B tables, rlprobe's flight recorder, miles' --dump-details trajectories.
+    wandb_table = "wandb-table"
+    rlprobe = "rlprobe"
+    miles = "miles"
 
 
 class Counts(str, Enum):

@@ -6,6 +6,7 @@ import glob
 import itertools
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Sequence
@@ -29,6 +30,8 @@ LABELS: dict[str, tuple[str, ...]] = {
     "nemo-gym": ("agent",),  # agent_ref.name
     "open-instruct": ("dataset", "run"),  # the verifier source; the run_name of the file
 }
+# A W&B table has no fixed layout: its prompt, group and step columns may be named as a --rollouts log's are.
+NAMED_COLUMNS = ("wandb-table",)
 COUNT_DIRECTIONS = tuple(c.value for c in Counts)
 # Output formats that are bytes, not text: never written to a terminal.
 BINARY_FORMATS = (OutputFormat.parquet.value,)
@@ -60,10 +63,18 @@ class LogOptions:
     engine: str = "polars"
     spark_remote: str | None = None
     table: str | None = None
+    # How a log's rows make its groups (sigmatool.load.integrity): the sampled group's column, the configured
+    # rollouts per group, patterns cut from prompt texts, a rollout's column (its rows count once), and every
+    # --prompt-col when several make one composite key.
+    group_col: str | None = None
+    rollouts_per_group: int | None = None
+    prompt_masks: tuple[str, ...] = ()
+    rollout_col: str | None = None
+    prompt_cols: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.trainer is not None and self.trainer not in TRAINERS:
-            raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
+            raise UsageError(f"--from: {self.trainer!r} is not one of {', '.join(TRAINERS)}")
 
     def dumps(self, paths: Sequence[str], command: str) -> InputOptions:
         """The input of a command that follows a run step by step (``track``): a trainer's dumps (--from) or
@@ -80,7 +91,7 @@ class LogOptions:
                 f"{command} --rollouts follows a run step by step: --step-col names the column that tells the "
                 "steps (a training step, a checkpoint, an eval run)"
             )
-        if self.step_col is not None and not self.rollouts:
+        if self.step_col is not None and not self.rollouts and self.trainer not in NAMED_COLUMNS:
             raise UsageError(
                 "--step-col names the step column of a --rollouts log (a trainer's dumps say it)"
             )
@@ -92,16 +103,29 @@ class LogOptions:
         return InputOptions(**{f.name: getattr(self, f.name) for f in fields(self)}, **reading)
 
 
-def parsed_log_options(*, trainer: Trainer | None, engine: Engine, **fields: Any) -> LogOptions:
+def parsed_log_options(
+    *, trainer: Trainer | str | None, engine: Engine, prompt_masks: list[str] | None = None, **fields: Any
+) -> LogOptions:
     """How a rollout log is graded and where it is read, from the flags as given (each by its field's name)."""
-    return LogOptions(trainer=trainer.value if trainer else None, engine=engine.value, **fields)
+    return LogOptions(
+        trainer=trainer.value if isinstance(trainer, Trainer) else trainer,
+        engine=engine.value,
+        prompt_masks=tuple(prompt_masks or ()),
+        **fields,
+    )
+
+
+def prompt_columns(cols: Sequence[str] | None) -> dict[str, Any]:
+    """--prompt-col as given (repeatable): the first column, and all of them when several make one key."""
+    given = tuple(cols or ())
+    return {"prompt_col": given[0] if given else None, "prompt_cols": given if len(given) > 1 else ()}
 
 
 def parsed_read_options(
     *,
     log: LogOptions,
     rollouts: bool,
-    prompt_col: str | None,
+    prompt_col: Sequence[str] | None,
     input_format: InputFormat | None,
     col: list[str] | None,
     rate_col: str | None,
@@ -114,7 +138,7 @@ def parsed_read_options(
     if rate_col is not None and rate_col not in (col or []):
         col = [*(col or []), rate_col]
     one = col is not None and len(col) == 1 and not glob.has_magic(col[0])
-    return replace(log, rollouts=rollouts, prompt_col=prompt_col).read(
+    return replace(log, rollouts=rollouts, **prompt_columns(prompt_col)).read(
         input_format=input_format.value if input_format else None,
         col=col[0] if col is not None and one else None,
         cols=tuple(col or ()) if not one else (),
@@ -151,6 +175,13 @@ class InputOptions:
     engine: str = "polars"  # where a --rollouts log is reduced to counts: polars, duckdb or spark
     spark_remote: str | None = None  # a Spark Connect URL (sc://host:port); else $SPARK_REMOTE, else local
     table: str | None = None  # a table in the engine (Spark's catalog, or the DuckDB database file given)
+    group_col: str | None = None  # a log's sampled group (uid, group_index); else the prompt key
+    rollouts_per_group: int | None = None  # the configured n of rollouts per group
+    prompt_masks: tuple[str, ...] = ()  # regular expressions cut from prompt texts before keying
+    rollout_col: str | None = (
+        None  # a rollout's rows (turns) count once: first row's prompt, last row's reward
+    )
+    prompt_cols: tuple[str, ...] = ()  # every --prompt-col, when several make one composite key
 
     def __post_init__(self) -> None:
         if self.input_format is not None and self.input_format not in InputFormat.__members__:
@@ -166,6 +197,7 @@ class InputOptions:
         if self.samples is not None:
             check_count("--samples", self.samples, 1, MAX_G)
         self._check_forms()
+        self._check_groups()
         self._check_trainer()
         self._check_engine()
         clash = [b for b in self.by if b in RESERVED or b.startswith(HELPER_PREFIX)]
@@ -203,7 +235,7 @@ class InputOptions:
                 raise UsageError("--rollouts rows are single answers: --weight-col does not apply")
         elif self.trainer is None and (self.prompt_col or self.reward_col or self.threshold is not None):
             raise UsageError("--prompt-col, --reward-col and --threshold need --rollouts or --from")
-        if self.step_col is not None and not self.rollouts:
+        if self.step_col is not None and not self.rollouts and self.trainer not in NAMED_COLUMNS:
             raise UsageError(
                 "--step-col names the step column of a --rollouts log (a trainer's dumps say it)"
             )
@@ -228,6 +260,39 @@ class InputOptions:
         if self.nan_missing and (self.k_col or self.rollouts):
             raise UsageError("--nan-missing applies to a pass-rate column (--col), not to counts or rollouts")
 
+    def _check_groups(self) -> None:
+        """The options that say how a log's rows make its groups apply to a log, each checked once."""
+        given = {
+            "--group-col": self.group_col,
+            "--prompt-mask": self.prompt_masks,
+            "--rollout-col": self.rollout_col,
+            "--rollouts-per-group": self.rollouts_per_group is not None,
+        }
+        named = [name for name, value in given.items() if value]
+        if named and not self.rollout_log:
+            raise UsageError(f"{', '.join(named)}: these read a rollout log; give --rollouts or --from")
+        if self.rollouts_per_group is not None:
+            check_count("--rollouts-per-group", self.rollouts_per_group, 1, MAX_G)
+        for mask in self.prompt_masks:
+            try:
+                re.compile(mask)
+            except re.error as exc:
+                raise UsageError(f"--prompt-mask {mask!r}: not a regular expression ({exc})") from exc
+            if not mask or re.fullmatch(mask, ""):
+                raise UsageError(
+                    f"--prompt-mask {mask!r}: matches the empty text; give a pattern that cuts text"
+                )
+        if len(set(self.prompt_cols)) != len(self.prompt_cols):
+            raise UsageError("--prompt-col: each column may be given once")
+        for option, col in (("--group-col", self.group_col), ("--rollout-col", self.rollout_col)):
+            if col is not None and (not col or col.startswith(HELPER_PREFIX)):
+                raise UsageError(f"{option}: give a column name, not {col!r}")
+
+    @property
+    def prompt_key(self) -> tuple[str, ...]:
+        """The columns that key a log's prompts: every --prompt-col, in the order given."""
+        return self.prompt_cols or ((self.prompt_col,) if self.prompt_col else ())
+
     def _check_engine(self) -> None:
         """--engine duckdb|spark reduces a --rollouts log where it lives; --spark-remote and --table go with it."""
         if self.engine not in ENGINES:
@@ -242,6 +307,18 @@ class InputOptions:
             raise UsageError(
                 f"--engine {self.engine} reduces a rollout log inside the engine: give --rollouts --prompt-col P "
                 "--reward-col R (a trainer's dumps and pass-rate tables are read by polars)"
+            )
+        grouped = {
+            "several --prompt-col": len(self.prompt_cols) > 1,
+            "--prompt-mask": self.prompt_masks,
+            "--rollout-col": self.rollout_col,
+            "--group-col": self.group_col,
+        }
+        given = [name for name, value in grouped.items() if value]
+        if given:
+            raise UsageError(
+                f"--engine {self.engine} counts each prompt by one --prompt-col where the log lives: "
+                f"{', '.join(given)} need the log's rows here; leave --engine out"
             )
         if self.table is not None and not self.table.strip():
             raise UsageError("--table: give a table name")
@@ -272,10 +349,14 @@ class InputOptions:
         if self.trainer is None:
             return
         if self.trainer not in TRAINERS:
-            raise UsageError(f"--from: one of {', '.join(TRAINERS)}, not {self.trainer!r}")
+            raise UsageError(f"--from: {self.trainer!r} is not one of {', '.join(TRAINERS)}")
+        named = self.trainer in NAMED_COLUMNS
         clashes = {
             "--rollouts": self.rollouts,
-            "--prompt-col": self.prompt_col,
+            "--prompt-col": self.prompt_col and not named,
+            "--group-col": self.group_col and not named,
+            "--prompt-mask": self.prompt_masks and not named,
+            "--rollout-col": self.rollout_col,
             "--col": self.col or self.cols,
             "--k-col": self.k_col,
             "--n-col": self.n_col,
@@ -329,7 +410,7 @@ class InputOptions:
     def columns_used(self) -> tuple[str, ...]:
         """The input's columns these options read (a report lists them): the values', weights', ids', --by."""
         if self.rollouts:
-            named = [self.prompt_col, self.reward_col]
+            named = [*self.prompt_key, self.reward_col, self.group_col, self.rollout_col]
         elif self.k_col:
             named = [self.k_col, self.n_col]
         else:

@@ -12,16 +12,20 @@ from __future__ import annotations
 from sigmatool.options import TRAINERS
 from sigmatool.trainers.dumps.files import DumpFile, find_dump_files, refuse_pickle, step_of
 from sigmatool.trainers.dumps.log import COLUMNS, TrainerLog, describe_bad_rows, rollout_counts, scan_trainer
+from sigmatool.trainers.dumps.loggers import SelectionError, capture_reasons, selection
 
 __all__ = [
     "COLUMNS",
     "TRAINERS",
     "DumpFile",
+    "SelectionError",
     "TrainerLog",
+    "capture_reasons",
     "describe_bad_rows",
     "find_dump_files",
     "refuse_pickle",
     "rollout_counts",
     "scan_trainer",
+    "selection",
     "step_of",
 ]

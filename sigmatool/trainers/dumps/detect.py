@@ -25,6 +25,9 @@ SIGNATURES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("roll", ("responses", "scores")),  # write_to_json_process
     ("verl", ("input", "output", "score", "step")),  # RayPPOTrainer._dump_generations
     ("trl", ("step", "prompt", "completion")),  # GRPOTrainer.log's completions parquet
+    ("rlprobe", ("step", "sample_id", "reward_total", "capture_reason")),  # RunWriter's sample shards
+    ("miles", ("sample_index", "group_index", "status", "reward", "prompt", "messages")),  # trajectory_rows
+    ("wandb-table", ("columns", "data", "ncols", "nrows")),  # Table.to_json(artifact)
 )
 
 

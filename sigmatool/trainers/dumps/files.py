@@ -86,7 +86,29 @@ LAYOUTS: dict[str, Layout] = {
         "{run_name}_rollouts_{shard:06d}.jsonl",
         recursive=True,
     ),
+    # W&B writes a table as a run's media/table/{key}_{history step}_{sha256[:20]}.table.json, or in an
+    # artifact that users download to artifacts/run-{id}-{key}:v{N}/{key}.table.json (wandb table.py,
+    # artifact.py).
+    "wandb-table": Layout(re.compile(r"\.table\.json$"), "*.table.json", recursive=True),
+    # rlprobe's RunWriter writes {run_dir}/samples/shard-{NNNNN}.parquet beside manifest.json (storage.py),
+    # and a rank's under {run_dir}/rank-{NNN}/.
+    "rlprobe": Layout(
+        re.compile(r"(?:^|/)samples/shard-\d{5}\.parquet$"), "samples/shard-NNNNN.parquet", recursive=True
+    ),
+    # miles' --dump-details writes {dump_details}/trajectory/{rollout_id}.jsonl (eval_{rollout_id}.jsonl for
+    # evaluation, left out of a folder search) beside rollout_data/{rollout_id}.pt (arguments.py,
+    # debug_data.py).
+    "miles": Layout(
+        re.compile(r"(?:^|/)trajectory/(?:eval_)?(?P<step>\d+)\.jsonl$"),
+        "trajectory/{rollout_id}.jsonl",
+        recursive=True,
+        skip=re.compile(r"(?:^|/)eval_\d+\.jsonl$"),
+    ),
 }
+# A W&B table's step where it has no step column: the artifact's version (run-<id>-completions:v<N>/) or
+# the history step in a run's media file name (completions_<step>_<sha256[:20]>.table.json).
+_VERSION = re.compile(r":v(\d+)/[^/]+\.table\.json$")
+_HISTORY = re.compile(r"_(\d+)_[0-9a-f]{20}\.table\.json$")
 
 # torch.save writes a zip archive (or, before torch 1.6 and in plain pickle.dump, a pickle stream).
 _ZIP_MAGIC = b"PK\x03\x04"
@@ -108,8 +130,22 @@ def check_trainer(trainer: str) -> Layout:
     return LAYOUTS[trainer]
 
 
+def wandb_step(path: str) -> tuple[int | None, str]:
+    """A W&B table file's step from its path: the artifact version, else the history step; and which."""
+    posix = Path(os.path.abspath(path)).as_posix()
+    version = _VERSION.search(posix)
+    if version:
+        return int(version.group(1)), "the artifact version (run-<id>-<key>:v<N>)"
+    history = _HISTORY.search(posix)
+    if history:
+        return int(history.group(1)), "W&B's history step in the file name (W&B's counter, not the trainer's)"
+    return None, ""
+
+
 def step_of(trainer: str, path: str) -> int | None:
     """The step a file's path names under the trainer's layout, else None."""
+    if trainer == "wandb-table":
+        return wandb_step(path)[0]
     match = check_trainer(trainer).pattern.search(Path(os.path.abspath(path)).as_posix())
     if match is None or match.groupdict().get("step") is None:
         return None
@@ -127,6 +163,16 @@ def _search(trainer: str, folder: str) -> list[str]:
         if layout.skip is not None and layout.skip.search("/" + relative):
             continue
         found.append(path)
+    if (
+        not found
+        and trainer == "miles"
+        and glob.glob(os.path.join(glob.escape(folder), "**/*.pt"), recursive=True)
+    ):
+        raise DataError(
+            f"{folder}: only torch.save files (rollout_data/{{rollout_id}}.pt), no trajectory/{{rollout_id}}.jsonl: "
+            "sigmatool never unpickles a file, since loading one can run code; a multi-turn run's --dump-details "
+            "writes the trajectories beside them"
+        )
     if not found:
         where = "in it or below it" if layout.recursive else "in it"
         raise DataError(f"{folder}: no {trainer} dump file {where} (looked for {layout.shown})")

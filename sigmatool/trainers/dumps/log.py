@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
 from sigmatool.errors import DataError, first_line
 from sigmatool.options.inputs import LABELS
 from sigmatool.trainers.dumps.files import DumpFile, check_trainer, refuse_pickle, step_of
+from sigmatool.trainers.dumps.loggers import LOGGERS, rlprobe_selection
 from sigmatool.trainers.dumps.readers import READERS, ROW, Options, Part, choose_trl_reward, parquet_schema
 from sigmatool.trainers.dumps.rewards import REWARD, bad_reason, flags
 
@@ -39,6 +40,8 @@ class TrainerLog:
     bad_rows: Callable[[], str] | None = None
     # The group table of sigmatool.track.groups.group_table, when an engine has counted it (--engine).
     groups: pl.DataFrame | None = None
+    # The rollouts per group the run sampled, when the log's metadata says it (rlprobe's manifest).
+    per_group: int | None = None
 
 
 def _as_file(trainer: str, item: DumpFile | str) -> DumpFile:
@@ -48,7 +51,7 @@ def _as_file(trainer: str, item: DumpFile | str) -> DumpFile:
 def read_part(trainer: str, file: DumpFile, index: int, options: Options) -> Part:
     """One file's rows with the canonical reward flags and the row number ``__row``."""
     refuse_pickle(file.path)
-    part = READERS[trainer](file, index, options)
+    part = {**READERS, **LOGGERS}[trainer](file, index, options)
     part.frame = part.frame.with_columns(flags(part.rule)).drop(REWARD)
     return part
 
@@ -59,19 +62,22 @@ def scan_trainer(
     *,
     reward_col: str | None = None,
     threshold: float | None = None,
+    columns: Options = Options(),
 ) -> TrainerLog:
-    """Lazy rollouts of ``files`` as ``trainer`` wrote them; reads schemas only, never the data."""
+    """Lazy rollouts of ``files`` as ``trainer`` wrote them; reads schemas only, never the data (rlprobe:
+    its capture reasons, to refuse a selection by reward; a W&B table is read whole). ``columns``: a W&B
+    table's prompt, group and step columns and the prompt masks."""
     check_trainer(trainer)
     dump_files = [_as_file(trainer, f) for f in files]
     if not dump_files:
         raise DataError(f"no {trainer} dump files to read")
-    options = Options(reward_col, threshold)
+    options = replace(columns, reward_col=reward_col, threshold=threshold)
     notes: list[str] = []
     if trainer == "trl" and reward_col is None:
         for file in dump_files:
             refuse_pickle(file.path)
         paths = [f.path for f in dump_files]
-        options = Options(choose_trl_reward(paths, [parquet_schema(p) for p in paths]), threshold)
+        options = replace(options, reward_col=choose_trl_reward(paths, [parquet_schema(p) for p in paths]))
     empty = [f for f in dump_files if _is_empty(f.path)]
     if empty:
         notes.append(f"{trainer}: skipped {len(empty)} empty file(s), e.g. {empty[0].path}")
@@ -81,6 +87,8 @@ def scan_trainer(
             raise DataError(
                 f"every {trainer} dump file given is empty ({shown}): the run wrote no rollouts there yet"
             )
+    if trainer == "rlprobe":
+        rlprobe_selection(dump_files)
     parts = [read_part(trainer, file, i, options) for i, file in enumerate(dump_files)]
     rules = list(notes)
     for part in parts:
@@ -103,7 +111,8 @@ def scan_trainer(
         frame.collect_schema()
     except pl.exceptions.PolarsError as exc:
         raise DataError(f"the {trainer} files do not share one layout: {exc}") from exc
-    return TrainerLog(trainer, frame, dump_files, notes, options, rules)
+    per_group = next((part.per_group for part in parts if part.per_group), None)
+    return TrainerLog(trainer, frame, dump_files, notes, options, rules, per_group=per_group)
 
 
 def _is_empty(path: str) -> bool:

@@ -31,6 +31,12 @@ FILTERED_WHY = (
 class Options:
     reward_col: str | None = None
     threshold: float | None = None
+    # A log without a fixed layout (a W&B table): the columns that key its prompts, its groups and steps,
+    # and the patterns cut from prompt texts.
+    prompt_cols: tuple[str, ...] = ()
+    group_col: str | None = None
+    step_col: str | None = None
+    prompt_masks: tuple[str, ...] = ()
 
 
 @dataclass
@@ -41,6 +47,7 @@ class Part:
     rule: RewardRule
     notes: list[str]
     rows: str = ""  # how the rows were read where a trainer's setting changes it, said with the reward rule
+    per_group: int | None = None  # the rollouts per group the run sampled, when the log's metadata says it
 
 
 def json_schema(path: str, trainer: str) -> pl.Schema:
