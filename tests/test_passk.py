@@ -323,3 +323,22 @@ def test_report_answers_as_the_commands_under_pass_at(tmp_path, counts: dict[int
     assert f"| unbiased | 8 | 215,608 | {100 * exact:.2f} % |" in text
     assert "| unbiased | 2 | 215,608 | 100.00 % |" in text
     assert "- credit: pass@2" in text
+
+
+def test_a_grader_and_a_list_of_k_name_every_rows_pass_at_k(counts: dict[int, int]) -> None:
+    """With --grader-error, pass@K is of what the grader reads: r = FP + (1 − FP − FN) p, unbiased from k of n
+    as 1 − E[(1 − r)^K]; the pass@1 row has its value too."""
+    out = silent_csv("--G", "8", "--pass-at", "1,2", "--grader-error", "0.05,0.1")
+    fp, fn = Fraction(5, 100), Fraction(1, 10)
+
+    def miss(
+        k: int, K: int
+    ) -> Fraction:  # E[(1 − r)^K] from k of n: Σ_j Hyp(j; n, k, K)(1 − FN)... read wrong
+        total = Fraction(0)
+        for j in range(K + 1):  # j truly right among K drawn; all K read wrong
+            w = Fraction(comb(k, j) * comb(N - k, K - j), comb(N, K))
+            total += w * fn**j * (1 - fp) ** (K - j)
+        return total
+
+    for K, value in zip(out["pass_at"], out["pass_at_k"], strict=True):
+        assert value == pytest.approx(float(mean_over(counts, lambda k, K=K: 1 - miss(k, K))), abs=1e-12)

@@ -148,6 +148,7 @@ class Valuation:
     labels: pl.DataFrame = field(default_factory=pl.DataFrame)
     short: int | None = None  # the fewest logged samples n, when some G asked is larger (see bias_note)
     grader: Grader | None = None  # --grader-error: every value reads the rewards this verifier gives
+    credited: bool = False  # --pass-at given: the answers name the credit they are for (each its pass@K)
     # Per --by group, the prompts of bare rates beside counts (:func:`bare_weights`), for the labels; and
     # under a prior, the histogram rows of counts its cells are (None: every row), for the refits.
     bare: pl.DataFrame = field(default_factory=pl.DataFrame, repr=False)
@@ -345,6 +346,7 @@ class Valuation:
             self.labels,
             short=self.short,
             grader=self.grader,
+            credited=self.credited,
             bare=self.bare,
         )
 
@@ -400,6 +402,7 @@ class Valuation:
             self.labels,
             short=self.short,
             grader=self.grader,
+            credited=self.credited,
             bare=self.bare,
             counted_rows=self.counted_rows,
             _matrices=self._matrices,
@@ -423,17 +426,13 @@ class Valuation:
         return self._graded_by(Grader(graded.fp, graded.fn, K))
 
     def _graded_by(self, grader: Grader) -> Valuation:
-        return replace(self, grader=grader)
+        return replace(self, grader=grader, credited=True)
 
     def one(self) -> Valuation:
         """The same valuation under pass@1 credit, through the same verifier: each answer's own reward
         (a prompt's pass rate, its chance of a hit in G answers)."""
         return self.with_grader(None if self.grader is None else Grader(self.grader.fp, self.grader.fn))
 
-    @property
-    def credited(self) -> bool:
-        """Whether the answers name the credit they are for (--pass-at given): each then says its pass@K."""
-        return self.grader is not None and (self.grader.pass_at > 1 or self.grader.plain)
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
@@ -602,7 +601,7 @@ class PerColumn(Valuation):
 
     def _graded_by(self, grader: Grader) -> Valuation:
         parts = tuple((name, part._graded_by(grader)) for name, part in self.parts)
-        return replace(self, grader=grader, parts=parts)
+        return replace(self, grader=grader, credited=True, parts=parts)
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """:meth:`Valuation.group_sizes` of each frame row under its column's prior."""
