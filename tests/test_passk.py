@@ -342,3 +342,14 @@ def test_a_grader_and_a_list_of_k_name_every_rows_pass_at_k(counts: dict[int, in
 
     for K, value in zip(out["pass_at"], out["pass_at_k"], strict=True):
         assert value == pytest.approx(float(mean_over(counts, lambda k, K=K: 1 - miss(k, K))), abs=1e-12)
+
+
+def test_a_reward_that_is_not_0_or_1_exits_1_under_pass_at(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """max@k of graded rewards is not modelled: a non-binary reward is refused, naming its row and --threshold."""
+    log = tmp_path / "log.csv"
+    log.write_text("prompt,reward\na,1\na,0\na,0.5\na,1\n")
+    done = run_cli("silent", log, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward", "--G", "2",
+                   "--pass-at", "2")  # fmt: skip
+    assert done.returncode == 1
+    assert "row 3" in done.stderr
+    assert "--threshold" in done.stderr
