@@ -48,7 +48,7 @@ of the other trainers' loops are :mod:`sigmatool.preflight.others`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -75,6 +75,10 @@ class Keep:
     q: FloatArray
     w: FloatArray
     short: FloatArray | None = None  # NeMo-RL's leave-one-out: the chance a group keeps n − 1 rows
+    # The law of k right of a group (its size the loop's law_size), per distinct value: P(k = j), j = 0…G;
+    # None when the loop reads no more than q.
+    pmf: FloatArray | None = None
+    mean: FloatArray | None = None  # each distinct value's expected reward (0/1 scale), when known
 
     @property
     def rate(self) -> float:
@@ -107,9 +111,66 @@ class Keep:
         return 1.0 - spread * (min(B, N) - 1) / ((N - 1) * rate * (1 - rate))
 
 
+def group_pmf(hist: pl.DataFrame, G: int, val: Valuation) -> FloatArray:
+    """P(k = j right of a group of G), j = 0…G, per histogram row, as the estimator values p^m.
+
+    With μ_m = E[p^m] (the estimator's ``all_right`` at size m, μ_0 = 1), ``P(k = j) = C(G, j) Σ_{i=0}^{G−j}
+    (−1)^i C(G − j, i) μ_{j+i}``: exact for every estimator (plug-in: the binomial; unbiased from (k, n):
+    the hypergeometric; a prior: its beta-binomial or mixture), the grader's rewards included. The
+    alternating sum cancels: in floats its error is at most 2^G C(G, j) ε, so beyond G = 16 it runs in
+    exact fractions of the μ's. NaN where the estimator gives none (G > n without a prior).
+
+    >>> import polars as pl; from sigmatool.estimators import Valuation
+    >>> [round(float(x), 4) for x in group_pmf(pl.DataFrame({"p": [0.5]}), 2, Valuation())[0]]
+    [0.25, 0.5, 0.25]
+    """
+    from fractions import Fraction
+
+    mu = np.ones((hist.height, G + 1))
+    for m in range(1, G + 1):
+        mu[:, m] = val.values(hist, Quantity.ALL_RIGHT, m)
+    out = np.full((hist.height, G + 1), np.nan)
+    known = ~np.isnan(mu).any(axis=1)
+    for j in range(G + 1):
+        coef = [math.comb(G, j) * math.comb(G - j, i) * (-1) ** i for i in range(G - j + 1)]
+        if G <= 16:
+            out[known, j] = mu[known, j:] @ np.array(coef, dtype=np.float64)
+            continue
+        for row in np.flatnonzero(known).tolist():
+            out[row, j] = float(sum(c * Fraction(float(v)) for c, v in zip(coef, mu[row, j:], strict=True)))
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+
+
+def band_chance(pmf: FloatArray, low: float, high: float, closed: bool) -> FloatArray:
+    """P(low ≤ k/G ≤ high) (``closed``: Pilot-Commit's pilots) or P(low < k/G < high) (OpenRLHF's range),
+    k/G as the trainer's float mean computes it."""
+    G = pmf.shape[1] - 1
+    mean = np.arange(G + 1) / G
+    inside = (mean >= low) & (mean <= high) if closed else (mean > low) & (mean < high)
+    return np.asarray(pmf[:, inside].sum(axis=1), dtype=np.float64)
+
+
 def keep_probabilities(
     hist: pl.DataFrame, n: int, val: Valuation, settings: LoopSettings | None = None
 ) -> Keep:
+    """:func:`_keep` with, where the loop reads them (a band, Pilot-Commit's pilots, pools, retirement),
+    the law of k (:func:`group_pmf`), and each value's expected reward for the logged metrics. The one
+    function every loop's keep chance comes from."""
+    keep = _keep(hist, n, val, settings)
+    mean = val.values(hist, Quantity.ALL_RIGHT, 1) if "p" in hist.columns else None
+    keep = replace(keep, mean=None if mean is None else np.asarray(mean, dtype=np.float64))
+    if settings is None or not settings.needs_law:
+        return keep
+    G = settings.law_size
+    pmf = group_pmf(hist, G, val)
+    if settings.trainer == "pilot-commit":
+        return replace(keep, q=band_chance(pmf, settings.keep_lo, settings.keep_hi, True), pmf=pmf)
+    if settings.trainer == "openrlhf" and settings.band != (0.0, 1.0):
+        return replace(keep, q=band_chance(pmf, *settings.band, False), pmf=pmf)
+    return replace(keep, pmf=pmf)
+
+
+def _keep(hist: pl.DataFrame, n: int, val: Valuation, settings: LoopSettings | None = None) -> Keep:
     """Each distinct value's chance that a group of n rollouts is kept: 1 − P_silent(p, n). At n = 1 verl
     and SkyRL keep every group; NeMo-RL's std of one row is 0, slime's NaN and AReaL's filter asks for
     0 < mean < 1: none of theirs is kept. With NeMo-RL's leave-one-out baseline a group with k = 1 or n − 1

@@ -64,7 +64,13 @@ class PreflightResult:
             f"{self.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
             "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
         ]
-        if st.filter and st.trainer in STREAMED:
+        if st.trainer in REFILLED_SHOWN and (st.filter or st.trainer == "pilot-commit"):
+            footer = [
+                f"{self.estimator} keep probabilities; prompts drawn with replacement, each group kept on its "
+                f"own ({st.name}'s loop: docs/preflight.md).",
+                "prompts per step, rollouts trained: expected per step; p crash run: over the whole run",
+            ]
+        elif st.filter and st.trainer in STREAMED:
             footer = [
                 f"{self.estimator} keep probabilities; prompts drawn with replacement, groups finishing in an "
                 "order that does not depend on their rewards (docs/preflight.md).",
@@ -157,10 +163,29 @@ REPLACE_SHOWN = (
 )
 
 
+REFILLED_SHOWN = {
+    "open-instruct": ("keep_rate", "prompts_per_step", "rollouts_trained", "share_trained", "expected_steps"),
+    "openrlhf": ("keep_rate", "prompts_per_step", "steps_per_episode", "rollouts_trained", "share_trained"),
+    "prime-rl": ("keep_rate", "prompts_per_step", "rollouts_trained", "share_trained", "p_crash_run"),
+    "pilot-commit": (
+        "keep_rate",
+        "expected_gen_batches",
+        "p_crash_first_step",
+        "p_crash_run",
+        "rollouts_trained",
+        "share_trained",
+    ),
+}
+
+
 def loop_shown(st: LoopSettings) -> tuple[str, ...]:
     """The columns the table view shows for this loop, or () for verl's."""
+    if st.trainer == "pilot-commit":
+        return REFILLED_SHOWN[st.trainer]
     if not st.filter:
         return ()
+    if st.trainer in REFILLED_SHOWN:
+        return REFILLED_SHOWN[st.trainer]
     if st.trainer == "slime":
         return (*STREAMED_SHOWN, "rollouts_aborted")
     if st.trainer == "areal":

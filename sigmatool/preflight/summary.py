@@ -39,6 +39,13 @@ from sigmatool.preflight.model import (
     step,
 )
 from sigmatool.preflight.result import PreflightResult
+from sigmatool.preflight.rows import (
+    REFILLED,
+    open_instruct_row,
+    openrlhf_row,
+    pilot_commit_row,
+    prime_rl_row,
+)
 from sigmatool.preflight.runs import batches_of_run, crash_of, run_of, step_of
 from sigmatool.preflight.safe import min_safe_gen_batch_size, min_safe_max_gen_batches
 from sigmatool.trainers.settings import STREAMED, LoopSettings
@@ -73,6 +80,12 @@ COLUMNS = (
     "variance_ratio_without_replacement",
     "p_crash_step_without_replacement",
 )
+REFILLED_ROWS = {
+    "open-instruct": open_instruct_row,
+    "openrlhf": openrlhf_row,
+    "prime-rl": prime_rl_row,
+    "pilot-commit": pilot_commit_row,
+}
 # The loops whose crash chance --plot draws against the generation batch (the others have no such knob).
 CURVED = ("verl", "nemo-rl")
 PLAIN_COLUMNS = (
@@ -227,18 +240,21 @@ def _plain_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], S
 
 def summarize(keep: Keep, settings: LoopSettings) -> tuple[pl.DataFrame, Step]:
     """The one-row summary of ``settings`` on these keep probabilities, and the step it describes."""
+    capped = settings.trainer not in (*STREAMED, *REFILLED) or settings.trainer == "pilot-commit"
     head: dict[str, object] = {
         "train_batch_size": settings.train_batch_size,
         "gen_batch_size": settings.gen,
         "n": settings.n,
-        "max_gen_batches": None if settings.trainer in STREAMED else settings.max_gen_batches,
+        "max_gen_batches": settings.max_gen_batches if capped else None,
         "filter": settings.filter,
         "steps": settings.steps,
         "epochs": settings.epochs,
         "prompts": keep.prompts,
         "keep_rate": keep.rate,
     }
-    if settings.filter and settings.trainer in STREAMED:
+    if settings.trainer in REFILLED and (settings.filter or settings.trainer == "pilot-commit"):
+        rest, s = REFILLED_ROWS[settings.trainer](keep, settings)
+    elif settings.filter and settings.trainer in STREAMED:
         rest, s = _streamed_row(keep, settings)
     else:
         rest, s = (_filtered_row if settings.filter else _plain_row)(keep, settings)

@@ -33,7 +33,7 @@ NULLABLE = ("steps", "epochs", "gen_batch_size")
 # Whose keys decide the trainer when --trainer does not: the first whose key the config holds.
 DETECTED = ("skyrl", "nemo-rl", "areal", "slime", "verl")
 # What --trainer without a config assumes of a trainer's own knobs: its defaults, said in a note.
-OWN_KNOBS = {
+OWN_KNOBS: dict[str, tuple[dict[str, object], str]] = {
     "nemo-rl": (
         {"leave_one_out": True},
         "NeMo-RL's leave-one-out baseline is on (its default; its DAPO recipes give "
@@ -285,7 +285,7 @@ def loop_settings(
     base = None
     if not values:
         knobs, said = OWN_KNOBS.get(trainer or "verl", ({}, ""))
-        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)
+        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)  # type: ignore[arg-type]
         notes = [*notes, *([said] if said else [])]
     given_flags = [k for k in flags if k not in JUDGED]
     settings, read = from_config(

@@ -1,0 +1,158 @@
+"""Pilot-Commit's loop (arXiv:2605.26606; databricks/pilot-commit @ 6def20e, ``recipe/pc/pc_ray_trainer.py``),
+round by round over an epoch, exactly but for the buffer's eviction.
+
+Each round pilots a loader batch of B prompts with n0 rollouts (l.445-461); a pilot is kept when
+``lo ≤ k/n0 ≤ 1 − upper`` (l.612-640), with chance π per prompt, so a round adds X ~ Binomial(B, π) to the
+replay buffer. Before the round's pilots join, the step commits ``min(needed, buffer)`` prompts from the
+buffer with n1 new rollouts each (l.478-520); the step is done when T are committed. A step still short
+after ``max_num_gen_batches`` M rounds raises (l.668-683; M ≤ 0: never). At an epoch's end the half-filled
+step and the buffer are dropped (l.842-852), so an epoch starts with an empty buffer and its first round
+commits nothing: a cap of 1 always crashes.
+
+**The chain.** Between rounds the state is either a step boundary with b in the buffer, or a step r
+rounds in that still needs ``need`` prompts, its buffer the last round's pilots (all older ones were
+committed: a short commit empties the buffer), X ~ Binomial(B, π) whatever the need. A round from b ≥ T
+completes the step, leaving b − T + X; from b < T it leaves need T − b; from (r, need) it completes with
+X ≥ need, leaving X − need + X', else (r + 1, need − X). The law of b is carried up to a cap
+(``CAP_BATCHES`` × B above T, its tail merged there: a buffer that large fills every step). Entries
+older than ``buffer_max_off_steps`` steps are evicted after each step (l.700); the chain keeps them, which is
+exact when the buffer never holds pilots that old: when supply is short they are committed within a step,
+when it is long the buffer stays above a batch and the rounds are the same (tests/test_preflight_pilot.py
+measures it against the loop with its eviction).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sigmatool.preflight.model import FloatArray
+
+CAP_BATCHES = 4
+
+
+def _binom() -> Any:
+    from scipy.stats import binom
+
+    return binom
+
+
+@dataclass(frozen=True)
+class PilotEpoch:
+    """One epoch of L rounds from an empty buffer: expected steps done, rounds drawn, P(crash), the first
+    step's P(crash) and expected rounds, and the expected prompts committed."""
+
+    steps: float
+    rounds: float
+    p_crash: float
+    p_crash_first_step: float
+    first_step_rounds: float
+    crash_by_round: FloatArray  # P(the crash happens at round t), t = 1…L
+    done_by_round: FloatArray  # P(a step completes at round t), t = 1…L
+
+
+def pilot_epoch(pi: float, B: int, T: int, M: int, L: int) -> PilotEpoch:
+    """The chain of the module docstring over the L rounds of one epoch."""
+    x = _binom().pmf(np.arange(B + 1), B, pi)  # this round's kept pilots
+    C = T + CAP_BATCHES * B
+    R = M - 1 if M > 0 else 1  # the mid-step states kept apart by rounds (endless: one)
+    boundary = np.zeros(C + 1)
+    boundary[0] = 1.0
+    mid = np.zeros((R + 1, T + 1))  # mid[r, need]: r rounds in (r ≥ 1), short by need
+    steps = rounds = crash = 0.0
+    done_by_round = np.zeros(L)
+    crash_by_round = np.zeros(L)
+    for t in range(L):
+        alive = boundary.sum() + mid.sum()
+        if alive <= 1e-300:
+            break
+        rounds += alive
+        new_boundary = np.zeros(C + 1)
+        new_mid = np.zeros_like(mid)
+        # From a boundary with b ≥ T: done this round, leaving b − T + X.
+        full = boundary[T:]
+        done = full.sum()
+        if done > 0:
+            _add_capped(new_boundary, np.convolve(full, x), 0)
+        # From a boundary with b < T: r = 1, short by T − b (its buffer this round's pilots).
+        short = boundary[:T]
+        first = np.zeros(T + 1)
+        first[T - np.arange(T)] = short
+        crashed = 0.0
+        if M == 1:
+            crashed += first.sum()
+        else:
+            new_mid[1] += first
+        # From (r, need): done when X ≥ need.
+        for r in range(1, R + 1):
+            m = mid[r]
+            if not m.any():
+                continue
+            diff = np.convolve(x, m[::-1])  # X − need + T, for X ≥ 0, need ≤ T
+            ahead = diff[T:]  # X − need ≥ 0: done, that many left before X' joins
+            done += ahead.sum()
+            _add_capped(new_boundary, np.convolve(ahead, x), 0)
+            behind = diff[:T][::-1]  # need − X = 1 … T: short still
+            left = np.zeros(T + 1)
+            left[1:] = behind
+            if M > 0 and r + 1 >= M:
+                crashed += left.sum()
+            else:
+                new_mid[min(r + 1, R)] += left
+        steps += done
+        done_by_round[t] = done
+        crash_by_round[t] = crashed
+        crash += crashed
+        boundary, mid = new_boundary, new_mid
+    first_crash, first_rounds = first_step(pi, B, T, M, L)
+    return PilotEpoch(steps, rounds, crash, first_crash, first_rounds, crash_by_round, done_by_round)
+
+
+def first_step(pi: float, B: int, T: int, M: int, L: int) -> tuple[float, float]:
+    """(P(crash), expected rounds) of an epoch's first step: it completes at round r ≥ 2 when
+    Binomial((r − 1) B, π) ≥ T (every earlier pilot committed), crashes when still short at round M, and
+    ends unfinished when the epoch's L rounds run out."""
+    top = M if M > 0 else L
+    top = min(top, L)
+    r = np.arange(1, top + 1)
+    short = _binom().cdf(T - 1, (r - 1) * B, pi)  # P(still short after round r)
+    rounds = 1.0 + math.fsum(short[:-1].tolist())
+    crash = float(short[-1]) if M > 0 and M <= L else 0.0
+    return crash, rounds
+
+
+def _add_capped(target: FloatArray, values: FloatArray, offset: int) -> None:
+    """``target[offset + i] += values[i]``, the tail beyond the cap added at the cap."""
+    end = target.size - 1
+    n = min(values.size, end + 1 - offset)
+    target[offset : offset + n] += values[:n]
+    if values.size > n:
+        target[end] += values[n:].sum()
+
+
+def pilot_run(epochs: list[PilotEpoch], steps: int | None) -> tuple[float, float, float]:
+    """(P(crash), expected steps, expected rounds) of a run of these epochs, stopped at ``steps`` steps:
+    the step limit cuts each run at the round where its expected steps reach it (the spread of the steps
+    done by a round is not carried)."""
+    alive, crash, done, drawn = 1.0, 0.0, 0.0, 0.0
+    for e in epochs:
+        if steps is None or done + alive * e.steps <= steps:
+            crash += alive * e.p_crash
+            done += alive * e.steps
+            drawn += alive * e.rounds
+            alive *= 1.0 - e.p_crash
+            continue
+        survive = 1.0
+        for t in range(e.done_by_round.size):
+            if done >= steps:
+                break
+            drawn += alive * survive
+            step = alive * e.done_by_round[t]
+            done += min(step, steps - done)
+            crash += alive * e.crash_by_round[t]
+            survive -= e.crash_by_round[t]
+        break
+    return min(crash, 1.0), done, drawn
