@@ -49,16 +49,22 @@ class PreflightResult:
     estimator: str
     curve: pl.DataFrame | None = None
     trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+    epochs: pl.DataFrame | None = None  # --retire: one row per epoch (sigmatool.preflight.retire)
 
     def frame(self) -> pl.DataFrame:
-        return self.summary
+        """The summary row; with --retire, one row per epoch, the summary's columns repeated on each."""
+        if self.epochs is None:
+            return self.summary
+        return self.summary.join(self.epochs, how="cross")
 
     def view(self) -> View:
         """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
         rest named in a footnote), shares as percentages, notes on what is assumed."""
-        names = self.summary.columns
+        names = self.frame().columns
         st = self.settings
         shown = loop_shown(st) or (SHOWN if st.filter else PLAIN_SHOWN)
+        if self.epochs is not None:
+            shown = ("epoch", "prompts_start", "retired", "steps_in_epoch", "keep_rate")
         hidden = [c for c in names if c not in GIVEN and c not in shown]
         footer = [
             f"{self.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
@@ -87,7 +93,8 @@ class PreflightResult:
                 "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
                 "assumed; the lost_seq_* columns, the other aggregations, equal it then."
             )
-        said = [c for c in hidden if self.summary[c].null_count() < self.summary.height]  # not all empty
+        frame = self.frame()
+        said = [c for c in hidden if frame[c].null_count() < frame.height]  # not all empty
         footer.append(also_in_data(_batches(said)))
         return View(
             headline=headline(self),

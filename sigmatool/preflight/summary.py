@@ -28,7 +28,7 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.estimators import Valuation
-from sigmatool.preflight import others
+from sigmatool.preflight import others, pilot, retire, streams
 from sigmatool.preflight.model import (
     Keep,
     Step,
@@ -291,4 +291,29 @@ def analyse(
     estimator = val.label_at(hist, settings.n)
     summary = summary.with_columns(pl.lit(estimator).alias("estimator"))
     trust = tuple(line for line in (val.bias_note(),) if line)
-    return PreflightResult(summary, settings, s, estimator, drawn, trust)
+    per_epoch = None
+    if settings.retire is not None:
+        per_epoch, below, before = retire.epochs(keep, settings, lambda pool: epoch_steps(pool, settings))
+        summary = summary.with_columns(
+            pl.lit(below, dtype=pl.Int64).alias("epoch_pool_below_batch"),
+            pl.lit(before, dtype=pl.Float64).alias("steps_until_pool_below_batch"),
+        )
+    return PreflightResult(summary, settings, s, estimator, drawn, trust, per_epoch)
+
+
+def epoch_steps(keep: Keep, settings: LoopSettings) -> float:
+    """The expected steps of one epoch over the pool ``keep`` holds, as the trainer's loop runs it."""
+    one = replace(settings, epochs=1, steps=None, retire=None)
+    if keep.rate <= 0 and (settings.filter or settings.trainer == "pilot-commit"):
+        return 0.0
+    if settings.trainer == "pilot-commit":
+        return pilot.pilot_epoch(keep.rate, one.gen, one.train_batch_size, one.max_gen_batches,
+                                 int(keep.prompts // one.gen)).steps  # fmt: skip
+    if settings.trainer == "openrlhf" and settings.filter:
+        return streams.episode_steps(keep.rate, int(keep.prompts), one.gen, one.train_batch_size)
+    if settings.trainer in (*REFILLED, *STREAMED) and settings.filter:
+        row, _ = summarize(keep, replace(one, steps=1))
+        return keep.prompts / float(row["prompts_per_step"][0])
+    if not settings.filter:
+        return float(int(keep.prompts // one.gen))
+    return run_of(keep, one)[2]
