@@ -79,6 +79,11 @@ class Keep:
     # None when the loop reads no more than q.
     pmf: FloatArray | None = None
     mean: FloatArray | None = None  # each distinct value's expected reward (0/1 scale), when known
+    right: FloatArray | None = None  # P(k = n): the all-right groups a std filter drops
+    # NeMo-RL's leave-one-out: (E[right rows kept], E[rows kept]) per value
+    rows: tuple[FloatArray, FloatArray] | None = None
+    # Pilot-Commit: E[p; the pilot kept] per value, the reward its commit rollouts expect
+    committed: FloatArray | None = None
 
     @property
     def rate(self) -> float:
@@ -157,17 +162,38 @@ def keep_probabilities(
     the law of k (:func:`group_pmf`), and each value's expected reward for the logged metrics. The one
     function every loop's keep chance comes from."""
     keep = _keep(hist, n, val, settings)
-    mean = val.values(hist, Quantity.ALL_RIGHT, 1) if "p" in hist.columns else None
-    keep = replace(keep, mean=None if mean is None else np.asarray(mean, dtype=np.float64))
+    mean = np.asarray(val.values(hist, Quantity.ALL_RIGHT, 1), dtype=np.float64)
+    right = np.asarray(val.values(hist, Quantity.ALL_RIGHT, n), dtype=np.float64) if n > 1 else None
+    keep = replace(keep, mean=mean, right=right)
+    if settings is not None and settings.trainer == "nemo-rl" and settings.leave_one_out and n > 2:
+        keep = replace(keep, rows=_loo_rows(hist, n, val, keep.q))
     if settings is None or not settings.needs_law:
         return keep
     G = settings.law_size
     pmf = group_pmf(hist, G, val)
     if settings.trainer == "pilot-commit":
-        return replace(keep, q=band_chance(pmf, settings.keep_lo, settings.keep_hi, True), pmf=pmf)
+        # E[p; lo ≤ k/G ≤ hi] = Σ_j (j + 1)/(G + 1) P_{G+1}(k = j + 1) over the band's j
+        following = group_pmf(hist, G + 1, val)
+        j = np.arange(G + 1)
+        inside = (j / G >= settings.keep_lo) & (j / G <= settings.keep_hi)
+        committed = (following[:, 1:] * ((j + 1) / (G + 1)))[:, inside].sum(axis=1)
+        q = band_chance(pmf, settings.keep_lo, settings.keep_hi, True)
+        return replace(keep, q=q, pmf=pmf, committed=np.asarray(committed, dtype=np.float64))
     if settings.trainer == "openrlhf" and settings.band != (0.0, 1.0):
         return replace(keep, q=band_chance(pmf, *settings.band, False), pmf=pmf)
     return replace(keep, pmf=pmf)
+
+
+def _loo_rows(hist: pl.DataFrame, n: int, val: Valuation, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """NeMo-RL's leave-one-out rows per value: (E[right rows kept], E[rows kept]). A group of 1 right keeps
+    its n − 1 wrong rows, one of n − 1 right its n − 1 right rows, the rest with 0 < k < n all n:
+    P(k = n − 1) = n (μ_{n−1} − μ_n), P(k = 1) likewise with (1 − p), E[k; 0 < k < n] = n (μ_1 − μ_n)."""
+    mu = {m: val.values(hist, Quantity.ALL_RIGHT, m) for m in (1, n - 1, n)}
+    nu = {m: val.values(hist, Quantity.ALL_WRONG, m) for m in (n - 1, n)}
+    top, one = n * (mu[n - 1] - mu[n]), n * (nu[n - 1] - nu[n])
+    right = n * (mu[1] - mu[n]) - one  # the 1-right groups' right row dropped
+    rows = n * (q - one - top) + (n - 1) * (one + top)
+    return np.asarray(right, dtype=np.float64), np.asarray(rows, dtype=np.float64)
 
 
 def _keep(hist: pl.DataFrame, n: int, val: Valuation, settings: LoopSettings | None = None) -> Keep:

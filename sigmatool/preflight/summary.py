@@ -28,7 +28,7 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.estimators import Valuation
-from sigmatool.preflight import others, pilot, retire, streams
+from sigmatool.preflight import logged, others, pilot, retire, streams
 from sigmatool.preflight.model import (
     Keep,
     Step,
@@ -251,6 +251,7 @@ def summarize(keep: Keep, settings: LoopSettings) -> tuple[pl.DataFrame, Step]:
         "epochs": settings.epochs,
         "prompts": keep.prompts,
         "keep_rate": keep.rate,
+        **logged.columns(keep, settings),
     }
     if settings.trainer in REFILLED and (settings.filter or settings.trainer == "pilot-commit"):
         rest, s = REFILLED_ROWS[settings.trainer](keep, settings)

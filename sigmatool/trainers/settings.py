@@ -356,7 +356,8 @@ class LoopSettings:
         if self.trainer == "nemo-rl" and self.leave_one_out and self.n > 2:
             return (float(self.n - 1), float(self.n))  # the rows a group loses: P(k = 1 or n − 1)
         if self.needs_law:  # a band, pools or retirement read the law of k: every size up to the group's
-            return tuple(float(g) for g in range(1, self.law_size + 1))
+            top = self.law_size + (1 if self.trainer == "pilot-commit" else 0)  # + 1: the commit's reward
+            return tuple(float(g) for g in range(1, top + 1))
         return (float(self.n),) if self.n > 1 else ()
 
     @property
