@@ -78,9 +78,9 @@ def epochs(
         N = math.fsum(w.tolist())
         if N < batch and below is None:
             below, steps_below = e, steps_done
-        if settings.epochs is None and (
-            N < batch or (settings.steps is not None and steps_done >= settings.steps)
-        ):
+        if settings.steps is not None and steps_done >= settings.steps:
+            break  # the run's steps are done
+        if settings.epochs is None and N < batch:
             break
         pool = replace(keep, w=w)
         steps = steps_of(pool) if N >= 1 else 0.0

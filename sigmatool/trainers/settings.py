@@ -49,6 +49,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sigmatool.errors import DataError, UsageError
+from sigmatool.trainers.scripts import (
+    Scalar,
+    hydra_overrides,
+    prime_rl_toml,
+    script_arguments,
+)
+from sigmatool.trainers.scripts import scalar as _scalar
+from sigmatool.trainers.scripts import uncomment as _uncomment
 
 DEFAULT_RISK = 0.01
 DEFAULT_SILENT_OVER = 0.5
@@ -157,7 +165,6 @@ PILOT_COMMIT_KEYS = {
     "trainer.total_epochs": "epochs",
     "trainer.total_training_steps": "steps",
 }
-Scalar = str | int | float | bool | None
 
 
 VERL_DEFAULT_KEYS: dict[str, Scalar] = {
@@ -262,6 +269,16 @@ TRAINER_KEYS = {
     "prime-rl": (PRIME_RL_KEYS, PRIME_RL_DEFAULT_KEYS),
     "pilot-commit": (PILOT_COMMIT_KEYS, PILOT_COMMIT_DEFAULT_KEYS),
     "TRL": (TRL_KEYS, TRL_DEFAULT_KEYS),
+}
+# The keys that say a config is Pilot-Commit's (the rest of its keys are verl's).
+DETECTING = {
+    "pilot-commit": (
+        "algorithm.exploration.n",
+        "algorithm.diversity_threshold_lower",
+        "algorithm.diversity_threshold_upper",
+        "algorithm.exclude_threshold_upper",
+        "algorithm.buffer_max_off_steps",
+    )
 }
 # Keys read for the notes alone (the model's std is the 0/1 reward's; an unshuffled dataloader reads in order).
 NOTED_KEYS = {"verl": ("algorithm.filter_groups.metric", "data.shuffle")}
@@ -449,34 +466,6 @@ class LoopSettings:
         return bad
 
 
-def _scalar(text: str) -> Scalar:
-    """A YAML scalar as verl's configs write them: null, booleans, integers, floats, quoted or bare strings."""
-    text = text.strip()
-    if text in ("", "null", "~", "None"):
-        return None
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    for kind in (int, float):
-        try:
-            return kind(text.replace("_", ""))
-        except ValueError:
-            pass
-    return text
-
-
-def _uncomment(line: str) -> str:
-    """The line without a ``#`` comment (one outside quotes)."""
-    quote = ""
-    for i, ch in enumerate(line):
-        if ch in "'\"" and quote in ("", ch):
-            quote = "" if quote else ch
-        elif ch == "#" and not quote and (i == 0 or line[i - 1].isspace()):
-            return line[:i]
-    return line
-
-
 def read_yaml(text: str) -> dict[str, Scalar]:
     """The nested ``key: value`` mappings of a YAML config, flattened to dotted keys.
 
@@ -572,9 +561,19 @@ def _read_tree(
             raise DataError(f"{option} {path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
         own = _flatten(data) if isinstance(data, dict) else {}
         return own, dict.fromkeys(own, str(path)), []
+    if path.suffix == ".toml":  # prime-rl's rl.toml or orchestrator.toml
+        own = prime_rl_toml(text, path, option)
+        return own, dict.fromkeys(own, str(path)), []
+    if "recipe.pc.main_pc" in text or "algorithm.exploration.n=" in text:  # a Pilot-Commit launch script
+        own = hydra_overrides(text)
+        return own, dict.fromkeys(own, str(path)), []
     if any(f"--{key}" in text for key in SLIME_KEYS):  # a slime launch script or arguments file
         own = slime_arguments(text)
         return own, dict.fromkeys(own, str(path)), []
+    for keys in (OPEN_INSTRUCT_KEYS, OPENRLHF_KEYS):  # grpo_fast.py's or train_ppo_ray's arguments
+        if any(re.search(rf"--{re.escape(key)}\b", text) for key in keys):
+            own = {k: v for k, v in script_arguments(text).items() if k in keys}
+            return own, dict.fromkeys(own, str(path)), []
     own = read_yaml(text)
     parent = own.pop("defaults", None)
     if isinstance(parent, str):  # NeMo-RL: ``defaults: ../../grpo_math_1B.yaml``, the file it extends
@@ -681,7 +680,3 @@ def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, Scalar]:
         elif value is None or isinstance(value, (str, int, float, bool)):
             out[f"{prefix}{key}"] = value
     return out
-
-
-INTERPOLATION = re.compile(r"\$\{([^}]*)\}")
-OVERRIDE = re.compile(r"^\+{0,2}[A-Za-z_][\w.-]*=")
