@@ -62,7 +62,7 @@ MaxGen = Annotated[
     int | None,
     _loop(
         "--max-gen-batches",
-        help="Generation batches a step may draw before it raises; 0: endless "
+        help="Generation batches a step may draw before it raises; 0 or -1: endless "
         "(verl algorithm.filter_groups.max_num_gen_batches).",
         default=VERL.max_gen_batches,
     ),

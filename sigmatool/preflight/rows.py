@@ -8,11 +8,12 @@ instruct's attempts; Pilot-Commit's rounds), ``p_crash_step`` and ``p_crash_run`
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from sigmatool.errors import DataError
-from sigmatool.preflight import pilot, streams
+from sigmatool.preflight import logged, pilot, streams
 from sigmatool.preflight.model import Keep, Step
 from sigmatool.trainers.settings import LoopSettings
 
@@ -140,3 +141,59 @@ def pilot_commit_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, obje
         }
     )
     return row, s
+
+
+def slime_fallback_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
+    """slime's ``check_reward_nonzero_std_with_fallback`` (filter_hub/base_types.py l.14-24 @ 624b824): a
+    refused group is dropped only while more than T groups remain submitted, so no round follows the
+    first ⌈T / O⌉ (S = O ⌈T / O⌉ groups): with K = S − T and R ~ NB(T, a) the refusals before the T-th
+    kept group, the step completes min(T + R, S) groups, and trains T − Binomial(S, a) refused groups when
+    fewer than T of the S are kept (:func:`streams.fallback_step`)."""
+    T, n, a = settings.train_batch_size, settings.n, keep.rate
+    f = streams.fallback_step(a, T, settings.gen)
+    rho = logged.silent_right(keep)
+    kept_reward = logged.reward_trained(keep, replace(settings, fallback=False))
+    silent = f["silent_trained"]
+    trained_reward = ((T - silent) * kept_reward + silent * (rho if silent > 0 else 0.0)) / T
+    s = Step(a, np.zeros(0), 0.0, 1.0, n * f["completed"], n * T, n * (f["completed"] - T + silent),
+             n * T, 0.0)  # fmt: skip
+    steps = float(streamed_steps(keep, settings))
+    row = _common(s, f["submitted"], steps, keep.prompts)
+    row.update(
+        {
+            "expected_gen_batches": f["rounds"],
+            "p_crash_step": 0.0,
+            "p_crash_run": 0.0,
+            "rollouts_aborted": n * (f["submitted"] - f["completed"]),
+            "rollouts_silent_trained": n * silent,
+            "reward_trained": trained_reward,
+            "log:rollout/raw_reward": trained_reward,
+        }
+    )
+    return row, s
+
+
+def areal_dynamic_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
+    """AReaL with ``dynamic_bs=True`` (workflow_executor.py l.705-727 @ 4aef98d): a step stops at
+    batch_size B attempts and trains the accepted ones, Binomial(B, a) of them, none refilled;
+    ``p_empty_step`` = (1 − a)^B."""
+    B, n, a = settings.train_batch_size, settings.n, keep.rate
+    s = _step(a, float(B), B * a, n * B * a, n, 1.0)
+    row = _common(s, float(B), float(streamed_steps(keep, settings)), keep.prompts)
+    row.update({"expected_gen_batches": 1.0, "p_crash_step": 0.0, "p_crash_run": 0.0,
+                "p_empty_step": (1.0 - a) ** B})  # fmt: skip
+    return row, s
+
+
+def streamed_steps(keep: Keep, settings: LoopSettings) -> int:
+    """A streamed loop's steps: slime's num_rollout, or ⌊N / T⌋ per epoch (placement_group.py l.239-244);
+    AReaL's epochs × ⌊N / B⌋ (its dataloader's length), stopped at total_train_steps."""
+    per_epoch = int(keep.prompts // settings.train_batch_size)
+    if settings.trainer == "slime" and settings.steps is not None:
+        return settings.steps
+    limits = [
+        x
+        for x in (settings.steps, None if settings.epochs is None else settings.epochs * per_epoch)
+        if x is not None
+    ]
+    return min(limits) if limits else 0

@@ -159,3 +159,22 @@ def pool_run(
         "unseen": float(occupancy[0]),
         "drained": len(rates) < steps,
     }
+
+
+def fallback_step(a: float, T: int, rounds_of: int) -> dict[str, float]:
+    """slime's fallback filter at keep chance a, rounds of O groups: submitted S = O ⌈T / O⌉, completed
+    E[min(T + R, S)] = T + Σ_{r<K} P(R > r), R ~ NB(T, a), K = S − T, and refused groups trained
+    E[(T − Binomial(S, a))⁺].
+
+    >>> {k: round(v, 4) for k, v in fallback_step(0.5, 1, 2).items()}
+    {'rounds': 1.0, 'submitted': 2.0, 'completed': 1.5, 'silent_trained': 0.25}
+    """
+    st = _stats()
+    rounds = math.ceil(T / rounds_of)
+    S = rounds * rounds_of
+    K = S - T
+    r = np.arange(K)
+    completed = T + (math.fsum(st.nbinom.sf(r, T, a).tolist()) if K > 0 and a > 0 else float(K))
+    j = np.arange(T)
+    silent = math.fsum(((T - j) * st.binom.pmf(j, S, a)).tolist())
+    return {"rounds": float(rounds), "submitted": float(S), "completed": completed, "silent_trained": silent}

@@ -41,10 +41,13 @@ from sigmatool.preflight.model import (
 from sigmatool.preflight.result import PreflightResult
 from sigmatool.preflight.rows import (
     REFILLED,
+    areal_dynamic_row,
     open_instruct_row,
     openrlhf_row,
     pilot_commit_row,
     prime_rl_row,
+    slime_fallback_row,
+    streamed_steps,
 )
 from sigmatool.preflight.runs import batches_of_run, crash_of, run_of, step_of
 from sigmatool.preflight.safe import min_safe_gen_batch_size, min_safe_max_gen_batches
@@ -149,20 +152,6 @@ def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
     return row, s
 
 
-def streamed_steps(keep: Keep, settings: LoopSettings) -> int:
-    """A streamed loop's steps: slime's num_rollout, or ⌊N / T⌋ per epoch (placement_group.py l.239-244);
-    AReaL's epochs × ⌊N / B⌋ (its dataloader's length), stopped at total_train_steps."""
-    per_epoch = int(keep.prompts // settings.train_batch_size)
-    if settings.trainer == "slime" and settings.steps is not None:
-        return settings.steps
-    limits = [
-        x
-        for x in (settings.steps, None if settings.epochs is None else settings.epochs * per_epoch)
-        if x is not None
-    ]
-    return min(limits) if limits else 0
-
-
 def _streamed_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
     """slime's and AReaL's step: groups taken as they finish until T are accepted; no cap, no crash, so the
     cap's columns are empty. Generated rollouts are the completed groups'; slime's aborted groups (begun,
@@ -255,6 +244,10 @@ def summarize(keep: Keep, settings: LoopSettings) -> tuple[pl.DataFrame, Step]:
     }
     if settings.trainer in REFILLED and (settings.filter or settings.trainer == "pilot-commit"):
         rest, s = REFILLED_ROWS[settings.trainer](keep, settings)
+    elif settings.filter and settings.trainer == "slime" and settings.fallback:
+        rest, s = slime_fallback_row(keep, settings)
+    elif settings.filter and settings.trainer == "areal" and settings.dynamic_bs:
+        rest, s = areal_dynamic_row(keep, settings)
     elif settings.filter and settings.trainer in STREAMED:
         rest, s = _streamed_row(keep, settings)
     else:

@@ -122,18 +122,20 @@ def _skyrl_strategy(value: Scalar, source: str) -> tuple[bool, bool]:
     )
 
 
-def _slime_filter(value: Scalar, source: str) -> bool:
-    """slime's ``--dynamic-sampling-filter-path``: none, or its reward-std filter; the fallback variant
-    (kept when short) and filters of one's own are other loops, refused by name."""
+def _slime_filter(value: Scalar, source: str) -> tuple[bool, bool]:
+    """slime's ``--dynamic-sampling-filter-path`` as (filter, fallback): none, its reward-std filter, or its
+    ``_with_fallback`` variant (a refused group is kept when the batch would fall short); a filter of
+    one's own is refused by name."""
     if value is None or value is False:
-        return False
+        return False, False
     text = str(value)
     if text.endswith("check_reward_nonzero_std"):
-        return True
+        return True, False
+    if text.endswith("check_reward_nonzero_std_with_fallback"):
+        return True, True
     raise UsageError(
-        f"{source}: dynamic-sampling-filter-path={text}: preflight models slime's {SLIME_STD_FILTER} "
-        "(or no filter); a filter of another rule, its _with_fallback variant included, fills the batch "
-        "another way"
+        f"{source}: dynamic-sampling-filter-path={text}: preflight models slime's {SLIME_STD_FILTER} and "
+        "its _with_fallback variant (or no filter); a filter of another rule fills the batch another way"
     )
 
 
@@ -145,8 +147,8 @@ def _interpreted(
         on, swap = _skyrl_strategy(raw, where)
         return {"filter": on, "replace": swap}, ("replace" if swap else "filter") if on else "null"
     if trainer == "slime" and field == "filter":
-        on = _slime_filter(raw, where)
-        return {"filter": on}, str(raw) if on else "null"
+        on, fallback = _slime_filter(raw, where)
+        return {"filter": on, "fallback": fallback}, str(raw) if on else "null"
     if field == "band" and raw is not None:
         return {"band": _pair(key, raw, where)}, str(raw)
     if field == "pools":
@@ -346,13 +348,8 @@ def _slime(found: dict[str, object], source: str, flagged: Collection[str]) -> N
 
 def _areal(found: dict[str, object], source: str) -> None:
     """AReaL: a step takes train_dataset.batch_size accepted groups; the run is total_train_epochs ×
-    ⌊N / batch⌋ steps, stopped at total_train_steps; dynamic_bs=True (one batch's accepted groups, of any
-    size) is another loop, refused by name."""
-    if found.pop("dynamic_bs", False):
-        raise UsageError(
-            f"{source}: dynamic_bs=True trains each batch's accepted groups, whatever their number: "
-            "another loop than the one preflight models (no refill); give dynamic_bs=false"
-        )
+    ⌊N / batch⌋ steps, stopped at total_train_steps; dynamic_bs=True stops at batch_size attempts and
+    trains the accepted ones, whatever their number (workflow_executor.py l.705-727)."""
     found["gen_batch_size"] = None  # a step's accepted groups: the train batch
 
 
@@ -375,6 +372,9 @@ def loop_settings(
     changed = overrides(given)
     values = {**values, **changed}
     sources = {**sources, **dict.fromkeys(changed, "command line")}
+    cap = flags.get("max_gen_batches")
+    if isinstance(cap, int) and cap < 0:
+        flags = {**flags, "max_gen_batches": 0}  # -1, as verl, SkyRL and Pilot-Commit write an endless cap
     if "epochs" not in flags and "steps" in flags:
         flags = {**flags, "epochs": None}  # --steps alone counts the run in steps, whatever the config says
     base = None

@@ -321,6 +321,8 @@ class LoopSettings:
     min_replace_ratio: float = 0.3  # SkyRL's replace: a batch passes with more than this share good
     batch_multiplier: float = 1.0  # NeMo-RL: a dynamic-sampling batch is int(train batch × this) prompts
     partial_rollout: bool = False  # slime: groups in flight when the batch fills resume the next step
+    fallback: bool = False  # slime's _with_fallback filter: a refused group is kept when the batch is short
+    dynamic_bs: bool = False  # AReaL: a step is batch_size attempts, training the accepted ones
     # open-instruct's active_sampling, prime-rl's advantage_range gate: a filtered group is replaced
     refill: bool = False
     async_steps: int = 8  # open-instruct: async_steps × T prompts in flight
