@@ -288,6 +288,10 @@ def analyse(
     per_epoch = None
     if settings.retire is not None:
         per_epoch, below, before = retire.epochs(keep, settings, lambda pool: epoch_steps(pool, settings))
+        if settings.epochs is not None:  # a run of epochs: their steps on the shrinking pool
+            total = float(per_epoch["steps_in_epoch"].sum())
+            limit = total if settings.steps is None else min(total, float(settings.steps))
+            summary = summary.with_columns(pl.lit(limit, dtype=pl.Float64).alias("expected_steps"))
         summary = summary.with_columns(
             pl.lit(below, dtype=pl.Int64).alias("epoch_pool_below_batch"),
             pl.lit(before, dtype=pl.Float64).alias("steps_until_pool_below_batch"),
