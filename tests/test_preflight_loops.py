@@ -404,3 +404,56 @@ def test_pilot_commit_epoch_is_the_enumerated_loop(B: int, T: int, M: int, L: in
     e = pilot.pilot_epoch(float(pi), B, T, M, L)
     assert e.steps == pytest.approx(float(steps), abs=1e-12)
     assert e.p_crash == pytest.approx(float(crash), abs=1e-12)
+
+
+def pilot_run_sim(
+    pi: float, B: int, T: int, M: int, L: int, epochs: int, steps: int, runs: int, seed: int
+) -> dict[str, np.ndarray]:
+    """Whole runs of ``fit`` (l.420-852): epochs of L rounds from an empty buffer (the partial step and the
+    buffer dropped at each epoch's end), ending at ``steps`` steps (``is_last_step``), a crash, or the
+    epochs' end; eviction kept out (the chain's assumption, measured above)."""
+    rng = np.random.default_rng(seed)
+    out = {k: np.zeros(runs) for k in ("steps", "crash", "rounds")}
+    for r in range(runs):
+        done = 0
+        for _ in range(epochs):
+            buffer, need, rounds_in = 0, T, 0
+            for _ in range(L):
+                rounds_in += 1
+                out["rounds"][r] += 1
+                c = min(need, buffer)
+                buffer, need = buffer - c + int(rng.binomial(B, pi)), need - c
+                if need > 0:
+                    if M > 0 and rounds_in >= M:
+                        out["crash"][r] = 1
+                        break
+                    continue
+                done += 1
+                need, rounds_in = T, 0
+                if done >= steps:
+                    break
+            if out["crash"][r] or done >= steps:
+                break
+        out["steps"][r] = done
+    return out
+
+
+# The step limit beyond the epochs' steps, within the second epoch, and within the first of endless caps.
+@pytest.mark.parametrize(
+    ("pi", "B", "T", "M", "L", "epochs", "steps"),
+    [(0.4, 10, 6, 3, 8, 3, 100), (0.4, 10, 6, 3, 8, 3, 4), (0.35, 12, 10, 0, 20, 2, 9)],
+)
+def test_a_pilot_commit_run_of_epochs_is_the_simulated_run(
+    pi: float, B: int, T: int, M: int, L: int, epochs: int, steps: int
+) -> None:
+    sim = pilot_run_sim(pi, B, T, M, L, epochs, steps, 4_000, seed=steps)
+    crash, done, rounds = pilot.pilot_run_exact(pi, B, T, M, L, epochs, steps)
+    _within(sim["crash"], crash, "crash")
+    _within(sim["steps"], done, "steps")
+    _within(sim["rounds"], rounds, "rounds")
+
+
+def test_without_a_step_limit_the_exact_run_is_the_product_over_epochs() -> None:
+    epoch = pilot.pilot_epoch(0.4, 10, 6, 3, 8)
+    exact = pilot.pilot_run_exact(0.4, 10, 6, 3, 8, 3, 10_000)
+    assert exact == pytest.approx(pilot.pilot_run([epoch] * 3), rel=1e-10)

@@ -133,26 +133,104 @@ def _add_capped(target: FloatArray, values: FloatArray, offset: int) -> None:
         target[end] += values[n:].sum()
 
 
-def pilot_run(epochs: list[PilotEpoch], steps: int | None) -> tuple[float, float, float]:
-    """(P(crash), expected steps, expected rounds) of a run of these epochs, stopped at ``steps`` steps:
-    the step limit cuts each run at the round where its expected steps reach it (the spread of the steps
-    done by a round is not carried)."""
+def pilot_run(epochs: list[PilotEpoch]) -> tuple[float, float, float]:
+    """(P(crash), expected steps, expected rounds) of a run of these epochs with no step limit: each
+    starts afresh, so the run goes on to the next with the chance the last did not crash."""
     alive, crash, done, drawn = 1.0, 0.0, 0.0, 0.0
     for e in epochs:
-        if steps is None or done + alive * e.steps <= steps:
-            crash += alive * e.p_crash
-            done += alive * e.steps
-            drawn += alive * e.rounds
-            alive *= 1.0 - e.p_crash
-            continue
-        survive = 1.0
-        for t in range(e.done_by_round.size):
-            if done >= steps:
-                break
-            drawn += alive * survive
-            step = alive * e.done_by_round[t]
-            done += min(step, steps - done)
-            crash += alive * e.crash_by_round[t]
-            survive -= e.crash_by_round[t]
-        break
+        crash += alive * e.p_crash
+        done += alive * e.steps
+        drawn += alive * e.rounds
+        alive *= 1.0 - e.p_crash
     return min(crash, 1.0), done, drawn
+
+
+def _conv_rows(rows: FloatArray, kernel: FloatArray) -> FloatArray:
+    """Each row of ``rows`` convolved with ``kernel`` (full length), by FFT where it pays."""
+    from scipy.signal import fftconvolve
+
+    if rows.size == 0:
+        return np.zeros((rows.shape[0], rows.shape[1] + kernel.size - 1))
+    out = fftconvolve(rows, kernel[None, :], axes=1)
+    return np.asarray(np.maximum(out, 0.0), dtype=np.float64)
+
+
+def epoch_by_steps(pi: float, B: int, T: int, M: int, L: int, top: int) -> tuple[FloatArray, ...]:
+    """The chain over one epoch with the steps done carried: (A, BA, D, C, BC) per count c = 0…``top`` as
+    :func:`sigmatool.preflight.others.reset_run`'s renewal over epochs reads them: A(c) the chance c steps
+    are done, BA(c) the expected round of the c-th step's end (where reached), D(c) the chance the epoch
+    ends with exactly c steps and no crash, C(c) the chance it crashes after c, BC(c) the expected rounds
+    drawn by then (where it does). Counts beyond ``top`` (the run's step limit) are not carried."""
+    x = _binom().pmf(np.arange(B + 1), B, pi)
+    cap = T + CAP_BATCHES * B
+    R = M - 1 if M > 0 else 1
+    boundary = np.zeros((top + 1, cap + 1))
+    boundary[0, 0] = 1.0
+    mid = np.zeros((top + 1, R + 1, T + 1))
+    A, BA, D, C, BC = (np.zeros(top + 1) for _ in range(5))
+    A[0] = 1.0
+    for t in range(1, L + 1):
+        mass = boundary.sum(axis=1) + mid.sum(axis=(1, 2))
+        live = (
+            np.flatnonzero(mass > 1e-30 * mass.max()) if mass.max() > 1e-300 else np.zeros(0, dtype=np.int64)
+        )
+        if live.size == 0:
+            break
+        lo, hi = int(live[0]), int(live[-1]) + 1
+        new_boundary = np.zeros_like(boundary)
+        new_mid = np.zeros_like(mid)
+        done = np.zeros(top + 1)  # mass that completes a step now, by the count before it
+        left = np.zeros((hi - lo, cap + 1))  # the buffer those steps leave, before this round's pilots
+        # From a boundary with b ≥ T: the step is done, b − T left.
+        left[:, : cap + 1 - T] += boundary[lo:hi, T:]
+        done[lo:hi] += boundary[lo:hi, T:].sum(axis=1)
+        # From a boundary with b < T: one round in, short by T − b.
+        first = np.zeros((hi - lo, T + 1))
+        first[:, T - np.arange(T)] = boundary[lo:hi, :T]
+        crashed = np.zeros(top + 1)
+        if M == 1:
+            crashed[lo:hi] += first.sum(axis=1)
+        else:
+            new_mid[lo:hi, 1] += first
+        for r in range(1, R + 1):
+            m = mid[lo:hi, r]
+            if not m.any():
+                continue
+            diff = _conv_rows(m[:, ::-1], x)  # index X + T − need
+            ahead = diff[:, T:]
+            done[lo:hi] += ahead.sum(axis=1)
+            width = min(ahead.shape[1], cap + 1)
+            left[:, :width] += ahead[:, :width]
+            short = np.zeros((hi - lo, T + 1))
+            short[:, 1:] = diff[:, :T][:, ::-1]
+            if M > 0 and r + 1 >= M:
+                crashed[lo:hi] += short.sum(axis=1)
+            else:
+                new_mid[lo:hi, min(r + 1, R)] += short
+        grown = _conv_rows(left, x)  # this round's pilots join what the finished steps left
+        end = min(hi + 1, top + 1)
+        rows = end - (lo + 1)
+        if rows > 0:
+            new_boundary[lo + 1 : end, :cap] += grown[:rows, :cap]
+            new_boundary[lo + 1 : end, cap] += grown[:rows, cap:].sum(axis=1)
+        moved = done[lo:hi]
+        A[lo + 1 : end] += moved[:rows]
+        BA[lo + 1 : end] += t * moved[:rows]
+        C += crashed
+        BC += t * crashed
+        boundary, mid = new_boundary, new_mid
+    D += boundary.sum(axis=1) + mid.sum(axis=(1, 2))
+    return A, BA, D, C, BC
+
+
+def pilot_run_exact(
+    pi: float, B: int, T: int, M: int, L: int, epochs: int, steps: int
+) -> tuple[float, float, float]:
+    """(P(crash), expected steps, expected rounds) of ``epochs`` epochs of L rounds ending at ``steps``
+    steps: :func:`epoch_by_steps` and the renewal over epochs of
+    :func:`sigmatool.preflight.others.reset_run` (each epoch starts afresh)."""
+    from sigmatool.preflight.others import _epochs_with_steps
+
+    top = min(steps, L)
+    A, BA, D, C, BC = epoch_by_steps(pi, B, T, M, L, top)
+    return _epochs_with_steps(A, BA, D, C, BC, L, epochs, steps)

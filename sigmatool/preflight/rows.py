@@ -118,7 +118,12 @@ def pilot_commit_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, obje
     if pi <= 0 and M <= 0:
         raise DataError(never_fills(settings))
     epoch = pilot.pilot_epoch(pi, B, T, M, L)
-    crash, steps, rounds = pilot.pilot_run([epoch] * (settings.epochs or 1), settings.steps)
+    epochs = settings.epochs or 1
+    if settings.steps is not None and settings.steps < epochs * epoch.steps + 10 * math.sqrt(epochs * L):
+        # the step limit may end the run within an epoch: the steps done carried exactly
+        crash, steps, rounds = pilot.pilot_run_exact(pi, B, T, M, L, epochs, settings.steps)
+    else:
+        crash, steps, rounds = pilot.pilot_run([epoch] * epochs)
     per_step_rounds = rounds / steps if steps > 0 else math.inf
     # A step pilots B n0 rollouts a round and commits T prompts with n1 more; it trains the committed
     # prompts' pilots and their commits, T (n0 + n1) rollouts.
