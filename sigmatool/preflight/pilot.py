@@ -17,8 +17,13 @@ X ≥ need, leaving X − need + X', else (r + 1, need − X). The law of b is c
 (``CAP_BATCHES`` × B above T, its tail merged there: a buffer that large fills every step). Entries
 older than ``buffer_max_off_steps`` steps are evicted after each step (l.700); the chain keeps them, which is
 exact when the buffer never holds pilots that old: when supply is short they are committed within a step,
-when it is long the buffer stays above a batch and the rounds are the same (tests/test_preflight_pilot.py
+when it is long the buffer stays above a batch and the rounds are the same (tests/test_preflight_loops.py
 measures it against the loop with its eviction).
+
+**The run.** Each epoch starts afresh, so a run of epochs with no step limit goes on with the chance the
+last did not crash (:func:`pilot_run`); with a step limit that can end it within an epoch, the chain carries
+the steps done too (:func:`epoch_by_steps`) and the renewal over epochs of
+:func:`sigmatool.preflight.others.reset_run` sums it (:func:`pilot_run_exact`).
 """
 
 from __future__ import annotations
