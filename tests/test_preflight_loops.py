@@ -123,6 +123,42 @@ def test_pilot_commits_big_math_keep_rates_are_the_yaml_and_readme_bands(rates: 
 # open-instruct
 
 
+def test_open_instructs_attempt_is_the_enumerated_accumulator() -> None:
+    # T = 2 slots, n = 2 rewards, the tiny dataset: every prompt pair and reward vector of one attempt.
+    T, n = 2, 2
+    some, kept = Fraction(0), Fraction(0)
+    for prompts in itertools.product(TINY, repeat=T):
+        for rewards in itertools.product((0, 1), repeat=T * n):
+            chance = Fraction(1, len(TINY) ** T)
+            for i, r in enumerate(rewards):
+                p = prompts[i // n]
+                chance *= p if r else 1 - p
+            groups = sum(np.std(rewards[i * n : (i + 1) * n]) > 0 for i in range(T))
+            some += chance * (groups > 0)
+            kept += chance * groups
+    settings = LoopSettings(trainer="open-instruct", train_batch_size=T, n=n)
+    figures = streams.open_instruct_step(_keep(np.array([float(x) for x in TINY]), settings).rate, T, False)
+    assert figures["attempts"] == pytest.approx(float(1 / some), rel=1e-12)  # a step of none is redone
+    assert figures["kept"] == pytest.approx(float(kept / some), rel=1e-12)
+
+
+def test_prime_rls_gate_crash_is_the_enumerated_run_of_refusals() -> None:
+    # One group of 2 a step (batch 2): 10 refused in a row raise; every sequence of 10 groups' fates.
+    q = Fraction(3, 10)
+    crash = Fraction(0)
+    for fates in itertools.product((True, False), repeat=10):
+        chance = Fraction(1)
+        for admitted in fates:
+            chance *= q if admitted else 1 - q
+        units = 0
+        for admitted in fates:
+            if admitted:
+                break
+            units += 2
+        crash += chance * (units // 2 >= 10)
+    assert streams.prime_crash_step(float(q), 1, 2, 2) == pytest.approx(float(crash), rel=1e-12)
+
+
 def open_instruct_sim(
     rates: np.ndarray, T: int, n: int, active: bool, steps: int, seed: int
 ) -> dict[str, np.ndarray]:

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from sigmatool.preflight import others
 from sigmatool.preflight.model import FloatArray
 
 CAP_BATCHES = 4
@@ -55,65 +56,15 @@ class PilotEpoch:
     p_crash: float
     p_crash_first_step: float
     first_step_rounds: float
-    crash_by_round: FloatArray  # P(the crash happens at round t), t = 1…L
-    done_by_round: FloatArray  # P(a step completes at round t), t = 1…L
 
 
 def pilot_epoch(pi: float, B: int, T: int, M: int, L: int) -> PilotEpoch:
-    """The chain of the module docstring over the L rounds of one epoch."""
-    x = _binom().pmf(np.arange(B + 1), B, pi)  # this round's kept pilots
-    C = T + CAP_BATCHES * B
-    R = M - 1 if M > 0 else 1  # the mid-step states kept apart by rounds (endless: one)
-    boundary = np.zeros(C + 1)
-    boundary[0] = 1.0
-    mid = np.zeros((R + 1, T + 1))  # mid[r, need]: r rounds in (r ≥ 1), short by need
-    steps = rounds = crash = 0.0
-    done_by_round = np.zeros(L)
-    crash_by_round = np.zeros(L)
-    for t in range(L):
-        alive = boundary.sum() + mid.sum()
-        if alive <= 1e-300:
-            break
-        rounds += alive
-        new_boundary = np.zeros(C + 1)
-        new_mid = np.zeros_like(mid)
-        # From a boundary with b ≥ T: done this round, leaving b − T + X.
-        full = boundary[T:]
-        done = full.sum()
-        if done > 0:
-            _add_capped(new_boundary, np.convolve(full, x), 0)
-        # From a boundary with b < T: r = 1, short by T − b (its buffer this round's pilots).
-        short = boundary[:T]
-        first = np.zeros(T + 1)
-        first[T - np.arange(T)] = short
-        crashed = 0.0
-        if M == 1:
-            crashed += first.sum()
-        else:
-            new_mid[1] += first
-        # From (r, need): done when X ≥ need.
-        for r in range(1, R + 1):
-            m = mid[r]
-            if not m.any():
-                continue
-            diff = np.convolve(x, m[::-1])  # X − need + T, for X ≥ 0, need ≤ T
-            ahead = diff[T:]  # X − need ≥ 0: done, that many left before X' joins
-            done += ahead.sum()
-            _add_capped(new_boundary, np.convolve(ahead, x), 0)
-            behind = diff[:T][::-1]  # need − X = 1 … T: short still
-            left = np.zeros(T + 1)
-            left[1:] = behind
-            if M > 0 and r + 1 >= M:
-                crashed += left.sum()
-            else:
-                new_mid[min(r + 1, R)] += left
-        steps += done
-        done_by_round[t] = done
-        crash_by_round[t] = crashed
-        crash += crashed
-        boundary, mid = new_boundary, new_mid
-    first_crash, first_rounds = first_step(pi, B, T, M, L)
-    return PilotEpoch(steps, rounds, crash, first_crash, first_rounds, crash_by_round, done_by_round)
+    """The chain of the module docstring over the L rounds of one epoch (:func:`epoch_by_steps`, its
+    counts summed)."""
+    A, _, D, C, BC = epoch_by_steps(pi, B, T, M, L, L)
+    crash_first, rounds_first = first_step(pi, B, T, M, L)
+    rounds = math.fsum((D * L).tolist()) + math.fsum(BC.tolist())
+    return PilotEpoch(math.fsum(A[1:].tolist()), rounds, math.fsum(C.tolist()), crash_first, rounds_first)
 
 
 def first_step(pi: float, B: int, T: int, M: int, L: int) -> tuple[float, float]:
@@ -160,70 +111,73 @@ def _conv_rows(rows: FloatArray, kernel: FloatArray) -> FloatArray:
     return np.asarray(np.maximum(out, 0.0), dtype=np.float64)
 
 
+def _round(
+    boundary: FloatArray, mid: FloatArray, x: FloatArray, T: int, M: int
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """One round from rows of states (one row per count of steps done): the buffer the steps that finish
+    leave before this round's pilots, the mid-step states after it, and per row the chance a step finishes
+    and the chance of a crash."""
+    rows, cap, R = boundary.shape[0], boundary.shape[1] - 1, mid.shape[1] - 1
+    new_mid = np.zeros_like(mid)
+    left = np.zeros((rows, cap + 1))
+    left[:, : cap + 1 - T] += boundary[:, T:]  # from b ≥ T: done, b − T left
+    done = boundary[:, T:].sum(axis=1)
+    first = np.zeros((rows, T + 1))  # from b < T: one round in, short by T − b
+    first[:, T - np.arange(T)] = boundary[:, :T]
+    crashed = np.zeros(rows)
+    if M == 1:
+        crashed += first.sum(axis=1)
+    else:
+        new_mid[:, 1] += first
+    for r in range(1, R + 1):
+        if not mid[:, r].any():
+            continue
+        diff = _conv_rows(mid[:, r, ::-1], x)  # index X + T − need
+        ahead = diff[:, T:]
+        done += ahead.sum(axis=1)
+        width = min(ahead.shape[1], cap + 1)
+        left[:, :width] += ahead[:, :width]
+        short = np.zeros((rows, T + 1))
+        short[:, 1:] = diff[:, :T][:, ::-1]
+        if M > 0 and r + 1 >= M:
+            crashed += short.sum(axis=1)
+        else:
+            new_mid[:, min(r + 1, R)] += short
+    return left, new_mid, done, crashed
+
+
 def epoch_by_steps(pi: float, B: int, T: int, M: int, L: int, top: int) -> tuple[FloatArray, ...]:
     """The chain over one epoch with the steps done carried: (A, BA, D, C, BC) per count c = 0…``top`` as
     :func:`sigmatool.preflight.others.reset_run`'s renewal over epochs reads them: A(c) the chance c steps
     are done, BA(c) the expected round of the c-th step's end (where reached), D(c) the chance the epoch
     ends with exactly c steps and no crash, C(c) the chance it crashes after c, BC(c) the expected rounds
-    drawn by then (where it does). Counts beyond ``top`` (the run's step limit) are not carried."""
+    drawn by then (where it does). Counts beyond ``top`` (the run's step limit) are not carried; only the
+    counts holding more than 1e-30 of the largest one's chance are."""
     x = _binom().pmf(np.arange(B + 1), B, pi)
     cap = T + CAP_BATCHES * B
-    R = M - 1 if M > 0 else 1
     boundary = np.zeros((top + 1, cap + 1))
     boundary[0, 0] = 1.0
-    mid = np.zeros((top + 1, R + 1, T + 1))
+    mid = np.zeros((top + 1, (M - 1 if M > 0 else 1) + 1, T + 1))
     A, BA, D, C, BC = (np.zeros(top + 1) for _ in range(5))
     A[0] = 1.0
     for t in range(1, L + 1):
         mass = boundary.sum(axis=1) + mid.sum(axis=(1, 2))
-        live = (
-            np.flatnonzero(mass > 1e-30 * mass.max()) if mass.max() > 1e-300 else np.zeros(0, dtype=np.int64)
-        )
-        if live.size == 0:
+        if mass.max() <= 1e-300:
             break
+        live = np.flatnonzero(mass > 1e-30 * mass.max())
         lo, hi = int(live[0]), int(live[-1]) + 1
-        new_boundary = np.zeros_like(boundary)
-        new_mid = np.zeros_like(mid)
-        done = np.zeros(top + 1)  # mass that completes a step now, by the count before it
-        left = np.zeros((hi - lo, cap + 1))  # the buffer those steps leave, before this round's pilots
-        # From a boundary with b ≥ T: the step is done, b − T left.
-        left[:, : cap + 1 - T] += boundary[lo:hi, T:]
-        done[lo:hi] += boundary[lo:hi, T:].sum(axis=1)
-        # From a boundary with b < T: one round in, short by T − b.
-        first = np.zeros((hi - lo, T + 1))
-        first[:, T - np.arange(T)] = boundary[lo:hi, :T]
-        crashed = np.zeros(top + 1)
-        if M == 1:
-            crashed[lo:hi] += first.sum(axis=1)
-        else:
-            new_mid[lo:hi, 1] += first
-        for r in range(1, R + 1):
-            m = mid[lo:hi, r]
-            if not m.any():
-                continue
-            diff = _conv_rows(m[:, ::-1], x)  # index X + T − need
-            ahead = diff[:, T:]
-            done[lo:hi] += ahead.sum(axis=1)
-            width = min(ahead.shape[1], cap + 1)
-            left[:, :width] += ahead[:, :width]
-            short = np.zeros((hi - lo, T + 1))
-            short[:, 1:] = diff[:, :T][:, ::-1]
-            if M > 0 and r + 1 >= M:
-                crashed[lo:hi] += short.sum(axis=1)
-            else:
-                new_mid[lo:hi, min(r + 1, R)] += short
+        left, new_mid, done, crashed = _round(boundary[lo:hi], mid[lo:hi], x, T, M)
         grown = _conv_rows(left, x)  # this round's pilots join what the finished steps left
-        end = min(hi + 1, top + 1)
-        rows = end - (lo + 1)
-        if rows > 0:
-            new_boundary[lo + 1 : end, :cap] += grown[:rows, :cap]
-            new_boundary[lo + 1 : end, cap] += grown[:rows, cap:].sum(axis=1)
-        moved = done[lo:hi]
-        A[lo + 1 : end] += moved[:rows]
-        BA[lo + 1 : end] += t * moved[:rows]
-        C += crashed
-        BC += t * crashed
-        boundary, mid = new_boundary, new_mid
+        rows = min(hi + 1, top + 1) - (lo + 1)  # a finished step moves its row up one count
+        boundary = np.zeros_like(boundary)
+        boundary[lo + 1 : lo + 1 + rows, :cap] = grown[:rows, :cap]
+        boundary[lo + 1 : lo + 1 + rows, cap] = grown[:rows, cap:].sum(axis=1)
+        mid[:] = 0.0
+        mid[lo:hi] = new_mid
+        A[lo + 1 : lo + 1 + rows] += done[:rows]
+        BA[lo + 1 : lo + 1 + rows] += t * done[:rows]
+        C[lo:hi] += crashed
+        BC[lo:hi] += t * crashed
     D += boundary.sum(axis=1) + mid.sum(axis=(1, 2))
     return A, BA, D, C, BC
 
@@ -234,8 +188,6 @@ def pilot_run_exact(
     """(P(crash), expected steps, expected rounds) of ``epochs`` epochs of L rounds ending at ``steps``
     steps: :func:`epoch_by_steps` and the renewal over epochs of
     :func:`sigmatool.preflight.others.reset_run` (each epoch starts afresh)."""
-    from sigmatool.preflight.others import _epochs_with_steps
-
     top = min(steps, L)
     A, BA, D, C, BC = epoch_by_steps(pi, B, T, M, L, top)
-    return _epochs_with_steps(A, BA, D, C, BC, L, epochs, steps)
+    return others._epochs_with_steps(A, BA, D, C, BC, L, epochs, steps)

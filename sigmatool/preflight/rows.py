@@ -143,6 +143,7 @@ def pilot_commit_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, obje
             "pilot_n": n0,
             "keep_lo": settings.keep_lo,
             "keep_hi": settings.keep_hi,
+            "evict": settings.evict,
         }
     )
     return row, s
