@@ -100,6 +100,8 @@ def trainer_of(values: Mapping[str, Scalar], asked: str | None = None) -> str:
     )
     if asked is None:
         return found or "TRL"
+    if asked == "pilot-commit" and found == "verl":
+        return asked  # Pilot-Commit's config is verl's keys and its own
     if found is not None and found != asked:
         keys = ", ".join(k for k in DETECTING.get(found, TRAINER_KEYS[found][0]) if k in values)
         raise UsageError(
