@@ -91,3 +91,22 @@ def test_a_prime_rl_toml_without_max_steps_asks_for_steps(tmp_path: Path) -> Non
 def test_the_trainers_own_retirement_keys_give_retire(path: str, key: str) -> None:
     extra = ("data.train_batch_size=64",) if path.endswith(".yaml") else ()
     assert _settings(path, key, *extra).retire == 0.875
+
+
+def _plugin_row(path: str) -> dict[str, object]:
+    return csv_of(
+        invoke("preflight", BIGMATH, "--samples", "64", "--estimator", "plugin", "--config", CONFIGS / path,
+               "--format", "csv")
+    ).row(0, named=True)  # fmt: skip
+
+
+def test_the_olmo3_32b_script_generates_17_9_million_rollouts_on_big_math() -> None:
+    row = _plugin_row("open-instruct/scripts/train/olmo3/32b_think_rl.sh")
+    total = float(row["rollouts_generated"]) * float(row["expected_steps"])  # type: ignore[arg-type]
+    assert round(total / 1e6, 1) == 17.9
+
+
+def test_openrlhfs_dapo_pass_rate_reads_447_on_big_math() -> None:
+    # 100 n T / (T + R) at n = 8, T = 128: a ratio of rollouts to prompts, not a percentage.
+    row = _plugin_row("openrlhf/examples/scripts/train_dapo_ray_hybrid_engine.sh")
+    assert round(float(row["log:dynamic_filtering_pass_rate"])) == 447  # type: ignore[arg-type]

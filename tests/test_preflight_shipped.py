@@ -48,7 +48,7 @@ def slime_fallback_sim(q: float, T: int, size: int, steps: int, seed: int) -> di
 
 @pytest.mark.parametrize(("q", "T", "size"), [(0.5, 8, 12), (0.3, 8, 4), (0.8, 16, 16)])
 def test_slimes_fallback_filter_is_the_simulated_rollout(q: float, T: int, size: int) -> None:
-    sim = slime_fallback_sim(q, T, size, 4_000, seed=T + size)
+    sim = slime_fallback_sim(q, T, size, 2_000, seed=T + size)
     f = streams.fallback_step(q, T, size)
     for key, modelled in (("submitted", f["submitted"]), ("completed", f["completed"]),
                           ("silent", f["silent_trained"])):  # fmt: skip
