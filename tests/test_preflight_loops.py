@@ -322,29 +322,40 @@ def test_prime_rls_gate_on_prompts_solved_at_most_once_in_64() -> None:
 
 
 def pool_sim(
-    rates: np.ndarray, pools: tuple[tuple[str, float, float], ...], T: int, n: int, steps: int, seed: int
+    rates: np.ndarray,
+    pools: tuple[tuple[str, float, float], ...],
+    T: int,
+    n: int,
+    steps: int,
+    seed: int,
+    gate: bool = False,
 ) -> np.ndarray:
-    """Tasks in each pool after ``steps`` steps of T draws, as DifficultyPoolSampler draws and observes."""
+    """Tasks in each pool after ``steps`` steps, as DifficultyPoolSampler draws and observes: T draws a
+    step, or (``gate``) draws until T groups with a nonzero advantage are admitted."""
     rng = np.random.default_rng(seed)
     order = sorted(range(len(pools)), key=lambda i: pools[i][1])
     state = np.full(rates.size, -1)  # -1: unseen
     weights = np.array([w for _, _, w in pools])
     for _ in range(steps):
-        for _ in range(T):
+        admitted = drawn = 0
+        while (admitted if gate else drawn) < T:
             w = np.where(state < 0, 1.0, weights[np.maximum(state, 0)])
             i = rng.choice(rates.size, p=w / w.sum())
-            mean = rng.binomial(n, rates[i]) / n
-            state[i] = next((j for j in order if mean <= pools[j][1]), order[-1])
+            k = rng.binomial(n, rates[i])
+            state[i] = next((j for j in order if k / n <= pools[j][1]), order[-1])
+            drawn += 1
+            admitted += 0 < k < n
     return np.array([(state == j).sum() for j in range(len(pools))], dtype=float)
 
 
-def test_prime_rls_pools_fill_as_the_simulated_sampler(rates: np.ndarray) -> None:
+@pytest.mark.parametrize("gate", [False, True])
+def test_prime_rls_pools_fill_as_the_simulated_sampler(rates: np.ndarray, gate: bool) -> None:
     data = np.random.default_rng(1).choice(rates, 300, replace=False)
     pools = (("hard", 0.25, 0.2), ("normal", 0.75, 1.0), ("easy", 1.0, 0.2))
-    settings = LoopSettings(trainer="prime-rl", train_batch_size=8, n=4, pools=pools, steps=30)
+    settings = LoopSettings(trainer="prime-rl", train_batch_size=8, n=4, pools=pools, steps=30, refill=gate)
     keep = _keep(data, settings)
-    run = streams.pool_run(keep, pools, 8, 30, refill=False)
-    sims = np.array([pool_sim(data, pools, 8, 4, 30, seed) for seed in range(60)])
+    run = streams.pool_run(keep, pools, 8, 30, refill=gate)
+    sims = np.array([pool_sim(data, pools, 8, 4, 30, seed, gate) for seed in range(60)])
     for j, (name, _, _) in enumerate(pools):
         _within(sims[:, j], run["pools"][name], name)
 
