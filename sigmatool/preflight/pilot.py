@@ -59,12 +59,26 @@ class PilotEpoch:
 
 
 def pilot_epoch(pi: float, B: int, T: int, M: int, L: int) -> PilotEpoch:
-    """The chain of the module docstring over the L rounds of one epoch (:func:`epoch_by_steps`, its
-    counts summed)."""
-    A, _, D, C, BC = epoch_by_steps(pi, B, T, M, L, L)
+    """The chain of the module docstring over the L rounds of one epoch, the steps done summed (not
+    carried: :func:`epoch_by_steps` carries them)."""
+    x = _binom().pmf(np.arange(B + 1), B, pi)
+    cap = T + CAP_BATCHES * B
+    boundary = np.zeros((1, cap + 1))
+    boundary[0, 0] = 1.0
+    mid = np.zeros((1, (M - 1 if M > 0 else 1) + 1, T + 1))
+    steps = crash = rounds = 0.0
+    for _ in range(L):
+        alive = float(boundary.sum() + mid.sum())
+        if alive <= 1e-300:
+            break
+        rounds += alive
+        left, mid, done, crashed = _round(boundary, mid, x, T, M)
+        grown = _conv_rows(left, x)
+        boundary = np.concatenate((grown[:, :cap], grown[:, cap:].sum(axis=1, keepdims=True)), axis=1)
+        steps += float(done.sum())
+        crash += float(crashed.sum())
     crash_first, rounds_first = first_step(pi, B, T, M, L)
-    rounds = math.fsum((D * L).tolist()) + math.fsum(BC.tolist())
-    return PilotEpoch(math.fsum(A[1:].tolist()), rounds, math.fsum(C.tolist()), crash_first, rounds_first)
+    return PilotEpoch(steps, rounds, crash, crash_first, rounds_first)
 
 
 def first_step(pi: float, B: int, T: int, M: int, L: int) -> tuple[float, float]:
@@ -107,6 +121,8 @@ def _conv_rows(rows: FloatArray, kernel: FloatArray) -> FloatArray:
 
     if rows.size == 0:
         return np.zeros((rows.shape[0], rows.shape[1] + kernel.size - 1))
+    if rows.shape[0] * rows.shape[1] * kernel.size < 200_000:  # direct sums are faster when small
+        return np.array([np.convolve(row, kernel) for row in rows])
     out = fftconvolve(rows, kernel[None, :], axes=1)
     return np.asarray(np.maximum(out, 0.0), dtype=np.float64)
 
@@ -155,30 +171,36 @@ def epoch_by_steps(pi: float, B: int, T: int, M: int, L: int, top: int) -> tuple
     counts holding more than 1e-30 of the largest one's chance are."""
     x = _binom().pmf(np.arange(B + 1), B, pi)
     cap = T + CAP_BATCHES * B
-    boundary = np.zeros((top + 1, cap + 1))
+    base = 0  # the count of steps of the window's first row
+    boundary = np.zeros((1, cap + 1))
     boundary[0, 0] = 1.0
-    mid = np.zeros((top + 1, (M - 1 if M > 0 else 1) + 1, T + 1))
+    mid = np.zeros((1, (M - 1 if M > 0 else 1) + 1, T + 1))
     A, BA, D, C, BC = (np.zeros(top + 1) for _ in range(5))
     A[0] = 1.0
     for t in range(1, L + 1):
         mass = boundary.sum(axis=1) + mid.sum(axis=(1, 2))
-        if mass.max() <= 1e-300:
+        if mass.size == 0 or mass.max() <= 1e-300:
             break
         live = np.flatnonzero(mass > 1e-30 * mass.max())
         lo, hi = int(live[0]), int(live[-1]) + 1
-        left, new_mid, done, crashed = _round(boundary[lo:hi], mid[lo:hi], x, T, M)
+        D[base : base + lo] += mass[:lo]  # rows left behind: kept in D at the epoch's end below
+        boundary, mid, base = boundary[lo:hi], mid[lo:hi], base + lo
+        left, new_mid, done, crashed = _round(boundary, mid, x, T, M)
         grown = _conv_rows(left, x)  # this round's pilots join what the finished steps left
-        rows = min(hi + 1, top + 1) - (lo + 1)  # a finished step moves its row up one count
-        boundary = np.zeros_like(boundary)
-        boundary[lo + 1 : lo + 1 + rows, :cap] = grown[:rows, :cap]
-        boundary[lo + 1 : lo + 1 + rows, cap] = grown[:rows, cap:].sum(axis=1)
-        mid[:] = 0.0
-        mid[lo:hi] = new_mid
-        A[lo + 1 : lo + 1 + rows] += done[:rows]
-        BA[lo + 1 : lo + 1 + rows] += t * done[:rows]
-        C[lo:hi] += crashed
-        BC[lo:hi] += t * crashed
-    D += boundary.sum(axis=1) + mid.sum(axis=(1, 2))
+        rows = min(boundary.shape[0], top - base)  # a finished step moves its row up one count
+        boundary = np.zeros((boundary.shape[0] + 1, cap + 1))
+        boundary[1 : 1 + rows, :cap] = grown[:rows, :cap]
+        boundary[1 : 1 + rows, cap] = grown[:rows, cap:].sum(axis=1)
+        mid = np.concatenate((new_mid, np.zeros((1, *new_mid.shape[1:]))))
+        A[base + 1 : base + 1 + rows] += done[:rows]
+        BA[base + 1 : base + 1 + rows] += t * done[:rows]
+        C[base : base + crashed.size] += crashed
+        BC[base : base + crashed.size] += t * crashed
+        # A run that has done its ``top`` steps has ended: that row is not carried on.
+        keep = min(boundary.shape[0], top - base)
+        boundary, mid = boundary[:keep], mid[:keep]
+    mass = boundary.sum(axis=1) + mid.sum(axis=(1, 2))
+    D[base : base + mass.size] += mass
     return A, BA, D, C, BC
 
 
