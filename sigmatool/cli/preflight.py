@@ -294,8 +294,10 @@ def preflight_command(
     with chance 1 − p^n − (1 − p)^n, so a batch's kept count is Binomial(B, mean keep rate), exactly, and
     every figure follows (docs/preflight.md). The smallest gen batch size and the smallest cap that keep the
     run's crash chance ≤ --risk come with it. --no-filter: the silent share of each batch, and the update it
-    costs. --trainer models NeMo-RL's, SkyRL's, slime's or AReaL's loop instead of verl's; --config reads
-    the trainer's own settings; --prior and --estimator as in the other commands.
+    costs. --trainer models NeMo-RL's, SkyRL's, slime's, AReaL's, open-instruct's, OpenRLHF's, prime-rl's or
+    Pilot-Commit's loop instead of verl's; --config reads the trainer's own settings; --retire P retires
+    solved prompts epoch by epoch; every row says what the trainer's logged metrics will read (log:<key>);
+    --prior and --estimator as in the other commands.
 
     Example:
 
