@@ -156,3 +156,12 @@ def test_pilot_commits_trained_reward_counts_pilots_and_commits(extreme: np.ndar
     keep = _keep(extreme, settings)
     _within(np.array(passes), logged.logged(keep, settings)["log:filtering_stats/pass_rate"], "pass_rate")
     _within(np.array(rewards), logged.reward_trained(keep, settings), "reward trained")
+
+
+def test_prime_rls_all_and_effective_rewards_differ_by_the_pruned_groups(extreme: np.ndarray) -> None:
+    # Without a gate every group since the last ship is in ``all`` (the data's 0.422); the shipped cohort
+    # has lost the pruned zero-advantage groups (0.362), as the kept groups of the other loops.
+    settings = LoopSettings(trainer="prime-rl", n=8, train_batch_size=16)
+    out = logged.logged(_keep(extreme, settings), settings)
+    assert round(out["log:train/agg/all/<agent>/reward/mean"], 3) == 0.422
+    assert round(out["log:train/agg/effective/<agent>/reward/mean"], 3) == 0.362
