@@ -22,7 +22,7 @@ import typer.core
 
 SHARED = "Input and output"
 # The panels of options that only --help-all lists (docs/input.md describes them too).
-MORE = ("Input", "Output", "The grader")
+MORE = ("Input", "Output", "The grader", "Other trainers' loops")
 OPTIONS = "Options"
 FULL = "sigmatool.help_all"  # set in the context's meta while --help-all renders
 EXAMPLE = re.compile(r"^ {4}(sigmatool .*)$", re.MULTILINE)
@@ -174,11 +174,22 @@ def write_rows(
     for term, text in rows:
         lines = wrap(text, formatter.width - len(margin) - column) or [""]
         if len(term) > column - 2:
-            formatter.write(f"{margin}{term}\n")
+            for part in _broken(term, formatter.width - len(margin)):
+                formatter.write(f"{margin}{part}\n")
             term = ""
         formatter.write(f"{margin}{term:<{column}}{lines[0]}".rstrip() + "\n")
         for line in lines[1:]:
             formatter.write(f"{margin}{'':<{column}}{line}\n")
+
+
+def _broken(term: str, width: int) -> list[str]:
+    """A term as lines of at most ``width``, a long choice ``[a|b|…]`` broken after a ``|``."""
+    lines = [""]
+    for piece in re.split(r"(?<=\|)", term):
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines.append("  ")
+        lines[-1] += piece
+    return lines
 
 
 def write_help(

@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 ANALYSIS = ("sigmatool.estimators", "sigmatool.preflight", "sigmatool.render")
 
 LOOP = "The trainer's loop (flags win over --config and key=value overrides)"
+# The panel of the flags of open-instruct's, OpenRLHF's, prime-rl's and Pilot-Commit's loops and of
+# retirement: only --help-all lists it.
+MORE_LOOPS = "Other trainers' loops"
 
 
 def _loop(flag: str, *, help: str, default: object) -> object:
@@ -59,7 +62,7 @@ MaxGen = Annotated[
     int | None,
     _loop(
         "--max-gen-batches",
-        help="Generation batches a step may draw before it raises; 0: endless "
+        help="Generation batches a step may draw before it raises; 0 or -1: endless "
         "(verl algorithm.filter_groups.max_num_gen_batches).",
         default=VERL.max_gen_batches,
     ),
@@ -86,6 +89,82 @@ SilentOver = Annotated[
         "--silent-over",
         metavar="X",
         help="Without the filter: the chance that more than this share of a batch is silent.",
+    ),
+]
+RefillOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--refill/--no-refill",
+        help="Replace each filtered group by a new prompt (open-instruct's active_sampling; prime-rl's "
+        "advantage_range gate); --no-refill trains what the step drew.",
+        rich_help_panel=MORE_LOOPS,
+        show_default="the trainer's default",
+    ),
+]
+PoolsOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--difficulty-pools",
+        metavar="NAME:MAX:WEIGHT,…",
+        help="prime-rl's DifficultyPoolSampler: each task weighted by the pool of its latest group mean, "
+        "as prime-rl's hard:0.25:0.2,normal:0.75:1,easy:1:0.2.",
+        rich_help_panel=MORE_LOOPS,
+    ),
+]
+PilotOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--pilot",
+        metavar="N0",
+        help="Pilot-Commit: pilot rollouts per prompt (algorithm.exploration.n); implies --trainer "
+        "pilot-commit.",
+        rich_help_panel=MORE_LOOPS,
+    ),
+]
+KeepOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--keep",
+        metavar="LO,HI",
+        help="Pilot-Commit: a pilot is kept when LO ≤ k/N0 ≤ HI (its yaml: 0.25,0.75).",
+        rich_help_panel=MORE_LOOPS,
+    ),
+]
+EvictOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--evict",
+        metavar="T",
+        help="Pilot-Commit: buffer entries older than T steps are evicted (buffer_max_off_steps, 4).",
+        rich_help_panel=MORE_LOOPS,
+    ),
+]
+CommitOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--commit",
+        metavar="N1",
+        help="Pilot-Commit: new rollouts per committed prompt (actor_rollout_ref.rollout.n).",
+        rich_help_panel=MORE_LOOPS,
+    ),
+]
+RetireOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--retire",
+        metavar="P",
+        help="Retire a prompt from later epochs when its group scores k/n ≥ P (open-instruct's "
+        "no_resampling_pass_rate, Pilot-Commit's exclude_threshold_upper); one row per epoch.",
+        rich_help_panel=MORE_LOOPS,
+    ),
+]
+RecheckOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--recheck",
+        metavar="F",
+        help="With --retire: each retired prompt returns with chance F at each epoch's start.",
+        rich_help_panel=MORE_LOOPS,
     ),
 ]
 ConfigOpt = Annotated[
@@ -132,18 +211,70 @@ def loop_options(
     epochs: Epochs = None,
     risk: Risk = DEFAULT_RISK,
     silent_over: SilentOver = DEFAULT_SILENT_OVER,
+    refill: RefillOpt = None,
+    pools: PoolsOpt = None,
+    pilot: PilotOpt = None,
+    keep: KeepOpt = None,
+    evict: EvictOpt = None,
+    commit: CommitOpt = None,
+    retire: RetireOpt = None,
+    recheck: RecheckOpt = None,
 ) -> dict[str, object]:
     """The loop's flags that the command line gave (a default is not an answer: --config may hold one)."""
     given: dict[str, object] = {"train_batch_size": train_batch_size, "gen_batch_size": gen_batch_size,
                                 "n": n, "max_gen_batches": max_gen_batches, "filter": filter,
                                 "steps": steps, "epochs": epochs, "risk": risk,
-                                "silent_over": silent_over}  # fmt: skip
+                                "silent_over": silent_over, "refill": refill, "pilot_n": pilot,
+                                "evict": evict, "retire": retire, "recheck": recheck}  # fmt: skip
+    if commit is not None:
+        given["n"], n = commit, commit
+    if pools is not None:
+        given["pools"] = parse_pools(pools)
+    if keep is not None:
+        given["keep_lo"], given["keep_hi"] = parse_pair(keep, "--keep")
     ctx = click.get_current_context()
     default = click.core.ParameterSource.DEFAULT
+    # A flag is given when its parameter's value did not come from its default (--keep's and --pools'
+    # settings are parsed from theirs, --commit's is n).
+    param = {"pilot_n": "pilot", "keep_lo": "keep", "keep_hi": "keep", "pools": "pools"}
+    if commit is not None:
+        param["n"] = "commit"
     explicit = {
-        k: v for k, v in given.items() if v is not None and ctx.get_parameter_source(k) is not default
+        k: v
+        for k, v in given.items()
+        if v is not None and ctx.get_parameter_source(param.get(k, k)) is not default
     }
-    return {"risk": risk, "silent_over": silent_over, **explicit}
+    implied = {"trainer": "pilot-commit"} if commit is not None else {}
+    return {"risk": risk, "silent_over": silent_over, **implied, **explicit}
+
+
+# The settings only Pilot-Commit's loop has: their flags imply it.
+PILOT_FLAGS = {"pilot_n", "keep_lo", "keep_hi", "evict"}
+
+
+def parse_pair(text: str, flag: str) -> tuple[float, float]:
+    """``LO,HI`` as two numbers, or a usage error naming the flag."""
+    parts = text.split(",")
+    try:
+        lo, hi = (float(x) for x in parts)
+    except ValueError:
+        raise UsageError(f"{flag} takes LO,HI (two numbers), not {text!r}") from None
+    return lo, hi
+
+
+def parse_pools(text: str) -> tuple[tuple[str, float, float], ...]:
+    """``NAME:MAX:WEIGHT,…`` as prime-rl's pools, or a usage error naming the bad one."""
+    out = []
+    for part in text.split(","):
+        bits = part.split(":")
+        try:
+            name, top, weight = bits[0], float(bits[1]), float(bits[2])
+        except (IndexError, ValueError):
+            raise UsageError(f"--difficulty-pools takes NAME:MAX:WEIGHT,…, not {part!r}") from None
+        if len(bits) != 3 or not name or weight < 0:
+            raise UsageError(f"--difficulty-pools takes NAME:MAX:WEIGHT with WEIGHT ≥ 0, not {part!r}")
+        out.append((name, top, weight))
+    return tuple(out)
 
 
 @app.command("preflight")
@@ -155,7 +286,7 @@ def preflight_command(
     loop: dict[str, object] = {},  # noqa: B006 - replaced by the loop's flags
     given: Analysed = Analysed(),
 ) -> None:
-    """What a trainer's DAPO batch loop will do with this dataset: crashes, batches, rollouts thrown away.
+    """What a trainer's loop will do with this dataset: crashes, batches, waste.
 
     Each generation batch draws --gen-batch-size prompts with --n rollouts each; groups whose rewards all
     agree are dropped; batches are drawn until --train-batch-size prompts are kept, the surplus is cut, and a
@@ -163,8 +294,10 @@ def preflight_command(
     with chance 1 − p^n − (1 − p)^n, so a batch's kept count is Binomial(B, mean keep rate), exactly, and
     every figure follows (docs/preflight.md). The smallest gen batch size and the smallest cap that keep the
     run's crash chance ≤ --risk come with it. --no-filter: the silent share of each batch, and the update it
-    costs. --trainer models NeMo-RL's, SkyRL's, slime's or AReaL's loop instead of verl's; --config reads
-    the trainer's own settings; --prior and --estimator as in the other commands.
+    costs. --trainer models NeMo-RL's, SkyRL's, slime's, AReaL's, open-instruct's, OpenRLHF's, prime-rl's or
+    Pilot-Commit's loop instead of verl's; --config reads the trainer's own settings; --retire P retires
+    solved prompts epoch by epoch; every row says what the trainer's logged metrics will read (log:<key>);
+    --prior and --estimator as in the other commands.
 
     Example:
 
@@ -172,6 +305,11 @@ def preflight_command(
 
         sigmatool preflight sample_data/bigmath_solve_rates.parquet --trainer slime
     """
+    implied = loop.pop("trainer", None)
+    if whose is None and config is None and (implied or PILOT_FLAGS & set(loop)):
+        whose = "pilot-commit"  # --pilot, --keep, --evict, --commit: Pilot-Commit's loop
+    elif whose is None and config is None and "pools" in loop:
+        whose = "prime-rl"
     settings, given = _settings(given, config, loop, whose)
     check_one_loop(given.inputs, plotted=given.plot.path is not None)
     with run.session(given, estimator=estimator.value, stream=False,

@@ -48,7 +48,7 @@ of the other trainers' loops are :mod:`sigmatool.preflight.others`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -75,6 +75,15 @@ class Keep:
     q: FloatArray
     w: FloatArray
     short: FloatArray | None = None  # NeMo-RL's leave-one-out: the chance a group keeps n − 1 rows
+    # The law of k right of a group (its size the loop's law_size), per distinct value: P(k = j), j = 0…G;
+    # None when the loop reads no more than q.
+    pmf: FloatArray | None = None
+    mean: FloatArray | None = None  # each distinct value's expected reward (0/1 scale), when known
+    right: FloatArray | None = None  # P(k = n): the all-right groups a std filter drops
+    # NeMo-RL's leave-one-out: (E[right rows kept], E[rows kept]) per value
+    rows: tuple[FloatArray, FloatArray] | None = None
+    # Pilot-Commit: E[p; the pilot kept] per value, the reward its commit rollouts expect
+    committed: FloatArray | None = None
 
     @property
     def rate(self) -> float:
@@ -107,9 +116,87 @@ class Keep:
         return 1.0 - spread * (min(B, N) - 1) / ((N - 1) * rate * (1 - rate))
 
 
+def group_pmf(hist: pl.DataFrame, G: int, val: Valuation) -> FloatArray:
+    """P(k = j right of a group of G), j = 0…G, per histogram row, as the estimator values p^m.
+
+    With μ_m = E[p^m] (the estimator's ``all_right`` at size m, μ_0 = 1), ``P(k = j) = C(G, j) Σ_{i=0}^{G−j}
+    (−1)^i C(G − j, i) μ_{j+i}``: exact for every estimator (plug-in: the binomial; unbiased from (k, n):
+    the hypergeometric; a prior: its beta-binomial or mixture), the grader's rewards included. The
+    alternating sum cancels: in floats its error is at most 2^G C(G, j) ε, so beyond G = 16 it runs in
+    exact fractions of the μ's. NaN where the estimator gives none (G > n without a prior).
+
+    >>> import polars as pl; from sigmatool.estimators import Valuation
+    >>> [round(float(x), 4) for x in group_pmf(pl.DataFrame({"p": [0.5]}), 2, Valuation())[0]]
+    [0.25, 0.5, 0.25]
+    """
+    from fractions import Fraction
+
+    mu = np.ones((hist.height, G + 1))
+    for m in range(1, G + 1):
+        mu[:, m] = val.values(hist, Quantity.ALL_RIGHT, m)
+    out = np.full((hist.height, G + 1), np.nan)
+    known = ~np.isnan(mu).any(axis=1)
+    for j in range(G + 1):
+        coef = [math.comb(G, j) * math.comb(G - j, i) * (-1) ** i for i in range(G - j + 1)]
+        if G <= 16:
+            out[known, j] = mu[known, j:] @ np.array(coef, dtype=np.float64)
+            continue
+        for row in np.flatnonzero(known).tolist():
+            out[row, j] = float(sum(c * Fraction(float(v)) for c, v in zip(coef, mu[row, j:], strict=True)))
+    return np.asarray(np.clip(out, 0.0, 1.0), dtype=np.float64)
+
+
+def band_chance(pmf: FloatArray, low: float, high: float, closed: bool) -> FloatArray:
+    """P(low ≤ k/G ≤ high) (``closed``: Pilot-Commit's pilots) or P(low < k/G < high) (OpenRLHF's range),
+    k/G as the trainer's float mean computes it."""
+    G = pmf.shape[1] - 1
+    mean = np.arange(G + 1) / G
+    inside = (mean >= low) & (mean <= high) if closed else (mean > low) & (mean < high)
+    return np.asarray(pmf[:, inside].sum(axis=1), dtype=np.float64)
+
+
 def keep_probabilities(
     hist: pl.DataFrame, n: int, val: Valuation, settings: LoopSettings | None = None
 ) -> Keep:
+    """:func:`_keep` with, where the loop reads them (a band, Pilot-Commit's pilots, pools, retirement),
+    the law of k (:func:`group_pmf`), and each value's expected reward for the logged metrics. The one
+    function every loop's keep chance comes from."""
+    keep = _keep(hist, n, val, settings)
+    mean = np.asarray(val.values(hist, Quantity.ALL_RIGHT, 1), dtype=np.float64)
+    right = np.asarray(val.values(hist, Quantity.ALL_RIGHT, n), dtype=np.float64) if n > 1 else None
+    keep = replace(keep, mean=mean, right=right)
+    if settings is not None and settings.trainer == "nemo-rl" and settings.leave_one_out and n > 2:
+        keep = replace(keep, rows=_loo_rows(hist, n, val, keep.q))
+    if settings is None or not settings.needs_law:
+        return keep
+    G = settings.law_size
+    pmf = group_pmf(hist, G, val)
+    if settings.trainer == "pilot-commit":
+        # E[p; lo ≤ k/G ≤ hi] = Σ_j (j + 1)/(G + 1) P_{G+1}(k = j + 1) over the band's j
+        following = group_pmf(hist, G + 1, val)
+        j = np.arange(G + 1)
+        inside = (j / G >= settings.keep_lo) & (j / G <= settings.keep_hi)
+        committed = (following[:, 1:] * ((j + 1) / (G + 1)))[:, inside].sum(axis=1)
+        q = band_chance(pmf, settings.keep_lo, settings.keep_hi, True)
+        return replace(keep, q=q, pmf=pmf, committed=np.asarray(committed, dtype=np.float64))
+    if settings.trainer == "openrlhf" and settings.band != (0.0, 1.0):
+        return replace(keep, q=band_chance(pmf, *settings.band, False), pmf=pmf)
+    return replace(keep, pmf=pmf)
+
+
+def _loo_rows(hist: pl.DataFrame, n: int, val: Valuation, q: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """NeMo-RL's leave-one-out rows per value: (E[right rows kept], E[rows kept]). A group of 1 right keeps
+    its n − 1 wrong rows, one of n − 1 right its n − 1 right rows, the rest with 0 < k < n all n:
+    P(k = n − 1) = n (μ_{n−1} − μ_n), P(k = 1) likewise with (1 − p), E[k; 0 < k < n] = n (μ_1 − μ_n)."""
+    mu = {m: val.values(hist, Quantity.ALL_RIGHT, m) for m in (1, n - 1, n)}
+    nu = {m: val.values(hist, Quantity.ALL_WRONG, m) for m in (n - 1, n)}
+    top, one = n * (mu[n - 1] - mu[n]), n * (nu[n - 1] - nu[n])
+    right = n * (mu[1] - mu[n]) - one  # the 1-right groups' right row dropped
+    rows = n * (q - one - top) + (n - 1) * (one + top)
+    return np.asarray(right, dtype=np.float64), np.asarray(rows, dtype=np.float64)
+
+
+def _keep(hist: pl.DataFrame, n: int, val: Valuation, settings: LoopSettings | None = None) -> Keep:
     """Each distinct value's chance that a group of n rollouts is kept: 1 − P_silent(p, n). At n = 1 verl
     and SkyRL keep every group; NeMo-RL's std of one row is 0, slime's NaN and AReaL's filter asks for
     0 < mean < 1: none of theirs is kept. With NeMo-RL's leave-one-out baseline a group with k = 1 or n − 1

@@ -49,22 +49,34 @@ class PreflightResult:
     estimator: str
     curve: pl.DataFrame | None = None
     trust: tuple[str, ...] = ()  # what the headline says of the numbers' trust, for every format
+    epochs: pl.DataFrame | None = None  # --retire: one row per epoch (sigmatool.preflight.retire)
 
     def frame(self) -> pl.DataFrame:
-        return self.summary
+        """The summary row; with --retire, one row per epoch, the summary's columns repeated on each."""
+        if self.epochs is None:
+            return self.summary
+        return self.summary.join(self.epochs, how="cross")
 
     def view(self) -> View:
         """The table view: the headline, the settings on one line, the figures a person acts on in one row (the
         rest named in a footnote), shares as percentages, notes on what is assumed."""
-        names = self.summary.columns
+        names = self.frame().columns
         st = self.settings
         shown = loop_shown(st) or (SHOWN if st.filter else PLAIN_SHOWN)
+        if self.epochs is not None:
+            shown = ("epoch", "prompts_start", "retired", "steps_in_epoch", "keep_rate")
         hidden = [c for c in names if c not in GIVEN and c not in shown]
         footer = [
             f"{self.estimator} keep probabilities 1 − P_silent(p, n); prompts sampled with replacement "
             "(variance_ratio_without_replacement: the shuffled dataloader's correction, docs/preflight.md)."
         ]
-        if st.filter and st.trainer in STREAMED:
+        if st.trainer in REFILLED_SHOWN and (st.filter or st.trainer == "pilot-commit"):
+            footer = [
+                f"{self.estimator} keep probabilities; prompts drawn with replacement, each group kept on its "
+                f"own ({st.name}'s loop: docs/preflight.md).",
+                "prompts per step, rollouts trained: expected per step; p crash run: over the whole run",
+            ]
+        elif st.filter and st.trainer in STREAMED:
             footer = [
                 f"{self.estimator} keep probabilities; prompts drawn with replacement, groups finishing in an "
                 "order that does not depend on their rewards (docs/preflight.md).",
@@ -81,7 +93,8 @@ class PreflightResult:
                 "lost token mean: the update's share in silent rows under token-mean, responses of equal length "
                 "assumed; the lost_seq_* columns, the other aggregations, equal it then."
             )
-        said = [c for c in hidden if self.summary[c].null_count() < self.summary.height]  # not all empty
+        frame = self.frame()
+        said = [c for c in hidden if frame[c].null_count() < frame.height]  # not all empty
         footer.append(also_in_data(_batches(said)))
         return View(
             headline=headline(self),
@@ -157,10 +170,29 @@ REPLACE_SHOWN = (
 )
 
 
+REFILLED_SHOWN = {
+    "open-instruct": ("keep_rate", "prompts_per_step", "rollouts_trained", "share_trained", "expected_steps"),
+    "openrlhf": ("keep_rate", "prompts_per_step", "steps_per_episode", "rollouts_trained", "share_trained"),
+    "prime-rl": ("keep_rate", "prompts_per_step", "rollouts_trained", "share_trained", "p_crash_run"),
+    "pilot-commit": (
+        "keep_rate",
+        "expected_gen_batches",
+        "p_crash_first_step",
+        "p_crash_run",
+        "rollouts_trained",
+        "share_trained",
+    ),
+}
+
+
 def loop_shown(st: LoopSettings) -> tuple[str, ...]:
     """The columns the table view shows for this loop, or () for verl's."""
+    if st.trainer == "pilot-commit":
+        return REFILLED_SHOWN[st.trainer]
     if not st.filter:
         return ()
+    if st.trainer in REFILLED_SHOWN:
+        return REFILLED_SHOWN[st.trainer]
     if st.trainer == "slime":
         return (*STREAMED_SHOWN, "rollouts_aborted")
     if st.trainer == "areal":

@@ -28,7 +28,7 @@ import polars as pl
 
 from sigmatool.errors import DataError
 from sigmatool.estimators import Valuation
-from sigmatool.preflight import others
+from sigmatool.preflight import logged, others, pilot, retire, streams
 from sigmatool.preflight.model import (
     Keep,
     Step,
@@ -39,6 +39,16 @@ from sigmatool.preflight.model import (
     step,
 )
 from sigmatool.preflight.result import PreflightResult
+from sigmatool.preflight.rows import (
+    REFILLED,
+    areal_dynamic_row,
+    open_instruct_row,
+    openrlhf_row,
+    pilot_commit_row,
+    prime_rl_row,
+    slime_fallback_row,
+    streamed_steps,
+)
 from sigmatool.preflight.runs import batches_of_run, crash_of, run_of, step_of
 from sigmatool.preflight.safe import min_safe_gen_batch_size, min_safe_max_gen_batches
 from sigmatool.trainers.settings import STREAMED, LoopSettings
@@ -73,6 +83,12 @@ COLUMNS = (
     "variance_ratio_without_replacement",
     "p_crash_step_without_replacement",
 )
+REFILLED_ROWS = {
+    "open-instruct": open_instruct_row,
+    "openrlhf": openrlhf_row,
+    "prime-rl": prime_rl_row,
+    "pilot-commit": pilot_commit_row,
+}
 # The loops whose crash chance --plot draws against the generation batch (the others have no such knob).
 CURVED = ("verl", "nemo-rl")
 PLAIN_COLUMNS = (
@@ -134,20 +150,6 @@ def _filtered_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object]
     last = s.batches.size if M > 0 or settings.trainer == "nemo-rl" else 0
     row.update({f"p_batches_{k}": float(v) for k, v in enumerate(s.batches[:last], start=1)})
     return row, s
-
-
-def streamed_steps(keep: Keep, settings: LoopSettings) -> int:
-    """A streamed loop's steps: slime's num_rollout, or ⌊N / T⌋ per epoch (placement_group.py l.239-244);
-    AReaL's epochs × ⌊N / B⌋ (its dataloader's length), stopped at total_train_steps."""
-    per_epoch = int(keep.prompts // settings.train_batch_size)
-    if settings.trainer == "slime" and settings.steps is not None:
-        return settings.steps
-    limits = [
-        x
-        for x in (settings.steps, None if settings.epochs is None else settings.epochs * per_epoch)
-        if x is not None
-    ]
-    return min(limits) if limits else 0
 
 
 def _streamed_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], Step]:
@@ -227,18 +229,26 @@ def _plain_row(keep: Keep, settings: LoopSettings) -> tuple[dict[str, object], S
 
 def summarize(keep: Keep, settings: LoopSettings) -> tuple[pl.DataFrame, Step]:
     """The one-row summary of ``settings`` on these keep probabilities, and the step it describes."""
+    capped = settings.trainer not in (*STREAMED, *REFILLED) or settings.trainer == "pilot-commit"
     head: dict[str, object] = {
         "train_batch_size": settings.train_batch_size,
         "gen_batch_size": settings.gen,
         "n": settings.n,
-        "max_gen_batches": None if settings.trainer in STREAMED else settings.max_gen_batches,
+        "max_gen_batches": settings.max_gen_batches if capped else None,
         "filter": settings.filter,
         "steps": settings.steps,
         "epochs": settings.epochs,
         "prompts": keep.prompts,
         "keep_rate": keep.rate,
+        **logged.columns(keep, settings),
     }
-    if settings.filter and settings.trainer in STREAMED:
+    if settings.trainer in REFILLED and (settings.filter or settings.trainer == "pilot-commit"):
+        rest, s = REFILLED_ROWS[settings.trainer](keep, settings)
+    elif settings.filter and settings.trainer == "slime" and settings.fallback:
+        rest, s = slime_fallback_row(keep, settings)
+    elif settings.filter and settings.trainer == "areal" and settings.dynamic_bs:
+        rest, s = areal_dynamic_row(keep, settings)
+    elif settings.filter and settings.trainer in STREAMED:
         rest, s = _streamed_row(keep, settings)
     else:
         rest, s = (_filtered_row if settings.filter else _plain_row)(keep, settings)
@@ -275,4 +285,33 @@ def analyse(
     estimator = val.label_at(hist, settings.n)
     summary = summary.with_columns(pl.lit(estimator).alias("estimator"))
     trust = tuple(line for line in (val.bias_note(),) if line)
-    return PreflightResult(summary, settings, s, estimator, drawn, trust)
+    per_epoch = None
+    if settings.retire is not None:
+        per_epoch, below, before = retire.epochs(keep, settings, lambda pool: epoch_steps(pool, settings))
+        if settings.epochs is not None:  # a run of epochs: their steps on the shrinking pool
+            total = float(per_epoch["steps_in_epoch"].sum())
+            limit = total if settings.steps is None else min(total, float(settings.steps))
+            summary = summary.with_columns(pl.lit(limit, dtype=pl.Float64).alias("expected_steps"))
+        summary = summary.with_columns(
+            pl.lit(below, dtype=pl.Int64).alias("epoch_pool_below_batch"),
+            pl.lit(before, dtype=pl.Float64).alias("steps_until_pool_below_batch"),
+        )
+    return PreflightResult(summary, settings, s, estimator, drawn, trust, per_epoch)
+
+
+def epoch_steps(keep: Keep, settings: LoopSettings) -> float:
+    """The expected steps of one epoch over the pool ``keep`` holds, as the trainer's loop runs it."""
+    one = replace(settings, epochs=1, steps=None, retire=None)
+    if keep.rate <= 0 and (settings.filter or settings.trainer == "pilot-commit"):
+        return 0.0
+    if settings.trainer == "pilot-commit":
+        return pilot.pilot_epoch(keep.rate, one.gen, one.train_batch_size, one.max_gen_batches,
+                                 int(keep.prompts // one.gen)).steps  # fmt: skip
+    if settings.trainer == "openrlhf" and settings.filter:
+        return streams.episode_steps(keep.rate, int(keep.prompts), one.gen, one.train_batch_size)
+    if settings.trainer in (*REFILLED, *STREAMED) and settings.filter:
+        row, _ = summarize(keep, replace(one, steps=1))
+        return keep.prompts / float(row["prompts_per_step"][0])
+    if not settings.filter:
+        return float(int(keep.prompts // one.gen))
+    return run_of(keep, one)[2]

@@ -13,7 +13,7 @@ from sigmatool.trainers.settings import STREAMED, LoopSettings
 
 def sentence(row: Mapping[str, Any], st: LoopSettings) -> str:
     """The sentence a person acts on, from the summary's row and the loop's settings."""
-    if not st.filter:
+    if not st.filter and st.trainer != "pilot-commit":
         return (
             f"Without the filter, {row['silent_share_mean']:.1%} of each batch's groups are silent on average "
             f"(P(more than {st.silent_over:.0%} silent) = {chance(row['p_silent_over'])}); with equal response "
@@ -22,6 +22,8 @@ def sentence(row: Mapping[str, Any], st: LoopSettings) -> str:
         )
     if st.trainer in STREAMED:
         return streamed_headline(row, st)
+    if st.trainer in ("open-instruct", "openrlhf", "prime-rl", "pilot-commit"):
+        return refilled_headline(row, st)
     batch, cap, knob, safe_key = loop_words(st)
     safe = row[safe_key]
     safe_words = (
@@ -121,3 +123,29 @@ def streamed_headline(row: Mapping[str, Any], st: LoopSettings) -> str:
         f"average{extra}, and {thrown:.0%} of completed rollouts will be thrown away. The run "
         f"({row['expected_steps']:,.0f} steps) passes over the data {passes:,.2f} times."
     )
+
+
+def refilled_headline(row: Mapping[str, Any], st: LoopSettings) -> str:
+    """open-instruct's, OpenRLHF's, prime-rl's and Pilot-Commit's loops: what a step draws and throws away,
+    and the crash where the loop has one."""
+    prompts, thrown = float(row["prompts_per_step"]), 1.0 - float(row["share_trained"])
+    steps = float(row["expected_steps"])
+    if st.trainer == "pilot-commit":
+        return (
+            f"Pilot-Commit's loop (gen {st.gen:,}, pilot {st.pilot_n}, commit {st.n}, kept when "
+            f"{st.keep_lo:g} ≤ k/{st.pilot_n} ≤ {st.keep_hi:g}) keeps {row['keep_rate']:.1%} of pilots and "
+            f"takes {row['expected_gen_batches']:,.2f} rounds a step; this run crashes with probability "
+            f"{chance(row['p_crash_run'])} ({chance(row['p_crash_first_step'])} for an epoch's first step, "
+            f"which commits nothing in its first round), over {steps:,.1f} steps on average."
+        )
+    said = (
+        f"{st.name}'s loop keeps {row['keep_rate']:.1%} of groups: a step reads {prompts:,.1f} prompts on "
+        f"average, and {thrown:.0%} of generated rollouts do not train"
+    )
+    if st.trainer == "openrlhf":
+        said += f"; an episode takes {float(row['steps_per_episode']):,.1f} steps"
+    if st.trainer == "prime-rl" and st.refill:
+        said += (
+            f"; the run raises with probability {chance(row['p_crash_run'])} (10 batches rejected in a row)"
+        )
+    return said + f". The run takes {steps:,.0f} steps."

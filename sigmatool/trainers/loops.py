@@ -13,27 +13,38 @@ from dataclasses import replace
 from pathlib import Path
 
 from sigmatool.errors import UsageError
+from sigmatool.trainers.scripts import INTERPOLATION, OVERRIDE, Scalar
 from sigmatool.trainers.settings import (
-    INTERPOLATION,
+    DETECTING,
     NOTED_KEYS,
-    OVERRIDE,
     SLIME_STD_FILTER,
     TRAINER_KEYS,
     TRAINERS,
     LoopSettings,
-    Scalar,
     overrides,
     read_config_sources,
 )
 
 # Settings read as True/False, as a share, or as a filter's name; the rest are whole numbers.
-BOOLEAN = ("filter", "leave_one_out", "dynamic_bs", "partial_rollout")
-SHARES = ("batch_multiplier", "min_replace_ratio")
-NULLABLE = ("steps", "epochs", "gen_batch_size")
+BOOLEAN = ("filter", "leave_one_out", "dynamic_bs", "partial_rollout", "refill")
+SHARES = ("batch_multiplier", "min_replace_ratio", "keep_lo", "keep_hi", "retire")
+NULLABLE = ("steps", "epochs", "gen_batch_size", "retire")
+# Settings read as text and parsed by the trainer's own rule (OpenRLHF's range, prime-rl's pools).
+TEXTS = ("band", "pools")
 # Whose keys decide the trainer when --trainer does not: the first whose key the config holds.
-DETECTED = ("skyrl", "nemo-rl", "areal", "slime", "verl")
+DETECTED = (
+    "skyrl",
+    "nemo-rl",
+    "areal",
+    "slime",
+    "open-instruct",
+    "openrlhf",
+    "prime-rl",
+    "pilot-commit",
+    "verl",
+)
 # What --trainer without a config assumes of a trainer's own knobs: its defaults, said in a note.
-OWN_KNOBS = {
+OWN_KNOBS: dict[str, tuple[dict[str, object], str]] = {
     "nemo-rl": (
         {"leave_one_out": True},
         "NeMo-RL's leave-one-out baseline is on (its default; its DAPO recipes give "
@@ -69,6 +80,8 @@ def _setting(key: str, field: str, value: Scalar, source: str) -> int | float | 
         if isinstance(value, bool):
             return value
         raise UsageError(f"{source}: {key} must be True or False, not {value!r}")
+    if field in TEXTS:
+        return value  # type: ignore[return-value]
     if field in SHARES:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise UsageError(f"{source}: {key} must be a number, not {value!r}")
@@ -81,11 +94,16 @@ def _setting(key: str, field: str, value: Scalar, source: str) -> int | float | 
 def trainer_of(values: Mapping[str, Scalar], asked: str | None = None) -> str:
     """Whose config ``values`` are, by their keys (``TRL`` when no trainer's), or ``asked`` (--trainer),
     refused when the keys are another trainer's."""
-    found = next((t for t in (*DETECTED, "TRL") if any(key in values for key in TRAINER_KEYS[t][0])), None)
+    found = next(
+        (t for t in (*DETECTED, "TRL") if any(key in values for key in DETECTING.get(t, TRAINER_KEYS[t][0]))),
+        None,
+    )
     if asked is None:
         return found or "TRL"
+    if asked == "pilot-commit" and found == "verl":
+        return asked  # Pilot-Commit's config is verl's keys and its own
     if found is not None and found != asked:
-        keys = ", ".join(k for k in TRAINER_KEYS[found][0] if k in values)
+        keys = ", ".join(k for k in DETECTING.get(found, TRAINER_KEYS[found][0]) if k in values)
         raise UsageError(
             f"--trainer {asked}, but the settings given are {TRAINERS.get(found, found)}'s ({keys}): give "
             + ("no --trainer" if found == "TRL" else f"--trainer {found}")
@@ -106,18 +124,20 @@ def _skyrl_strategy(value: Scalar, source: str) -> tuple[bool, bool]:
     )
 
 
-def _slime_filter(value: Scalar, source: str) -> bool:
-    """slime's ``--dynamic-sampling-filter-path``: none, or its reward-std filter; the fallback variant
-    (kept when short) and filters of one's own are other loops, refused by name."""
+def _slime_filter(value: Scalar, source: str) -> tuple[bool, bool]:
+    """slime's ``--dynamic-sampling-filter-path`` as (filter, fallback): none, its reward-std filter, or its
+    ``_with_fallback`` variant (a refused group is kept when the batch would fall short); a filter of
+    one's own is refused by name."""
     if value is None or value is False:
-        return False
+        return False, False
     text = str(value)
     if text.endswith("check_reward_nonzero_std"):
-        return True
+        return True, False
+    if text.endswith("check_reward_nonzero_std_with_fallback"):
+        return True, True
     raise UsageError(
-        f"{source}: dynamic-sampling-filter-path={text}: preflight models slime's {SLIME_STD_FILTER} "
-        "(or no filter); a filter of another rule, its _with_fallback variant included, fills the batch "
-        "another way"
+        f"{source}: dynamic-sampling-filter-path={text}: preflight models slime's {SLIME_STD_FILTER} and "
+        "its _with_fallback variant (or no filter); a filter of another rule fills the batch another way"
     )
 
 
@@ -129,14 +149,48 @@ def _interpreted(
         on, swap = _skyrl_strategy(raw, where)
         return {"filter": on, "replace": swap}, ("replace" if swap else "filter") if on else "null"
     if trainer == "slime" and field == "filter":
-        on = _slime_filter(raw, where)
-        return {"filter": on}, str(raw) if on else "null"
+        on, fallback = _slime_filter(raw, where)
+        return {"filter": on, "fallback": fallback}, str(raw) if on else "null"
+    if field == "band" and raw is not None:
+        return {"band": _pair(key, raw, where)}, str(raw)
+    if field == "pools":
+        pools = _pools(key, raw, where)
+        return ({"pools": pools} if pools else {}), str(raw or "none")
     value = _setting(key, field, raw, where)
     if field == "max_gen_batches" and isinstance(value, int) and value < 0:
         return {field: 0}, str(value)  # verl and SkyRL: non-positive values mean no upper limit
     return ({field: value} if value is not None or field in NULLABLE else {}), (
         "null" if value is None else str(value)
     )
+
+
+def _names(value: str, keys: Mapping[str, str], field: str) -> bool:
+    """Whether ``value`` is an interpolation of the trainer's key for the setting ``field``."""
+    ref = INTERPOLATION.fullmatch(value.strip())
+    return ref is not None and keys.get(ref[1]) == field
+
+
+def _pair(key: str, raw: Scalar, where: str) -> tuple[float, float]:
+    """OpenRLHF's ``--algo.dynamic_filtering_range LO HI`` as two numbers."""
+    try:
+        lo, hi = (float(x) for x in str(raw).replace(",", " ").split())
+    except ValueError:
+        raise UsageError(f"{where}: {key} takes two numbers (LO HI), not {raw!r}") from None
+    return lo, hi
+
+
+def _pools(key: str, raw: Scalar, where: str) -> tuple[tuple[str, float, float], ...]:
+    """prime-rl's pools, written ``name:threshold:weight,…``."""
+    if not raw:
+        return ()
+    out = []
+    for part in str(raw).split(","):
+        bits = part.split(":")
+        try:
+            out.append((bits[0], float(bits[1]), float(bits[2])))
+        except (IndexError, ValueError):
+            raise UsageError(f"{where}: {key} takes NAME:MAX:WEIGHT,…, not {part!r}") from None
+    return tuple(out)
 
 
 def from_config(
@@ -162,6 +216,8 @@ def from_config(
         if not given and key not in defaults:
             continue
         raw = resolved(values, key) if given else defaults[key]
+        if field == "gen_batch_size" and isinstance(raw, str) and _names(raw, keys, "train_batch_size"):
+            raw = None  # ${data.train_batch_size} unresolved here: the train batch, whatever sets it
         if raw is None and field not in (*NULLABLE, "filter") and key in defaults:
             raw = defaults[key]  # a null where the trainer needs a value: its default
         where = (sources or {}).get(key, source) if given else f"{TRAINERS.get(trainer, trainer)} default"
@@ -202,6 +258,14 @@ def _as_the_trainer_runs(
         _nemo_rl(found, base, source)
     elif trainer == "slime":
         _slime(found, source, flagged)
+    elif trainer == "open-instruct":
+        _open_instruct(found, base)
+    elif trainer == "openrlhf":
+        found["steps"] = None  # the episodes' steps: each runs until the prompts are used up
+    elif trainer == "prime-rl":
+        _prime_rl(found, base, source, flagged)
+    elif trainer == "pilot-commit":
+        _pilot_commit(found)
     else:
         _areal(found, source)
 
@@ -219,6 +283,41 @@ def _trl(found: dict[str, object], base: LoopSettings) -> None:
         found.pop("steps", None)
         if "epochs" in found:
             found["steps"] = None
+
+
+def _open_instruct(found: dict[str, object], base: LoopSettings) -> None:
+    """open-instruct: the run is total_episodes // (T n) steps (grpo_fast.py l.1032-1034), no epochs."""
+    episodes = found.pop("episodes", None)
+    if episodes is not None:
+        T = int(found.get("train_batch_size", base.train_batch_size))  # type: ignore[call-overload]
+        n = int(found.get("n", base.n))  # type: ignore[call-overload]
+        found["steps"] = int(episodes) // (T * n)  # type: ignore[call-overload]
+        found["epochs"] = None
+
+
+def _prime_rl(found: dict[str, object], base: LoopSettings, source: str, flagged: Collection[str]) -> None:
+    """prime-rl: batch_size counts rollouts (a whole number of groups, orchestrator.py l.629-630); the run
+    is max_steps steps (None: until it is stopped)."""
+    rollouts = found.pop("rollouts_per_batch", None)
+    if rollouts is not None:
+        n = int(found.get("n", base.n))  # type: ignore[call-overload]
+        if int(rollouts) % n:  # type: ignore[call-overload]
+            raise UsageError(f"{source}: batch_size {rollouts} is no whole number of groups of {n}")
+        found["train_batch_size"] = int(rollouts) // n  # type: ignore[call-overload]
+    found["epochs"] = None
+    if found.get("steps") is None and "steps" not in flagged:
+        raise UsageError(
+            f"{source}: max_steps is not set, so prime-rl runs until it is stopped: give --steps"
+        )
+
+
+def _pilot_commit(found: dict[str, object]) -> None:
+    """Pilot-Commit: a pilot is kept when lower ≤ mean ≤ 1 − upper (filter_batch l.313-315); its filter is
+    always on; the generation batch is the train batch unless set."""
+    upper = found.pop("keep_hi", None)
+    if upper is not None:
+        found["keep_hi"] = 1 - float(upper)  # type: ignore[arg-type]
+    found["filter"] = True
 
 
 def _nemo_rl(found: dict[str, object], base: LoopSettings, source: str) -> None:
@@ -251,13 +350,8 @@ def _slime(found: dict[str, object], source: str, flagged: Collection[str]) -> N
 
 def _areal(found: dict[str, object], source: str) -> None:
     """AReaL: a step takes train_dataset.batch_size accepted groups; the run is total_train_epochs ×
-    ⌊N / batch⌋ steps, stopped at total_train_steps; dynamic_bs=True (one batch's accepted groups, of any
-    size) is another loop, refused by name."""
-    if found.pop("dynamic_bs", False):
-        raise UsageError(
-            f"{source}: dynamic_bs=True trains each batch's accepted groups, whatever their number: "
-            "another loop than the one preflight models (no refill); give dynamic_bs=false"
-        )
+    ⌊N / batch⌋ steps, stopped at total_train_steps; dynamic_bs=True stops at batch_size attempts and
+    trains the accepted ones, whatever their number (workflow_executor.py l.705-727)."""
     found["gen_batch_size"] = None  # a step's accepted groups: the train batch
 
 
@@ -280,12 +374,15 @@ def loop_settings(
     changed = overrides(given)
     values = {**values, **changed}
     sources = {**sources, **dict.fromkeys(changed, "command line")}
+    cap = flags.get("max_gen_batches")
+    if isinstance(cap, int) and cap < 0:
+        flags = {**flags, "max_gen_batches": 0}  # -1, as verl, SkyRL and Pilot-Commit write an endless cap
     if "epochs" not in flags and "steps" in flags:
         flags = {**flags, "epochs": None}  # --steps alone counts the run in steps, whatever the config says
     base = None
     if not values:
         knobs, said = OWN_KNOBS.get(trainer or "verl", ({}, ""))
-        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)
+        base = replace(LoopSettings(), trainer=trainer or "verl", **knobs)  # type: ignore[arg-type]
         notes = [*notes, *([said] if said else [])]
     given_flags = [k for k in flags if k not in JUDGED]
     settings, read = from_config(

@@ -49,6 +49,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sigmatool.errors import DataError, UsageError
+from sigmatool.trainers.scripts import (
+    Scalar,
+    hydra_overrides,
+    prime_rl_toml,
+    script_arguments,
+)
+from sigmatool.trainers.scripts import scalar as _scalar
+from sigmatool.trainers.scripts import uncomment as _uncomment
 
 DEFAULT_RISK = 0.01
 DEFAULT_SILENT_OVER = 0.5
@@ -111,7 +119,52 @@ AREAL_KEYS = {
     "total_train_epochs": "epochs",
     "total_train_steps": "steps",
 }
-Scalar = str | int | float | bool | None
+# open-instruct (allenai/open-instruct @ e6c3044, open_instruct/data_loader.py l.409-452 and grpo_utils.py
+# l.86): grpo_fast.py's arguments, read from a launch script (``--num_unique_prompts_rollout 64``).
+OPEN_INSTRUCT_KEYS = {
+    "num_unique_prompts_rollout": "train_batch_size",
+    "num_samples_per_prompt_rollout": "n",
+    "filter_zero_std_samples": "filter",
+    "active_sampling": "refill",
+    "async_steps": "async_steps",
+    "no_resampling_pass_rate": "retire",
+    "total_episodes": "episodes",
+}
+# OpenRLHF (OpenRLHF/OpenRLHF @ 3c3be62, openrlhf/cli/train_ppo_ray.py l.372-414, 562-565): its arguments.
+OPENRLHF_KEYS = {
+    "rollout.batch_size": "train_batch_size",
+    "rollout.vllm_generate_batch_size": "gen_batch_size",
+    "rollout.n_samples_per_prompt": "n",
+    "algo.dynamic_filtering_enable": "filter",
+    "algo.dynamic_filtering_range": "band",
+    "train.num_episodes": "epochs",
+    "data.max_samples": "max_samples",
+}
+# prime-rl (PrimeIntellect-ai/prime-rl @ 559b447, packages/prime-rl-configs/.../orchestrator.py l.164-270,
+# 505-529): its TOML, flattened; the gate and the pools are read from a train source's curriculum.
+PRIME_RL_KEYS = {
+    "orchestrator.batch_size": "rollouts_per_batch",
+    "orchestrator.group_size": "n",
+    "orchestrator.max_steps": "steps",
+    "orchestrator.train.filter_zero_advantages": "filter",
+    "curriculum.gate": "refill",
+    "curriculum.pools": "pools",
+}
+# Pilot-Commit (databricks/pilot-commit @ 6def20e, recipe/pc/config/pc_trainer.yaml and pc_ray_trainer.py):
+# verl's keys and its own ``algorithm.*``.
+PILOT_COMMIT_KEYS = {
+    "data.train_batch_size": "train_batch_size",
+    "data.gen_batch_size": "gen_batch_size",
+    "actor_rollout_ref.rollout.n": "n",
+    "algorithm.exploration.n": "pilot_n",
+    "algorithm.diversity_threshold_lower": "keep_lo",
+    "algorithm.diversity_threshold_upper": "keep_hi",
+    "algorithm.buffer_max_off_steps": "evict",
+    "algorithm.exclude_threshold_upper": "retire",
+    "algorithm.max_num_gen_batches": "max_gen_batches",
+    "trainer.total_epochs": "epochs",
+    "trainer.total_training_steps": "steps",
+}
 
 
 VERL_DEFAULT_KEYS: dict[str, Scalar] = {
@@ -163,6 +216,47 @@ AREAL_DEFAULT_KEYS: dict[str, Scalar] = {  # cli_args.py l.166-168, 2589-2591, 2
     "total_train_epochs": 1,
     "total_train_steps": None,
 }
+OPEN_INSTRUCT_DEFAULT_KEYS: dict[str, Scalar] = {  # StreamingDataLoaderConfig l.409-452, grpo_utils.py l.86
+    "num_unique_prompts_rollout": 16,
+    "num_samples_per_prompt_rollout": 4,
+    "filter_zero_std_samples": True,
+    "active_sampling": False,
+    "async_steps": 8,
+    "no_resampling_pass_rate": None,
+    "total_episodes": 100_000,
+}
+OPENRLHF_DEFAULT_KEYS: dict[str, Scalar] = {  # train_ppo_ray.py l.372-414, 562-565 at 3c3be62
+    "rollout.batch_size": 1024,
+    "rollout.vllm_generate_batch_size": None,  # the rollout batch size (l.691-692)
+    "rollout.n_samples_per_prompt": 1,
+    "algo.dynamic_filtering_enable": False,
+    "algo.dynamic_filtering_range": "0 1",
+    "train.num_episodes": 1,
+    "data.max_samples": 100_000_000,
+}
+PRIME_RL_DEFAULT_KEYS: dict[str, Scalar] = {  # orchestrator.py l.263-270, 505-529, 620-627 at 559b447
+    "orchestrator.batch_size": 128,
+    "orchestrator.group_size": 1,
+    "orchestrator.max_steps": None,
+    "orchestrator.train.filter_zero_advantages": True,
+    "curriculum.gate": False,
+    "curriculum.pools": "",
+}
+PILOT_COMMIT_DEFAULT_KEYS: dict[
+    str, Scalar
+] = {  # pc_trainer.yaml at 6def20e; verl's ppo_trainer for the rest
+    "data.train_batch_size": 1024,
+    "data.gen_batch_size": None,  # ${data.train_batch_size}
+    "actor_rollout_ref.rollout.n": 1,
+    "algorithm.exploration.n": 8,
+    "algorithm.diversity_threshold_lower": 0.25,
+    "algorithm.diversity_threshold_upper": 0.25,
+    "algorithm.buffer_max_off_steps": 4,
+    "algorithm.exclude_threshold_upper": None,
+    "algorithm.max_num_gen_batches": 10,
+    "trainer.total_epochs": 30,
+    "trainer.total_training_steps": None,
+}
 # Each trainer's keys (key → setting) and their defaults, by the name trainer_of gives.
 TRAINER_KEYS = {
     "verl": (VERL_KEYS, VERL_DEFAULT_KEYS),
@@ -170,12 +264,36 @@ TRAINER_KEYS = {
     "skyrl": (SKYRL_KEYS, SKYRL_DEFAULT_KEYS),
     "slime": (SLIME_KEYS, SLIME_DEFAULT_KEYS),
     "areal": (AREAL_KEYS, AREAL_DEFAULT_KEYS),
+    "open-instruct": (OPEN_INSTRUCT_KEYS, OPEN_INSTRUCT_DEFAULT_KEYS),
+    "openrlhf": (OPENRLHF_KEYS, OPENRLHF_DEFAULT_KEYS),
+    "prime-rl": (PRIME_RL_KEYS, PRIME_RL_DEFAULT_KEYS),
+    "pilot-commit": (PILOT_COMMIT_KEYS, PILOT_COMMIT_DEFAULT_KEYS),
     "TRL": (TRL_KEYS, TRL_DEFAULT_KEYS),
+}
+# The keys that say a config is Pilot-Commit's (the rest of its keys are verl's).
+DETECTING = {
+    "pilot-commit": (
+        "algorithm.exploration.n",
+        "algorithm.diversity_threshold_lower",
+        "algorithm.diversity_threshold_upper",
+        "algorithm.exclude_threshold_upper",
+        "algorithm.buffer_max_off_steps",
+    )
 }
 # Keys read for the notes alone (the model's std is the 0/1 reward's; an unshuffled dataloader reads in order).
 NOTED_KEYS = {"verl": ("algorithm.filter_groups.metric", "data.shuffle")}
 # The loops --trainer names, and how the text writes each.
-TRAINERS = {"verl": "verl", "nemo-rl": "NeMo-RL", "skyrl": "SkyRL", "slime": "slime", "areal": "AReaL"}
+TRAINERS = {
+    "verl": "verl",
+    "nemo-rl": "NeMo-RL",
+    "skyrl": "SkyRL",
+    "slime": "slime",
+    "areal": "AReaL",
+    "open-instruct": "open-instruct",
+    "openrlhf": "OpenRLHF",
+    "prime-rl": "prime-rl",
+    "pilot-commit": "Pilot-Commit",
+}
 # The loops that fill a step from a stream of prompts, with no cap and no crash.
 STREAMED = ("slime", "areal")
 SLIME_STD_FILTER = "slime.rollout.filter_hub.dynamic_sampling_filters.check_reward_nonzero_std"
@@ -203,6 +321,20 @@ class LoopSettings:
     min_replace_ratio: float = 0.3  # SkyRL's replace: a batch passes with more than this share good
     batch_multiplier: float = 1.0  # NeMo-RL: a dynamic-sampling batch is int(train batch × this) prompts
     partial_rollout: bool = False  # slime: groups in flight when the batch fills resume the next step
+    fallback: bool = False  # slime's _with_fallback filter: a refused group is kept when the batch is short
+    dynamic_bs: bool = False  # AReaL: a step is batch_size attempts, training the accepted ones
+    # open-instruct's active_sampling, prime-rl's advantage_range gate: a filtered group is replaced
+    refill: bool = False
+    async_steps: int = 8  # open-instruct: async_steps × T prompts in flight
+    band: tuple[float, float] = (0.0, 1.0)  # OpenRLHF: a group is kept iff lo < mean reward < hi
+    max_samples: int | None = None  # OpenRLHF: the dataset's first rows read (data.max_samples)
+    pilot_n: int = 8  # Pilot-Commit: pilot rollouts per prompt (algorithm.exploration.n)
+    keep_lo: float = 0.25  # Pilot-Commit: a pilot is kept iff keep_lo ≤ k / pilot_n ≤ keep_hi
+    keep_hi: float = 0.75
+    evict: int = 4  # Pilot-Commit: buffer entries older than this many steps are evicted
+    pools: tuple[tuple[str, float, float], ...] = ()  # prime-rl: (name, max mean reward, weight) in order
+    retire: float | None = None  # a prompt whose group scores k / n ≥ retire leaves later epochs
+    recheck: float = 0.0  # a retired prompt returns with this chance at each epoch's start
 
     @property
     def name(self) -> str:
@@ -242,7 +374,26 @@ class LoopSettings:
         """The group size the estimator is asked about: n (none for a single rollout, always kept)."""
         if self.trainer == "nemo-rl" and self.leave_one_out and self.n > 2:
             return (float(self.n - 1), float(self.n))  # the rows a group loses: P(k = 1 or n − 1)
+        if self.needs_law:  # a band, pools or retirement read the law of k: every size up to the group's
+            top = self.law_size + (1 if self.trainer == "pilot-commit" else 0)  # + 1: the commit's reward
+            return tuple(float(g) for g in range(1, top + 1))
         return (float(self.n),) if self.n > 1 else ()
+
+    @property
+    def law_size(self) -> int:
+        """The group whose law of k the loop reads: Pilot-Commit's pilot, else the group of n."""
+        return self.pilot_n if self.trainer == "pilot-commit" else self.n
+
+    @property
+    def needs_law(self) -> bool:
+        """Whether the loop reads the whole law of k (not only P(0 < k < n)): a keep band other than the
+        std's, Pilot-Commit's pilots, prime-rl's pools or retirement."""
+        return (
+            self.trainer == "pilot-commit"
+            or (self.trainer == "openrlhf" and self.band != (0.0, 1.0))
+            or (self.trainer == "prime-rl" and bool(self.pools))
+            or self.retire is not None
+        )
 
     def checked(self) -> LoopSettings:
         """These settings, or a usage error naming every bad one."""
@@ -270,6 +421,7 @@ class LoopSettings:
             bad.append(f"min_replace_ratio must be in [0, 1), not {self.min_replace_ratio}")
         if self.trainer in ("skyrl", "areal") and self.gen_batch_size not in (None, self.train_batch_size):
             bad.append(f"{self.name} draws its train batch: --gen-batch-size does not apply")
+        bad += self._new_loops_checked()
         if self.trainer == "slime" and self.gen < self.train_batch_size:
             # slime asserts it (arguments.py l.1985-1991): a round must be able to fill the batch.
             bad.append(
@@ -280,33 +432,40 @@ class LoopSettings:
             raise UsageError("; ".join(bad))
         return self
 
-
-def _scalar(text: str) -> Scalar:
-    """A YAML scalar as verl's configs write them: null, booleans, integers, floats, quoted or bare strings."""
-    text = text.strip()
-    if text in ("", "null", "~", "None"):
-        return None
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    for kind in (int, float):
-        try:
-            return kind(text.replace("_", ""))
-        except ValueError:
-            pass
-    return text
-
-
-def _uncomment(line: str) -> str:
-    """The line without a ``#`` comment (one outside quotes)."""
-    quote = ""
-    for i, ch in enumerate(line):
-        if ch in "'\"" and quote in ("", ch):
-            quote = "" if quote else ch
-        elif ch == "#" and not quote and (i == 0 or line[i - 1].isspace()):
-            return line[:i]
-    return line
+    def _new_loops_checked(self) -> list[str]:
+        """The bad settings of open-instruct's, OpenRLHF's, prime-rl's and Pilot-Commit's loops, and of
+        retirement, each said as the flag or the trainer says it."""
+        bad = []
+        if self.retire is not None and not 0 < self.retire <= 1:
+            bad.append(f"--retire must be in (0, 1], not {self.retire:g}")
+        if not 0 <= self.recheck <= 1:
+            bad.append(f"--recheck must be in [0, 1], not {self.recheck:g}")
+        if self.trainer == "pilot-commit":
+            if self.pilot_n < 1:
+                bad.append(f"--pilot must be ≥ 1, not {self.pilot_n}")
+            if not 0 <= self.keep_lo <= self.keep_hi <= 1:
+                bad.append(f"--keep LO,HI needs 0 ≤ LO ≤ HI ≤ 1, not {self.keep_lo:g},{self.keep_hi:g}")
+            if self.evict < 0:
+                bad.append(f"--evict must be ≥ 0, not {self.evict}")
+        if self.refill and self.trainer not in ("open-instruct", "prime-rl"):
+            bad.append(f"--refill is open-instruct's active_sampling or prime-rl's gate, not {self.name}'s")
+        if self.pools and self.trainer != "prime-rl":
+            bad.append(f"--difficulty-pools is prime-rl's DifficultyPoolSampler, not {self.name}'s")
+        if self.trainer == "open-instruct" and self.filter and self.n == 1:
+            # data_loader.py l.518-521: a ValueError at start-up
+            bad.append(
+                "open-instruct refuses filter_zero_std_samples with num_samples_per_prompt_rollout 1 (n = 1): "
+                "give n > 1 or --no-filter"
+            )
+        if self.trainer == "openrlhf" and self.filter and self.n == 1:
+            bad.append("OpenRLHF asserts n_samples_per_prompt > 1 with dynamic filtering: give n > 1")
+        if self.trainer == "openrlhf" and not self.band[0] < self.band[1]:
+            bad.append(
+                f"OpenRLHF asserts dynamic_filtering_range lo < hi, not {self.band[0]:g} {self.band[1]:g}"
+            )
+        if self.trainer == "prime-rl" and self.pools and not any(w > 0 for _, _, w in self.pools):
+            bad.append("--difficulty-pools: at least one pool needs a positive weight (prime-rl refuses it)")
+        return bad
 
 
 def read_yaml(text: str) -> dict[str, Scalar]:
@@ -404,9 +563,19 @@ def _read_tree(
             raise DataError(f"{option} {path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
         own = _flatten(data) if isinstance(data, dict) else {}
         return own, dict.fromkeys(own, str(path)), []
+    if path.suffix == ".toml":  # prime-rl's rl.toml or orchestrator.toml
+        own = prime_rl_toml(text, path, option)
+        return own, dict.fromkeys(own, str(path)), []
+    if "recipe.pc.main_pc" in text or "algorithm.exploration.n=" in text:  # a Pilot-Commit launch script
+        own = hydra_overrides(text)
+        return own, dict.fromkeys(own, str(path)), []
     if any(f"--{key}" in text for key in SLIME_KEYS):  # a slime launch script or arguments file
         own = slime_arguments(text)
         return own, dict.fromkeys(own, str(path)), []
+    for keys in (OPEN_INSTRUCT_KEYS, OPENRLHF_KEYS):  # grpo_fast.py's or train_ppo_ray's arguments
+        if any(re.search(rf"--{re.escape(key)}\b", text) for key in keys):
+            own = {k: v for k, v in script_arguments(text).items() if k in keys}
+            return own, dict.fromkeys(own, str(path)), []
     own = read_yaml(text)
     parent = own.pop("defaults", None)
     if isinstance(parent, str):  # NeMo-RL: ``defaults: ../../grpo_math_1B.yaml``, the file it extends
@@ -513,7 +682,3 @@ def _flatten(data: Mapping[str, object], prefix: str = "") -> dict[str, Scalar]:
         elif value is None or isinstance(value, (str, int, float, bool)):
             out[f"{prefix}{key}"] = value
     return out
-
-
-INTERPOLATION = re.compile(r"\$\{([^}]*)\}")
-OVERRIDE = re.compile(r"^\+{0,2}[A-Za-z_][\w.-]*=")
