@@ -353,3 +353,15 @@ def test_a_reward_that_is_not_0_or_1_exits_1_under_pass_at(tmp_path) -> None:  #
     assert done.returncode == 1
     assert "row 3" in done.stderr
     assert "--threshold" in done.stderr
+
+
+def test_preflight_trains_on_the_rewards_of_the_groups_pass_at_k_keeps(counts: dict[int, int]) -> None:
+    """verl's DAPO filter under pass@2 at n = 16 keeps 0 < c ≤ 14: the trained reward is
+    E[c/16; kept] / P(kept), each prompt's c hypergeometric from its 64 answers."""
+    out = csv_of(invoke("preflight", BIGMATH, "--samples", "64", "--n", "16", "--pass-at", "2", "-f", "csv"))
+    kept = mean_over(counts, lambda k: sum(hyp(c, k, 16) for c in range(1, 15)))
+    rewarded = mean_over(counts, lambda k: sum(hyp(c, k, 16) * Fraction(c, 16) for c in range(1, 15)))
+    assert out["reward_trained"][0] == pytest.approx(float(rewarded / kept), abs=1e-12)
+    assert out["reward_dataset"][0] == pytest.approx(
+        float(mean_over(counts, lambda k: Fraction(k, N))), abs=1e-12
+    )

@@ -313,7 +313,7 @@ def preflight_command(
     settings, given = _settings(given, config, loop, whose)
     check_one_loop(given.inputs, plotted=given.plot.path is not None)
     with run.session(given, estimator=estimator.value, stream=False,
-                     sizes=settings.group_sizes, imports=ANALYSIS, size_flag="--n") as s:  # fmt: skip
+                     sizes=settings.group_sizes, imports=ANALYSIS, trained=("--n", (settings.n,))) as s:  # fmt: skip
         run.answer(_answer(s, settings, given.inputs.cols, given.plot), given, s)
 
 

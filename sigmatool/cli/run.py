@@ -112,7 +112,7 @@ def session(
     imports: Sequence[str] = (),
     outputs: Sequence[tuple[str, str | None]] = (),
     credits_many: bool = False,
-    size_flag: str = "--G",
+    trained: tuple[str, Sequence[float]] | None = None,
 ) -> Iterator[Run]:
     """A command's run, wired once (``given``: its input, output, figure and grader): its options checked
     before anything is read, the input read once (streamed rows where ``stream`` allows and the rows are many
@@ -123,11 +123,15 @@ def session(
     ``outputs``: the other files the command writes, as (option, path). With --grader-error's FP, FN, every
     value is read through the grader, and the answer's headline starts with what it moves. What the answers
     leave to say (fitted priors, cells not identified) is noted on stderr when the block ends. --pass-at's
-    K (a list where ``credits_many``: silent, budget) must be at most every G asked."""
+    K (a list where ``credits_many``: silent, budget) must be at most every G asked, or every size of the
+    groups ``trained`` trains on (its flag and sizes: preflight's --n)."""
     inputs, beyond, grader = given.inputs, given.beyond, given.grader
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
-    credits = checked_credits(given.pass_at, sizes, many=credits_many, bounds=beyond.bounds, flag=size_flag)
+    flag, trained_sizes = trained or ("--G", sizes)
+    credits = checked_credits(
+        given.pass_at, trained_sizes, many=credits_many, bounds=beyond.bounds, flag=flag
+    )
     if per_prompt:
         inputs.check_rows_readable()
     check(inputs, given.out, given.plot.output, *outputs, imports=imports)

@@ -433,7 +433,6 @@ class Valuation:
         (a prompt's pass rate, its chance of a hit in G answers)."""
         return self.with_grader(None if self.grader is None else Grader(self.grader.fp, self.grader.fn))
 
-
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
         from sigmatool.prior import posterior_group_size

@@ -84,7 +84,8 @@ def reward_trained(keep: Keep, settings: LoopSettings) -> float:
 
 
 def silent_right(keep: Keep) -> float:
-    """The share of the filtered groups that are all right (ρ): their rewards are all 1."""
+    """The filtered groups' mean reward: the share of them that are all right (ρ), whose rewards are all 1;
+    under pass@K credit, E[k/n] over those with c > n − K right."""
     if keep.right is None:
         return math.nan
     silent = 1.0 - keep.rate

@@ -56,6 +56,7 @@ import numpy as np
 import polars as pl
 from numpy.typing import NDArray
 
+from sigmatool.errors import UsageError
 from sigmatool.estimators import Valuation
 from sigmatool.kernels import Quantity
 from sigmatool.kernels.shuffled import KeptLaw, kept_law
@@ -160,20 +161,27 @@ def keep_probabilities(
 ) -> Keep:
     """:func:`_keep` with, where the loop reads them (a band, Pilot-Commit's pilots, pools, retirement),
     the law of k (:func:`group_pmf`), and each value's expected reward for the logged metrics. The one
-    function every loop's keep chance comes from."""
+    function every loop's keep chance comes from.
+
+    Under pass@K credit (``val.pass_at`` K > 1) a group is kept iff it is not silent under pass@K (c = 0 or
+    c > n − K drop it); the rewards, bands, pools and retirement read the answers themselves, k of n, by the
+    law of pass@1 (:meth:`Valuation.one`), and ``right`` is E[k/n] over the groups dropped as all right."""
     keep = _keep(hist, n, val, settings)
-    mean = np.asarray(val.values(hist, Quantity.ALL_RIGHT, 1), dtype=np.float64)
-    right = np.asarray(val.values(hist, Quantity.ALL_RIGHT, n), dtype=np.float64) if n > 1 else None
+    one = val.one()
+    mean = np.asarray(one.values(hist, Quantity.ALL_RIGHT, 1), dtype=np.float64)
+    right = _all_right_reward(hist, n, val) if n > 1 else None
     keep = replace(keep, mean=mean, right=right)
     if settings is not None and settings.trainer == "nemo-rl" and settings.leave_one_out and n > 2:
+        if val.pass_at > 1:
+            raise UsageError("NeMo-RL's leave-one-out baseline under --pass-at is not modelled")
         keep = replace(keep, rows=_loo_rows(hist, n, val, keep.q))
     if settings is None or not settings.needs_law:
         return keep
     G = settings.law_size
-    pmf = group_pmf(hist, G, val)
+    pmf = group_pmf(hist, G, one)
     if settings.trainer == "pilot-commit":
         # E[p; lo ≤ k/G ≤ hi] = Σ_j (j + 1)/(G + 1) P_{G+1}(k = j + 1) over the band's j
-        following = group_pmf(hist, G + 1, val)
+        following = group_pmf(hist, G + 1, one)
         j = np.arange(G + 1)
         inside = (j / G >= settings.keep_lo) & (j / G <= settings.keep_hi)
         committed = (following[:, 1:] * ((j + 1) / (G + 1)))[:, inside].sum(axis=1)
@@ -182,6 +190,17 @@ def keep_probabilities(
     if settings.trainer == "openrlhf" and settings.band != (0.0, 1.0):
         return replace(keep, q=band_chance(pmf, *settings.band, False), pmf=pmf)
     return replace(keep, pmf=pmf)
+
+
+def _all_right_reward(hist: pl.DataFrame, n: int, val: Valuation) -> FloatArray:
+    """E[k/n; the group is all right under the credit]: P(k = n) at pass@1; under pass@K the groups with
+    c > n − K right, Σ_c (c/n) P(k = c) over them."""
+    if val.pass_at == 1:
+        return np.asarray(val.values(hist, Quantity.ALL_RIGHT, n), dtype=np.float64)
+    pmf = group_pmf(hist, n, val.one())
+    c = np.arange(n + 1)
+    top = c > n - val.pass_at
+    return np.asarray((pmf[:, top] * (c[top] / n)).sum(axis=1), dtype=np.float64)
 
 
 def _loo_rows(hist: pl.DataFrame, n: int, val: Valuation, q: FloatArray) -> tuple[FloatArray, FloatArray]:
