@@ -23,6 +23,7 @@ import polars as pl
 
 from sigmatool.load.loaded import Values
 from sigmatool.options import BeyondOptions
+from sigmatool.options.verifier import Measured
 
 if TYPE_CHECKING:
     from sigmatool.budget import BudgetResult
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from sigmatool.estimators import Valuation
     from sigmatool.groupsize.curve import GroupSizeCurve
     from sigmatool.groupsize.summary import GroupSizeResult
+    from sigmatool.kernels.grader import Grader
     from sigmatool.load import Dataset, Histogram, Rows
     from sigmatool.options import BudgetOptions, GroupSizeOptions, PlotOptions, SilentOptions
     from sigmatool.options.curriculum import CurriculumOptions
@@ -47,7 +49,8 @@ class Run:
     ``dataset`` the loaded input (for per-prompt rows), ``totals`` what the pass that checked streamed rows
     summed, ``grader`` --grader-error's FP and FN, ``pass_at`` the K of the pass@K credit the trainer trains on
     (--pass-at; 1: each answer's own reward), ``reading`` the headline's first lines where the input
-    could be misread, ``notes`` what reading it noted, ``label`` its name in a report."""
+    could be misread, ``notes`` what reading it noted, ``label`` its name in a report, ``denoise`` the
+    verifier the counts were graded by (--denoise: every valuation reads them back to the true p)."""
 
     values: Values
     by: tuple[str, ...] = ()
@@ -62,6 +65,7 @@ class Run:
     label: str = ""
     pass_at: int = 1
     credits: tuple[int, ...] = ()  # --pass-at's list (silent, budget): one answer per K, stacked
+    denoise: Measured | None = None
     # The valuations, built on first use: made afresh (never copied) for each variant of the run, but for
     # the variants of another credit (:meth:`passing`), which share the first, the one every other reads.
     _val: list[Valuation] = field(default_factory=list, init=False, repr=False)
@@ -78,6 +82,7 @@ class Run:
         grader: tuple[float, float] | None = None,
         label: str = "",
         pass_at: Sequence[int] = (),
+        denoise: Measured | None = None,
     ) -> Run:
         """The run of what :mod:`sigmatool.load` read, its options checked against it (a prior, bounds or
         an interval need counts): the one place a run is made."""
@@ -99,6 +104,7 @@ class Run:
             label,
             pass_at[0] if len(pass_at) == 1 else 1,
             tuple(pass_at),
+            denoise,
         )
 
     def under(self, estimator: str, beyond: BeyondOptions, sizes: Sequence[float] = ()) -> Run:
@@ -125,38 +131,61 @@ class Run:
             )
         return self._val[0]
 
+    def _grader(self, trained: tuple[float, float] | None, K: int) -> Grader:
+        """The grader every value reads: --grader-error's rates (``trained``), pass@K credit and, with
+        --denoise, the verifier the counts were measured through."""
+        from sigmatool.kernels.grader import Grader
+
+        fp, fn = trained or (0.0, 0.0)
+        measured = (0.0, 0.0) if self.denoise is None else self.denoise.rates
+        return Grader(fp, fn, K, *measured)
+
     @property
     def exact(self) -> Valuation:
-        """The valuation with an exact grader, under the run's credit (without --grader-error, :attr:`val`)."""
+        """The valuation with an exact grader, under the run's credit (without --grader-error, :attr:`val`);
+        with --denoise, of the true pass rates."""
         if len(self._val) < 2:
-            base = self._base
-            self._val.append(base.passing(self.pass_at) if self.by_credit else base.with_grader(None))
+            base, graded = self._base, self._grader(None, self.pass_at)
+            self._val.append(base._graded_by(graded) if self.by_credit else base.with_grader(graded))
         return self._val[1]
 
     @property
     def val(self) -> Valuation:
         """The one valuation of this run: every value read through --grader-error's grader when given, and
-        as the pass@K credit when --pass-at K > 1."""
+        as the pass@K credit when --pass-at K > 1; with --denoise, of the true pass rates."""
         if self.grader is None:
             return self.exact
         if len(self._val) < 3:
-            from sigmatool.kernels.grader import Grader
-
-            graded = Grader(*self.grader, pass_at=self.pass_at)
+            graded = self._grader(self.grader, self.pass_at)
             self._val.append(
                 self.exact._graded_by(graded) if self.by_credit else self.exact.with_grader(graded)
             )
         return self._val[2]
 
     @property
+    def measured(self) -> Valuation:
+        """The valuation of the counts as they were read, through --grader-error's grader, not de-noised."""
+        if self.denoise is None:
+            return self.val
+        out = replace(self, denoise=None)
+        out._val.append(self._base)
+        return out.val
+
+    @property
     def credit(self) -> Valuation:
         """The valuation of each answer's own reward (pass@1) through the run's grader: what ``pass_at_k``
         and the hit objective read (a prompt's chance that some of K answers is right)."""
-        if self.grader is None:
+        if self.grader is None and self.denoise is None:
             return self._base
-        from sigmatool.kernels.grader import Grader
+        return self._base.with_grader(self._grader(self.grader, 1))
 
-        return self._base.with_grader(Grader(*self.grader))
+    def denoise_line(self) -> str:
+        """With --denoise, a headline line: the grader the counts are read back through."""
+        if self.denoise is None:
+            return ""
+        from sigmatool.denoise import denoise_line
+
+        return denoise_line(self.denoise)
 
     def grader_line(self) -> str:
         """With --grader-error, the headline's first line: what the grader moves of the silent share and of
@@ -202,7 +231,7 @@ class Run:
     def _silent(self, options: SilentOptions, spark: bool, figure: bool) -> SilentResult:
         from sigmatool import silent
 
-        return silent.analyse(
+        result = silent.analyse(
             self.values,
             self.by,
             options,
@@ -211,6 +240,20 @@ class Run:
             spark=spark,
             figure=figure,
             totals=self.totals,
+        )
+        if self.denoise is None or self.histogram is None:
+            return result
+        from sigmatool import denoise
+        from sigmatool.frames import last
+
+        as_read = silent.analyse(self.values, self.by, options, self.measured, self.beyond)
+        hist = self.histogram
+        summary = denoise.silent_columns(result.summary, as_read.summary, hist, self.by, self.denoise)
+        return replace(
+            result,
+            summary=last(summary, silent.ESTIMATOR),
+            notes=(*result.notes, *denoise.outside_note(result.summary)),
+            trust=(*result.trust, *denoise.contradictions(hist, self.denoise)),
         )
 
     def curve_for(
@@ -250,7 +293,9 @@ class Run:
                     for K, r in ((K, self.passing(K)) for K in self.credits)
                 ]
             )
-        return silent.per_prompt(self.dataset, self.values, options.sizes, cap=options.cap, prior=self.val)
+        return silent.per_prompt(
+            self.dataset, self.values, options.sizes, cap=options.cap, prior=self.val, measured=self.denoise
+        )
 
     def budget(self, options: BudgetOptions) -> BudgetResult:
         """``budget``'s summary, headline and notes; under --pass-at, one answer per K, stacked."""

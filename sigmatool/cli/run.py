@@ -135,7 +135,7 @@ def session(
     from sigmatool.run import Run
 
     plain = estimator in ("auto", "plugin") and not (
-        beyond.prior.active or beyond.dataset_level or grader or credits
+        beyond.prior.active or beyond.dataset_level or grader or credits or given.denoise
     )
     totals = None
     if plain and silent is not None:
@@ -146,7 +146,16 @@ def session(
         streamed = stream and plain and load.streams(ds)
         loaded = load.rows(ds, totals=totals) if streamed else _histogram(ds)
         note(loaded.notes)
-        made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader, pass_at=credits)
+        made = Run.of(
+            loaded,
+            inputs.groups,
+            estimator,
+            beyond,
+            sizes=sizes,
+            grader=grader,
+            pass_at=credits,
+            denoise=given.denoise,
+        )
         yield made
         note(made.valued_notes())
 
@@ -192,6 +201,8 @@ def show(
     lines = [*reading]
     if run is not None and run.grader is not None and not getattr(result, "says_grader", False):
         lines.append(run.grader_line())
+    if run is not None and run.denoise is not None:
+        lines.append(run.denoise_line())
     warnings = result.warnings()
     if view is not None and is_table(out):
         from dataclasses import replace

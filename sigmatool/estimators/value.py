@@ -420,7 +420,7 @@ class Valuation:
         """The same valuation under pass@K credit, through the same verifier (a fitted prior is shared). Its
         grader is set even at K = 1, so that it is :attr:`credited`."""
         graded = self.grader or Grader()
-        return self._graded_by(Grader(graded.fp, graded.fn, K))
+        return self._graded_by(replace(graded, pass_at=K))
 
     def _graded_by(self, grader: Grader) -> Valuation:
         return replace(self, grader=grader)
@@ -428,7 +428,7 @@ class Valuation:
     def one(self) -> Valuation:
         """The same valuation under pass@1 credit, through the same verifier: each answer's own reward
         (a prompt's pass rate, its chance of a hit in G answers)."""
-        return self.with_grader(None if self.grader is None else Grader(self.grader.fp, self.grader.fn))
+        return self.with_grader(None if self.grader is None else replace(self.grader, pass_at=1))
 
     @property
     def credited(self) -> bool:

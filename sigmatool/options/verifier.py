@@ -1,0 +1,73 @@
+"""The verifier options as typed values: ``--denoise FP,FN`` (the grader the counts were measured through) and
+``--resolution ε`` (near ties of raw rewards). Nothing here imports polars or numpy."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sigmatool.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A verifier's error rates as measured: it marks a wrong answer right with probability ``fp`` and a
+    right one wrong with ``fn``, from ``fp_trials`` known-wrong and ``fn_trials`` known-right answers (∞ when
+    typed); ``source`` names where they come from, ``notes`` what people should know of them (an adversarial
+    FP, a rate not measured)."""
+
+    fp: float
+    fn: float
+    fp_trials: float = math.inf
+    fn_trials: float = math.inf
+    source: str = "--denoise"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def rates(self) -> tuple[float, float]:
+        """(FP, FN)."""
+        return self.fp, self.fn
+
+    @property
+    def D(self) -> float:
+        """``1 − FP − FN``: what a right answer's reward exceeds a wrong one's on average."""
+        return 1.0 - self.fp - self.fn
+
+
+def parse_rates(option: str, text: str) -> tuple[float, float]:
+    """``FP,FN`` of ``option``: both in [0, 1) and FP + FN < 1 (else the reward carries no signal)."""
+    fp, comma, fn = text.partition(",")
+    if not comma:
+        raise UsageError(f"{option}: give FP,FN (e.g. 0.05,0.1), not {text!r}")
+    a, b = _number(option, fp.strip(), "FP"), _number(option, fn.strip(), "FN")
+    if not (0 <= a < 1 and 0 <= b < 1):
+        raise UsageError(f"{option}: FP and FN are probabilities in [0, 1), not {a:g},{b:g}")
+    if a + b >= 1:
+        raise UsageError(f"{option}: FP + FN = {a + b:g} ≥ 1: such a grader's reward says nothing of the answer")
+    return a, b
+
+
+def parse_denoise(text: str | None) -> Measured | None:
+    """``--denoise FP,FN``: the counts were graded by a verifier of these rates (typed: no trials)."""
+    if text is None:
+        return None
+    return Measured(*parse_rates("--denoise", text))
+
+
+def parse_resolution(text: float | None) -> float | None:
+    """``--resolution ε``: rewards that differ by less than ε tie; ε ≥ 0 and finite."""
+    if text is None:
+        return None
+    if not math.isfinite(text) or text < 0:
+        raise UsageError(f"--resolution: ε must be a finite number ≥ 0, not {text:g}")
+    return float(text)
+
+
+def _number(option: str, text: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{option}: {what} must be a number, not {text!r}") from None
+    if not math.isfinite(value):
+        raise UsageError(f"{option}: {what} must be a finite number, not {text!r}")
+    return value
