@@ -34,6 +34,12 @@ Z95 = 1.959963984540054  # the normal's 97.5 % quantile
 CONTRADICT_P = 1e-3
 
 
+def true_rates(hist: pl.DataFrame, measured: Measured) -> pl.DataFrame:
+    """A histogram whose rate ``p`` is the true one, ``clip((p − FP)/D, 0, 1)``; its counts as read."""
+    p = pl.col("p").cast(pl.Float64)
+    return hist.with_columns(((p - measured.fp) / measured.gap).clip(0.0, 1.0).alias("p"))
+
+
 def denoise_line(measured: Measured) -> str:
     """The headline line of a de-noised answer: the grader its counts are read back through."""
     trials = ""
@@ -65,14 +71,15 @@ def mean_rows(hist: pl.DataFrame, by: Sequence[str], measured: Measured) -> pl.D
     mean = sums["__sx"].to_numpy() / N
     with np.errstate(invalid="ignore", divide="ignore"):
         var = np.maximum(sums["__sxx"].to_numpy() - N * mean * mean, 0.0) / (N - 1.0)
-    fp, fn, D = measured.fp, measured.fn, measured.D
+    fp, fn, D = measured.fp, measured.fn, measured.gap
     p = (mean - fp) / D
     q = np.clip(p, 0.0, 1.0)
-    se = np.sqrt(
-        var / N
-        + (1.0 - q) ** 2 * _share(fp, measured.fp_trials)
-        + q**2 * _share(fn, measured.fn_trials)
-    ) / D
+    se = (
+        np.sqrt(
+            var / N + (1.0 - q) ** 2 * _share(fp, measured.fp_trials) + q**2 * _share(fn, measured.fn_trials)
+        )
+        / D
+    )
     found = pl.DataFrame(
         [
             pl.Series("pass_rate_mean", p),
@@ -88,9 +95,11 @@ def _share(rate: float, trials: float) -> float:
     return 0.0 if not math.isfinite(trials) else rate * (1.0 - rate) / trials
 
 
-def prompt_rates(k: FloatArray, n: FloatArray, measured: Measured) -> tuple[FloatArray, FloatArray, FloatArray]:
+def prompt_rates(
+    k: FloatArray, n: FloatArray, measured: Measured
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Per prompt: p̂ and its 95 % interval (:mod:`sigmatool.denoise`)."""
-    fp, fn, D = measured.fp, measured.fn, measured.D
+    fp, fn, D = measured.fp, measured.fn, measured.gap
     p = np.clip((k / n - fp) / D, 0.0, 1.0)
     typed = not (math.isfinite(measured.fp_trials) or math.isfinite(measured.fn_trials))
     alpha = 0.05 if typed else 0.05 / 3.0
@@ -184,8 +193,10 @@ def silent_columns(summary: pl.DataFrame, as_read: pl.DataFrame, hist: pl.DataFr
     keys = [c for c in by if c in summary.columns]
     means = mean_rows(hist, keys, measured)
     out = summary.with_columns(as_read["silent_rate"].alias("measured_silent_rate"))
-    out = out.join(means, on=keys, how="left", nulls_equal=True, maintain_order="left") if keys else (
-        out.with_columns(*(pl.lit(means[c][0]).alias(c) for c in means.columns))
+    out = (
+        out.join(means, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        if keys
+        else (out.with_columns(*(pl.lit(means[c][0]).alias(c) for c in means.columns)))
     )
     return out
 
@@ -202,21 +213,16 @@ def outside_note(summary: pl.DataFrame) -> list[str]:
 
 
 def with_prompt_rates(table: pl.DataFrame, measured: Measured) -> pl.DataFrame:
-    """Per distinct (k, n) — or rate — of a kernel table: ``pass_rate_denoised`` and ``pass_rate_lo/hi``
-    (:func:`prompt_rates`; a bare rate has no interval: its own p̂ at both ends)."""
-    if "k" in table.columns:
-        k, n = (table[c].cast(pl.Float64).to_numpy() for c in ("k", "n"))
-    else:
-        k = table["p"].cast(pl.Float64).to_numpy()
-        n = np.ones(k.size)
-    bare = np.isnan(k) | np.isnan(n)
+    """Per distinct (k, n) — or rate — of a kernel table whose ``p`` is p̂ already
+    (:func:`true_rates`): ``pass_rate_denoised`` and ``pass_rate_lo/hi`` (:func:`prompt_rates`; a bare rate
+    has no interval: its p̂ at both ends)."""
     p = table["p"].cast(pl.Float64).to_numpy()
-    k, n = np.where(bare, p, k), np.where(bare, 1.0, n)
-    hat, lo, hi = prompt_rates(k, n, measured)
-    if "k" not in table.columns or bare.any():
-        at = bare if "k" in table.columns else np.ones(k.size, dtype=np.bool_)
-        plain = np.clip((p - measured.fp) / measured.D, 0.0, 1.0)
-        hat, lo, hi = (np.where(at, plain, x) for x in (hat, lo, hi))
+    if "k" not in table.columns:
+        return table.with_columns(*(pl.Series(name, p) for name in PROMPT_RATES))
+    k, n = (table[c].cast(pl.Float64).fill_null(np.nan).to_numpy() for c in ("k", "n"))
+    bare = np.isnan(k) | np.isnan(n)
+    hat, lo, hi = prompt_rates(np.where(bare, 0.0, k), np.where(bare, 1.0, n), measured)
+    hat, lo, hi = (np.where(bare, p, x) for x in (hat, lo, hi))
     return table.with_columns(
         pl.Series("pass_rate_denoised", hat), pl.Series("pass_rate_lo", lo), pl.Series("pass_rate_hi", hi)
     )

@@ -66,6 +66,7 @@ class Run:
     pass_at: int = 1
     credits: tuple[int, ...] = ()  # --pass-at's list (silent, budget): one answer per K, stacked
     denoise: Measured | None = None
+    as_read: Values | None = None  # with --denoise, the values as read (their rates not mapped back)
     # The valuations, built on first use: made afresh (never copied) for each variant of the run, but for
     # the variants of another credit (:meth:`passing`), which share the first, the one every other reads.
     _val: list[Valuation] = field(default_factory=list, init=False, repr=False)
@@ -90,8 +91,21 @@ class Run:
 
         beyond = beyond or BeyondOptions()
         beyond.check(has_counts=loaded.dataset.has_counts, estimator=estimator)
+        values, notes = loaded.frame, tuple(loaded.notes)
+        if denoise is not None and grader is not None and tuple(grader) == denoise.rates:
+            # Measured and trained through one grader: the counts already read its rewards.
+            denoise, grader = None, None
+            notes = (
+                *notes,
+                "--grader-error and --denoise name one grader: the figures are the counts as read",
+            )
+        if denoise is not None and isinstance(values, pl.DataFrame):
+            # Every rate the analyses read (bins, weights, the plug-in) is the true one, p̂.
+            from sigmatool.denoise import true_rates
+
+            values = true_rates(values, denoise)
         return cls(
-            loaded.frame,
+            values,
             tuple(by),
             estimator,
             beyond,
@@ -100,11 +114,12 @@ class Run:
             loaded.totals,
             grader,
             loaded.reading if isinstance(loaded, Histogram) else (),
-            tuple(loaded.notes),
+            notes,
             label,
             pass_at[0] if len(pass_at) == 1 else 1,
             tuple(pass_at),
             denoise,
+            loaded.frame,
         )
 
     def under(self, estimator: str, beyond: BeyondOptions, sizes: Sequence[float] = ()) -> Run:
@@ -162,14 +177,11 @@ class Run:
             )
         return self._val[2]
 
-    @property
-    def measured(self) -> Valuation:
-        """The valuation of the counts as they were read, through --grader-error's grader, not de-noised."""
-        if self.denoise is None:
-            return self.val
-        out = replace(self, denoise=None)
-        out._val.append(self._base)
-        return out.val
+    def as_measured(self) -> Run:
+        """The run of the counts as they were read, through --grader-error's grader, not de-noised."""
+        if self.denoise is None or self.as_read is None:
+            return self
+        return replace(self, denoise=None, values=self.as_read)
 
     @property
     def credit(self) -> Valuation:
@@ -193,6 +205,8 @@ class Run:
         hist = self.histogram
         if self.grader is None or hist is None:
             return ""
+        if self.val.grader is None or self.val.grader.exact:
+            return "The grader is the one that graded the counts (--denoise): the figures are the counts as read."
         from sigmatool.estimators.report import grader_line
 
         return grader_line(hist, self.exact, self.val, self.sizes)
@@ -241,17 +255,20 @@ class Run:
             figure=figure,
             totals=self.totals,
         )
-        if self.denoise is None or self.histogram is None:
+        if self.denoise is None or self.as_read is None or self.histogram is None:
             return result
         from sigmatool import denoise
+        from sigmatool.estimators import ESTIMATOR
         from sigmatool.frames import last
 
-        as_read = silent.analyse(self.values, self.by, options, self.measured, self.beyond)
-        hist = self.histogram
+        read = self.as_measured()
+        as_read = silent.analyse(read.values, self.by, options, read.val, self.beyond)
+        hist = read.histogram
+        assert hist is not None
         summary = denoise.silent_columns(result.summary, as_read.summary, hist, self.by, self.denoise)
         return replace(
             result,
-            summary=last(summary, silent.ESTIMATOR),
+            summary=last(summary, ESTIMATOR),
             notes=(*result.notes, *denoise.outside_note(result.summary)),
             trust=(*result.trust, *denoise.contradictions(hist, self.denoise)),
         )
@@ -394,6 +411,9 @@ class Run:
         return replace(
             self,
             values=part,
+            as_read=None
+            if not isinstance(self.as_read, pl.DataFrame)
+            else self.as_read.filter(pl.col(COLUMN) == name).drop(COLUMN),
             by=tuple(c for c in self.by if c != COLUMN),
             totals=None,
             reading=tuple(line[len(mine) :] for line in self.reading if line.startswith(mine)),

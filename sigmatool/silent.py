@@ -85,8 +85,8 @@ from sigmatool.sums import (
 from sigmatool.sums import summaries as summed
 
 if TYPE_CHECKING:
-    from sigmatool.options.verifier import Measured
     from sigmatool.figures.plot import Plot
+    from sigmatool.options.verifier import Measured
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -205,10 +205,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sql",),
     # Every trainer's own formats: its dumps (which load reads), its config keys, defaults and loop.
     ("trainers",),
-    ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
+    (
+        "load",
+        "render",
+        "frames",
+        "segments",
+        "sums",
+        "joins",
+        "audits",
+    ),  # reading the input, writing outputs, cells
     # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
     ("figures", "shown", "credit"),
-    ("estimators", "prior"),  # a prompt's value under an estimator
+    ("estimators", "prior", "denoise"),  # a prompt's value under an estimator; what --denoise adds
     ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
     (
         "integrations",

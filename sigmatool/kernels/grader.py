@@ -26,7 +26,8 @@ and the inverse channel ``C⁻¹`` undoes it: each answer read right stands for 
 each read wrong for ``((1 − FN) − FP x) / D`` in the generating polynomial of the true right count x, so
 ``C⁻¹[m, j]`` is the coefficient of x^j in their product (:func:`inverse_channel`). The three forms become
 
-- plug-in: f at ``p̂ = clip((k/n − FP) / D, 0, 1)``;
+- plug-in: f at ``p̂ = clip((k/n − FP) / D, 0, 1)`` (the rate a run reads is p̂ already:
+  :meth:`Grader.true_rate` maps it once, so bins and weights by rate see the true rate too);
 - unbiased: ``Σ_m Hyp(m; n, k, d) (C⁻¹ C h)(m)`` (the silent share:
   ``D^−G Σ_m Hyp(m; n, k, G) [(1 − FP)^m (−FP)^(G−m) + (−FN)^m (1 − FN)^(G−m)]``); it may leave [0, 1];
 - under a prior: the prior is fitted to the counts as read; each point mass is mapped back as the plug-in
@@ -98,9 +99,8 @@ class Grader:
         return self.exact and self.pass_at == 1
 
     def rate(self, p: ArrayLike) -> FloatArray:
-        """``r(p) = FP + (1 − FP − FN) p``: the chance of reward 1 for a prompt of pass rate p (de-noising,
-        p the rate as measured, mapped back first: :meth:`true_rate`)."""
-        return np.asarray(self.fp + (1.0 - self.fp - self.fn) * self.true_rate(p))
+        """``r(p) = FP + (1 − FP − FN) p``: the chance of reward 1 for a prompt of pass rate p."""
+        return np.asarray(self.fp + (1.0 - self.fp - self.fn) * np.asarray(p, dtype=np.float64))
 
     def __str__(self) -> str:
         return f"FP {self.fp:g}, FN {self.fn:g}"
@@ -193,7 +193,7 @@ def beta_sqrt_variance(A: ArrayLike, B: ArrayLike, grader: Grader, nodes: int = 
     for index in np.ndindex(AA.shape):
         a, b = float(AA[index]), float(BB[index])
         x, w = special.roots_jacobi(nodes, b - 1.0, a - 1.0)  # weight (1 − x)^(b−1) (1 + x)^(a−1)
-        r = grader.rate((x + 1.0) / 2.0)
+        r = grader.rate(grader.true_rate((x + 1.0) / 2.0))  # the posterior is on the rate as read
         out[index] = float(w @ grpo_limit(r, grader.pass_at) / w.sum())
     return out
 

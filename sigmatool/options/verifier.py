@@ -29,7 +29,7 @@ class Measured:
         return self.fp, self.fn
 
     @property
-    def D(self) -> float:
+    def gap(self) -> float:
         """``1 − FP − FN``: what a right answer's reward exceeds a wrong one's on average."""
         return 1.0 - self.fp - self.fn
 
@@ -43,7 +43,9 @@ def parse_rates(option: str, text: str) -> tuple[float, float]:
     if not (0 <= a < 1 and 0 <= b < 1):
         raise UsageError(f"{option}: FP and FN are probabilities in [0, 1), not {a:g},{b:g}")
     if a + b >= 1:
-        raise UsageError(f"{option}: FP + FN = {a + b:g} ≥ 1: such a grader's reward says nothing of the answer")
+        raise UsageError(
+            f"{option}: FP + FN = {a + b:g} ≥ 1: such a grader's reward says nothing of the answer"
+        )
     return a, b
 
 
