@@ -115,7 +115,9 @@ def _reward_doctor(data: Any, path: str) -> Measured | None:
         for kind in kinds:
             found = categories.get(kind)
             if isinstance(found, dict):
-                total += float(found.get("total", found.get("cases", 0))) - float(found.get("errored", 0))
+                total += float(found.get("total") or found.get("cases") or 0) - float(
+                    found.get("errored") or 0
+                )
             elif isinstance(found, (int, float)):
                 total += float(found)
         return total or math.inf

@@ -217,7 +217,18 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
     ("figures", "shown", "credit"),
     ("estimators", "prior", "denoise"),  # a prompt's value under an estimator; what --denoise adds
-    ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
+    (
+        "silent",
+        "budget",
+        "groupsize",
+        "simulate",
+        "plan",
+        "track",
+        "preflight",
+        "curriculum",
+        "graders",
+        "__init__",
+    ),
     (
         "integrations",
     ),  # a schedule handed to the trainers: their samplers and exports, over curriculum and plan
@@ -367,7 +378,7 @@ def _command_bodies() -> list[tuple[str, int]]:
 
 
 def test_the_commands_are_found() -> None:
-    assert 11 == len(_command_bodies())
+    assert 12 == len(_command_bodies())
 
 
 def test_every_command_body_is_a_few_lines() -> None:
@@ -407,6 +418,7 @@ SHOWN = {
     "SimulationRun",
     "CurriculumResult",
     "RowsResult",
+    "GradersResult",
 }
 
 

@@ -16,6 +16,7 @@ COMMANDS = (
     "budget",
     "curriculum",
     "export",
+    "graders",
     "groupsize",
     "plan",
     "preflight",

@@ -73,3 +73,42 @@ def _number(option: str, text: str, what: str) -> float:
     if not math.isfinite(value):
         raise UsageError(f"{option}: {what} must be a finite number, not {text!r}")
     return value
+
+
+@dataclass(frozen=True)
+class GradersOptions:
+    """``sigmatool graders``: the rollout logs (one with two reward columns, or two with one each), the
+    prompt and rollout columns that pair them, the threshold that grades both, the G asked, the trusted
+    grader (``a``, ``b`` or None) and whether rows are per prompt."""
+
+    paths: tuple[str, ...]
+    prompt_col: str
+    reward_cols: tuple[str, str]
+    rollout_col: str | None = None
+    threshold: float | None = None
+    sizes: tuple[int, ...] = (8,)
+    trusted: str | None = None
+    per_prompt: bool = False
+
+    @classmethod
+    def parsed(
+        cls,
+        paths: list[str],
+        prompt_col: str | None,
+        reward_col: str | None,
+        reward_col_b: str | None,
+        **rest: object,
+    ) -> GradersOptions:
+        """The options checked: one or two logs, two reward sources, a trusted grader a or b."""
+        if not paths or len(paths) > 2:
+            raise UsageError("graders: give one rollout log with two reward columns, or two logs")
+        if reward_col is None:
+            raise UsageError("graders: name grader A's reward column (--reward-col)")
+        if len(paths) == 1 and reward_col_b is None:
+            raise UsageError(
+                "graders: one reward source; give B's column (--reward-col-b) or a second log of the rollouts"
+            )
+        if rest.get("trusted") not in (None, "a", "b"):
+            raise UsageError(f"--trusted: a or b, not {rest['trusted']!r}")
+        cols = (reward_col, reward_col_b or reward_col)
+        return cls(tuple(paths), prompt_col or "prompt", cols, **rest)  # type: ignore[arg-type]
