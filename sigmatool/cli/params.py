@@ -37,7 +37,7 @@ from sigmatool.options import (
 )
 from sigmatool.options.common import DEFAULT_BINS, DEFAULT_FIDELITY, DEFAULT_G, DEFAULT_MAX_G, DEFAULT_MIN_G
 from sigmatool.options.inputs import parsed_log_options, parsed_read_options
-from sigmatool.options.verifier import Measured
+from sigmatool.options.verifier import InvalidRewards, Measured
 
 # The shared options that only --help-all lists (the most used ones are in the SHARED panel).
 INPUT = "Input"
@@ -588,6 +588,29 @@ def denoise_option(denoise: DenoiseOpt = None, denoise_from: DenoiseFromOpt = No
     from sigmatool.audits import read_audit
 
     return read_audit(denoise_from, "--denoise-from")
+
+
+InvalidOpt = Annotated[
+    InvalidRewards | None,
+    typer.Option(
+        "--invalid",
+        help="A rollout log's invalid rewards (null, NaN, ±inf, text): skip removes them before grouping, "
+        "mask leaves them out of the group's baseline and std, zero reads them as 0 (docs/verifiers.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
+ResolutionOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--resolution",
+        metavar="ε",
+        help="A rollout log's raw rewards tie when they differ by less than ε ≥ 0: a group whose rewards "
+        "span less than ε is silent (docs/verifiers.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
 
 
 PerPrompt = Annotated[

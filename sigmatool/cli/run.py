@@ -160,6 +160,36 @@ def session(
         note(made.valued_notes())
 
 
+def raw_rewards(given: Analysed, silent: SilentOptions) -> None:
+    """``silent --invalid`` or ``--resolution``: the answer from a rollout log's raw rewards, read once
+    (without the checks of rewards that a histogram of right and wrong needs)."""
+    from sigmatool.errors import UsageError
+
+    inputs = given.inputs
+    if silent.resolution is not None and inputs.threshold is not None:
+        raise UsageError(
+            "--resolution reads the raw rewards; --threshold grades them right or wrong: give one"
+        )
+    if (
+        given.beyond.prior.active
+        or given.beyond.dataset_level
+        or given.grader
+        or given.denoise
+        or given.pass_at
+    ):
+        raise UsageError(
+            "--invalid and --resolution give the silent share from raw rewards: without --prior, --bounds, "
+            "--ci, --grader-error, --denoise or --pass-at"
+        )
+    check(inputs, given.out, imports=("sigmatool.rewards",))
+    from sigmatool import load, rewards
+
+    with load.dataset(inputs) as ds:
+        note(ds.notes)
+        result = rewards.answer(ds, silent)
+    show(result, given.out)
+
+
 def checked_credits(
     pass_at: Sequence[int], sizes: Sequence[float], *, many: bool, bounds: bool = False, flag: str = "--G"
 ) -> tuple[int, ...]:

@@ -1,12 +1,21 @@
-"""The verifier options as typed values: ``--denoise FP,FN`` (the grader the counts were measured through) and
-``--resolution ε`` (near ties of raw rewards). Nothing here imports polars or numpy."""
+"""The verifier options as typed values: ``--denoise FP,FN`` (the grader the counts were measured through),
+``--invalid`` (how invalid rewards are read) and ``graders``' options. Nothing here imports polars or numpy."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from enum import Enum
 
 from sigmatool.errors import UsageError
+
+
+class InvalidRewards(str, Enum):
+    """``--invalid``: how a rollout log's invalid rewards are read (:mod:`sigmatool.rewards`)."""
+
+    skip = "skip"
+    mask = "mask"
+    zero = "zero"
 
 
 @dataclass(frozen=True)
@@ -54,15 +63,6 @@ def parse_denoise(text: str | None) -> Measured | None:
     if text is None:
         return None
     return Measured(*parse_rates("--denoise", text))
-
-
-def parse_resolution(text: float | None) -> float | None:
-    """``--resolution ε``: rewards that differ by less than ε tie; ε ≥ 0 and finite."""
-    if text is None:
-        return None
-    if not math.isfinite(text) or text < 0:
-        raise UsageError(f"--resolution: ε must be a finite number ≥ 0, not {text:g}")
-    return float(text)
 
 
 def _number(option: str, text: str, what: str) -> float:
