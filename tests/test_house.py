@@ -205,30 +205,13 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sql",),
     # Every trainer's own formats: its dumps (which load reads), its config keys, defaults and loop.
     ("trainers",),
-    (
-        "load",
-        "render",
-        "frames",
-        "segments",
-        "sums",
-        "joins",
-        "audits",
-    ),  # reading the input, writing outputs, cells
+    ("load", "render", "frames", "segments", "sums", "joins"),  # reading the input, writing outputs, cells
     # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
     ("figures", "shown", "credit"),
-    ("estimators", "prior", "denoise"),  # a prompt's value under an estimator; what --denoise adds
-    (
-        "silent",
-        "budget",
-        "groupsize",
-        "simulate",
-        "plan",
-        "track",
-        "preflight",
-        "curriculum",
-        "graders",
-        "__init__",
-    ),
+    ("estimators", "prior"),  # a prompt's value under an estimator
+    ("denoise", "audits"),  # counts read back through a measured grader, and the audits that measure it
+    ("silent", "budget", "groupsize", "simulate", "plan", "track", "preflight", "curriculum", "__init__"),
+    ("graders", "rewards"),  # analyses of a rollout log's raw rewards
     (
         "integrations",
     ),  # a schedule handed to the trainers: their samplers and exports, over curriculum and plan
@@ -419,6 +402,7 @@ SHOWN = {
     "CurriculumResult",
     "RowsResult",
     "GradersResult",
+    "RewardsResult",
 }
 
 

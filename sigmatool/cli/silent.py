@@ -44,9 +44,7 @@ OldBins = Annotated[
 ]
 
 
-@app.command("silent")
-@uses(given=analysed_beyond_options)
-def silent_command(
+def silent_options(
     group_sizes: GroupSizes = None,
     estimator: EstimatorOpt = Estimator.auto,
     dapo_cap: DapoCap = None,
@@ -55,8 +53,17 @@ def silent_command(
     old_bins: OldBins = None,
     invalid: InvalidOpt = None,
     resolution: ResolutionOpt = None,
-    given: Analysed = Analysed(),
-) -> None:
+) -> SilentOptions:
+    """The G asked, the estimator, DAPO's cap, the bins, per-prompt rows, and how raw rewards are read."""
+    sizes = tuple(parse_group_sizes(group_sizes or ["8"]))
+    return SilentOptions(
+        sizes, estimator.value, dapo_cap, bins, per_prompt, invalid and invalid.value, resolution
+    )
+
+
+@app.command("silent")
+@uses(given=analysed_beyond_options, options=silent_options)
+def silent_command(options: SilentOptions = SilentOptions(), given: Analysed = Analysed()) -> None:
     """Share of groups that teach nothing (all right or all wrong) at group size G, and DAPO's cost.
 
     A group of G answers whose rewards are all equal has σ = 0: GRPO and Dr. GRPO get no gradient from it,
@@ -77,13 +84,11 @@ def silent_command(
 
         sigmatool silent sample_data/toy_pass_rates.csv --plot silent.png
     """
-    options = SilentOptions(tuple(parse_group_sizes(group_sizes or ["8"])), estimator.value, dapo_cap, bins,
-                            per_prompt, invalid and invalid.value, resolution)  # fmt: skip
     if options.raw:  # --invalid, --resolution: from the raw rewards
         return run.raw_rewards(given, options)
-    with run.session(given, estimator=options.estimator, sizes=options.sizes, per_prompt=per_prompt,
+    with run.session(given, estimator=options.estimator, sizes=options.sizes, per_prompt=options.per_prompt,
                      silent=options, imports=ANALYSIS, credits_many=True) as s:  # fmt: skip
-        if per_prompt:
+        if options.per_prompt:
             run.note(s.id_notes())
             rows = RowsResult(s.silent_rows(options), s.curve_for(given.plot, options), (s.val.bias_note(),))
             run.answer(rows, given, s)
