@@ -7,9 +7,10 @@
   worst case, and the note says so. ``falsepass results ENV --json``: ``headline.false_fail_rate`` over
   ``headline.known_good`` answers; FP 0, said.
 - reward-doctor 0.2.0 (alias rewardlint) ``audit T --format json``: ``false_positive_rate`` and
-  ``false_negative_rate``; trials = the count of ``failures[].mode`` of that kind over the rate, or at a rate
-  of 0 from ``by_category`` (reject: ``exploit``, ``distinction``; accept: ``equivalence``, ``format``;
-  errored cases out).
+  ``false_negative_rate``; trials = the count of ``failures[].mode`` of that kind (``false positive``,
+  ``false negative``) over the rate, or at a rate of 0 the ``total`` of ``by_category``'s cases that should be
+  rejected (``exploit``, ``distinction``) or accepted (``equivalence``, ``format``), errored cases (a failure
+  with no mode) out.
 - evalproof 0.2.1 ``calibrate … --json F``: ``confusion`` {tp, fp, fn, tn}; FP = fp/(fp + tn),
   FN = fn/(tp + fn).
 - ``sigmatool graders --trusted … --format json``: rows with ``fp``, ``fn``, ``fp_trials``, ``fn_trials``.
@@ -105,28 +106,25 @@ def _reward_doctor(data: Any, path: str) -> Measured | None:
     if not isinstance(data, dict) or "false_positive_rate" not in data or "false_negative_rate" not in data:
         return None
     fp, fn = float(data["false_positive_rate"]), float(data["false_negative_rate"])
-    modes = [f.get("mode") for f in data.get("failures") or [] if isinstance(f, dict)]
+    failures = [f for f in data.get("failures") or [] if isinstance(f, dict)]
     categories = data.get("by_category") or {}
 
     def trials(rate: float, mode: str, kinds: tuple[str, ...]) -> float:
-        if rate > 0:
-            return sum(1 for m in modes if m == mode) / rate
-        total = 0.0
+        if rate > 0:  # the rate is the failures of that mode over the graded cases
+            return float(round(sum(1 for f in failures if f.get("mode") == mode) / rate))
+        total = 0
         for kind in kinds:
             found = categories.get(kind)
             if isinstance(found, dict):
-                total += float(found.get("total") or found.get("cases") or 0) - float(
-                    found.get("errored") or 0
-                )
-            elif isinstance(found, (int, float)):
-                total += float(found)
-        return total or math.inf
+                errored = sum(1 for f in failures if f.get("category") == kind and f.get("mode") is None)
+                total += int(found.get("total") or 0) - errored
+        return float(total) or math.inf
 
     return Measured(
         fp,
         fn,
-        trials(fp, "false_positive", REJECT),
-        trials(fn, "false_negative", ACCEPT),
+        trials(fp, "false positive", REJECT),
+        trials(fn, "false negative", ACCEPT),
         f"reward-doctor audit, {path}",
     )
 
