@@ -91,7 +91,7 @@ class Run:
 
         beyond = beyond or BeyondOptions()
         beyond.check(has_counts=loaded.dataset.has_counts, estimator=estimator)
-        values, notes = loaded.frame, tuple(loaded.notes)
+        notes = tuple(loaded.notes)
         if denoise is not None and grader is not None and tuple(grader) == denoise.rates:
             # Measured and trained through one grader: the counts already read its rewards.
             denoise, grader = None, None
@@ -99,13 +99,8 @@ class Run:
                 *notes,
                 "--grader-error and --denoise name one grader: the figures are the counts as read",
             )
-        if denoise is not None and isinstance(values, pl.DataFrame):
-            # Every rate the analyses read (bins, weights, the plug-in) is the true one, p̂.
-            from sigmatool.denoise import true_rates
-
-            values = true_rates(values, denoise)
-        return cls(
-            values,
+        made = cls(
+            loaded.frame,
             tuple(by),
             estimator,
             beyond,
@@ -118,9 +113,20 @@ class Run:
             label,
             pass_at[0] if len(pass_at) == 1 else 1,
             tuple(pass_at),
-            denoise,
-            loaded.frame,
         )
+        return made.denoised(denoise)
+
+    def denoised(self, measured: Measured | None) -> Run:
+        """The same input read back through the grader that graded it (--denoise): every rate the analyses
+        read (bins, weights, the plug-in) is the true one, p̂, and every valuation de-noises the counts."""
+        if measured is None:
+            return self
+        values = self.values if self.as_read is None else self.as_read
+        if isinstance(values, pl.DataFrame):
+            from sigmatool.denoise import true_rates
+
+            return replace(self, values=true_rates(values, measured), denoise=measured, as_read=values)
+        return replace(self, denoise=measured, as_read=values)
 
     def under(self, estimator: str, beyond: BeyondOptions, sizes: Sequence[float] = ()) -> Run:
         """The same input under another estimator, prior or G asked, checked as :meth:`of` checks them."""

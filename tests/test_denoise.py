@@ -19,7 +19,7 @@ from scipy import stats
 
 from sigmatool.kernels import Quantity
 from sigmatool.kernels.grader import Grader, channel, inverse_channel
-from tests.conftest import BIGMATH, BIGMATH_COUNTS, csv_of, invoke
+from tests.conftest import BIGMATH, BIGMATH_COUNTS, csv_of, invoke, one_error_line, run_cli
 
 COUNTS = ("--weight-col", "count")
 
@@ -180,3 +180,19 @@ def test_fp_plus_fn_at_least_one_is_a_usage_error() -> None:
     done = invoke("silent", BIGMATH_COUNTS, "--denoise", "0.5,0.5")
     assert done.exit_code == 2
     assert "--denoise" in done.stderr
+
+
+def test_fp_plus_fn_at_least_one_is_one_usage_line_from_a_process() -> None:
+    done = run_cli("silent", BIGMATH_COUNTS, "--denoise", "0.6,0.4")
+    assert done.returncode == 2
+    assert "FP + FN" in one_error_line(done.stderr)
+
+
+def test_report_reads_the_counts_back_as_silent_does(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r.md"
+    done = invoke("report", BIGMATH_COUNTS, *COUNTS, "--denoise", "0,0.03", "-o", out)
+    assert done.exit_code == 0, done.stderr
+    silent = csv_of(invoke("silent", BIGMATH_COUNTS, *COUNTS, "--G", "8", "--denoise", "0,0.03", "-f", "csv"))
+    text = out.read_text()
+    assert "de-noised: counts read back through a grader of FP 0, FN 0.03" in text
+    assert f"{silent['silent_rate'][0]:.1%} of groups are silent at G=8" in text
