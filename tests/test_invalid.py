@@ -104,3 +104,46 @@ def test_invalid_beside_a_prior_is_a_usage_error(tmp_path: Path) -> None:
                    "--invalid", "mask", "--prior", "beta")  # fmt: skip
     assert done.returncode == 2
     assert "--invalid" in one_error_line(done.stderr)
+
+
+def _run_log(tmp_path: Path) -> tuple[Path, list[tuple[int, str, list[int | None]]]]:
+    """A run of 5 steps, 8 prompts a step, 4 rollouts a group, some rewards invalid."""
+    rng = np.random.default_rng(11)
+    groups, lines = [], ["step,prompt,reward"]
+    for step in range(1, 6):
+        for q in range(8):
+            p = rng.random()
+            rewards: list[int | None] = []
+            for _ in range(4):
+                text = (
+                    str(int(rng.random() < p))
+                    if rng.random() > 0.15
+                    else str(rng.choice(["error", "nan", ""]))
+                )
+                rewards.append(_valid(text))
+                lines.append(f"{step},q{q},{text}")
+            groups.append((step, f"q{q}", rewards))
+    path = tmp_path / "run.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, groups
+
+
+def test_track_counts_each_steps_invalid_rewards(tmp_path: Path) -> None:
+    path, groups = _run_log(tmp_path)
+    steps = csv_of(invoke("track", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward",
+                          "--step-col", "step", "--invalid", "zero", "-f", "csv"))  # fmt: skip
+    for row in steps.iter_rows(named=True):
+        mine = [rewards for step, _, rewards in groups if step == row["step"]]
+        invalid = sum(x is None for rewards in mine for x in rewards)
+        assert row["invalid"] == invalid
+        assert row["invalid_share"] == pytest.approx(invalid / sum(len(r) for r in mine), abs=1e-15)
+        counted = [r for r in mine if any(x is not None for x in r)]
+        zero = [_group_silent(r, "zero") for r in counted]
+        assert row["silent_fraction_zero"] == pytest.approx(sum(zero) / len(zero), abs=1e-15)
+
+
+def test_track_without_invalid_refuses_an_ungradeable_reward(tmp_path: Path) -> None:
+    path, _ = _run_log(tmp_path)
+    done = invoke("track", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward",
+                  "--step-col", "step", "-f", "csv")  # fmt: skip
+    assert done.exit_code == 1

@@ -13,6 +13,7 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
     EstimatorOpt,
+    InvalidOpt,
     PerPrompt,
     output_options,
     pass_at_option,
@@ -145,12 +146,14 @@ def track_options(
     export: ExportOpt = None,
     steps: ExportStepsOpt = None,
     per_prompt: PerPrompt = False,
+    invalid: InvalidOpt = None,
 ) -> TrackOptions:
     """Where the expectation comes from, the drift rule, the view, the export (:func:`parsed_track_options`)."""
     return parsed_track_options(pass_rates=pass_rates, expect=expect, window=window,
                                 rates_key=rates_key, rates_col=rates_col,
                                 z_threshold=z_threshold, min_gap=min_gap, summary=summary,
-                                export=export, steps=steps, per_prompt=per_prompt)  # fmt: skip
+                                export=export, steps=steps, per_prompt=per_prompt,
+                                invalid=invalid and invalid.value)  # fmt: skip
 
 
 @app.command("track")
@@ -194,7 +197,7 @@ def track_command(
     inputs = _checked(log.dumps(dumps or [], "track"), options, out, plot)
     from sigmatool.load.runs import run_log
 
-    groups = groups_of(run_log(inputs))
+    groups = groups_of(run_log(inputs), options.invalid)
     shown = (
         _stories(groups, plot)
         if options.per_prompt
@@ -254,10 +257,11 @@ def _export(groups: pl.DataFrame, options: TrackOptions) -> None:
         )
 
 
-def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:
-    """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted."""
+def groups_of(trainer_log: TrainerLog, invalid: str | None = None) -> pl.DataFrame:
+    """The run's groups, read once; a reward that cannot be graded stops it (with --invalid, counted per
+    step), missing ones are noted."""
     from sigmatool.track.groups import dump_groups
 
-    groups, notes = dump_groups(trainer_log)
+    groups, notes = dump_groups(trainer_log, allow_bad=invalid is not None)
     run.note(notes)
     return groups

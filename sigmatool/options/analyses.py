@@ -304,6 +304,7 @@ class TrackOptions:
     rates_col: str | None = None
     window: int | None = None  # --expect window --window K; None: leave-one-step-out (or --pass-rates)
     per_prompt: bool = False  # one row per prompt over the run instead of the step table
+    invalid: str | None = None  # --invalid: rewards that cannot be graded are counted per step, not refused
 
     def __post_init__(self) -> None:
         if self.per_prompt and self.summary:
