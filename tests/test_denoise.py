@@ -196,3 +196,25 @@ def test_report_reads_the_counts_back_as_silent_does(tmp_path) -> None:  # type:
     text = out.read_text()
     assert "de-noised: counts read back through a grader of FP 0, FN 0.03" in text
     assert f"{silent['silent_rate'][0]:.1%} of groups are silent at G=8" in text
+
+
+def test_bounds_beside_denoise_is_a_usage_error() -> None:
+    done = invoke("silent", BIGMATH_COUNTS, *COUNTS, "--bounds", "--denoise", "0,0.03")
+    assert done.exit_code == 2
+    assert "--bounds" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "quantity", [Quantity.SILENT, Quantity.SIGMA, Quantity.SIGMA_SQUARED, Quantity.KNAPSACK_RL]
+)
+def test_measured_with_one_grader_and_trained_with_another_is_unbiased(quantity: Quantity) -> None:
+    # Counts k ~ Bin(n, FP_B + D_B p) valued through C_B⁻¹ C_A: their mean is f at r_A(p), exactly.
+    trained, measured = (0.04, 0.12), (0.07, 0.03)
+    grader = Grader(*trained, 1, *measured)
+    n, G = 14, 6
+    k = np.arange(n + 1)
+    value = quantity.unbiased(k, np.full(n + 1, n), G, grader=grader)
+    for p in (0.0, 0.13, 0.5, 0.91, 1.0):
+        r = measured[0] + (1 - sum(measured)) * p
+        mean = float(stats.binom.pmf(k, n, r) @ value)
+        assert mean == pytest.approx(float(quantity.plugin(p, G, grader=Grader(*trained))), abs=1e-11)

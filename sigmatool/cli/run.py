@@ -128,6 +128,12 @@ def session(
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
     credits = checked_credits(given.pass_at, sizes, many=credits_many, bounds=beyond.bounds, flag=size_flag)
+    if beyond.bounds and given.denoise is not None:
+        from sigmatool.errors import UsageError
+
+        raise UsageError(
+            "--bounds ranges the rates as the counts read them; with --denoise use --ci or --prior"
+        )
     if per_prompt:
         inputs.check_rows_readable()
     check(inputs, given.out, given.plot.output, *outputs, imports=imports)
