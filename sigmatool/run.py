@@ -147,8 +147,11 @@ class Run:
         if not self._val:
             from sigmatool import estimators
 
+            measured = None if self.denoise is None else self.denoise.rates
             self._val.append(
-                estimators.valuation(self.values, self.by, self.sizes, self.estimator, self.beyond.prior)
+                estimators.valuation(
+                    self.values, self.by, self.sizes, self.estimator, self.beyond.prior, measured
+                )
             )
         return self._val[0]
 

@@ -218,3 +218,25 @@ def test_measured_with_one_grader_and_trained_with_another_is_unbiased(quantity:
         r = measured[0] + (1 - sum(measured)) * p
         mean = float(stats.binom.pmf(k, n, r) @ value)
         assert mean == pytest.approx(float(quantity.plugin(p, G, grader=Grader(*trained))), abs=1e-11)
+
+
+def test_the_npmle_is_a_prior_on_the_true_p(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # The posterior mean of f under the NPMLE fitted with likelihood Bin(k; n, FP + D·p) over the grid of p.
+    from sigmatool.prior import fit_prior
+    from sigmatool.prior.cells import p_grid
+
+    fp, fn, G = 0.05, 0.1, 12
+    rng = np.random.default_rng(9)
+    k = rng.binomial(8, fp + (1 - fp - fn) * rng.beta(0.5, 0.7, 400))
+    counts = tmp_path / "counts.csv"
+    pl.DataFrame({"k": k, "n": np.full(k.size, 8)}).write_csv(counts)
+    out = csv_of(invoke("silent", counts, "--k-col", "k", "--n-col", "n", "--G", G, "--prior", "npmle",
+                        "--denoise", f"{fp},{fn}", "-f", "csv"))  # fmt: skip
+    p = p_grid()
+    r = fp + (1 - fp - fn) * p
+    cells, w = np.unique(k, return_counts=True)
+    prior = fit_prior(cells, np.full(cells.size, 8), w.astype(float), kind="npmle", grid=r)
+    likelihood = stats.binom.pmf(cells[:, None], 8, r[None, :]) * prior.atom_mass[None, :]
+    f = p**G + (1 - p) ** G
+    posterior = likelihood @ f / likelihood.sum(axis=1)
+    assert out["silent_rate"][0] == pytest.approx(float(w @ posterior / w.sum()), abs=1e-9)

@@ -30,8 +30,8 @@ each read wrong for ``((1 − FN) − FP x) / D`` in the generating polynomial o
   :meth:`Grader.true_rate` maps it once, so bins and weights by rate see the true rate too);
 - unbiased: ``Σ_m Hyp(m; n, k, d) (C⁻¹ C h)(m)`` (the silent share:
   ``D^−G Σ_m Hyp(m; n, k, G) [(1 − FP)^m (−FP)^(G−m) + (−FN)^m (1 − FN)^(G−m)]``); it may leave [0, 1];
-- under a prior: the prior is fitted to the counts as read; each point mass is mapped back as the plug-in
-  maps p̂, each Beta component through ``C⁻¹`` as the unbiased form.
+- under a prior: the NPMLE is fitted on rates FP + D·p (a prior on the true p), and each point mass is read
+  back by :meth:`Grader.true_rate`; a Beta component, fitted to the rates as read, through ``C⁻¹``.
 
 A grader measured and trained alike nets out: the figures are the plain ones.
 """
