@@ -76,7 +76,11 @@ def silent_shares(four: pl.DataFrame, G: int) -> dict[str, FloatArray]:
 
 
 def mcnemar(a_only: int, b_only: int) -> float:
-    """The exact two-sided McNemar p-value: a binomial test of a_only of a_only + b_only at ½."""
+    """The exact two-sided McNemar p-value: a binomial test of a_only of a_only + b_only at ½.
+
+    >>> mcnemar(0, 5)  # 2 · ½⁵
+    0.0625
+    """
     if a_only + b_only == 0:
         return 1.0
     from scipy.stats import binomtest

@@ -58,7 +58,12 @@ def invalid_silent(
     plugin: bool = False,
 ) -> dict[str, FloatArray]:
     """Per prompt, the chance a group of G is silent under each way of reading invalid rewards (NaN where
-    the prompt has fewer than G rollouts to draw from, or none valid)."""
+    the prompt has fewer than G rollouts to draw from, or none valid).
+
+    >>> one = np.array([1.0])
+    >>> {m: round(float(x[0]), 4) for m, x in invalid_silent(2 * one, one, one, 2).items()}
+    {'skip': 0.3333, 'mask': 0.6667, 'zero': 0.3333}
+    """
     n = R + W + I
     with np.errstate(invalid="ignore", divide="ignore"):
         if plugin:
@@ -80,7 +85,11 @@ def invalid_silent(
 
 def tie_shares(rewards: FloatArray, G: int, resolution: float, plugin: bool = False) -> tuple[float, float]:
     """(silent, all equal): the chance that G of these rewards are silent at ``resolution`` and that they are
-    all equal (NaN where fewer than G rewards are logged and the groups are drawn without replacement)."""
+    all equal (NaN where fewer than G rewards are logged and the groups are drawn without replacement).
+
+    >>> [round(x, 4) for x in tie_shares(np.array([0.1, 0.5, 0.52, 0.9]), 2, 0.05)]  # only (0.5, 0.52)
+    [0.1667, 0.0]
+    """
     x = np.sort(np.asarray(rewards, dtype=np.float64))
     n = x.size
     if n == 0 or (not plugin and n < G):
