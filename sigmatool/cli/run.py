@@ -128,12 +128,7 @@ def session(
     # Counts are checked once read: a rate column on a 1/n grid is read as counts of n.
     beyond.check(has_counts=True, estimator=estimator, per_prompt=per_prompt)
     credits = checked_credits(given.pass_at, sizes, many=credits_many, bounds=beyond.bounds, flag=size_flag)
-    if beyond.bounds and given.denoise is not None:
-        from sigmatool.errors import UsageError
-
-        raise UsageError(
-            "--bounds ranges the rates as the counts read them; with --denoise use --ci or --prior"
-        )
+    _check_denoise(given)
     if per_prompt:
         inputs.check_rows_readable()
     check(inputs, given.out, given.plot.output, *outputs, imports=imports)
@@ -152,18 +147,20 @@ def session(
         streamed = stream and plain and load.streams(ds)
         loaded = load.rows(ds, totals=totals) if streamed else _histogram(ds)
         note(loaded.notes)
-        made = Run.of(
-            loaded,
-            inputs.groups,
-            estimator,
-            beyond,
-            sizes=sizes,
-            grader=grader,
-            pass_at=credits,
-            denoise=given.denoise,
-        )
+        made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader, pass_at=credits,
+                      denoise=given.denoise)  # fmt: skip
         yield made
         note(made.valued_notes())
+
+
+def _check_denoise(given: Analysed) -> None:
+    """--bounds range the rates as the counts read them: none beside --denoise."""
+    if given.beyond.bounds and given.denoise is not None:
+        from sigmatool.errors import UsageError
+
+        raise UsageError(
+            "--bounds ranges the rates as the counts read them; with --denoise use --ci or --prior"
+        )
 
 
 def raw_rewards(given: Analysed, silent: SilentOptions) -> None:
