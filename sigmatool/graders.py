@@ -196,7 +196,7 @@ class GradersResult:
         names = self.table.columns
         return View(
             headline=self.headline(),
-            percent=(*percent(names), *(c for c in SHARES if c in names)),
+            percent=(*percent(names), *(c for c in SHARES if c in names and c not in percent(names))),
             labels=labels(names),
             footer=list(self.notes),
         )
