@@ -184,6 +184,8 @@ COLUMNS = _declare(
     Column("silent_rate_zero", "silent\nzero", SHARE),
     Column("exact_tie_rate", "exact\nties", SHARE),
     Column("near_tie_rate", "near\nties", SHARE),
+    Column("exact_tie_fraction", "exact\nties", SHARE),
+    Column("near_tie_fraction", "near\nties", SHARE),
     Column("agree_share", "agree", SHARE),
     Column("mcnemar_p", "McNemar\np"),
     Column("silent_rate_a", "silent\nunder A", SHARE),

@@ -256,3 +256,77 @@ def answer(ds: Dataset, options: SilentOptions) -> RewardsResult:
         .collect()
     )
     return resolution_answer(rewards, by, sizes, options.resolution, plugin, options.per_prompt)
+
+
+def track_ties(log: pl.LazyFrame, resolution: float) -> RewardsResult:
+    """``track --resolution ε``: per step of a run's rollouts (``step``, ``group``, ``prompt``, ``reward``),
+    the share of its groups silent at ε (all rewards equal, or spanning less than ε), their exact and near
+    ties, and the share expected from each prompt's rewards in the other steps (leave-one-step-out: the
+    unbiased share of their G-subsets), with z = (observed − expected) / √Σ e(1 − e) over the groups
+    compared. Rewards that are not finite numbers are left out."""
+    x = pl.col("reward").cast(pl.Float64, strict=False)
+    groups = (
+        log.select("step", "group", "prompt", x.alias("x"))
+        .filter(pl.col("x").is_finite())
+        .group_by("step", "group", maintain_order=True)
+        .agg(pl.col("prompt").first(), pl.col("x").alias("rewards"))
+        .collect()
+    )
+    frame = _group_rows(groups, resolution)
+    compared = pl.col("expected").is_not_null()
+    steps = (
+        frame.group_by("step")
+        .agg(
+            pl.len().alias("groups"),
+            pl.col("G").sum().alias("rollouts"),
+            pl.col("silent").mean().alias("silent_fraction"),
+            pl.col("exact").mean().alias("exact_tie_fraction"),
+            (pl.col("silent") - pl.col("exact")).mean().alias("near_tie_fraction"),
+            compared.sum().cast(pl.Int64).alias("compared_groups"),
+            pl.col("silent").filter(compared).sum().alias("__observed"),
+            pl.col("expected").filter(compared).sum().alias("__expected"),
+            (pl.col("expected") * (1.0 - pl.col("expected"))).filter(compared).sum().alias("__variance"),
+        )
+        .sort("step")
+    )
+    n = pl.col("compared_groups")
+    steps = steps.with_columns(
+        pl.when(n > 0).then(pl.col("__expected") / n).alias("expected_silent_fraction"),
+        pl.when(pl.col("__variance") > 0)
+        .then((pl.col("__observed") - pl.col("__expected")) / pl.col("__variance").sqrt())
+        .alias("silent_z"),
+    ).drop("__observed", "__expected", "__variance")
+    said = (
+        f"At resolution {resolution:g}: each step's groups silent (all rewards equal or spanning less than "
+        f"{resolution:g}) against the share expected from each prompt's rewards in the other steps."
+    )
+    return RewardsResult(steps, said)
+
+
+def _group_rows(groups: pl.DataFrame, resolution: float) -> pl.DataFrame:
+    """Per logged group (``step``, ``prompt``, ``rewards``): its size G, whether it is silent and an exact
+    tie, and the chance a group of G of its prompt's rewards in the other steps is silent (null where they
+    hold fewer than G)."""
+    pools: dict[object, list[tuple[int, FloatArray]]] = {}
+    for row in groups.iter_rows(named=True):
+        pools.setdefault(row["prompt"], []).append(
+            (row["step"], np.asarray(row["rewards"], dtype=np.float64))
+        )
+    rows = []
+    for row in groups.iter_rows(named=True):
+        x_g = np.asarray(row["rewards"], dtype=np.float64)
+        G = x_g.size
+        span = float(x_g.max() - x_g.min())
+        others = [r for step, r in pools[row["prompt"]] if step != row["step"]]
+        pool = np.concatenate(others) if others else np.zeros(0)
+        expected = tie_shares(pool, G, resolution)[0] if pool.size >= G else float("nan")
+        rows.append(
+            {
+                "step": row["step"],
+                "G": G,
+                "silent": float(span == 0 or span < resolution - TOLERANCE),
+                "exact": float(span == 0),
+                "expected": expected,
+            }
+        )
+    return pl.DataFrame(rows).fill_nan(None)

@@ -93,3 +93,53 @@ def test_resolution_with_threshold_is_a_usage_error(tmp_path: Path) -> None:
                    "--resolution", "0.1", "--threshold", "0.5")  # fmt: skip
     assert done.returncode == 2
     assert "--threshold" in one_error_line(done.stderr)
+
+
+def _steps_log(tmp_path: Path, dense: bool) -> tuple[Path, list[tuple[int, str, list[float]]]]:
+    """A run of 4 steps, 6 prompts a step, 3 rollouts a group: dense rewards on a coarse grid, or 0/1."""
+    rng = np.random.default_rng(21 if dense else 22)
+    groups, lines = [], ["step,prompt,reward"]
+    for step in range(1, 5):
+        for q in range(6):
+            p = rng.random()
+            rewards = [
+                float(rng.integers(0, 6) * 0.025) if dense else float(rng.random() < p) for _ in range(3)
+            ]
+            groups.append((step, f"q{q}", rewards))
+            lines += [f"{step},q{q},{r!r}" if dense else f"{step},q{q},{int(r)}" for r in rewards]
+    path = tmp_path / "run.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, groups
+
+
+TRACK = ("--rollouts", "--prompt-col", "prompt", "--reward-col", "reward", "--step-col", "step")
+
+
+def test_track_steps_are_the_enumeration_of_the_other_steps_subsets(tmp_path: Path) -> None:
+    path, groups = _steps_log(tmp_path, dense=True)
+    steps = csv_of(invoke("track", path, *TRACK, "--resolution", RESOLUTION, "-f", "csv"))
+    for row in steps.iter_rows(named=True):
+        mine = [(q, r) for step, q, r in groups if step == row["step"]]
+        silent = [_silent(tuple(r), RESOLUTION) for _, r in mine]
+        assert row["silent_fraction"] == pytest.approx(np.mean(silent), abs=1e-15)
+        expected = []
+        for q, r in mine:
+            pool = [x for step, other, rs in groups if other == q and step != row["step"] for x in rs]
+            subsets = list(itertools.combinations(pool, len(r)))
+            expected.append(sum(_silent(s, RESOLUTION) for s in subsets) / len(subsets))
+        assert row["expected_silent_fraction"] == pytest.approx(np.mean(expected), abs=1e-12)
+
+
+def test_track_of_binary_rewards_at_a_resolution_is_the_plain_track(tmp_path: Path) -> None:
+    path, _ = _steps_log(tmp_path, dense=False)
+    plain = csv_of(invoke("track", path, *TRACK, "-f", "csv"))
+    tied = csv_of(invoke("track", path, *TRACK, "--resolution", "0.5", "-f", "csv"))
+    for column in ("silent_fraction", "expected_silent_fraction"):
+        assert np.allclose(tied[column].to_numpy(), plain[column].to_numpy(), rtol=0, atol=1e-12), column
+
+
+def test_track_resolution_with_threshold_is_a_usage_error(tmp_path: Path) -> None:
+    path, _ = _steps_log(tmp_path, dense=True)
+    done = invoke("track", path, *TRACK, "--resolution", "0.1", "--threshold", "0.5")
+    assert done.exit_code == 2
+    assert "--threshold" in done.stderr

@@ -305,10 +305,16 @@ class TrackOptions:
     window: int | None = None  # --expect window --window K; None: leave-one-step-out (or --pass-rates)
     per_prompt: bool = False  # one row per prompt over the run instead of the step table
     invalid: str | None = None  # --invalid: rewards that cannot be graded are counted per step, not refused
+    resolution: float | None = None  # --resolution ε: the steps' silent groups from their raw rewards
 
     def __post_init__(self) -> None:
         if self.per_prompt and self.summary:
             raise UsageError("--per-prompt and --summary are two views of the run: give one")
+        if self.resolution is not None and (not math.isfinite(self.resolution) or self.resolution < 0):
+            raise UsageError(f"--resolution: ε must be a finite number ≥ 0, not {self.resolution:g}")
+        if self.resolution is not None and (self.invalid is not None or self.per_prompt or self.summary):
+            raise UsageError("--resolution gives the step table from raw rewards: without --invalid, "
+                             "--per-prompt or --summary")  # fmt: skip
         if self.window is not None and self.pass_rates is not None:
             raise UsageError("--expect window and --pass-rates are two sources of the expectation: give one")
         if self.window is not None and self.window < 1:
