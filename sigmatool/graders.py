@@ -212,8 +212,8 @@ class GradersResult:
             f"{row['mcnemar_p']:.3g})."
         )
         at = "; ".join(
-            f"at G = {r['G']}, {r['silent_rate_a']:.1%} of groups silent under A, {r['silent_rate_b']:.1%} "
-            f"under B"
+            f"at G = {r['G']}, {_pct(r['silent_rate_a'])} of groups silent under A, "
+            f"{_pct(r['silent_rate_b'])} under B"
             for r in self.table.iter_rows(named=True)
         )
         return f"{said} {at[0].upper()}{at[1:]}."
@@ -223,6 +223,11 @@ class GradersResult:
 
     def warnings(self) -> tuple[str, ...]:
         return ()
+
+
+def _pct(x: float | None) -> str:
+    """A share for the headline: a percentage, or "no value" (no prompt holds G paired rollouts)."""
+    return "no value" if x is None or x != x else f"{x:.1%}"
 
 
 SHARES = (

@@ -148,6 +148,11 @@ def _prompts(frame: pl.DataFrame, by: Sequence[str]) -> pl.DataFrame:
     return frame.group_by(list(by), maintain_order=True) if by else frame  # type: ignore[return-value]
 
 
+def _pct(x: float | None) -> str:
+    """A share for a headline: a percentage, or "no value" (no prompt holds G rewards to draw)."""
+    return "no value" if x is None or x != x else f"{x:.1%}"
+
+
 def invalid_answer(
     counts: pl.DataFrame, by: Sequence[str], sizes: Sequence[int], mode: str, plugin: bool, per_prompt: bool
 ) -> RewardsResult:
@@ -182,10 +187,10 @@ def invalid_answer(
     )
     first = summary.row(0, named=True)
     said = (
-        f"{first['invalid_rollouts']:,} of the rollouts ({first['invalid_share']:.1%}) have an invalid reward; "
-        f"read as --invalid {mode}, {first['silent_rate']:.1%} of groups of {first['G']} are silent "
-        f"(skip {first['silent_rate_skip']:.1%}, mask {first['silent_rate_mask']:.1%}, "
-        f"zero {first['silent_rate_zero']:.1%})."
+        f"{first['invalid_rollouts']:,} of the rollouts ({_pct(first['invalid_share'])}) have an invalid "
+        f"reward; read as --invalid {mode}, {_pct(first['silent_rate'])} of groups of {first['G']} are "
+        f"silent (skip {_pct(first['silent_rate_skip'])}, mask {_pct(first['silent_rate_mask'])}, "
+        f"zero {_pct(first['silent_rate_zero'])})."
     )
     return RewardsResult(summary, said)
 
@@ -220,9 +225,9 @@ def resolution_answer(
     )
     first = summary.row(0, named=True)
     said = (
-        f"At resolution {resolution:g}, {first['silent_rate']:.1%} of groups of {first['G']} are silent: "
-        f"{first['exact_tie_rate']:.1%} with every reward equal, {first['near_tie_rate']:.1%} more within "
-        f"{resolution:g}."
+        f"At resolution {resolution:g}, {_pct(first['silent_rate'])} of groups of {first['G']} are silent: "
+        f"{_pct(first['exact_tie_rate'])} with every reward equal, {_pct(first['near_tie_rate'])} more "
+        f"within {resolution:g}."
     )
     return RewardsResult(summary, said)
 
@@ -230,7 +235,7 @@ def resolution_answer(
 def answer(ds: Dataset, options: SilentOptions) -> RewardsResult:
     """``silent``'s answer from a rollout log's raw rewards: the per-prompt counts of right, wrong and
     invalid rewards (``--invalid``), or each prompt's valid rewards (``--resolution``)."""
-    from sigmatool.errors import UsageError
+    from sigmatool.errors import DataError, UsageError
     from sigmatool.load.names import BAD_REWARDS, NULL_REWARDS, RAW_ID, RAW_K, RAW_N, REWARD
 
     if ds.raw is None:
@@ -246,6 +251,8 @@ def answer(ds: Dataset, options: SilentOptions) -> RewardsResult:
             (pl.col(RAW_N).cast(pl.Int64) - pl.col(RAW_K).cast(pl.Int64)).alias("wrong"),
             (pl.col(BAD_REWARDS).cast(pl.Int64) + pl.col(NULL_REWARDS).cast(pl.Int64)).alias("invalid"),
         ).collect()
+        if counts.height == 0:
+            raise DataError("--invalid: the log has no rollout")
         return invalid_answer(counts, by, sizes, options.invalid, plugin, options.per_prompt)
     assert options.resolution is not None
     x = pl.col(REWARD).cast(pl.Float64, strict=False)
@@ -255,6 +262,8 @@ def answer(ds: Dataset, options: SilentOptions) -> RewardsResult:
         .agg(pl.col("x").filter(pl.col("x").is_finite()).alias("rewards"))
         .collect()
     )
+    if rewards.height == 0:
+        raise DataError("--resolution: the log has no rollout")
     return resolution_answer(rewards, by, sizes, options.resolution, plugin, options.per_prompt)
 
 
@@ -272,6 +281,10 @@ def track_ties(log: pl.LazyFrame, resolution: float) -> RewardsResult:
         .agg(pl.col("prompt").first(), pl.col("x").alias("rewards"))
         .collect()
     )
+    if groups.height == 0:
+        from sigmatool.errors import DataError
+
+        raise DataError("--resolution: the run has no reward that is a finite number")
     frame = _group_rows(groups, resolution)
     compared = pl.col("expected").is_not_null()
     steps = (

@@ -147,3 +147,12 @@ def test_track_without_invalid_refuses_an_ungradeable_reward(tmp_path: Path) -> 
     done = invoke("track", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward",
                   "--step-col", "step", "-f", "csv")  # fmt: skip
     assert done.exit_code == 1
+
+
+def test_a_log_of_invalid_rewards_alone_has_no_value_and_no_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("prompt,reward\nq,error\nq,nan\n")
+    done = run_cli("silent", path, "--rollouts", "--prompt-col", "prompt", "--reward-col", "reward",
+                   "--invalid", "mask", "-f", "csv")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
