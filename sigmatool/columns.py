@@ -172,6 +172,26 @@ COLUMNS = _declare(
     Column("drgrpo_signal", "Dr. GRPO\nsignal"),
     Column("effective_prompts", "effective\nprompts", "prompts"),
     Column("repeat_rate", "drawn\nbefore", SHARE),
+    # verifiers (docs/verifiers.md): --denoise, --invalid, --resolution, graders
+    Column("measured_silent_rate", "silent\nas read", SHARE),
+    Column("pass_rate_mean", "true\nmean p", PASS_RATE),
+    Column("pass_rate_mean_lo", "true mean p\nlow", PASS_RATE),
+    Column("pass_rate_mean_hi", "true mean p\nhigh", PASS_RATE),
+    Column("invalid_rollouts", "invalid\nrollouts"),
+    Column("invalid_share", "invalid\nshare", SHARE),
+    Column("silent_rate_skip", "silent\nskip", SHARE),
+    Column("silent_rate_mask", "silent\nmask", SHARE),
+    Column("silent_rate_zero", "silent\nzero", SHARE),
+    Column("exact_tie_rate", "exact\nties", SHARE),
+    Column("near_tie_rate", "near\nties", SHARE),
+    Column("exact_tie_fraction", "exact\nties", SHARE),
+    Column("near_tie_fraction", "near\nties", SHARE),
+    Column("agree_share", "agree", SHARE),
+    Column("mcnemar_p", "McNemar\np"),
+    Column("silent_rate_a", "silent\nunder A", SHARE),
+    Column("silent_rate_b", "silent\nunder B", SHARE),
+    Column("silent_a_not_b", "silent A\nnot B", SHARE),
+    Column("silent_b_not_a", "silent B\nnot A", SHARE),
 )
 
 

@@ -23,6 +23,7 @@ import polars as pl
 
 from sigmatool.load.loaded import Values
 from sigmatool.options import BeyondOptions
+from sigmatool.options.verifier import Measured
 
 if TYPE_CHECKING:
     from sigmatool.budget import BudgetResult
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from sigmatool.estimators import Valuation
     from sigmatool.groupsize.curve import GroupSizeCurve
     from sigmatool.groupsize.summary import GroupSizeResult
+    from sigmatool.kernels.grader import Grader
     from sigmatool.load import Dataset, Histogram, Rows
     from sigmatool.options import BudgetOptions, GroupSizeOptions, PlotOptions, SilentOptions
     from sigmatool.options.curriculum import CurriculumOptions
@@ -47,7 +49,8 @@ class Run:
     ``dataset`` the loaded input (for per-prompt rows), ``totals`` what the pass that checked streamed rows
     summed, ``grader`` --grader-error's FP and FN, ``pass_at`` the K of the pass@K credit the trainer trains on
     (--pass-at; 1: each answer's own reward), ``reading`` the headline's first lines where the input
-    could be misread, ``notes`` what reading it noted, ``label`` its name in a report."""
+    could be misread, ``notes`` what reading it noted, ``label`` its name in a report, ``denoise`` the
+    verifier the counts were graded by (--denoise: every valuation reads them back to the true p)."""
 
     values: Values
     by: tuple[str, ...] = ()
@@ -62,6 +65,8 @@ class Run:
     label: str = ""
     pass_at: int = 1
     credits: tuple[int, ...] = ()  # --pass-at's list (silent, budget): one answer per K, stacked
+    denoise: Measured | None = None
+    as_read: Values | None = None  # with --denoise, the values as read (their rates not mapped back)
     # The valuations, built on first use: made afresh (never copied) for each variant of the run, but for
     # the variants of another credit (:meth:`passing`), which share the first, the one every other reads.
     _val: list[Valuation] = field(default_factory=list, init=False, repr=False)
@@ -78,6 +83,7 @@ class Run:
         grader: tuple[float, float] | None = None,
         label: str = "",
         pass_at: Sequence[int] = (),
+        denoise: Measured | None = None,
     ) -> Run:
         """The run of what :mod:`sigmatool.load` read, its options checked against it (a prior, bounds or
         an interval need counts): the one place a run is made."""
@@ -85,7 +91,15 @@ class Run:
 
         beyond = beyond or BeyondOptions()
         beyond.check(has_counts=loaded.dataset.has_counts, estimator=estimator)
-        return cls(
+        notes = tuple(loaded.notes)
+        if denoise is not None and grader is not None and tuple(grader) == denoise.rates:
+            # Measured and trained through one grader: the counts already read its rewards.
+            denoise, grader = None, None
+            notes = (
+                *notes,
+                "--grader-error and --denoise name one grader: the figures are the counts as read",
+            )
+        made = cls(
             loaded.frame,
             tuple(by),
             estimator,
@@ -95,11 +109,24 @@ class Run:
             loaded.totals,
             grader,
             loaded.reading if isinstance(loaded, Histogram) else (),
-            tuple(loaded.notes),
+            notes,
             label,
             pass_at[0] if len(pass_at) == 1 else 1,
             tuple(pass_at),
         )
+        return made.denoised(denoise)
+
+    def denoised(self, measured: Measured | None) -> Run:
+        """The same input read back through the grader that graded it (--denoise): every rate the analyses
+        read (bins, weights, the plug-in) is the true one, p̂, and every valuation de-noises the counts."""
+        if measured is None:
+            return self
+        values = self.values if self.as_read is None else self.as_read
+        if isinstance(values, pl.DataFrame):
+            from sigmatool.denoise import true_rates
+
+            return replace(self, values=true_rates(values, measured), denoise=measured, as_read=values)
+        return replace(self, denoise=measured, as_read=values)
 
     def under(self, estimator: str, beyond: BeyondOptions, sizes: Sequence[float] = ()) -> Run:
         """The same input under another estimator, prior or G asked, checked as :meth:`of` checks them."""
@@ -120,43 +147,66 @@ class Run:
         if not self._val:
             from sigmatool import estimators
 
+            measured = None if self.denoise is None else self.denoise.rates
             self._val.append(
-                estimators.valuation(self.values, self.by, self.sizes, self.estimator, self.beyond.prior)
+                estimators.valuation(
+                    self.values, self.by, self.sizes, self.estimator, self.beyond.prior, measured
+                )
             )
         return self._val[0]
 
+    def _grader(self, trained: tuple[float, float] | None, K: int) -> Grader:
+        """The grader every value reads: --grader-error's rates (``trained``), pass@K credit and, with
+        --denoise, the verifier the counts were measured through."""
+        from sigmatool.kernels.grader import Grader
+
+        fp, fn = trained or (0.0, 0.0)
+        measured = (0.0, 0.0) if self.denoise is None else self.denoise.rates
+        return Grader(fp, fn, K, *measured)
+
     @property
     def exact(self) -> Valuation:
-        """The valuation with an exact grader, under the run's credit (without --grader-error, :attr:`val`)."""
+        """The valuation with an exact grader, under the run's credit (without --grader-error, :attr:`val`);
+        with --denoise, of the true pass rates."""
         if len(self._val) < 2:
-            base = self._base
-            self._val.append(base.passing(self.pass_at) if self.by_credit else base.with_grader(None))
+            base, graded = self._base, self._grader(None, self.pass_at)
+            self._val.append(base._graded_by(graded) if self.by_credit else base.with_grader(graded))
         return self._val[1]
 
     @property
     def val(self) -> Valuation:
         """The one valuation of this run: every value read through --grader-error's grader when given, and
-        as the pass@K credit when --pass-at K > 1."""
+        as the pass@K credit when --pass-at K > 1; with --denoise, of the true pass rates."""
         if self.grader is None:
             return self.exact
         if len(self._val) < 3:
-            from sigmatool.kernels.grader import Grader
-
-            graded = Grader(*self.grader, pass_at=self.pass_at)
+            graded = self._grader(self.grader, self.pass_at)
             self._val.append(
                 self.exact._graded_by(graded) if self.by_credit else self.exact.with_grader(graded)
             )
         return self._val[2]
 
+    def as_measured(self) -> Run:
+        """The run of the counts as they were read, through --grader-error's grader, not de-noised."""
+        if self.denoise is None or self.as_read is None:
+            return self
+        return replace(self, denoise=None, values=self.as_read)
+
     @property
     def credit(self) -> Valuation:
         """The valuation of each answer's own reward (pass@1) through the run's grader: what ``pass_at_k``
         and the hit objective read (a prompt's chance that some of K answers is right)."""
-        if self.grader is None:
+        if self.grader is None and self.denoise is None:
             return self._base
-        from sigmatool.kernels.grader import Grader
+        return self._base.with_grader(self._grader(self.grader, 1))
 
-        return self._base.with_grader(Grader(*self.grader))
+    def denoise_line(self) -> str:
+        """With --denoise, a headline line: the grader the counts are read back through."""
+        if self.denoise is None:
+            return ""
+        from sigmatool.denoise import denoise_line
+
+        return denoise_line(self.denoise)
 
     def grader_line(self) -> str:
         """With --grader-error, the headline's first line: what the grader moves of the silent share and of
@@ -164,6 +214,8 @@ class Run:
         hist = self.histogram
         if self.grader is None or hist is None:
             return ""
+        if self.val.grader is None or self.val.grader.exact:
+            return "The grader is the one that graded the counts (--denoise): the figures are the counts as read."
         from sigmatool.estimators.report import grader_line
 
         return grader_line(hist, self.exact, self.val, self.sizes)
@@ -202,7 +254,7 @@ class Run:
     def _silent(self, options: SilentOptions, spark: bool, figure: bool) -> SilentResult:
         from sigmatool import silent
 
-        return silent.analyse(
+        result = silent.analyse(
             self.values,
             self.by,
             options,
@@ -211,6 +263,23 @@ class Run:
             spark=spark,
             figure=figure,
             totals=self.totals,
+        )
+        if self.denoise is None or self.as_read is None or self.histogram is None:
+            return result
+        from sigmatool import denoise
+        from sigmatool.estimators import ESTIMATOR
+        from sigmatool.frames import last
+
+        read = self.as_measured()
+        as_read = silent.analyse(read.values, self.by, options, read.val, self.beyond)
+        hist = read.histogram
+        assert hist is not None
+        summary = denoise.silent_columns(result.summary, as_read.summary, hist, self.by, self.denoise)
+        return replace(
+            result,
+            summary=last(summary, ESTIMATOR),
+            notes=(*result.notes, *denoise.outside_note(result.summary)),
+            trust=(*result.trust, *denoise.contradictions(hist, self.denoise)),
         )
 
     def curve_for(
@@ -250,7 +319,9 @@ class Run:
                     for K, r in ((K, self.passing(K)) for K in self.credits)
                 ]
             )
-        return silent.per_prompt(self.dataset, self.values, options.sizes, cap=options.cap, prior=self.val)
+        return silent.per_prompt(
+            self.dataset, self.values, options.sizes, cap=options.cap, prior=self.val, measured=self.denoise
+        )
 
     def budget(self, options: BudgetOptions) -> BudgetResult:
         """``budget``'s summary, headline and notes; under --pass-at, one answer per K, stacked."""
@@ -349,6 +420,9 @@ class Run:
         return replace(
             self,
             values=part,
+            as_read=None
+            if not isinstance(self.as_read, pl.DataFrame)
+            else self.as_read.filter(pl.col(COLUMN) == name).drop(COLUMN),
             by=tuple(c for c in self.by if c != COLUMN),
             totals=None,
             reading=tuple(line[len(mine) :] for line in self.reading if line.startswith(mine)),

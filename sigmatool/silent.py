@@ -86,6 +86,7 @@ from sigmatool.sums import summaries as summed
 
 if TYPE_CHECKING:
     from sigmatool.figures.plot import Plot
+    from sigmatool.options.verifier import Measured
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -347,8 +348,10 @@ def per_prompt(
     estimator: str = "auto",
     cap: int | None = None,
     prior: str | PriorSpec | Valuation | None = None,
+    measured: Measured | None = None,
 ) -> pl.LazyFrame:
-    """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value.
+    """One row per input prompt and G, streamed: the kernels are joined onto the rows by distinct value;
+    with ``measured`` (--denoise), each prompt's de-noised pass rate and its interval beside them.
 
     Rows are matched to the kernel table by their counts (k, n) when they have them, else by the input's
     own rate; under a prior, by their --by group and counts (each group has its own prior); a prompt that
@@ -368,6 +371,11 @@ def per_prompt(
     if ds.gridded:  # rates off the grid beside counts: looked up by their own rate too
         join, distinct = [*join, "__p"], bare_key(distinct, ds)
     table = silent_kernels(distinct, sizes, val, cap)
+    extra: list[str] = []
+    if measured is not None:
+        from sigmatool.denoise import PROMPT_RATES, with_prompt_rates
+
+        table, extra = with_prompt_rates(table, measured), list(PROMPT_RATES)
     if not ds.has_counts:
         table = table.rename({"p": "__p"})
     prompts = per_prompt_frame(ds).join(
@@ -376,7 +384,8 @@ def per_prompt(
         maintain_order="left",
     )
     joined = join_values(prompts, table.drop("p", strict=False), [*join, "G"])
-    return joined.select([*ds.by, "id", "p", "G", *PER_GROUP, *(["pass_at_k"] if val.credited else [])])
+    credited = ["pass_at_k"] if val.credited else []
+    return joined.select([*ds.by, "id", "p", "G", *PER_GROUP, *credited, *extra])
 
 
 def _draws(G: int, cap: int | None) -> Callable[[FloatArray], FloatArray]:

@@ -209,6 +209,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # Figures draw frames and values (no analysis); a result shows itself through them (sigmatool.shown).
     ("figures", "shown", "credit"),
     ("estimators", "prior"),  # a prompt's value under an estimator
+    ("denoise", "audits"),  # counts read back through a measured grader, and the audits that measure it
     (
         "silent",
         "budget",
@@ -221,6 +222,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "check",
         "__init__",
     ),
+    ("graders", "rewards"),  # analyses of a rollout log's raw rewards
     # A schedule handed to the trainers: their samplers and exports, over curriculum and plan.
     ("integrations",),
     ("run",),  # one run of the analyses
@@ -369,7 +371,7 @@ def _command_bodies() -> list[tuple[str, int]]:
 
 
 def test_the_commands_are_found() -> None:
-    assert 12 == len(_command_bodies())
+    assert 13 == len(_command_bodies())
 
 
 def test_every_command_body_is_a_few_lines() -> None:
@@ -410,6 +412,8 @@ SHOWN = {
     "SimulationRun",
     "CurriculumResult",
     "RowsResult",
+    "GradersResult",
+    "RewardsResult",
 }
 
 

@@ -61,8 +61,9 @@ def _per_prompt_commands() -> dict[str, click.Command]:
     return {
         name: command
         for name, command in group.commands.items()
-        # track's per-prompt rows are a run's story per prompt, not values at G (tests/test_logs.py)
-        if name != "track"
+        # track's per-prompt rows are a run's story per prompt, not values at G (tests/test_logs.py); graders'
+        # compare two graders of one rollout log (tests/test_graders.py)
+        if name not in ("track", "graders")
         and any("--per-prompt" in p.opts for p in command.params if isinstance(p, click.Option))
     }
 

@@ -13,6 +13,7 @@ import typer
 from sigmatool.cli.params import (
     Grader,
     Seed,
+    denoise_option,
     grader_option,
     input_options,
     output_options,
@@ -29,6 +30,7 @@ from sigmatool.options import (
     PriorSpec,
     parse_prior,
 )
+from sigmatool.options.verifier import Measured
 
 BEYOND = "Beyond the samples (counts k of n)"
 _beyond = functools.partial(typer.Option, rich_help_panel=BEYOND)  # an option of that panel
@@ -89,7 +91,8 @@ def beyond_options(
 @dataclass(frozen=True)
 class Analysed:
     """What every analysis of DATA is given: the input, the output, what is asked beyond the samples, the
-    figure, the grader and the credit the trainer trains on (``pass_at``: --pass-at's K, () for pass@1)."""
+    figure, the grader and the credit the trainer trains on (``pass_at``: --pass-at's K, () for pass@1), and
+    the verifier the data were graded by (``denoise``: --denoise, None when the counts are the truth)."""
 
     inputs: InputOptions = field(default_factory=InputOptions)
     out: OutputOptions = field(default_factory=OutputOptions)
@@ -97,6 +100,7 @@ class Analysed:
     plot: PlotOptions = field(default_factory=PlotOptions)
     grader: Grader = None
     pass_at: tuple[int, ...] = ()
+    denoise: Measured | None = None
 
 
 @uses(
@@ -106,6 +110,7 @@ class Analysed:
     plot=plot_options,
     grader=grader_option,
     pass_at=pass_at_option,
+    denoise=denoise_option,
 )
 def analysed_beyond_options(
     inputs: InputOptions,
@@ -114,9 +119,10 @@ def analysed_beyond_options(
     plot: PlotOptions,
     grader: Grader,
     pass_at: tuple[int, ...],
+    denoise: Measured | None,
 ) -> Analysed:
     """The options of an analysis of DATA with --prior, --bounds and --ci, beside the command's own."""
-    return Analysed(inputs, out, beyond, plot, grader, pass_at)
+    return Analysed(inputs, out, beyond, plot, grader, pass_at, denoise)
 
 
 @uses(
@@ -126,6 +132,7 @@ def analysed_beyond_options(
     plot=plot_options,
     grader=grader_option,
     pass_at=pass_at_option,
+    denoise=denoise_option,
 )
 def analysed_options(
     inputs: InputOptions,
@@ -134,6 +141,7 @@ def analysed_options(
     plot: PlotOptions,
     grader: Grader,
     pass_at: tuple[int, ...],
+    denoise: Measured | None,
 ) -> Analysed:
     """The options of an analysis of DATA with --prior, beside the command's own."""
-    return Analysed(inputs, out, BeyondOptions(prior), plot, grader, pass_at)
+    return Analysed(inputs, out, BeyondOptions(prior), plot, grader, pass_at, denoise)

@@ -17,6 +17,7 @@ COMMANDS = (
     "check",
     "curriculum",
     "export",
+    "graders",
     "groupsize",
     "plan",
     "preflight",

@@ -36,6 +36,7 @@ from sigmatool.options import (
 )
 from sigmatool.options.common import DEFAULT_BINS, DEFAULT_FIDELITY, DEFAULT_G, DEFAULT_MAX_G, DEFAULT_MIN_G
 from sigmatool.options.inputs import parsed_log_options, parsed_read_options, prompt_columns
+from sigmatool.options.verifier import InvalidRewards, Measured
 
 # The shared options that only --help-all lists (the most used ones are in the SHARED panel).
 INPUT = "Input"
@@ -198,8 +199,8 @@ RolloutColOpt = Annotated[
     _input(
         "--rollout-col",
         metavar="COL",
-        help="A rollout's rows (the turns of a conversation) count once: its first row's prompt, its last "
-        "row's reward.",
+        help="A rollout's id: its rows (the turns of a conversation) count once, its first row's prompt and "
+        "its last row's reward; graders pairs two logs' rollouts by it (else by their order in each prompt).",
     ),
 ]
 RewardColOpt = Annotated[
@@ -576,11 +577,91 @@ def pass_at_option(pass_at: PassAtOpt = None) -> tuple[int, ...]:
     return parse_pass_at(pass_at)
 
 
-def grader_option(grader_error: GraderErrorOpt = None) -> tuple[float, float] | None:
-    """``--grader-error FP,FN``, checked (FP + FN < 1)."""
+GraderErrorFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--grader-error-from",
+        metavar="FILE",
+        help="--grader-error's FP and FN from a verifier audit (falsepass, reward-doctor, evalproof, "
+        "sigmatool graders JSON; docs/verifiers.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
+DenoiseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--denoise",
+        metavar="FP,FN",
+        help="The data were graded by a verifier that marks a wrong answer right with probability FP and a "
+        "right one wrong with FN: every figure is for the true pass rate, the counts read back through "
+        "the inverse of that grader (docs/verifiers.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
+DenoiseFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--denoise-from",
+        metavar="FILE",
+        help="--denoise's FP and FN, with the trials behind them, from a verifier audit (falsepass, "
+        "reward-doctor, evalproof, sigmatool graders JSON; docs/verifiers.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
+
+
+def grader_option(
+    grader_error: GraderErrorOpt = None, grader_error_from: GraderErrorFromOpt = None
+) -> tuple[float, float] | None:
+    """``--grader-error FP,FN``, checked (FP + FN < 1), or its rates read from ``--grader-error-from``."""
     from sigmatool.options.curriculum import parse_grader_error
 
-    return parse_grader_error(grader_error)
+    if grader_error_from is None:
+        return parse_grader_error(grader_error)
+    if grader_error is not None:
+        raise UsageError("--grader-error and --grader-error-from: give one")
+    from sigmatool.audits import read_audit
+
+    return read_audit(grader_error_from, "--grader-error-from").rates
+
+
+def denoise_option(denoise: DenoiseOpt = None, denoise_from: DenoiseFromOpt = None) -> Measured | None:
+    """``--denoise FP,FN``, checked (FP + FN < 1), or the rates and their trials of ``--denoise-from``."""
+    from sigmatool.options.verifier import parse_denoise
+
+    if denoise_from is None:
+        return parse_denoise(denoise)
+    if denoise is not None:
+        raise UsageError("--denoise and --denoise-from: give one")
+    from sigmatool.audits import read_audit
+
+    return read_audit(denoise_from, "--denoise-from")
+
+
+InvalidOpt = Annotated[
+    InvalidRewards | None,
+    typer.Option(
+        "--invalid",
+        help="A rollout log's invalid rewards (null, NaN, ±inf, text): skip removes them before grouping, "
+        "mask leaves them out of the group's baseline and std, zero reads them as 0 (docs/verifiers.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
+ResolutionOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--resolution",
+        metavar="ε",
+        help="A rollout log's raw rewards tie when they differ by less than ε ≥ 0: a group whose rewards "
+        "span less than ε is silent (docs/verifiers.md).",
+        show_default=False,
+        rich_help_panel="The grader",
+    ),
+]
 
 
 PerPrompt = Annotated[

@@ -15,6 +15,7 @@ from sigmatool.cli.params import (
     OutputFile,
     PlanBudgetOpt,
     StepColOpt,
+    denoise_option,
     group_options,
     pass_at_option,
     read_options,
@@ -25,6 +26,7 @@ from sigmatool.errors import DataError
 from sigmatool.options import Estimator, InputOptions, OutputOptions, PriorSpec, ReportFile, check_prior
 from sigmatool.options.analyses import groupsize_options
 from sigmatool.options.figures import report_labels
+from sigmatool.options.verifier import Measured
 from sigmatool.progress import working
 from sigmatool.trainers.std import trainer_std
 
@@ -64,7 +66,7 @@ PreflightConfigOpt = Annotated[
 
 
 @app.command("report")
-@uses(read=read_options, by=group_options, prior=prior_option, pass_at=pass_at_option)
+@uses(read=read_options, by=group_options, prior=prior_option, pass_at=pass_at_option, denoise=denoise_option)
 def report_command(
     output: OutputFile = None,
     data: ReportData = None,
@@ -77,6 +79,7 @@ def report_command(
     read: InputOptions = InputOptions(),
     prior: PriorSpec = PriorSpec(),
     pass_at: tuple[int, ...] = (),
+    denoise: Measured | None = None,
     old_format: OldFormat = None,
 ) -> None:
     """Every analysis of one or more inputs on one page: figures, tables and the headline sentences.
@@ -107,7 +110,7 @@ def report_command(
     loop = _loop_settings(preflight_config)  # a bad config is refused before the data are read
     from sigmatool.report import build_report
 
-    options = _options(title, estimator.value, prior, pass_at)
+    options = replace(_options(title, estimator.value, prior, pass_at), denoise=denoise)
     items = _items(everything)
     with working("building the report"):
         options = _sections(_tracked(options, everything), items[0], plan_budget, loop)

@@ -132,6 +132,7 @@ def session(
     credits = checked_credits(
         given.pass_at, trained_sizes, many=credits_many, bounds=beyond.bounds, flag=flag
     )
+    _check_denoise(given)
     if per_prompt:
         inputs.check_rows_readable()
     check(inputs, given.out, given.plot.output, *outputs, imports=imports)
@@ -139,7 +140,7 @@ def session(
     from sigmatool.run import Run
 
     plain = estimator in ("auto", "plugin") and not (
-        beyond.prior.active or beyond.dataset_level or grader or credits
+        beyond.prior.active or beyond.dataset_level or grader or credits or given.denoise
     )
     totals = None
     if plain and silent is not None:
@@ -150,9 +151,50 @@ def session(
         streamed = stream and plain and load.streams(ds)
         loaded = load.rows(ds, totals=totals) if streamed else _histogram(ds)
         note(loaded.notes)
-        made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader, pass_at=credits)
+        made = Run.of(loaded, inputs.groups, estimator, beyond, sizes=sizes, grader=grader, pass_at=credits,
+                      denoise=given.denoise)  # fmt: skip
         yield made
         note(made.valued_notes())
+
+
+def _check_denoise(given: Analysed) -> None:
+    """--bounds range the rates as the counts read them: none beside --denoise."""
+    if given.beyond.bounds and given.denoise is not None:
+        from sigmatool.errors import UsageError
+
+        raise UsageError(
+            "--bounds ranges the rates as the counts read them; with --denoise use --ci or --prior"
+        )
+
+
+def raw_rewards(given: Analysed, silent: SilentOptions) -> None:
+    """``silent --invalid`` or ``--resolution``: the answer from a rollout log's raw rewards, read once
+    (without the checks of rewards that a histogram of right and wrong needs)."""
+    from sigmatool.errors import UsageError
+
+    inputs = given.inputs
+    if silent.resolution is not None and inputs.threshold is not None:
+        raise UsageError(
+            "--resolution reads the raw rewards; --threshold grades them right or wrong: give one"
+        )
+    if (
+        given.beyond.prior.active
+        or given.beyond.dataset_level
+        or given.grader
+        or given.denoise
+        or given.pass_at
+    ):
+        raise UsageError(
+            "--invalid and --resolution give the silent share from raw rewards: without --prior, --bounds, "
+            "--ci, --grader-error, --denoise or --pass-at"
+        )
+    check(inputs, given.out, imports=("sigmatool.rewards",))
+    from sigmatool import load, rewards
+
+    with load.dataset(inputs) as ds:
+        note(ds.notes)
+        result = rewards.answer(ds, silent)
+    show(result, given.out)
 
 
 def checked_credits(
@@ -196,6 +238,8 @@ def show(
     lines = [*reading]
     if run is not None and run.grader is not None and not getattr(result, "says_grader", False):
         lines.append(run.grader_line())
+    if run is not None and run.denoise is not None:
+        lines.append(run.denoise_line())
     warnings = result.warnings()
     if view is not None and is_table(out):
         from dataclasses import replace

@@ -13,7 +13,9 @@ from sigmatool.cli.app import app
 from sigmatool.cli.beyond import prior_option
 from sigmatool.cli.params import (
     EstimatorOpt,
+    InvalidOpt,
     PerPrompt,
+    ResolutionOpt,
     output_options,
     pass_at_option,
     plot_options,
@@ -36,6 +38,7 @@ from sigmatool.options.analyses import DEFAULT_WINDOW, Expect, parsed_track_opti
 if TYPE_CHECKING:
     import polars as pl
 
+    from sigmatool.rewards import RewardsResult
     from sigmatool.track import TrackResult
     from sigmatool.track.prompts import Stories
     from sigmatool.trainers.dumps import TrainerLog
@@ -145,12 +148,15 @@ def track_options(
     export: ExportOpt = None,
     steps: ExportStepsOpt = None,
     per_prompt: PerPrompt = False,
+    invalid: InvalidOpt = None,
+    resolution: ResolutionOpt = None,
 ) -> TrackOptions:
     """Where the expectation comes from, the drift rule, the view, the export (:func:`parsed_track_options`)."""
     return parsed_track_options(pass_rates=pass_rates, expect=expect, window=window,
                                 rates_key=rates_key, rates_col=rates_col,
                                 z_threshold=z_threshold, min_gap=min_gap, summary=summary,
-                                export=export, steps=steps, per_prompt=per_prompt)  # fmt: skip
+                                export=export, steps=steps, per_prompt=per_prompt,
+                                invalid=invalid and invalid.value, resolution=resolution)  # fmt: skip
 
 
 @app.command("track")
@@ -192,9 +198,9 @@ def track_command(
     """
     K = run.checked_credits(pass_at, (), many=False)
     inputs = _checked(log.dumps(dumps or [], "track"), options, out, plot)
-    from sigmatool.load.runs import run_log
-
-    groups = groups_of(run_log(inputs))
+    if options.resolution is not None:  # from the raw rewards
+        return run.show(_ties(_run_log(inputs), options.resolution, log), out)
+    groups = groups_of(_run_log(inputs), options.invalid)
     shown = (
         _stories(groups, plot)
         if options.per_prompt
@@ -202,6 +208,25 @@ def track_command(
     )
     _export(groups, options)
     run.show(shown, out, plot, ", ".join(dumps or [f"table {log.table}"]))
+
+
+def _run_log(inputs: InputOptions) -> TrainerLog:
+    """The run's rollouts (:func:`sigmatool.load.runs.run_log`), imported once the options are checked."""
+    from sigmatool.load.runs import run_log
+
+    return run_log(inputs)
+
+
+def _ties(trainer_log: TrainerLog, resolution: float, log: LogOptions) -> RewardsResult:
+    """--resolution: each step's silent groups from their raw rewards (--threshold grades them instead)."""
+    from sigmatool.rewards import track_ties
+
+    if log.threshold is not None:
+        raise UsageError(
+            "--resolution reads the raw rewards; --threshold grades them right or wrong: give one"
+        )
+    run.note(trainer_log.notes)
+    return track_ties(trainer_log.frame, resolution)
 
 
 def _tracked(
@@ -254,10 +279,11 @@ def _export(groups: pl.DataFrame, options: TrackOptions) -> None:
         )
 
 
-def groups_of(trainer_log: TrainerLog) -> pl.DataFrame:
-    """The run's groups, read once; a reward that cannot be graded stops it, missing ones are noted."""
+def groups_of(trainer_log: TrainerLog, invalid: str | None = None) -> pl.DataFrame:
+    """The run's groups, read once; a reward that cannot be graded stops it (with --invalid, counted per
+    step), missing ones are noted."""
     from sigmatool.track.groups import dump_groups
 
-    groups, notes = dump_groups(trainer_log)
+    groups, notes = dump_groups(trainer_log, allow_bad=invalid is not None)
     run.note(notes)
     return groups

@@ -70,10 +70,14 @@ class PerCell(Valuation):
     _missed: set[bool] = field(default_factory=set, repr=False)  # whether a cell beyond n had no value
 
     @classmethod
-    def of(cls, hist: pl.DataFrame, by: Sequence[str], beyond: bool = True) -> PerCell:
-        """The rule on one column's histogram (--by columns, ``p``, ``prompts`` and maybe ``k``, ``n``)."""
+    def of(
+        cls, hist: pl.DataFrame, by: Sequence[str], beyond: bool = True, grid: FloatArray | None = None
+    ) -> PerCell:
+        """The rule on one column's histogram (--by columns, ``p``, ``prompts`` and maybe ``k``, ``n``);
+        ``grid`` the NPMLE's grid of rates as read (--denoise)."""
         return cls("auto", PriorSpec("auto" if beyond else "none"), tuple(by), hist=hist, beyond=beyond,
-                   found=_identifies(hist, tuple(by), beyond), bare=bare_weights(hist, by))  # fmt: skip
+                   found=_identifies(hist, tuple(by), beyond), bare=bare_weights(hist, by),
+                   grid=grid)  # fmt: skip
 
     @property
     def counts(self) -> bool:
@@ -93,7 +97,7 @@ class PerCell(Valuation):
     def fitted(self) -> Valuation:
         """The NPMLE prior of each --by group, fitted on first use (the values beyond n)."""
         if not self._fit:
-            self._fit.append(_fitted(self.hist, self.by, PriorSpec("npmle", default=True)))
+            self._fit.append(_fitted(self.hist, self.by, PriorSpec("npmle", default=True), grid=self.grid))
         return self._fit[0]
 
     def _groups(self, frame: pl.DataFrame) -> pl.DataFrame:
@@ -249,9 +253,12 @@ def valuation(
     sizes: Sequence[float] = (),
     estimator: str = "auto",
     prior: str | PriorSpec | Valuation | None = None,
+    measured: tuple[float, float] | None = None,
 ) -> Valuation:
     """The estimator for ``hist``: ``auto`` is the rule of :class:`PerCell`; a prior (``beta``, ``npmle``,
-    ``A,B``) is fitted to each ``--by`` group; ``plugin`` and ``unbiased`` as named.
+    ``A,B``) is fitted to each ``--by`` group; ``plugin`` and ``unbiased`` as named. With ``measured``
+    (--denoise's FP, FN), the NPMLE is a prior on the true p with likelihood Bin(k; n, FP + D·p): fitted on
+    the grid of rates FP + D·p over its usual grid of p.
 
     With ``by`` led by the ``column`` key (several pass-rate columns), each column is valued apart, as its
     own run would value it (:class:`PerColumn`). Streamed rows (a LazyFrame: pass rates, no counts) take
@@ -265,19 +272,33 @@ def valuation(
     if frame is None:  # streamed rows: each column's plug-in values, named in its headline
         plain = "plugin" if estimator == "auto" else estimator
         return PerColumn(plain, spec, tuple(by)) if by_columns(by) else Valuation(plain)
+    grid = None if measured is None else measured_grid(*measured)
     if by_columns(by):
-        return _per_column(frame, tuple(by[1:]), sizes, estimator, spec)
-    return _one(frame, tuple(by), sizes, estimator, spec)
+        return _per_column(frame, tuple(by[1:]), sizes, estimator, spec, grid)
+    return _one(frame, tuple(by), sizes, estimator, spec, grid=grid)
+
+
+def measured_grid(fp: float, fn: float) -> FloatArray:
+    """The NPMLE's grid of rates as a verifier of (FP, FN) reads them: FP + D·p over the grid of true p."""
+    from sigmatool.prior.cells import p_grid
+
+    return np.asarray(fp + (1.0 - fp - fn) * p_grid(), dtype=np.float64)
 
 
 def _per_column(
-    hist: pl.DataFrame, by: tuple[str, ...], sizes: Sequence[float], estimator: str, spec: PriorSpec
+    hist: pl.DataFrame,
+    by: tuple[str, ...],
+    sizes: Sequence[float],
+    estimator: str,
+    spec: PriorSpec,
+    grid: FloatArray | None = None,
 ) -> PerColumn:
     """Each column's valuation on its own rows, behind one :class:`PerColumn`."""
     names = hist[COLUMN].unique(maintain_order=True).to_list()
     mixed = bool(bare_rows(hist).any())  # some column of bare rates beside columns of counts
     parts = tuple(
-        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec, mixed)) for name in names
+        (name, _one(hist.filter(pl.col(COLUMN) == name), by, sizes, estimator, spec, mixed, grid))
+        for name in names
     )
     index, _ = group_index(hist, (COLUMN,))
     posterior = any(part.posterior for _, part in parts)
@@ -292,6 +313,7 @@ def _one(
     estimator: str,
     spec: PriorSpec,
     _stacked: bool = False,
+    grid: FloatArray | None = None,
 ) -> Valuation:
     """The valuation of one pass-rate column's histogram: the rule of :class:`PerCell` by default, a prior
     fitted to each --by group when one is named."""
@@ -306,18 +328,25 @@ def _one(
     bare = bare_weights(hist, by)
     if not spec.active:
         if estimator == "auto":
-            return PerCell.of(hist, by, beyond=spec.kind == "auto")
+            return PerCell.of(hist, by, beyond=spec.kind == "auto", grid=grid)
         check_estimator(hist, sizes, estimator)
         return Valuation(estimator, short=_short(n_min, sizes), bare=bare)
     check_prior(
         spec, has_counts="n" in hist.columns, estimator="plugin" if estimator == "auto" else estimator
     )
-    return replace(_fitted(hist, by, spec, _short(n_min, sizes)), bare=bare)
+    return replace(_fitted(hist, by, spec, _short(n_min, sizes), grid), bare=bare)
 
 
-def _fitted(hist: pl.DataFrame, by: tuple[str, ...], spec: PriorSpec, short: int | None = None) -> Valuation:
+def _fitted(
+    hist: pl.DataFrame,
+    by: tuple[str, ...],
+    spec: PriorSpec,
+    short: int | None = None,
+    grid: FloatArray | None = None,
+) -> Valuation:
     """The posterior valuation: ``spec``'s prior fitted to each --by group of ``hist``'s counts (its bare
-    rates, k and n null, are valued by their own rate and fitted to nothing)."""
+    rates, k and n null, are valued by their own rate and fitted to nothing); an NPMLE on ``grid`` when
+    given (--denoise: :func:`measured_grid`)."""
     bare = bare_rows(hist)
     counted_rows = None
     if bare.any():
@@ -338,27 +367,37 @@ def _fitted(hist: pl.DataFrame, by: tuple[str, ...], spec: PriorSpec, short: int
     )
     k, n = (hist[c].to_numpy() for c in ("k", "n"))
     priors = tuple(
-        _fit(k[group == g], n[group == g], weights[group == g], spec.fit_kind)
+        _fit(k[group == g], n[group == g], weights[group == g], spec.fit_kind, grid)
         for g in range(max(labels.height, 1))
     )
-    return Valuation("posterior", spec, by, cells, priors, labels, short=short, counted_rows=counted_rows)
+    return Valuation(
+        "posterior", spec, by, cells, priors, labels, short=short, counted_rows=counted_rows, grid=grid
+    )
 
 
 # Priors fitted in this process, by their cells: a report values each input in the run that compares them
 # and again for that input's own headline, and the same cells give the same prior, fitted once.
-_FITS: dict[tuple[object, bytes, bytes, bytes], Prior] = {}
+_FITS: dict[tuple[object, bytes, bytes, bytes, bytes], Prior] = {}
 _FITS_KEPT = 64
 
 
-def _fit(k: NDArray[np.int64], n: NDArray[np.int64], w: NDArray[np.float64], kind: object) -> Prior:
-    """:func:`sigmatool.prior.fit_prior` of these cells, or the prior already fitted to the same cells."""
+def _fit(
+    k: NDArray[np.int64],
+    n: NDArray[np.int64],
+    w: NDArray[np.float64],
+    kind: object,
+    grid: FloatArray | None = None,
+) -> Prior:
+    """:func:`sigmatool.prior.fit_prior` of these cells (an NPMLE on ``grid`` when given), or the prior
+    already fitted to the same cells."""
     from sigmatool.prior import fit_prior
 
-    key = (kind, k.tobytes(), n.tobytes(), w.tobytes())
+    on = grid if kind == "npmle" else None  # a Beta is fitted to the rates as read
+    key = (kind, k.tobytes(), n.tobytes(), w.tobytes(), b"" if on is None else on.tobytes())
     if key not in _FITS:
         if len(_FITS) >= _FITS_KEPT:
             del _FITS[next(iter(_FITS))]  # the oldest
-        _FITS[key] = fit_prior(k, n, w, kind=kind)  # type: ignore[arg-type]
+        _FITS[key] = fit_prior(k, n, w, kind=kind, grid=on)  # type: ignore[arg-type]
     return _FITS[key]
 
 

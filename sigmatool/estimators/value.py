@@ -149,6 +149,8 @@ class Valuation:
     short: int | None = None  # the fewest logged samples n, when some G asked is larger (see bias_note)
     grader: Grader | None = None  # --grader-error: every value reads the rewards this verifier gives
     credited: bool = False  # --pass-at given: the answers name the credit they are for (each its pass@K)
+    # --denoise: the NPMLE's grid of rates as read, FP + D·p over the grid of true p (None: the usual grid)
+    grid: FloatArray | None = field(default=None, repr=False)
     # Per --by group, the prompts of bare rates beside counts (:func:`bare_weights`), for the labels; and
     # under a prior, the histogram rows of counts its cells are (None: every row), for the refits.
     bare: pl.DataFrame = field(default_factory=pl.DataFrame, repr=False)
@@ -316,9 +318,10 @@ class Valuation:
         q = Quantity(quantity)
         out = np.empty(frame.height, dtype=np.float64)
         given = np.zeros(frame.height, dtype=np.int64) if sizes is None else sizes
+        at = grid if self.grader is None else self.grader.true_rate(grid)  # rates as read, read back
         for size in np.unique(given).tolist():
             rows = np.flatnonzero(given == size)
-            f = q.plugin(grid, None if sizes is None else int(size), std, self.grader)
+            f = q.plugin(at, None if sizes is None else int(size), std, self.grader)
             out[rows] = ((masses * f[None, :]) @ L.T)[group[rows], cell[rows]] / norm[rows]
         return out
 
@@ -347,6 +350,7 @@ class Valuation:
             short=self.short,
             grader=self.grader,
             credited=self.credited,
+            grid=self.grid,
             bare=self.bare,
         )
 
@@ -356,7 +360,7 @@ class Valuation:
             from sigmatool.prior.cells import Cells, binomial_matrix, p_grid
 
             k, n = self._group_cells(g)
-            grid = p_grid()
+            grid = p_grid() if self.grid is None else self.grid
             self._matrices[g] = (grid, binomial_matrix(Cells(k, n, np.ones(k.size)), grid))
         return self._matrices[g]
 
@@ -403,6 +407,7 @@ class Valuation:
             short=self.short,
             grader=self.grader,
             credited=self.credited,
+            grid=self.grid,
             bare=self.bare,
             counted_rows=self.counted_rows,
             _matrices=self._matrices,
@@ -423,7 +428,7 @@ class Valuation:
         """The same valuation under pass@K credit, through the same verifier (a fitted prior is shared). Its
         grader is set even at K = 1, so that it is :attr:`credited`."""
         graded = self.grader or Grader()
-        return self._graded_by(Grader(graded.fp, graded.fn, K))
+        return self._graded_by(replace(graded, pass_at=K))
 
     def _graded_by(self, grader: Grader) -> Valuation:
         return replace(self, grader=grader, credited=True)
@@ -431,7 +436,7 @@ class Valuation:
     def one(self) -> Valuation:
         """The same valuation under pass@1 credit, through the same verifier: each answer's own reward
         (a prompt's pass rate, its chance of a hit in G answers)."""
-        return self.with_grader(None if self.grader is None else Grader(self.grader.fp, self.grader.fn))
+        return self.with_grader(None if self.grader is None else replace(self.grader, pass_at=1))
 
     def group_sizes(self, frame: pl.DataFrame, target: float, **rules: object) -> FloatArray:
         """Per frame row, the smallest G reaching ``target`` under its posterior (docs/theory.md §7); NaN if none."""
@@ -500,13 +505,22 @@ class Valuation:
             if self.by:
                 row = self.labels.row(g, named=True)
                 where = " for " + ", ".join(f"{key}={value}" for key, value in row.items())
-            lines.append(f"prior {self.prior.label}{where}: {describe(prior)}")
+            lines.append(f"prior {self.prior.label}{where}: {describe(prior, self.grid)}")
         return lines
 
 
-def describe(prior: Prior) -> str:
-    """The fitted prior in a phrase: parameters or support, log-likelihood, p̂ = 0 and 1 moved inside."""
+def describe(prior: Prior, grid: FloatArray | None = None) -> str:
+    """The fitted prior in a phrase: parameters or support, log-likelihood, p̂ = 0 and 1 moved inside; on a
+    ``grid`` of rates as read (--denoise), its support and masses at the true p = 0 and 1."""
     s = prior.summary()
+    if grid is not None and "a" not in s:
+        on = prior.atom_mass > 0
+        zero, one = (float(prior.atom_mass[prior.atoms == end].sum()) for end in (grid[0], grid[-1]))
+        loglik = float(s["log_likelihood"])
+        return (
+            f"on the true p: {int(on.sum())} support points (mass {zero:.3g} at p = 0, {one:.3g} at p = 1); "
+            f"log-likelihood {loglik:,.1f}"
+        )
     if "a" in s:
         shape = f"Beta(a = {s['a']:.4g}, b = {s['b']:.4g})"
     else:

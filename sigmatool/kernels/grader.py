@@ -19,6 +19,21 @@ the grader, j truly right answers of d are read as m right with probability ``C[
 
 GRPO's large-group weight ``√(r (1 − r))`` is no polynomial: under a Beta posterior it is integrated by
 64-point Gauss–Jacobi quadrature, and has no unbiased form (as with an exact grader).
+
+De-noising (``--denoise FP,FN``): when the counts themselves were graded by a noisy verifier (``measured_fp``,
+``measured_fn``; D = 1 − FP − FN), a count of m read right of d has expectation ``Σ_j Bin(j; d, p) C[j, m]``,
+and the inverse channel ``C⁻¹`` undoes it: each answer read right stands for ``((1 − FP) x − FN) / D`` and
+each read wrong for ``((1 − FN) − FP x) / D`` in the generating polynomial of the true right count x, so
+``C⁻¹[m, j]`` is the coefficient of x^j in their product (:func:`inverse_channel`). The three forms become
+
+- plug-in: f at ``p̂ = clip((k/n − FP) / D, 0, 1)`` (the rate a run reads is p̂ already:
+  :meth:`Grader.true_rate` maps it once, so bins and weights by rate see the true rate too);
+- unbiased: ``Σ_m Hyp(m; n, k, d) (C⁻¹ C h)(m)`` (the silent share:
+  ``D^−G Σ_m Hyp(m; n, k, G) [(1 − FP)^m (−FP)^(G−m) + (−FN)^m (1 − FN)^(G−m)]``); it may leave [0, 1];
+- under a prior: the NPMLE is fitted on rates FP + D·p (a prior on the true p), and each point mass is read
+  back by :meth:`Grader.true_rate`; a Beta component, fitted to the rates as read, through ``C⁻¹``.
+
+A grader measured and trained alike nets out: the figures are the plain ones.
 """
 
 from __future__ import annotations
@@ -45,17 +60,38 @@ class Grader:
     fp: float = 0.0
     fn: float = 0.0
     pass_at: int = 1
+    measured_fp: float = 0.0  # --denoise: the verifier that graded the counts read (0, 0: the truth)
+    measured_fn: float = 0.0
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.fp < 1.0 and 0.0 <= self.fn < 1.0 and self.fp + self.fn < 1.0):
-            raise ValueError(f"a grader needs FP, FN in [0, 1) and FP + FN < 1, not {self.fp}, {self.fn}")
+        for fp, fn in ((self.fp, self.fn), (self.measured_fp, self.measured_fn)):
+            if not (0.0 <= fp < 1.0 and 0.0 <= fn < 1.0 and fp + fn < 1.0):
+                raise ValueError(f"a grader needs FP, FN in [0, 1) and FP + FN < 1, not {fp}, {fn}")
         if not (isinstance(self.pass_at, int) and self.pass_at >= 1):
             raise ValueError(f"pass@K needs a whole K ≥ 1, not {self.pass_at!r}")
+        if (self.fp, self.fn) == (self.measured_fp, self.measured_fn):
+            # Measured and trained through the same verifier: the counts already read its rewards.
+            for name in ("fp", "fn", "measured_fp", "measured_fn"):
+                object.__setattr__(self, name, 0.0)
 
     @property
     def exact(self) -> bool:
-        """Whether the verifier makes no error (FP = FN = 0), whatever the credit."""
-        return self.fp == 0.0 and self.fn == 0.0
+        """Whether the figures read the counts as they are: the verifier makes no error (FP = FN = 0) and
+        the counts need no de-noising, whatever the credit."""
+        return self.fp == 0.0 and self.fn == 0.0 and not self.denoising
+
+    @property
+    def denoising(self) -> bool:
+        """Whether the counts were graded by a noisy verifier (--denoise) and are read back to the truth."""
+        return self.measured_fp != 0.0 or self.measured_fn != 0.0
+
+    def true_rate(self, r: ArrayLike) -> FloatArray:
+        """``p̂ = clip((r − FP) / D, 0, 1)`` of the measuring verifier: a rate read through it, mapped back."""
+        rr = np.asarray(r, dtype=np.float64)
+        if not self.denoising:
+            return rr
+        D = 1.0 - self.measured_fp - self.measured_fn
+        return np.asarray(np.clip((rr - self.measured_fp) / D, 0.0, 1.0), dtype=np.float64)
 
     @property
     def plain(self) -> bool:
@@ -84,11 +120,37 @@ def channel(grader: Grader, d: int) -> FloatArray:
     return out
 
 
+@lru_cache(maxsize=256)
+def inverse_channel(fp: float, fn: float, d: int) -> FloatArray:
+    """``C⁻¹[m, j]``: the weight a count of m read right of d gives j truly right, for a verifier of (FP, FN);
+    ``C⁻¹ C = I``.
+
+    >>> c = inverse_channel(0.1, 0.2, 3) @ channel(Grader(0.1, 0.2), 3)
+    >>> bool(np.allclose(c, np.eye(4), atol=1e-12))
+    True
+    """
+    from scipy.special import comb
+
+    D = 1.0 - fp - fn
+    out = np.zeros((d + 1, d + 1))
+    for m in range(d + 1):
+        a = np.arange(m + 1)
+        b = np.arange(d - m + 1)
+        right = comb(m, a) * ((1.0 - fp) / D) ** a * (-fn / D) ** (m - a)  # a read right, truly right
+        wrong = comb(d - m, b) * (-fp / D) ** b * ((1.0 - fn) / D) ** (d - m - b)  # b read wrong, truly right
+        out[m] = np.convolve(right, wrong)
+    return out
+
+
 def graded(h: FloatArray, grader: Grader) -> FloatArray:
-    """``h̃ = C h``: the group function of the true right count through the grader (h itself if exact)."""
+    """``h̃ = C h``: the group function of the true right count through the grader (h itself if exact); with
+    counts graded by a noisy verifier, ``C⁻¹ C h`` of the count as read."""
     if grader.exact:
         return h
-    return np.asarray(channel(grader, h.size - 1) @ h, dtype=np.float64)
+    out = h if grader.fp == 0.0 and grader.fn == 0.0 else channel(grader, h.size - 1) @ h
+    if grader.denoising:
+        out = inverse_channel(grader.measured_fp, grader.measured_fn, h.size - 1) @ out
+    return np.asarray(out, dtype=np.float64)
 
 
 def unbiased(h: FloatArray, k: ArrayLike, n: ArrayLike, grader: Grader) -> FloatArray:
@@ -131,7 +193,7 @@ def beta_sqrt_variance(A: ArrayLike, B: ArrayLike, grader: Grader, nodes: int = 
     for index in np.ndindex(AA.shape):
         a, b = float(AA[index]), float(BB[index])
         x, w = special.roots_jacobi(nodes, b - 1.0, a - 1.0)  # weight (1 − x)^(b−1) (1 + x)^(a−1)
-        r = grader.rate((x + 1.0) / 2.0)
+        r = grader.rate(grader.true_rate((x + 1.0) / 2.0))  # the posterior is on the rate as read
         out[index] = float(w @ grpo_limit(r, grader.pass_at) / w.sum())
     return out
 

@@ -55,9 +55,24 @@ class SilentOptions:
     cap: int | None = None
     bins: int | None = None
     per_prompt: bool = False
+    invalid: str | None = None  # --invalid skip|mask|zero: how a rollout log's invalid rewards are read
+    resolution: float | None = None  # --resolution ε: raw rewards that differ by less than ε tie
+
+    @property
+    def raw(self) -> bool:
+        """Whether the answer comes from a rollout log's raw rewards (--invalid, --resolution)."""
+        return self.invalid is not None or self.resolution is not None
 
     def __post_init__(self) -> None:
         check_estimator(self.estimator)
+        if self.resolution is not None and (not math.isfinite(self.resolution) or self.resolution < 0):
+            raise UsageError(f"--resolution: ε must be a finite number ≥ 0, not {self.resolution:g}")
+        if self.invalid is not None and self.resolution is not None:
+            raise UsageError("--invalid and --resolution: give one (--resolution reads every valid reward)")
+        if self.raw and (self.bins is not None or self.cap is not None):
+            raise UsageError(
+                "--invalid and --resolution give the silent share alone: without --by-bins or --dapo-cap"
+            )
         if self.cap is not None:
             check_dapo_cap(self.cap)
         if self.bins is not None:
@@ -289,10 +304,17 @@ class TrackOptions:
     rates_col: str | None = None
     window: int | None = None  # --expect window --window K; None: leave-one-step-out (or --pass-rates)
     per_prompt: bool = False  # one row per prompt over the run instead of the step table
+    invalid: str | None = None  # --invalid: rewards that cannot be graded are counted per step, not refused
+    resolution: float | None = None  # --resolution ε: the steps' silent groups from their raw rewards
 
     def __post_init__(self) -> None:
         if self.per_prompt and self.summary:
             raise UsageError("--per-prompt and --summary are two views of the run: give one")
+        if self.resolution is not None and (not math.isfinite(self.resolution) or self.resolution < 0):
+            raise UsageError(f"--resolution: ε must be a finite number ≥ 0, not {self.resolution:g}")
+        if self.resolution is not None and (self.invalid is not None or self.per_prompt or self.summary):
+            raise UsageError("--resolution gives the step table from raw rewards: without --invalid, "
+                             "--per-prompt or --summary")  # fmt: skip
         if self.window is not None and self.pass_rates is not None:
             raise UsageError("--expect window and --pass-rates are two sources of the expectation: give one")
         if self.window is not None and self.window < 1:

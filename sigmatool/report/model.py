@@ -12,6 +12,7 @@ import polars as pl
 from sigmatool.errors import UsageError
 from sigmatool.load import Histogram, dataset, histogram
 from sigmatool.options import GroupSizeOptions, InputOptions, PriorSpec
+from sigmatool.options.verifier import Measured
 from sigmatool.plan.core import PlanFrames
 from sigmatool.preflight import PreflightResult
 from sigmatool.report.provenance import InputFile, checked
@@ -43,7 +44,7 @@ class ReportInput:
 
         sizes = () if options.estimator == "unbiased" else tuple(float(G) for G in options.sizes)
         under = self.run.under(options.estimator, BeyondOptions(options.prior), sizes)
-        return replace(self, run=under.passing(options.pass_at))
+        return replace(self, run=under.denoised(options.denoise).passing(options.pass_at))
 
     @property
     def hist(self) -> pl.DataFrame:
@@ -82,6 +83,7 @@ class ReportOptions:
     preflight: PreflightResult | None = None  # what the batch loop of --preflight-config does
     command: str | None = None  # the command line that asked for the report, for its provenance
     pass_at: int = 1  # --pass-at: the credit the trainer trains on; the G grid starts at K (docs/passk.md)
+    denoise: Measured | None = None  # --denoise: the grader the counts were graded by (docs/verifiers.md)
 
     def __post_init__(self) -> None:
         if self.estimator not in ESTIMATORS:

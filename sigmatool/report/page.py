@@ -219,6 +219,11 @@ def settings(options: ReportOptions, estimators: Sequence[str], by: Sequence[str
             if o.pass_at > 1
             else []
         ),
+        *(
+            [("de-noised", f"counts read back through a grader of FP {o.denoise.fp:g}, FN {o.denoise.fn:g}")]
+            if o.denoise is not None
+            else []
+        ),
     ]
 
 

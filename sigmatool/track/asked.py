@@ -25,7 +25,24 @@ def tracked(
     rule = {"z_threshold": options.z_threshold, "min_gap": options.min_gap, "window": options.window}
     result = track_groups(groups, rates, **rule, estimate=estimate, pass_at=pass_at)  # type: ignore[arg-type]
     _check_matched(result, options)
+    if options.invalid is not None:
+        result = replace(result, steps=with_invalid(result.steps, groups, options.invalid))
     return replace(result, run_only=options.summary)
+
+
+def with_invalid(steps: pl.DataFrame, groups: pl.DataFrame, mode: str) -> pl.DataFrame:
+    """The step table with each step's ``invalid`` rollouts (a reward missing or that cannot be graded) and
+    their ``invalid_share``; with ``--invalid zero``, ``silent_fraction_zero``: the share of its groups
+    silent when invalid rewards read 0 (all valid wrong, or all right and none invalid). A logged group
+    read with ``skip`` or ``mask`` is silent as the step's ``silent_fraction`` says (its valid rewards agree)."""
+    invalid = pl.col("bad") + pl.col("missing")
+    zero = ((pl.col("k") == 0) | ((pl.col("k") == pl.col("G")) & (invalid == 0))).cast(pl.Float64)
+    per_step = groups.group_by("step").agg(
+        invalid.sum().cast(pl.Int64).alias("invalid"),
+        (invalid.sum() / (pl.col("G") + invalid).sum()).alias("invalid_share"),
+        *([zero.filter(pl.col("G") >= 1).mean().alias("silent_fraction_zero")] if mode == "zero" else []),
+    )
+    return steps.join(per_step, on="step", how="left", maintain_order="left")
 
 
 def _check_matched(result: TrackResult, options: TrackOptions) -> None:

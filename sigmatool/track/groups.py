@@ -139,9 +139,10 @@ def pass_rates_of(groups: pl.DataFrame, steps: tuple[int, int] | None = None) ->
     )
 
 
-def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
+def dump_groups(trainer_log: TrainerLog, allow_bad: bool = False) -> tuple[pl.DataFrame, list[str]]:
     """A trainer's dumps as the group table, read once, and notes for people (the log's own, and rollouts
-    skipped for a missing reward); a reward that cannot be graded, or a dump polars cannot read, stops it."""
+    skipped for a missing reward); a reward that cannot be graded (unless ``allow_bad``: --invalid counts
+    it), or a dump polars cannot read, stops it."""
     from sigmatool.trainers.dumps import describe_bad_rows
     from sigmatool.trainers.dumps.log import ROLLOUTS
 
@@ -154,7 +155,7 @@ def dump_groups(trainer_log: TrainerLog) -> tuple[pl.DataFrame, list[str]]:
     except pl.exceptions.PolarsError as exc:
         lines = str(exc).strip().splitlines() or [type(exc).__name__]
         raise DataError(f"cannot read the {trainer_log.trainer} dump: {lines[0]}") from exc
-    if int(groups["bad"].sum()):
+    if int(groups["bad"].sum()) and not allow_bad:
         raise DataError(describe_bad_rows(trainer_log))
     missing = int(groups["missing"].sum())
     skipped = (
