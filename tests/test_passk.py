@@ -365,3 +365,25 @@ def test_preflight_trains_on_the_rewards_of_the_groups_pass_at_k_keeps(counts: d
     assert out["reward_dataset"][0] == pytest.approx(
         float(mean_over(counts, lambda k: Fraction(k, N))), abs=1e-12
     )
+
+
+@pytest.mark.parametrize("K", [2, 4])
+def test_curriculum_band_step_is_the_exact_pass_at_k_share(counts: dict[int, int], K: int) -> None:
+    """A band schedule draws every prompt with 0.2 ≤ p̂ ≤ 0.8 alike: each step's silent share at G = 8 is their
+    mean hypergeometric pass@K silence, its all-right share their c > 8 − K."""
+    out = csv_of(
+        invoke("curriculum", BIGMATH, "--schedule", "band", "--steps", "1", "--pass-at", K, "-f", "csv")
+    )
+    inside = {k: m for k, m in counts.items() if Fraction(1, 5) <= Fraction(k, N) <= Fraction(4, 5)}
+    assert out["effective_prompts"][0] == pytest.approx(sum(inside.values()))
+    assert out["silent_rate"][0] == pytest.approx(float(silent_share(inside, 8, K, hyp)), abs=1e-12)
+    right = mean_over(inside, lambda k: sum(hyp(c, k, 8) for c in range(9 - K, 9)))
+    assert out["all_right_rate"][0] == pytest.approx(float(right), abs=1e-12)
+
+
+def test_pass_at_one_is_the_plain_track_and_simulate() -> None:
+    for args in (("track", EXAMPLE, "--from", "verl"), ("simulate", "--steps", "5", "--prompts", "500")):
+        plain = invoke(*args, "-f", "csv")
+        one = invoke(*args, "--pass-at", "1", "-f", "csv")
+        assert plain.exit_code == 0, plain.stderr
+        assert one.stdout == plain.stdout
