@@ -24,6 +24,9 @@ from sigmatool.render.spark import BLOCKS, Sparkline, blocks, spark_lines
 from sigmatool.render.table import View, print_table
 from tests.conftest import BIGMATH, ROOT, TOY, csv_of, invoke, run_in
 
+# Pages and figures are drawn and rendered: a slow suite of its own (make test-slow).
+pytestmark = pytest.mark.slow
+
 SVG_NS = "{http://www.w3.org/2000/svg}"
 # docs/theory.md §2: Big-Math's silent share at G = 4 … 64, to the paper's two decimals of a percent.
 PAPER_SILENT = {4.0: 0.5927, 8.0: 0.4428, 16.0: 0.3224, 32.0: 0.2301, 64.0: 0.1653}

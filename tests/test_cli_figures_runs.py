@@ -15,6 +15,9 @@ from tests.conftest import BIGMATH, SAMPLE, TOY, csv_of, invoke
 from tests.test_cli_figures import svg_series
 from tests.test_cli_report import numbers
 
+# Pages and figures are drawn and rendered: a slow suite of its own (make test-slow).
+pytestmark = pytest.mark.slow
+
 RUN = SAMPLE / "example_run"
 COUNTS = SAMPLE / "bigmath_8_samples.csv"
 

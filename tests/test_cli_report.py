@@ -17,6 +17,9 @@ from sigmatool.figures.plot import png_data
 from tests.conftest import BIGMATH, ROOT, TOY, csv_of, invoke, run_in
 from tests.make_figures import FIGURES, REPORT, make
 
+# Pages and figures are drawn and rendered: a slow suite of its own (make test-slow).
+pytestmark = pytest.mark.slow
+
 SVG_BLOCK = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 # The provenance's command line names the folder the report was written to.
 COMMAND = re.compile(r"<dt>command</dt><dd><code>.*?</code></dd>")

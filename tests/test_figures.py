@@ -42,6 +42,9 @@ from sigmatool.render import files
 from sigmatool.simulate import simulate
 from tests.conftest import BIGMATH, ROOT, TOY
 
+# Pages and figures are drawn and rendered: a slow suite of its own (make test-slow).
+pytestmark = pytest.mark.slow
+
 GRID = [2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0]
 SVG_NS = "{http://www.w3.org/2000/svg}"
 # docs/theory.md §2: Big-Math's silent share at G = 4 … 64 (to the paper's two decimals of a percent).

@@ -20,6 +20,9 @@ from sigmatool.options import GroupSizeOptions, InputOptions
 from sigmatool.report import PlanFrames, Report, ReportInput, ReportOptions, build_report, report_input
 from tests.conftest import BIGMATH, ROOT, TOY
 
+# Pages and figures are drawn and rendered: a slow suite of its own (make test-slow).
+pytestmark = pytest.mark.slow
+
 DOCS = ROOT / "docs"
 SVG_BLOCK = re.compile(r"<svg\b.*?</svg>", re.DOTALL)
 SERIES = re.compile(r'data-series="([^"]*)"[^>]*?data-x="([^"]*)" data-y="([^"]*)"')

@@ -12,6 +12,9 @@ import pytest
 
 from tests.conftest import BIGMATH, TOY, csv_of, headline, invoke, run_in
 
+# Pages and figures are drawn and rendered: a slow suite of its own (make test-slow).
+pytestmark = pytest.mark.slow
+
 CONFIG = """\
 data:
   train_batch_size: 512

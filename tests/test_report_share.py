@@ -16,6 +16,9 @@ from sigmatool import __version__
 from sigmatool.report.markdown import md
 from tests.conftest import ROOT, invoke
 
+# Pages and figures are drawn and rendered: a slow suite of its own (make test-slow).
+pytestmark = pytest.mark.slow
+
 EPOCH = "1767225600"  # 2026-01-01T00:00:00Z
 # Awkward user text: a file and a column value with the marks Markdown reads.
 AWKWARD = "id,pass_rate,source\na,0.5,plug-in (v2)\nb,0.25,a_b*c\nc,0.75,x|y [z]\nd,1,$5 & <b>\n"
