@@ -157,3 +157,14 @@ def parse_group_sizes(values: Iterable[str], *, allow_inf: bool = False, option:
 
 def g_label(G: float) -> str:
     return "inf" if math.isinf(G) else str(int(G))
+
+
+def parse_number(option: str, text: str, what: str) -> float:
+    """A finite number given to ``option`` (``what`` names it in the error), else one line (exit 2)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise UsageError(f"{option}: {what} must be a number, not {text!r}") from None
+    if not math.isfinite(value):
+        raise UsageError(f"{option}: {what} must be a finite number, not {text!r}")
+    return value

@@ -24,7 +24,14 @@ from typing import Any
 
 from sigmatool.errors import UsageError
 from sigmatool.options.analyses import check_estimator
-from sigmatool.options.common import DEFAULT_SEED, Estimator, check_count, check_seed, parse_group_sizes
+from sigmatool.options.common import (
+    DEFAULT_SEED,
+    Estimator,
+    check_count,
+    check_seed,
+    parse_group_sizes,
+    parse_number,
+)
 
 DEFAULT_BATCH = 512
 DEFAULT_WIDTH = 0.15
@@ -59,18 +66,8 @@ class Pool:
         return f"{self.lo:g}-{self.hi:g}"
 
 
-def _number(option: str, text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{option}: {what} must be a number, not {text!r}") from None
-    if not math.isfinite(value):
-        raise UsageError(f"{option}: {what} must be a finite number, not {text!r}")
-    return value
-
-
 def _rate(option: str, text: str, what: str) -> float:
-    value = _number(option, text, what)
+    value = parse_number(option, text, what)
     if not 0.0 <= value <= 1.0:
         raise UsageError(f"{option}: {what} is a pass rate in [0, 1], not {value:g}")
     return value
@@ -96,7 +93,7 @@ def parse_pools(text: str) -> tuple[Pool, ...]:
         pool = Pool(
             _rate("--pools", lo.strip(), "LO"),
             _rate("--pools", hi.strip(), "HI"),
-            _number("--pools", weight.strip(), "W") if colon else 1.0,
+            parse_number("--pools", weight.strip(), "W") if colon else 1.0,
         )
         if pool.lo > pool.hi:
             raise UsageError(f"--pools: {part!r} has LO > HI")
@@ -130,7 +127,7 @@ def parse_blend(text: str | None) -> dict[str, float]:
         name, eq, weight = part.rpartition("=")
         if not eq or not name:
             raise UsageError(f"--blend: write each group as NAME=W (e.g. math=3), not {part!r}")
-        value = _number("--blend", weight, f"the weight of {name!r}")
+        value = parse_number("--blend", weight, f"the weight of {name!r}")
         if value <= 0:
             raise UsageError(f"--blend: {name!r} has a weight ≤ 0; weights are relative and positive")
         out[name] = value
@@ -140,20 +137,9 @@ def parse_blend(text: str | None) -> dict[str, float]:
 def parse_grader_error(text: str | None) -> tuple[float, float] | None:
     """``--grader-error FP,FN``: the grader marks a wrong answer right with probability FP, a right one
     wrong with probability FN; both in [0, 1) and FP + FN < 1 (else the reward carries no signal)."""
-    if text is None:
-        return None
-    fp, comma, fn = text.partition(",")
-    if not comma:
-        raise UsageError(f"--grader-error: give FP,FN (e.g. 0.05,0.1), not {text!r}")
-    a = _number("--grader-error", fp.strip(), "FP")
-    b = _number("--grader-error", fn.strip(), "FN")
-    if not (0 <= a < 1 and 0 <= b < 1):
-        raise UsageError(f"--grader-error: FP and FN are probabilities in [0, 1), not {a:g},{b:g}")
-    if a + b >= 1:
-        raise UsageError(
-            f"--grader-error: FP + FN = {a + b:g} ≥ 1: such a grader's reward says nothing of the answer"
-        )
-    return a, b
+    from sigmatool.options.verifier import parse_rates
+
+    return None if text is None else parse_rates("--grader-error", text)
 
 
 def parse_pass_at(texts: Sequence[str] | None) -> tuple[int, ...]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from sigmatool.errors import UsageError
+from sigmatool.options.common import parse_number
 
 
 class InvalidRewards(str, Enum):
@@ -48,7 +49,7 @@ def parse_rates(option: str, text: str) -> tuple[float, float]:
     fp, comma, fn = text.partition(",")
     if not comma:
         raise UsageError(f"{option}: give FP,FN (e.g. 0.05,0.1), not {text!r}")
-    a, b = _number(option, fp.strip(), "FP"), _number(option, fn.strip(), "FN")
+    a, b = parse_number(option, fp.strip(), "FP"), parse_number(option, fn.strip(), "FN")
     if not (0 <= a < 1 and 0 <= b < 1):
         raise UsageError(f"{option}: FP and FN are probabilities in [0, 1), not {a:g},{b:g}")
     if a + b >= 1:
@@ -63,16 +64,6 @@ def parse_denoise(text: str | None) -> Measured | None:
     if text is None:
         return None
     return Measured(*parse_rates("--denoise", text))
-
-
-def _number(option: str, text: str, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise UsageError(f"{option}: {what} must be a number, not {text!r}") from None
-    if not math.isfinite(value):
-        raise UsageError(f"{option}: {what} must be a finite number, not {text!r}")
-    return value
 
 
 @dataclass(frozen=True)
