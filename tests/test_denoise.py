@@ -25,7 +25,7 @@ COUNTS = ("--weight-col", "count")
 
 
 def closed_form(k: np.ndarray, n: int, G: int, fp: float, fn: float) -> np.ndarray:
-    """The issue's closed form of the de-noised silent share per count k of n."""
+    """The closed form of the de-noised silent share per count k of n (docs/verifiers.md)."""
     D = 1.0 - fp - fn
     j = np.arange(G + 1)
     h = (1.0 - fp) ** j * (-fp) ** (G - j) + (-fn) ** j * (1.0 - fn) ** (G - j)
@@ -97,7 +97,7 @@ def test_bigmath_silent_share_recovered_from_counts_graded_with_fn_01() -> None:
         pmf = stats.binom.pmf(j, 64, 0.9 * kt / 64)
         var += many * float(pmf @ value**2 - (pmf @ value) ** 2)
     se = math.sqrt(var) / truth.size
-    assert 0.0002 < se < 0.0005  # the issue's 0.03 points
+    assert 0.0002 < se < 0.0005  # about 0.03 points
     assert out["measured_silent_rate"][0] < 0.35  # the counts say about 33.4 %
     assert abs(out["silent_rate"][0] - target) < 3 * se
 
