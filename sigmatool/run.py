@@ -192,14 +192,6 @@ class Run:
             return self
         return replace(self, denoise=None, values=self.as_read)
 
-    @property
-    def credit(self) -> Valuation:
-        """The valuation of each answer's own reward (pass@1) through the run's grader: what ``pass_at_k``
-        and the hit objective read (a prompt's chance that some of K answers is right)."""
-        if self.grader is None and self.denoise is None:
-            return self._base
-        return self._base.with_grader(self._grader(self.grader, 1))
-
     def denoise_line(self) -> str:
         """With --denoise, a headline line: the grader the counts are read back through."""
         if self.denoise is None:
