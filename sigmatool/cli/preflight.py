@@ -135,7 +135,9 @@ EvictOpt = Annotated[
     typer.Option(
         "--evict",
         metavar="T",
-        help="Pilot-Commit: buffer entries older than T steps are evicted (buffer_max_off_steps, 4).",
+        help="Pilot-Commit: buffer entries older than T steps are evicted (buffer_max_off_steps, 4). Echoed "
+        "in the row; the figures do not depend on it, as pilots are committed before T binds "
+        "(docs/preflight.md).",
         rich_help_panel=MORE_LOOPS,
     ),
 ]
