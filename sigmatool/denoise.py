@@ -40,11 +40,17 @@ def true_rates(hist: pl.DataFrame, measured: Measured) -> pl.DataFrame:
     return hist.with_columns(((p - measured.fp) / measured.gap).clip(0.0, 1.0).alias("p"))
 
 
-def denoise_line(measured: Measured) -> str:
-    """The headline line of a de-noised answer: the grader its counts are read back through."""
+def denoise_line(measured: Measured, ci: bool = False) -> str:
+    """The headline line of a de-noised answer: the grader its counts are read back through; with ``ci``
+    and a grader measured in trials, that the bootstrap holds FP and FN at their estimates."""
     trials = ""
     if math.isfinite(measured.fp_trials) or math.isfinite(measured.fn_trials):
         trials = f" (from {_trials(measured.fp_trials)} and {_trials(measured.fn_trials)} trials)"
+        if ci:
+            trials += (
+                "; --ci redraws the prompts with FP and FN held at these estimates (pass_rate_mean_lo/hi "
+                "carry their uncertainty)"
+            )
     said = f"De-noised: the counts are read back through a grader of FP {measured.fp:g}, FN {measured.fn:g}"
     if measured.source != "--denoise":
         said += f" ({measured.source})"

@@ -198,7 +198,7 @@ class Run:
             return ""
         from sigmatool.denoise import denoise_line
 
-        return denoise_line(self.denoise)
+        return denoise_line(self.denoise, ci=self.beyond.ci is not None)
 
     def grader_line(self) -> str:
         """With --grader-error, the headline's first line: what the grader moves of the silent share and of

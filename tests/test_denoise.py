@@ -240,3 +240,18 @@ def test_the_npmle_is_a_prior_on_the_true_p(tmp_path) -> None:  # type: ignore[n
     f = p**G + (1 - p) ** G
     posterior = likelihood @ f / likelihood.sum(axis=1)
     assert out["silent_rate"][0] == pytest.approx(float(w @ posterior / w.sum()), abs=1e-9)
+
+
+def test_ci_says_it_holds_a_measured_grader_at_its_estimates(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A grader measured in trials (graders --trusted) under --ci: the bootstrap redraws prompts only, and the
+    headline says so rather than print an interval that silently leaves FP and FN out."""
+    audit = tmp_path / "grader.json"
+    made = invoke("graders", BIGMATH.parent / "graded.csv", "--reward-col", "a", "--reward-col-b", "b", "--G", "4",
+                  "--trusted", "a", "-f", "json", "-o", audit)  # fmt: skip
+    assert made.exit_code == 0, made.stderr
+    args = ("silent", BIGMATH_COUNTS, "--k-col", "k", "--n-col", "n", "--weight-col", "count", "--G", "8")
+    done = invoke(*args, "--denoise-from", audit, "--ci", "0.9", "--replicates", "5", "-f", "csv")
+    assert done.exit_code == 0, done.stderr
+    assert "FP and FN held at these estimates" in done.stderr
+    plain = invoke(*args, "--denoise-from", audit, "-f", "csv")
+    assert "held at these estimates" not in plain.stderr
