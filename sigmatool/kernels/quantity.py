@@ -261,9 +261,9 @@ class Quantity(str, Enum):
             return passk.grpo_limit(pp, K)
         if self is Quantity.DRGRPO_LIMIT:
             return passk.drgrpo_limit(pp, K)
-        out = np.full(pp.shape, np.nan)
         if self is Quantity.ALL_WRONG:
             return all_wrong_probability(pp, sizes)
+        out = np.full(pp.shape, np.nan)
         for g in np.unique(sizes).tolist():
             at = (sizes == g) & (pp >= 0.0) & (pp <= 1.0)
             if not (g >= K and g == int(g)) or not at.any():

@@ -30,6 +30,16 @@ EXPECTED_P = "expected_p"  # the pass rate the group's answers are expected at
 BASIS = "basis"  # the estimator of each expectation (as a summary's ``estimator``), "rate"; null: none
 
 
+def all_right(pass_at: int = 1) -> pl.Expr:
+    """A group all right under pass@K: every K-subset holds a right answer, c > G − K (c = G at K = 1)."""
+    return pl.col("k") > pl.col("G") - pass_at
+
+
+def silent(pass_at: int = 1) -> pl.Expr:
+    """A group silent under pass@K: all wrong, or all right (docs/passk.md)."""
+    return (pl.col("k") == 0) | all_right(pass_at)
+
+
 def _expectation_column(
     frame: pl.DataFrame, k: str, n: str, estimate: Estimate = None, pass_at: int = 1
 ) -> pl.DataFrame:
@@ -138,8 +148,8 @@ def window(groups: pl.DataFrame, K: int, estimate: Estimate = None, pass_at: int
     out = _expectation_column(joined, "k_other", "n_other", estimate, pass_at)
     # A few steps' counts make a noisy P̂ (exactly 0 or 1 when n' = G), which P̂(1 − P̂) would take as exact.
     # (S − P̂)² is unbiased for Var(S − P̂) = P(1 − P) + Var(P̂), S and P̂ being independent.
-    silent = ((pl.col("k") == 0) | (pl.col("k") > pl.col("G") - pass_at)).cast(pl.Float64)
-    return out.with_columns(((silent - pl.col(EXPECTED)) ** 2).alias(VARIANCE))
+    quiet = silent(pass_at).cast(pl.Float64)
+    return out.with_columns(((quiet - pl.col(EXPECTED)) ** 2).alias(VARIANCE))
 
 
 def _check_rates(rates: pl.DataFrame, key_dtype: pl.DataType) -> tuple[pl.DataFrame, list[str]]:

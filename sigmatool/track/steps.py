@@ -17,7 +17,7 @@ import math
 import numpy as np
 import polars as pl
 
-from sigmatool.track.expected import BASIS, EXPECTED, VARIANCE
+from sigmatool.track.expected import BASIS, EXPECTED, VARIANCE, all_right, silent
 from sigmatool.track.moved import MOVED_COLUMNS, moved_table
 
 STEP_COLUMNS = (
@@ -53,16 +53,6 @@ RUN_COLUMNS = (
     "mean_bias",
     "drift_steps",
 )
-
-
-def all_right(pass_at: int = 1) -> pl.Expr:
-    """A group all right under pass@K: every K-subset holds a right answer, c > G − K (c = G at K = 1)."""
-    return pl.col("k") > pl.col("G") - pass_at
-
-
-def silent(pass_at: int = 1) -> pl.Expr:
-    """A group silent under pass@K: all wrong, or all right (docs/passk.md)."""
-    return (pl.col("k") == 0) | all_right(pass_at)
 
 
 def _variance(groups: pl.DataFrame) -> pl.Expr:
